@@ -1,0 +1,147 @@
+import { GatewayError } from '../lib/errors';
+import type { SecretBox } from '../lib/secret-box';
+import type { AccountRecord, KeyRecord, ResolvedKey, Store } from '../store';
+import { hashKey, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
+
+/** Who is calling, resolved from an app key; everything the hot path needs, in memory. */
+export interface Principal {
+  key: KeyRecord;
+  account: AccountRecord;
+  /** Decrypted once per cache fill; never logged, never sent anywhere but upstream. */
+  providerKey: string | null;
+  secretExpiresAt: Date | null;
+  memberActive: boolean;
+}
+
+interface Entry {
+  principal: Principal | null;
+  expiresAt: number;
+}
+
+export interface ResolverOptions {
+  ttlMs: number;
+  negativeTtlMs?: number;
+  clock?: () => number;
+}
+
+const SEND_INSTEAD = "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
+
+/**
+ * Resolves app keys with an in-memory cache: a warm key costs a hash and a map lookup, no
+ * database round trip. Entries live at most `ttlMs` (the safety net); changes made anywhere
+ * evict them sooner through `invalidateKey` / `invalidateAccount`.
+ */
+export class KeyResolver {
+  readonly #cache = new Map<string, Entry>();
+  readonly #inflight = new Map<string, Promise<Principal | null>>();
+  readonly #lastUsed = new Map<string, Date>();
+  readonly #store: Pick<Store, 'keys'>;
+  readonly #box: SecretBox;
+  readonly #ttl: number;
+  readonly #negativeTtl: number;
+  readonly #now: () => number;
+
+  constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
+    this.#store = store;
+    this.#box = box;
+    this.#ttl = opts.ttlMs;
+    this.#negativeTtl = opts.negativeTtlMs ?? Math.min(opts.ttlMs, 5_000);
+    this.#now = opts.clock ?? Date.now;
+  }
+
+  /** Resolves a presented credential, or throws the provider-shaped error that explains what to send. */
+  async resolve(token: string | undefined, allowed: readonly KeyKind[]): Promise<Principal> {
+    if (!token) throw new GatewayError('authentication_error', `Missing app key: ${SEND_INSTEAD}.`);
+    if (looksLikeProviderKey(token)) {
+      throw new GatewayError(
+        'authentication_error',
+        `This is an Anthropic API key. Keygate never takes provider keys from clients: ${SEND_INSTEAD}; the gateway adds the account's provider key itself.`,
+      );
+    }
+    const kind = parseKey(token);
+    if (!kind) throw new GatewayError('authentication_error', `Invalid app key: not a Keygate key. ${capitalize(SEND_INSTEAD)}.`);
+    if (!allowed.includes(kind)) {
+      throw new GatewayError(
+        'authentication_error',
+        kind === 'admin'
+          ? `Admin keys (kg_admin_…) manage an account and cannot call models: ${SEND_INSTEAD}.`
+          : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
+      );
+    }
+    const principal = await this.#lookup(hashKey(token).toString('hex'));
+    if (!principal) throw new GatewayError('authentication_error', 'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.');
+    this.#checkActive(principal);
+    this.#lastUsed.set(principal.key.id, new Date(this.#now()));
+    return principal;
+  }
+
+  #checkActive(p: Principal): void {
+    const now = this.#now();
+    if (p.key.status !== 'active') throw new GatewayError('authentication_error', `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`);
+    if (p.key.expiresAt && p.key.expiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key has expired: ask an account admin for a new one.');
+    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
+    if (!p.memberActive) throw new GatewayError('authentication_error', "This key's member was removed from the account.");
+    if (p.account.status !== 'active') throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
+  }
+
+  async #lookup(hash: string): Promise<Principal | null> {
+    const hit = this.#cache.get(hash);
+    if (hit && hit.expiresAt > this.#now()) return hit.principal;
+    let pending = this.#inflight.get(hash);
+    if (!pending) {
+      pending = this.#store.keys
+        .resolve(Buffer.from(hash, 'hex'))
+        .then((found) => {
+          const principal = found ? this.#toPrincipal(found) : null;
+          // An eviction that raced this lookup wins: don't cache what it meant to drop.
+          if (this.#inflight.get(hash) === pending) {
+            this.#cache.set(hash, { principal, expiresAt: this.#now() + (principal ? this.#ttl : this.#negativeTtl) });
+          }
+          return principal;
+        })
+        .finally(() => this.#inflight.delete(hash));
+      this.#inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  #toPrincipal(found: ResolvedKey): Principal {
+    return {
+      key: found.key,
+      account: found.account,
+      providerKey: found.account.providerKeySealed ? this.#box.open(found.account.providerKeySealed) : null,
+      secretExpiresAt: found.secretExpiresAt,
+      memberActive: found.memberStatus !== 'removed',
+    };
+  }
+
+  invalidateKey(keyId: string): void {
+    this.#evict((p) => p?.key.id === keyId);
+  }
+
+  invalidateAccount(accountId: string): void {
+    this.#evict((p) => p?.account.id === accountId);
+  }
+
+  clear(): void {
+    this.#cache.clear();
+    this.#inflight.clear();
+  }
+
+  #evict(match: (p: Principal | null) => boolean): void {
+    for (const [hash, entry] of this.#cache) if (match(entry.principal)) this.#cache.delete(hash);
+    // Lookups in flight may return rows read before the change; let them finish uncached.
+    this.#inflight.clear();
+  }
+
+  /** Hands over the last-use times gathered since the previous call. */
+  drainLastUsed(): Map<string, Date> {
+    const out = new Map(this.#lastUsed);
+    this.#lastUsed.clear();
+    return out;
+  }
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

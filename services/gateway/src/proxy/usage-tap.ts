@@ -1,0 +1,174 @@
+import { overlayUsage, type ProviderUsage } from '../usage/usage';
+
+export interface TapResult {
+  usage: ProviderUsage | null;
+  messageId: string | null;
+  model: string | null;
+  stopReason: string | null;
+  /** An `error` event seen after HTTP 200, or the error body of a non-2xx answer. */
+  errorType: string | null;
+  errorMessage: string | null;
+  /** True once the stream's terminal event (message_stop) or a complete JSON body was seen. */
+  complete: boolean;
+  events: number;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const INTERESTING = new Set(['message_start', 'message_delta', 'message_stop', 'error']);
+
+/**
+ * Reads usage from a server-sent event stream as it passes, without holding it back.
+ *
+ * Network chunks may split anywhere (inside a line, a UTF-8 character, or between CR and
+ * LF), so only complete lines are decoded. Only the few events that carry usage are parsed;
+ * content deltas are skipped by their `event:` line without decoding their payload.
+ */
+export class SseUsageTap implements TapResult {
+  usage: ProviderUsage | null = null;
+  messageId: string | null = null;
+  model: string | null = null;
+  stopReason: string | null = null;
+  errorType: string | null = null;
+  errorMessage: string | null = null;
+  complete = false;
+  events = 0;
+
+  #carry: Buffer | null = null;
+  #skipLeadingLf = false;
+  #event = '';
+  #data: string[] = [];
+
+  write(chunk: Buffer): void {
+    let buf = chunk;
+    if (this.#skipLeadingLf) {
+      this.#skipLeadingLf = false;
+      if (buf[0] === LF) buf = buf.subarray(1);
+    }
+    if (this.#carry) {
+      buf = Buffer.concat([this.#carry, buf]);
+      this.#carry = null;
+    }
+    let start = 0;
+    for (let i = 0; i < buf.length; i++) {
+      const b = buf[i];
+      if (b !== LF && b !== CR) continue;
+      this.#line(buf, start, i);
+      if (b === CR) {
+        if (i + 1 === buf.length) this.#skipLeadingLf = true;
+        else if (buf[i + 1] === LF) i++;
+      }
+      start = i + 1;
+    }
+    if (start < buf.length) this.#carry = Buffer.from(buf.subarray(start));
+  }
+
+  /** Call when the stream ends: a last event without its blank line still counts. */
+  end(): void {
+    if (this.#carry) {
+      const rest = this.#carry;
+      this.#carry = null;
+      this.#line(rest, 0, rest.length);
+    }
+    this.#dispatch();
+  }
+
+  #line(buf: Buffer, start: number, end: number): void {
+    if (start === end) return this.#dispatch();
+    // Field names are ASCII; the value is decoded only for events we read.
+    if (startsWith(buf, start, end, 'event:')) {
+      this.#event = buf.toString('latin1', start + 6, end).trim();
+    } else if (startsWith(buf, start, end, 'data:')) {
+      if (this.#event !== '' && !INTERESTING.has(this.#event)) return;
+      const from = buf[start + 5] === 0x20 ? start + 6 : start + 5;
+      this.#data.push(buf.toString('utf8', from, end));
+    }
+  }
+
+  #dispatch(): void {
+    const name = this.#event;
+    const data = this.#data;
+    this.#event = '';
+    this.#data = [];
+    if (name !== '' || data.length > 0) this.events++;
+    if (data.length === 0) return;
+    let payload: Record<string, any>;
+    try {
+      payload = JSON.parse(data.join('\n'));
+    } catch {
+      return;
+    }
+    const type = typeof payload.type === 'string' ? payload.type : name;
+    if (type === 'message_start') {
+      const message = payload.message ?? {};
+      this.messageId = message.id ?? this.messageId;
+      this.model = message.model ?? this.model;
+      if (message.usage) this.usage = overlayUsage(this.usage ?? {}, message.usage);
+    } else if (type === 'message_delta') {
+      if (payload.usage) this.usage = overlayUsage(this.usage ?? {}, payload.usage);
+      if (payload.delta?.stop_reason) this.stopReason = payload.delta.stop_reason;
+    } else if (type === 'message_stop') {
+      this.complete = true;
+    } else if (type === 'error') {
+      this.errorType = payload.error?.type ?? 'api_error';
+      this.errorMessage = payload.error?.message ?? null;
+    }
+  }
+}
+
+function startsWith(buf: Buffer, start: number, end: number, text: string): boolean {
+  if (end - start < text.length) return false;
+  for (let i = 0; i < text.length; i++) if (buf[start + i] !== text.charCodeAt(i)) return false;
+  return true;
+}
+
+/**
+ * Reads usage (or the error) from a JSON answer. The body is kept only up to `limit`
+ * bytes: a message answer is small, and a huge one is passed through untapped.
+ */
+export class JsonUsageTap implements TapResult {
+  usage: ProviderUsage | null = null;
+  messageId: string | null = null;
+  model: string | null = null;
+  stopReason: string | null = null;
+  errorType: string | null = null;
+  errorMessage: string | null = null;
+  complete = false;
+  events = 0;
+
+  #chunks: Buffer[] = [];
+  #size = 0;
+  readonly #limit: number;
+
+  constructor(limit = 8 * 1024 * 1024) {
+    this.#limit = limit;
+  }
+
+  write(chunk: Buffer): void {
+    this.#size += chunk.length;
+    if (this.#size <= this.#limit) this.#chunks.push(chunk);
+    else this.#chunks.length = 0;
+  }
+
+  end(): void {
+    if (this.#size > this.#limit || this.#chunks.length === 0) return;
+    let body: Record<string, any>;
+    try {
+      body = JSON.parse(Buffer.concat(this.#chunks, this.#size).toString('utf8'));
+    } catch {
+      return;
+    } finally {
+      this.#chunks = [];
+    }
+    if (body?.type === 'error') {
+      this.errorType = body.error?.type ?? 'api_error';
+      this.errorMessage = body.error?.message ?? null;
+      return;
+    }
+    this.complete = true;
+    this.messageId = typeof body?.id === 'string' ? body.id : null;
+    this.model = typeof body?.model === 'string' ? body.model : null;
+    this.stopReason = typeof body?.stop_reason === 'string' ? body.stop_reason : null;
+    this.usage = body?.usage && typeof body.usage === 'object' ? body.usage : null;
+  }
+}

@@ -1,0 +1,72 @@
+import { decodeBase64Strict, inspectPdf } from '@keygate/pdf';
+import { z } from 'zod';
+import { GatewayError } from '../lib/errors';
+import { parseOr400 } from '../lib/validation';
+
+// Loose by design: check what the gateway needs and what is certain to fail upstream;
+// everything else is the provider's to judge, and the body is forwarded byte for byte.
+const Block = z.looseObject({ type: z.string() });
+const Message = z.looseObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(Block)]),
+});
+const MessagesBody = z.looseObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().positive(),
+  messages: z.array(Message),
+  stream: z.boolean().optional(),
+});
+const CountTokensBody = MessagesBody.omit({ max_tokens: true, stream: true });
+
+export interface ValidatedBody {
+  model: string;
+  stream: boolean;
+}
+
+export interface ValidateOptions {
+  maxPdfPages: number;
+}
+
+function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new GatewayError('invalid_request_error', `Request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export async function validateMessagesBody(body: Buffer, opts: ValidateOptions, endpoint: 'messages' | 'count_tokens' = 'messages'): Promise<ValidatedBody> {
+  const json = parseJson(body);
+  const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json);
+  await checkDocuments(data.messages, opts);
+  return { model: data.model, stream: 'stream' in data && data.stream === true };
+}
+
+const SPLIT_HINT = 'Split it with summarizePdf() or pdf.split() from @keygate/sdk';
+
+async function checkDocuments(messages: z.infer<typeof Message>[], opts: ValidateOptions): Promise<void> {
+  let totalPages = 0;
+  for (const [i, m] of messages.entries()) {
+    if (typeof m.content === 'string') continue;
+    for (const [j, block] of m.content.entries()) {
+      if (block.type !== 'document') continue;
+      const source = block.source as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
+      if (source?.type !== 'base64' || source.media_type !== 'application/pdf') continue;
+      const where = `messages[${i}].content[${j}]`;
+      const bytes = typeof source.data === 'string' ? decodeBase64Strict(source.data) : null;
+      if (!bytes) throw new GatewayError('invalid_request_error', `${where}.source.data: not valid base64.`);
+      const info = await inspectPdf(bytes);
+      if (!info.isPdf) throw new GatewayError('invalid_request_error', `${where}: the document is not a PDF (media_type is application/pdf, but the data has no PDF header).`);
+      if (info.encrypted) throw new GatewayError('invalid_request_error', `${where}: encrypted PDFs are not supported. Remove the password and send it again.`);
+      if (info.pages === null) continue;
+      if (info.pages > opts.maxPdfPages) {
+        throw new GatewayError('invalid_request_error', `${where}: the PDF has ${info.pages} pages; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`);
+      }
+      totalPages += info.pages;
+    }
+  }
+  if (totalPages > opts.maxPdfPages) {
+    throw new GatewayError('invalid_request_error', `The request's PDFs have ${totalPages} pages in all; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`);
+  }
+}

@@ -1,0 +1,32 @@
+import type { Config } from './config';
+import { persistentSecret } from './lib/data-dir';
+import type { Logger } from './lib/logger';
+import { SecretBox } from './lib/secret-box';
+import { createStore, migrate, openDatabase, type Store } from './store';
+
+export interface Runtime {
+  store: Store;
+  box: SecretBox;
+  embedded: boolean;
+  operatorToken: string | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (external, or embedded in the data dir), applies migrations, and
+ * loads the secrets. Shared by the server and the CLI so both see the same store.
+ */
+export async function openRuntime(config: Config, opts: { schema?: string; logger?: Logger } = {}): Promise<Runtime> {
+  const embedded = !config.databaseUrl;
+  const secret = config.secret ?? persistentSecret(config.dataDir, 'secret');
+  const operatorToken = config.operatorToken ?? (embedded ? persistentSecret(config.dataDir, 'operator-token') : null);
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, ...(opts.schema ? { schema: opts.schema } : {}) });
+  try {
+    const applied = await migrate(db.sql);
+    if (applied.length) opts.logger?.info('migrations applied', { applied });
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return { store: createStore(db), box: new SecretBox(secret), embedded, operatorToken, close: () => db.close() };
+}

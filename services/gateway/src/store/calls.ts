@@ -1,0 +1,96 @@
+import type { CallRecord } from '../usage/record';
+import { usageFigures } from '../usage/usage';
+import type { Sql } from './database';
+
+interface Rollup {
+  account_id: string;
+  hour: Date;
+  key_id: string | null;
+  member_id: string | null;
+  model: string | null;
+  group_id: string | null;
+  requests: number;
+  errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_5m_tokens: number;
+  cache_creation_1h_tokens: number;
+  cache_read_input_tokens: number;
+  web_search_requests: number;
+}
+
+const HOUR = 3_600_000;
+
+/** Sums a batch per (account, hour, key, member, model, group) before it meets the database. */
+export function rollUp(records: CallRecord[]): Rollup[] {
+  const byKey = new Map<string, Rollup>();
+  for (const r of records) {
+    const hour = new Date(Math.floor(r.createdAt.getTime() / HOUR) * HOUR);
+    const id = JSON.stringify([r.accountId, hour.getTime(), r.keyId, r.memberId, r.model, r.groupId]);
+    let row = byKey.get(id);
+    if (!row) {
+      row = {
+        account_id: r.accountId, hour, key_id: r.keyId, member_id: r.memberId, model: r.model, group_id: r.groupId,
+        requests: 0, errors: 0, input_tokens: 0, output_tokens: 0, cache_creation_5m_tokens: 0,
+        cache_creation_1h_tokens: 0, cache_read_input_tokens: 0, web_search_requests: 0,
+      };
+      byKey.set(id, row);
+    }
+    const u = usageFigures(r.usage);
+    row.requests += 1;
+    if (r.status >= 400 || r.errorType) row.errors += 1;
+    row.input_tokens += u.inputTokens;
+    row.output_tokens += u.outputTokens;
+    row.cache_creation_5m_tokens += u.cacheCreation5mTokens;
+    row.cache_creation_1h_tokens += u.cacheCreation1hTokens;
+    row.cache_read_input_tokens += u.cacheReadInputTokens;
+    row.web_search_requests += u.webSearchRequests;
+  }
+  return [...byKey.values()];
+}
+
+function callRow(r: CallRecord) {
+  const u = usageFigures(r.usage);
+  return {
+    id: r.id, account_id: r.accountId, key_id: r.keyId, member_id: r.memberId, app: r.app, environment: r.environment,
+    group_id: r.groupId, endpoint: r.endpoint, model: r.model, stream: r.stream, status: r.status, error_type: r.errorType,
+    input_tokens: u.inputTokens, output_tokens: u.outputTokens, cache_creation_input_tokens: u.cacheCreationInputTokens,
+    cache_creation_5m_tokens: u.cacheCreation5mTokens, cache_creation_1h_tokens: u.cacheCreation1hTokens,
+    cache_read_input_tokens: u.cacheReadInputTokens, web_search_requests: u.webSearchRequests, service_tier: u.serviceTier,
+    usage: r.usage as never, upstream_message_id: r.upstreamMessageId, upstream_request_id: r.upstreamRequestId,
+    retry_count: r.retryCount, latency_ms: r.latencyMs, ttfb_ms: r.ttfbMs, partial: r.partial, created_at: r.createdAt,
+  };
+}
+
+export function callQueries(sql: Sql) {
+  return {
+    /** Inserts a batch and folds it into the hourly rollups, atomically; replays are ignored. */
+    async insertBatch(records: CallRecord[]): Promise<void> {
+      if (records.length === 0) return;
+      await sql.begin(async (tx) => {
+        const inserted = await tx<{ id: string }[]>`
+          insert into calls ${tx(records.map(callRow))}
+          on conflict (id) do nothing returning id`;
+        // A batch retried after a lost commit acknowledgement must not count twice.
+        const fresh = inserted.length === records.length ? records : records.filter((r) => inserted.some((i) => i.id === r.id));
+        const rollups = rollUp(fresh);
+        if (rollups.length === 0) return;
+        await tx`
+          insert into usage_hourly ${tx(rollups)}
+          on conflict (account_id, hour, key_id, member_id, model, group_id) do update set
+            requests = usage_hourly.requests + excluded.requests,
+            errors = usage_hourly.errors + excluded.errors,
+            input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
+            output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
+            cache_creation_5m_tokens = usage_hourly.cache_creation_5m_tokens + excluded.cache_creation_5m_tokens,
+            cache_creation_1h_tokens = usage_hourly.cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
+            cache_read_input_tokens = usage_hourly.cache_read_input_tokens + excluded.cache_read_input_tokens,
+            web_search_requests = usage_hourly.web_search_requests + excluded.web_search_requests`;
+      });
+    },
+
+    async byAccount(accountId: string, limit = 100) {
+      return sql`select * from calls where account_id = ${accountId} order by created_at desc limit ${limit}`;
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import type { ProviderUsage } from './usage';
+
+/** One call through the gateway, successful or not, as the call log keeps it. */
+export interface CallRecord {
+  id: string;
+  accountId: string;
+  keyId: string | null;
+  memberId: string | null;
+  app: string | null;
+  environment: string | null;
+  groupId: string | null;
+  endpoint: string;
+  model: string | null;
+  stream: boolean;
+  status: number;
+  errorType: string | null;
+  usage: ProviderUsage | null;
+  upstreamMessageId: string | null;
+  upstreamRequestId: string | null;
+  retryCount: number;
+  latencyMs: number;
+  ttfbMs: number | null;
+  partial: boolean;
+  createdAt: Date;
+}

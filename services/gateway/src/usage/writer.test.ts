@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../lib/logger';
+import type { CallRecord } from './record';
+import { UsageWriter } from './writer';
+
+const record = (i: number) => ({ id: `req_${i}` }) as CallRecord;
+
+class FakeSink {
+  batches: string[][] = [];
+  failNext = 0;
+  async insertBatch(records: CallRecord[]) {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('connection refused');
+    }
+    this.batches.push(records.map((r) => r.id));
+  }
+  get ids() {
+    return this.batches.flat();
+  }
+}
+
+const until = async (cond: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('UsageWriter', () => {
+  it('writes records in batches after the flush interval, in order', async () => {
+    const sink = new FakeSink();
+    const w = new UsageWriter(sink, { flushIntervalMs: 10, batchSize: 3, logger: silentLogger });
+    for (let i = 0; i < 7; i++) w.enqueue(record(i));
+    await until(() => sink.ids.length === 7);
+    expect(sink.ids).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4', 'req_5', 'req_6']);
+    expect(sink.batches.every((b) => b.length <= 3)).toBe(true);
+    expect(w.pending).toBe(0);
+  });
+
+  it('keeps a failed batch and retries it: the database going down loses nothing', async () => {
+    const sink = new FakeSink();
+    sink.failNext = 3;
+    const w = new UsageWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
+    for (let i = 0; i < 5; i++) w.enqueue(record(i));
+    await until(() => sink.ids.length === 5, 5000);
+    expect(sink.ids).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4']);
+    expect(w.written).toBe(5);
+  });
+
+  it('writes what is queued when closed', async () => {
+    const sink = new FakeSink();
+    const w = new UsageWriter(sink, { flushIntervalMs: 60_000, logger: silentLogger });
+    w.enqueue(record(1));
+    w.enqueue(record(2));
+    expect(sink.ids).toEqual([]);
+    await w.close();
+    expect(sink.ids).toEqual(['req_1', 'req_2']);
+  });
+
+  it('counts records dropped past its bound instead of growing without limit', async () => {
+    const sink = new FakeSink();
+    sink.failNext = 1000;
+    const w = new UsageWriter(sink, { flushIntervalMs: 60_000, maxQueued: 3, logger: silentLogger });
+    for (let i = 0; i < 5; i++) w.enqueue(record(i));
+    expect(w.pending).toBe(3);
+    expect(w.dropped).toBe(2);
+  });
+});
