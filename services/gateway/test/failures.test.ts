@@ -17,7 +17,7 @@ function post(stack: Stack, body: string | Buffer, headers: Record<string, strin
 
 async function expectError(res: Response, status: number, type: string, message?: RegExp) {
   expect(res.status).toBe(status);
-  const body = await res.json();
+  const body = (await res.json()) as { request_id: string; error: { message: string } };
   expect(body).toMatchObject({ type: 'error', error: { type } });
   expect(body.request_id).toBe(res.headers.get('request-id'));
   if (message) expect(body.error.message).toMatch(message);

@@ -16,6 +16,8 @@ export interface ProxyOptions extends ForwardDeps {
   upstreams: { live: string; test: UpstreamTarget };
   maxBodyBytes: number;
   maxPdfPages: number;
+  /** Admission checks (rate limits, spend caps) after the body is validated; throws to refuse. */
+  admit?(principal: Principal, call: Readonly<ForwardCall>): void | Promise<void>;
 }
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
@@ -63,6 +65,7 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     } else if (endpoint === 'models') {
       call.model = c.req.param('id') ?? null;
     }
+    await opts.admit?.(principal, call);
   } catch (err) {
     if (err instanceof GatewayError) opts.record(rejected(call, err));
     throw err;
