@@ -150,7 +150,7 @@ describe('credentials', () => {
       body: JSON.stringify({ model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }),
     });
     expect(res.status).toBe(401);
-    const body = await res.json();
+    const body = (await res.json()) as { request_id: string; error: { message: string } };
     expect(body).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     expect(body.error.message).toMatch(message);
     expect(body.request_id).toMatch(/^req_/);
