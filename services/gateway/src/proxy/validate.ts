@@ -1,4 +1,4 @@
-import { decodeBase64Strict, inspectPdf } from '@keygate/pdf';
+import { decodeBase64Strict, inspectPdfFully } from '@keygate/pdf';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
@@ -56,7 +56,7 @@ async function checkDocuments(messages: z.infer<typeof Message>[], opts: Validat
       const where = `messages[${i}].content[${j}]`;
       const bytes = typeof source.data === 'string' ? decodeBase64Strict(source.data) : null;
       if (!bytes) throw new GatewayError('invalid_request_error', `${where}.source.data: not valid base64.`);
-      const info = await inspectPdf(bytes);
+      const info = await inspectPdfFully(bytes);
       if (!info.isPdf) throw new GatewayError('invalid_request_error', `${where}: the document is not a PDF (media_type is application/pdf, but the data has no PDF header).`);
       if (info.encrypted) throw new GatewayError('invalid_request_error', `${where}: encrypted PDFs are not supported. Remove the password and send it again.`);
       if (info.pages === null) continue;
