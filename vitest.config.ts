@@ -18,6 +18,8 @@ export default defineConfig({
           testTimeout: 30_000,
           hookTimeout: 60_000,
           maxWorkers: 2,
+          // Runs after the unit project, which may use every core.
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { malformedToolInput, toolInput, valueForSchema } from './tools';
+
+const weather = {
+  name: 'get_weather',
+  input_schema: {
+    type: 'object',
+    properties: {
+      location: { type: 'string' },
+      unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+      days: { type: 'integer', minimum: 3, maximum: 10 },
+      detailed: { type: 'boolean' },
+      optional_note: { type: 'string' },
+    },
+    required: ['location', 'unit', 'days', 'detailed'],
+  },
+};
+
+describe('schema-driven tool input', () => {
+  it('fills every required property with a plausible value, and only those', () => {
+    expect(toolInput(weather)).toEqual({ location: 'Paris, France', unit: 'celsius', days: 3, detailed: true });
+  });
+
+  it('handles nested objects, arrays, formats, consts, unions and nullable types', () => {
+    const schema = {
+      type: 'object',
+      required: ['when', 'tags', 'owner', 'kind', 'maybe', 'ratio', 'either'],
+      properties: {
+        when: { type: 'string', format: 'date-time' },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 2 },
+        owner: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
+        kind: { const: 'fixed' },
+        maybe: { type: ['null', 'number'], maximum: 10 },
+        ratio: { type: 'number', exclusiveMaximum: 1 },
+        either: { anyOf: [{ type: 'null' }, { type: 'integer' }] },
+      },
+    };
+    expect(valueForSchema(schema)).toEqual({
+      when: '2025-01-15T12:00:00Z',
+      tags: ['example tags', 'example tags'],
+      owner: { email: 'ada@example.com' },
+      kind: 'fixed',
+      maybe: 10,
+      ratio: 0,
+      either: 1,
+    });
+  });
+
+  it('gives an empty object for a tool without required properties', () => {
+    expect(toolInput({ name: 'ping', input_schema: { type: 'object', properties: {} } })).toEqual({});
+  });
+
+  it('malformed input drops the first required property', () => {
+    const input = malformedToolInput(weather);
+    expect(input).not.toHaveProperty('location');
+    expect(input).toHaveProperty('unit');
+  });
+
+  it('malformed input with nothing required puts a wrong type in the first property', () => {
+    const tool = { name: 't', input_schema: { type: 'object', properties: { count: { type: 'integer' } } } };
+    expect(malformedToolInput(tool)).toEqual({ count: 'not-the-right-type' });
+  });
+});
