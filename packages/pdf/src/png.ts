@@ -1,4 +1,4 @@
-import { deflateSync } from 'node:zlib';
+import { deflateSync, crc32 } from 'node:zlib';
 
 /** A valid RGB PNG of a diagonal gradient, built by hand so fixtures need no image files. */
 export function makeGradientPng(width: number, height: number): Uint8Array {
@@ -33,14 +33,3 @@ function chunk(type: string, data: Buffer): Buffer {
   return out;
 }
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) crc = (CRC_TABLE[(crc ^ byte) & 0xff] ?? 0) ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}

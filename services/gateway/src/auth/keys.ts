@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { randomBase62, toBase62 } from '../lib/ids';
 
 export type KeyKind = 'live' | 'test' | 'admin';
@@ -7,18 +8,7 @@ const RANDOM_LENGTH = 32; // 32 base62 characters ≈ 190 bits
 const CHECKSUM_LENGTH = 6;
 const KEY_PATTERN = /^kg_(live|test|admin)_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
 
-// CRC-32 (IEEE); enough for a scanner to tell a real key from a look-alike offline.
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(text: string): number {
-  let crc = 0xffffffff;
-  for (let i = 0; i < text.length; i++) crc = CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
+// The checksum is CRC-32 (IEEE): enough for a scanner to tell a real key from a look-alike offline.
 
 export function generateKey(kind: KeyKind): string {
   const random = randomBase62(RANDOM_LENGTH);
