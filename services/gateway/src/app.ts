@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
-import type { AppEnv } from './app-env';
+import { accountApi } from './admin/routes';
 import type { ServiceDeps } from './admin/service';
+import type { AppEnv } from './app-env';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
@@ -10,11 +11,14 @@ export interface AppDeps extends ServiceDeps {
   logger: Logger;
   operatorToken: string | null;
   proxy: ProxyOptions;
+  /** Writes pending last-use times, so key listings show them. */
+  flushLastUsed?: () => Promise<void>;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver };
 
   app.use('*', async function requestId(c, next) {
     c.set('requestId', newRequestId());
@@ -32,7 +36,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   app.route('/', proxyRoutes(deps.proxy));
-  app.route('/operator/v1', operatorRoutes(deps));
+  app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
+  app.route('/operator/v1', operatorRoutes(admin));
   return app;
 }
-

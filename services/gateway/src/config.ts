@@ -17,6 +17,14 @@ const EnvSchema = z.object({
   KEYGATE_FLUSH_INTERVAL_MS: ms(250),
   KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on'),
   KEYGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  KEYGATE_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier (letters, digits, _)')
+    .optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional(),
+  KEYGATE_INVALIDATION_POLL_MS: ms(250),
+  KEYGATE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -36,6 +44,15 @@ export interface Config {
   flushIntervalMs: number;
   callLog: boolean;
   logLevel: Env['KEYGATE_LOG_LEVEL'];
+  /** The PostgreSQL schema Keygate's tables live in (DATABASE_URL only); null = the default search_path. */
+  dbSchema: string | null;
+  /** Shared rate-limit and spend counters for several instances; null = in-memory counters. */
+  redisUrl: string | null;
+  /** Overrides every plan's trial length; null = the plan's own. */
+  trialDays: number | null;
+  invalidationPollMs: number;
+  /** Where the CLI finds a running gateway's operator API; null = the database directly. */
+  gatewayUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -71,5 +88,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
     logLevel: e.KEYGATE_LOG_LEVEL,
+    dbSchema: e.KEYGATE_DB_SCHEMA ?? null,
+    redisUrl: e.REDIS_URL ?? null,
+    trialDays: e.KEYGATE_TRIAL_DAYS ?? null,
+    invalidationPollMs: e.KEYGATE_INVALIDATION_POLL_MS,
+    gatewayUrl: e.KEYGATE_URL?.replace(/\/+$/, '') ?? null,
   };
 }

@@ -8,8 +8,9 @@ import type { Config } from './config';
 import { announceGateway } from './lib/data-dir';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
+import { createLimits, type Limits } from './limits';
 import { openRuntime } from './runtime';
-import type { Store } from './store';
+import { watchInvalidations, type Database, type Store } from './store';
 import type { CallRecord } from './usage/record';
 import { UsageWriter } from './usage/writer';
 
@@ -18,6 +19,8 @@ export interface GatewayOptions {
   clock?: () => number;
   /** Isolates a test in its own PostgreSQL schema. */
   schema?: string;
+  /** An already-open database to share (two instances on one embedded database, in tests); not closed by this gateway. */
+  database?: Database;
 }
 
 export interface Gateway {
@@ -27,18 +30,19 @@ export interface Gateway {
   store: Store;
   resolver: KeyResolver;
   writer: UsageWriter;
+  limits: Limits;
+  /** Writes pending last-use times now (they are otherwise written every 10 s). */
+  flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
   emulator: Emulator;
   operatorToken: string;
   close(): Promise<void>;
 }
 
-const INVALIDATION_CHANNEL = 'keygate_invalidate';
-
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? Date.now;
-  const rt = await openRuntime(config, { logger, ...(opts.schema ? { schema: opts.schema } : {}) });
+  const rt = await openRuntime(config, { logger, ...(opts.schema ? { schema: opts.schema } : {}), ...(opts.database ? { database: opts.database } : {}) });
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
@@ -46,7 +50,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
     cleanup.unshift(() => writer.close());
-    const record = config.callLog ? (r: CallRecord) => writer.enqueue(r) : () => {};
+    const limits = await createLimits({ redisUrl: config.redisUrl, store, clock, logger });
+    cleanup.unshift(() => limits.close());
+    // Limits see every call (token and spend counters), whether or not the call log is kept.
+    const record = (r: CallRecord) => {
+      if (config.callLog) writer.enqueue(r);
+      limits.admission.observe(r);
+    };
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
@@ -55,13 +65,23 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null });
     cleanup.unshift(() => dispatcher.close());
 
-    const stopListening = await listenForInvalidations(store, resolver, logger);
-    cleanup.unshift(stopListening);
+    // LISTEN/NOTIFY where PostgreSQL delivers it (not the embedded database), and a poll of
+    // the invalidations table everywhere, so a revoked key is refused within a second.
+    const stopWatching = await watchInvalidations(store.db, (payload) => resolver.apply(payload), {
+      listen: !store.db.embedded,
+      pollMs: config.invalidationPollMs,
+      onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
+    });
+    cleanup.unshift(stopWatching);
+    const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
-      store.keys.touch(resolver.drainLastUsed()).catch((error) => logger.warn('last_used_at update failed', { error }));
+      flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
     }, 10_000);
     touchTimer.unref();
-    cleanup.unshift(() => clearInterval(touchTimer));
+    cleanup.unshift(() => {
+      clearInterval(touchTimer);
+      return flushLastUsed();
+    });
 
     const app = createApp({
       store,
@@ -69,6 +89,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       clock,
       logger,
       operatorToken,
+      evict: resolver,
+      trialDays: config.trialDays,
+      flushLastUsed,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -78,6 +101,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         maxPdfPages: config.maxPdfPages,
         record,
         logger,
+        admit: (principal, call) => limits.admission.admit(principal, call),
       },
     });
 
@@ -85,11 +109,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(() => closeServer(server));
     const port = (server.address() as AddressInfo).port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    if (rt.embedded) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
+    if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {
@@ -117,22 +141,6 @@ function closeServer(server: ServerType): Promise<void> {
     // Open streams get a moment to finish, then are cut.
     setTimeout(() => ('closeAllConnections' in server ? server.closeAllConnections() : undefined), 2_000).unref();
   });
-}
-
-/** Other instances evict cached keys within a second of a change, through LISTEN/NOTIFY. */
-async function listenForInvalidations(store: Store, resolver: KeyResolver, logger: Logger): Promise<() => Promise<void>> {
-  try {
-    const { unlisten } = await store.db.sql.listen(INVALIDATION_CHANNEL, (payload) => {
-      const [kind, id] = payload.split(':');
-      if (kind === 'key' && id) resolver.invalidateKey(id);
-      else if (kind === 'account' && id) resolver.invalidateAccount(id);
-      else resolver.clear();
-    });
-    return unlisten;
-  } catch (error) {
-    logger.warn('LISTEN unavailable; relying on the key cache lifetime', { error });
-    return async () => {};
-  }
 }
 
 async function runAll(steps: Array<() => Promise<unknown> | unknown>, logger: Logger): Promise<void> {

@@ -3,14 +3,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createAccount, createKey } from '../src/admin/service';
-import { loadConfig } from '../src/config';
+import { createAccount, createKey, type ServiceDeps } from '../src/admin/service';
+import { loadConfig, type Config } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
+import type { CallRecord } from '../src/usage/record';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
 export const PROVIDER_KEY = `sk-ant-api03-${randomBase62(40)}`;
+
+export interface SeededAccount {
+  id: string;
+  adminKey: string;
+  adminKeyId: string;
+  adminMemberId: string;
+}
 
 export interface Stack {
   gateway: Gateway;
@@ -22,6 +30,15 @@ export interface Stack {
   appKey: string;
   keyId: string;
   env: Record<string, string>;
+  config: Config;
+  /** The PostgreSQL schema this stack's tables live in. */
+  schema: string;
+  dataDir: string;
+  deps: ServiceDeps;
+  /** Another account with an admin member and an admin key. */
+  seedAccount(opts?: { plan?: 'solo' | 'team' | 'scale'; name?: string; trialDays?: number }): Promise<SeededAccount>;
+  /** A second gateway instance on the same database (closed with the stack). */
+  startPeer(env?: Record<string, string>): Promise<Gateway>;
   newKey(opts?: { kind?: 'live' | 'test' | 'admin'; memberId?: string; app?: string; environment?: string }): Promise<{ id: string; secret: string }>;
   /** Waits until the call log holds the gateway's queued records, then returns them. */
   calls(): Promise<Record<string, any>[]>;
@@ -56,6 +73,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     return { id: key.id, secret };
   };
   const first = await newKey({ app: 'test-app', environment: 'ci' });
+  const peers: Gateway[] = [];
+  const peerDirs: string[] = [];
   return {
     gateway,
     emulator,
@@ -64,12 +83,51 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     appKey: first.secret,
     keyId: first.id,
     env,
+    config,
+    schema,
+    dataDir,
+    deps,
+    async seedAccount(opts = {}) {
+      const n = randomBase62(6).toLowerCase();
+      const created = await createAccount(deps, {
+        name: opts.name ?? `Seeded ${n}`,
+        plan: opts.plan ?? 'team',
+        providerKey: PROVIDER_KEY,
+        adminEmail: `admin-${n}@example.com`,
+        adminName: `Admin ${n}`,
+        ...(opts.trialDays !== undefined ? { trialDays: opts.trialDays } : {}),
+      });
+      const admin = created.admin!;
+      return { id: created.account.id, adminKey: admin.secret, adminKeyId: admin.key.id, adminMemberId: admin.member.id };
+    },
+    async startPeer(peerEnv = {}) {
+      // Without TEST_DATABASE_URL, the peer shares the embedded database the first one opened
+      // (PGlite is one session: a second client of it would interleave with the first).
+      const peerDir = mkdtempSync(join(tmpdir(), 'keygate-peer-'));
+      peerDirs.push(peerDir);
+      const peerConfig = loadConfig({
+        PORT: '0',
+        KEYGATE_DATA_DIR: peerDir,
+        KEYGATE_UPSTREAM_URL: emulator.url,
+        KEYGATE_SECRET: config.secret!,
+        KEYGATE_OPERATOR_TOKEN: config.operatorToken!,
+        KEYGATE_FLUSH_INTERVAL_MS: '10',
+        ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL } : {}),
+        ...env,
+        ...peerEnv,
+      });
+      const peer = await startGateway(peerConfig, { logger, schema, ...(TEST_DATABASE_URL ? {} : { database: gateway.store.db }) });
+      peers.push(peer);
+      return peer;
+    },
     newKey,
     async calls() {
       await gateway.writer.flush();
       return gateway.store.db.sql`select * from calls where account_id = ${account.id} order by created_at, id`;
     },
     async close() {
+      for (const peer of peers) await peer.close();
+      for (const dir of peerDirs) rmSync(dir, { recursive: true, force: true });
       await gateway.close();
       await emulator.close();
       if (TEST_DATABASE_URL) {
@@ -96,6 +154,83 @@ export function expectedColumns(usage: Record<string, any>) {
   };
 }
 
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** One JSON request to a gateway; `key` goes as x-api-key (admin keys) unless `bearer` is set. */
+export async function api<T = any>(
+  base: string,
+  path: string,
+  opts: { key?: string; bearer?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers['x-api-key'] = opts.key;
+  if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + path, {
+    method: opts.method ?? (opts.body !== undefined ? 'POST' : 'GET'),
+    headers,
+    ...(opts.body !== undefined ? { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T, headers: res.headers };
+}
+
+/** A minimal model call with an app key. */
+export function callModel(base: string, appKey: string, headers: Record<string, string> = {}) {
+  return api(base, '/v1/messages', {
+    bearer: appKey,
+    headers,
+    body: { model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] },
+  });
+}
+
 export function pick<T extends Record<string, any>>(row: T, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.map((k) => [k, row[k]]));
+}
+
+export interface ReportFixture {
+  acct: SeededAccount;
+  other: SeededAccount;
+  keyA: string;
+  keyB: string;
+  member: string;
+}
+
+type Usage = Record<string, any>;
+
+export function callAt(accountId: string, at: string, o: Partial<CallRecord> & { usage: Usage }): CallRecord {
+  return {
+    id: `req_${randomBase62(24)}`, accountId, keyId: null, memberId: null, app: null, environment: null, groupId: null,
+    endpoint: 'messages', model: 'claude-opus-4-5', stream: false, status: 200, errorType: null,
+    upstreamMessageId: null, upstreamRequestId: null, retryCount: 0, latencyMs: 12, ttfbMs: 5, partial: false,
+    createdAt: new Date(at), ...o,
+  };
+}
+
+/**
+ * An account with two keys (A: a member's live key, B: a test key), and calls at known times
+ * in March 2025, plus one call of another account in the same hour.
+ */
+export async function seedReports(stack: Stack): Promise<ReportFixture> {
+  const acct = await stack.seedAccount({ name: 'Reports', trialDays: 0 });
+  const other = await stack.seedAccount({ name: 'Someone else' });
+  const member = (await api(stack.gateway.url, '/v1/organizations/users', { key: acct.adminKey, body: { email: 'm1@reports.test' } })).body.id;
+  const keyA = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { name: 'A', member_id: member, app: 'web' } })).body.id;
+  const keyB = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { name: 'B', kind: 'test', app: 'ci' } })).body.id;
+  const a = { keyId: keyA, memberId: member, app: 'web' };
+  await stack.gateway.store.calls.insertBatch([
+    callAt(acct.id, '2025-03-10T09:15:00Z', {
+      ...a, groupId: 'g1',
+      usage: { input_tokens: 100, output_tokens: 50, cache_creation_input_tokens: 30, cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 10 }, cache_read_input_tokens: 30, server_tool_use: { web_search_requests: 1 } },
+    }),
+    callAt(acct.id, '2025-03-10T09:45:00Z', { ...a, model: 'claude-sonnet-4-5', usage: { input_tokens: 200, output_tokens: 100 } }),
+    callAt(acct.id, '2025-03-10T14:05:00Z', { keyId: keyB, app: 'ci', usage: { input_tokens: 1000, output_tokens: 500 } }),
+    callAt(acct.id, '2025-03-11T00:30:00Z', { ...a, status: 529, errorType: 'overloaded_error', usage: { input_tokens: 10, output_tokens: 5 } }),
+    callAt(other.id, '2025-03-10T09:20:00Z', { keyId: other.adminKeyId, usage: { input_tokens: 9999, output_tokens: 1 } }),
+  ]);
+  return { acct, other, keyA, keyB, member };
 }

@@ -1,4 +1,5 @@
-import type { AccountRecord, KeyRecord, MemberRecord } from '../store';
+import type { Statement } from '../billing/statement';
+import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord, PlanRecord, RequestRecord } from '../store';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -46,5 +47,73 @@ export function keyJson(k: KeyRecord) {
     created_at: iso(k.createdAt),
     created_by: k.createdBy,
     last_used_at: iso(k.lastUsedAt),
+  };
+}
+
+export function planJson(p: PlanRecord) {
+  return {
+    id: p.id,
+    type: 'plan' as const,
+    name: p.name,
+    price_cents: p.priceCents,
+    currency: p.currency,
+    per_seat: p.perSeat,
+    max_seats: p.maxSeats,
+    trial_days: p.trialDays,
+  };
+}
+
+export function auditJson(e: AuditRecord) {
+  return {
+    id: e.id,
+    type: 'audit_event' as const,
+    action: e.action,
+    actor: e.actor,
+    actor_type: e.actor.startsWith('key_') ? ('api_key' as const) : e.actor,
+    target_id: e.targetId,
+    details: e.details ?? null,
+    created_at: iso(e.createdAt),
+  };
+}
+
+/** One call of the call log; `usage` is the provider's usage object as it was served. */
+export function requestJson(r: RequestRecord) {
+  return {
+    id: r.id,
+    type: 'request' as const,
+    api_key_id: r.keyId,
+    user_id: r.memberId,
+    app: r.app,
+    environment: r.environment,
+    group_id: r.groupId,
+    endpoint: r.endpoint,
+    model: r.model,
+    stream: r.stream,
+    status: r.status,
+    error_type: r.errorType,
+    usage: r.usage,
+    partial: r.partial,
+    retry_count: r.retryCount,
+    latency_ms: Math.round(r.latencyMs),
+    ttfb_ms: r.ttfbMs == null ? null : Math.round(r.ttfbMs),
+    upstream_message_id: r.upstreamMessageId,
+    upstream_request_id: r.upstreamRequestId,
+    created_at: iso(r.createdAt),
+  };
+}
+
+export function statementJson(s: Statement) {
+  return {
+    type: 'statement' as const,
+    month: s.month,
+    plan: s.plan,
+    currency: s.currency,
+    unit_price_cents: s.unitPriceCents,
+    per_seat: s.perSeat,
+    trial_days: s.trialDays,
+    billable_days: s.billableDays,
+    seat_days: s.seatDays,
+    lines: s.lines.map((l) => ({ from: l.from, to: l.to, days: l.days, seats: l.seats, amount_cents: l.cents })),
+    total_cents: s.totalCents,
   };
 }

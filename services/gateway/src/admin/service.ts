@@ -1,8 +1,12 @@
-import { generateKey, hashKey, keyHint, type KeyKind } from '../auth/keys';
+import { generateKey, hashKey, keyHint } from '../auth/keys';
+import type { KeyResolver } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
-import type { AccountRecord, KeyRecord, MemberRecord, Store } from '../store';
+import type { AccountPatch, AccountRecord, AuditEntry, KeyRecord, MemberRecord, PlanRecord, Store } from '../store';
+import { createdAudit } from './keys';
+
+export { createKey, type NewKey } from './keys';
 
 const PROVIDER_KEY = /^sk-ant-[A-Za-z0-9_-]{8,}$/;
 const DAY = 86_400_000;
@@ -11,6 +15,10 @@ export interface ServiceDeps {
   store: Store;
   box: SecretBox;
   clock: () => number;
+  /** Drops this instance's cached keys at once; other instances hear it through the database. */
+  evict?: Pick<KeyResolver, 'invalidateKey' | 'invalidateMember' | 'invalidateAccount'>;
+  /** Overrides every plan's trial length (KEYGATE_TRIAL_DAYS). */
+  trialDays?: number | null;
 }
 
 export function checkProviderKey(key: string): void {
@@ -23,12 +31,22 @@ export function providerKeyHint(key: string): string {
   return `sk-ant-…${key.slice(-4)}`;
 }
 
+/** An account and its plan, or the 404 of an account that does not exist. */
+export async function accountWithPlan(deps: Pick<ServiceDeps, 'store'>, id: string): Promise<{ account: AccountRecord; plan: PlanRecord }> {
+  const account = await deps.store.accounts.get(id);
+  const plan = account && (await deps.store.accounts.plan(account.planId));
+  if (!account || !plan) throw new GatewayError('not_found_error', `No account with id '${id}'.`);
+  return { account, plan };
+}
+
 export interface NewAccount {
   name: string;
   plan: string;
   providerKey?: string | null;
   adminEmail?: string | null;
   adminName?: string | null;
+  trialDays?: number | null;
+  actor?: string;
 }
 
 export interface CreatedAccount {
@@ -36,74 +54,80 @@ export interface CreatedAccount {
   admin: { member: MemberRecord; key: KeyRecord; secret: string } | null;
 }
 
-/** Creates an account on a plan (trial started), and optionally its first admin with an admin key. */
+/** Creates an account on a plan (trial started), and optionally its first admin with an admin key, atomically. */
 export async function createAccount(deps: ServiceDeps, input: NewAccount): Promise<CreatedAccount> {
   const plan = await deps.store.accounts.plan(input.plan);
   if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${input.plan}' (expected solo, team or scale).`);
   if (input.providerKey) checkProviderKey(input.providerKey);
-  const account = await deps.store.accounts.create({
-    id: newId('acct'),
-    name: input.name,
-    planId: plan.id,
-    providerKeySealed: input.providerKey ? deps.box.seal(input.providerKey) : null,
-    providerKeyHint: input.providerKey ? providerKeyHint(input.providerKey) : null,
-    trialEndsAt: new Date(deps.clock() + plan.trialDays * DAY),
-  });
-  if (!input.adminEmail) return { account, admin: null };
-  const member = await deps.store.accounts.createMember({
-    id: newId('user'),
-    accountId: account.id,
-    email: input.adminEmail,
-    name: input.adminName ?? input.adminEmail,
-    role: 'admin',
-  });
-  const { key, secret } = await createKey(deps, { accountId: account.id, memberId: member.id, kind: 'admin', name: 'first admin key', createdBy: 'operator' });
-  return { account, admin: { member, key, secret } };
-}
-
-export interface NewKey {
-  accountId: string;
-  kind: KeyKind;
-  name?: string | null;
-  memberId?: string | null;
-  app?: string | null;
-  environment?: string | null;
-  expiresAt?: Date | null;
-  limitRpm?: number | null;
-  limitTpm?: number | null;
-  limitMonthlySpendCents?: number | null;
-  createdBy?: string | null;
-}
-
-/** Creates a key; the secret exists only in the return value and is stored as SHA-256. */
-export async function createKey(deps: ServiceDeps, input: NewKey): Promise<{ key: KeyRecord; secret: string }> {
-  if (input.memberId) {
-    const member = await deps.store.accounts.member(input.accountId, input.memberId);
-    if (!member || member.status !== 'active') throw new GatewayError('not_found_error', `member_id: no active member '${input.memberId}' in this account.`);
+  const actor = input.actor ?? 'operator';
+  const id = newId('acct');
+  const trialDays = input.trialDays ?? deps.trialDays ?? plan.trialDays;
+  const audit: AuditEntry[] = [{ actor, action: 'account.create', targetId: id, details: { plan: plan.id, trial_days: trialDays } }];
+  let first = null;
+  let secret = '';
+  if (input.adminEmail) {
+    secret = generateKey('admin');
+    const member = { id: newId('user'), accountId: id, email: input.adminEmail, name: input.adminName ?? input.adminEmail, role: 'admin' as const };
+    const key = {
+      id: newId('key'), accountId: id, memberId: member.id, kind: 'admin' as const, name: 'first admin key',
+      app: null, environment: null, hint: keyHint(secret), createdBy: actor,
+    };
+    first = { member, key, hash: hashKey(secret) };
+    audit.push({ actor, action: 'user.add', targetId: member.id, details: { email: member.email, role: member.role } }, createdAudit(key, actor));
   }
-  const secret = generateKey(input.kind);
-  const key = await deps.store.keys.create(
+  const created = await deps.store.accounts.create(
     {
-      id: newId('key'),
-      accountId: input.accountId,
-      memberId: input.memberId ?? null,
-      kind: input.kind,
-      name: input.name ?? defaultKeyName(input),
-      app: input.app ?? null,
-      environment: input.environment ?? null,
-      hint: keyHint(secret),
-      expiresAt: input.expiresAt ?? null,
-      limitRpm: input.limitRpm ?? null,
-      limitTpm: input.limitTpm ?? null,
-      limitMonthlySpendCents: input.limitMonthlySpendCents ?? null,
-      createdBy: input.createdBy ?? null,
+      id,
+      name: input.name,
+      planId: plan.id,
+      providerKeySealed: input.providerKey ? deps.box.seal(input.providerKey) : null,
+      providerKeyHint: input.providerKey ? providerKeyHint(input.providerKey) : null,
+      trialEndsAt: new Date(deps.clock() + trialDays * DAY),
     },
-    hashKey(secret),
+    first,
+    audit,
   );
-  return { key, secret };
+  const admin = created.member && created.key ? { member: created.member, key: created.key, secret } : null;
+  return { account: created.account, admin };
 }
 
-function defaultKeyName(k: NewKey): string {
-  const scope = [k.app, k.environment].filter(Boolean).join('/');
-  return scope ? `${k.kind} key for ${scope}` : `${k.kind} key`;
+export interface AccountChange {
+  name?: string;
+  plan?: string;
+  status?: AccountRecord['status'];
+  providerKey?: string;
+}
+
+/** Renames, moves to another plan, suspends or reactivates, or sets the provider key; effective everywhere at once. */
+export async function updateAccount(deps: ServiceDeps, id: string, change: AccountChange, actor: string): Promise<AccountRecord> {
+  const patch: AccountPatch = {};
+  if (change.name) patch.name = change.name;
+  if (change.status) patch.status = change.status;
+  if (change.plan) {
+    const plan = await deps.store.accounts.plan(change.plan);
+    if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${change.plan}' (expected solo, team or scale).`);
+    const seats = await deps.store.members.countActive(id);
+    if (plan.maxSeats != null && seats > plan.maxSeats) {
+      throw new GatewayError('invalid_request_error', `plan: the ${plan.name} plan has ${plan.maxSeats} seat(s) and this account has ${seats} members; remove members first.`);
+    }
+    patch.planId = plan.id;
+  }
+  if (change.providerKey !== undefined) {
+    checkProviderKey(change.providerKey);
+    patch.provider = { sealed: deps.box.seal(change.providerKey), hint: providerKeyHint(change.providerKey) };
+  }
+  const updated = await deps.store.accounts.update(id, patch, (before) => accountAudit(before, patch, actor));
+  if (!updated) throw new GatewayError('not_found_error', `No account with id '${id}'.`);
+  deps.evict?.invalidateAccount(id);
+  return updated;
+}
+
+function accountAudit(before: AccountRecord, patch: AccountPatch, actor: string): AuditEntry[] {
+  const out: AuditEntry[] = [];
+  const entry = (action: string, details?: Record<string, unknown>) => out.push({ actor, action, targetId: before.id, ...(details ? { details } : {}) });
+  if (patch.status && patch.status !== before.status) entry(patch.status === 'suspended' ? 'account.suspend' : 'account.reactivate');
+  if (patch.planId && patch.planId !== before.planId) entry('account.plan_change', { from: before.planId, to: patch.planId });
+  if (patch.name && patch.name !== before.name) entry('account.rename', { from: before.name, to: patch.name });
+  if (patch.provider) entry('account.provider_key_set', { hint: patch.provider.hint });
+  return out;
 }

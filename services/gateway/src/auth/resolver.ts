@@ -11,6 +11,7 @@ export interface Principal {
   providerKey: string | null;
   secretExpiresAt: Date | null;
   memberActive: boolean;
+  memberRole: 'admin' | 'developer' | null;
 }
 
 interface Entry {
@@ -80,7 +81,10 @@ export class KeyResolver {
     if (p.key.status !== 'active') throw new GatewayError('authentication_error', `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`);
     if (p.key.expiresAt && p.key.expiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key has expired: ask an account admin for a new one.');
     if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
-    if (!p.memberActive) throw new GatewayError('authentication_error', "This key's member was removed from the account.");
+    if (!p.memberActive) throw new GatewayError('authentication_error', "This key's member was removed from the account: ask an account admin for a key of your own.");
+    if (p.key.kind === 'admin' && p.memberRole === 'developer') {
+      throw new GatewayError('permission_error', "This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.");
+    }
     if (p.account.status !== 'active') throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
   }
 
@@ -112,6 +116,7 @@ export class KeyResolver {
       providerKey: found.account.providerKeySealed ? this.#box.open(found.account.providerKeySealed) : null,
       secretExpiresAt: found.secretExpiresAt,
       memberActive: found.memberStatus !== 'removed',
+      memberRole: found.memberRole,
     };
   }
 
@@ -121,6 +126,21 @@ export class KeyResolver {
 
   invalidateAccount(accountId: string): void {
     this.#evict((p) => p?.account.id === accountId);
+  }
+
+  invalidateMember(memberId: string): void {
+    this.#evict((p) => p?.key.memberId === memberId);
+  }
+
+  /** Applies a `keygate_invalidate` payload (`key:<id>`, `member:<id>`, `account:<id>`); anything else clears all. */
+  apply(payload: string): void {
+    const i = payload.indexOf(':');
+    const kind = payload.slice(0, i);
+    const id = payload.slice(i + 1);
+    if (i > 0 && id && kind === 'key') this.invalidateKey(id);
+    else if (i > 0 && id && kind === 'member') this.invalidateMember(id);
+    else if (i > 0 && id && kind === 'account') this.invalidateAccount(id);
+    else this.clear();
   }
 
   clear(): void {

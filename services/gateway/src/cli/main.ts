@@ -1,26 +1,46 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
-import { openBackend, CliError, type Backend } from './backend';
+import { CliError, EXIT, openBackend, type Backend } from './backend';
 import { commands, type Command } from './commands';
+
+const list = (names: string[]) => names.map((name) => `  ${name.padEnd(26)} ${commands[name]!.summary}`).join('\n');
 
 const USAGE = `keygate: the application-key gateway for Anthropic's Messages API
 
 Usage: keygate <command> [options]
 
-${Object.entries(commands)
-  .map(([name, c]) => `  ${name.padEnd(20)} ${c.summary}`)
-  .join('\n')}
+${list(Object.keys(commands))}
 
-Every command takes --help. Configuration comes from the environment (DATABASE_URL,
-KEYGATE_DATA_DIR, KEYGATE_SECRET, …); see the README.`;
+Every command takes --help; commands that answer with data take --json for scripts.
+
+Where the CLI acts: KEYGATE_URL (+ KEYGATE_OPERATOR_TOKEN) sends every command to that
+gateway's operator API; otherwise DATABASE_URL (+ KEYGATE_SECRET, optional KEYGATE_DB_SCHEMA)
+or the embedded database in KEYGATE_DATA_DIR (default .keygate; when a gateway is running
+on it, the CLI goes through that gateway).
+
+Exit codes:
+  0  success
+  1  failure (the gateway or database refused or could not be reached; see the message)
+  2  usage error: unknown command, bad or missing option, invalid input, bad environment
+  4  not found: the account, member or key does not exist (or is not in that account)`;
+
+function groupHelp(group: string): string | null {
+  const names = Object.keys(commands).filter((n) => n.startsWith(`${group} `));
+  return names.length ? `Usage: keygate ${group} <${names.map((n) => n.split(' ')[1]).join('|')}> [options]\n\n${list(names)}` : null;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'));
   const name = [words.slice(0, 2).join(' '), words[0] ?? ''].find((n) => n in commands);
+  const wantsHelp = argv.includes('--help') || argv.includes('-h');
   if (!name) {
-    const wantedHelp = argv.length === 0 || argv.includes('--help') || argv.includes('-h');
-    (wantedHelp ? process.stdout : process.stderr).write(`${wantedHelp ? '' : `Unknown command: ${words.join(' ')}\n\n`}${USAGE}\n`);
-    return wantedHelp ? 0 : 2;
+    const group = words[0] ? groupHelp(words[0]) : null;
+    if (argv.length === 0 || (wantsHelp && words.length <= 1)) {
+      process.stdout.write(`${group ?? USAGE}\n`);
+      return EXIT.ok;
+    }
+    process.stderr.write(`Unknown command: ${words.join(' ')}\n\n${group ?? USAGE}\n`);
+    return EXIT.usage;
   }
   const command: Command = commands[name]!;
   const rest = argv.slice(argv.indexOf(name.split(' ').at(-1)!) + 1);
@@ -29,12 +49,12 @@ export async function main(argv: string[]): Promise<number> {
     const options = { ...command.options, help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } } as ParseArgsConfig['options'];
     values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as typeof values;
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n\n${command.usage}\n`);
-    return 2;
+    process.stderr.write(`keygate: ${(err as Error).message}\n\n${command.usage}\n`);
+    return EXIT.usage;
   }
   if (values.help) {
     process.stdout.write(`${command.usage}\n`);
-    return 0;
+    return EXIT.ok;
   }
   let backend: Backend | null = null;
   try {
@@ -43,14 +63,14 @@ export async function main(argv: string[]): Promise<number> {
     backend = await openBackend(config);
     const result = await command.call!(values, backend);
     process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
-    return 0;
+    return EXIT.ok;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof CliError) {
       process.stderr.write(`keygate: ${err.message}\n`);
-      return err instanceof CliError ? err.exitCode : 78;
+      return err instanceof CliError ? err.exitCode : EXIT.usage;
     }
     process.stderr.write(`keygate: ${(err as Error).stack ?? err}\n`);
-    return 1;
+    return EXIT.failure;
   } finally {
     await backend?.close();
   }

@@ -1,46 +1,53 @@
-import { timingSafeEqual } from 'node:crypto';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import { z } from 'zod';
-import { accountJson, keyJson, memberJson } from '../admin/serialize';
-import { createAccount, createKey, type ServiceDeps } from '../admin/service';
-import type { AppEnv } from '../app-env';
-import { presentedCredential } from '../lib/credentials';
+import { listJson, listParams, pageQuery, parseQuery } from '../admin/query';
+import { organizationRoutes } from '../admin/routes';
+import type { KeyRouteDeps } from '../admin/key-routes';
+import type { AdminEnv } from '../admin/scope';
+import { accountJson, keyJson, memberJson, planJson } from '../admin/serialize';
+import { accountWithPlan, createAccount, updateAccount } from '../admin/service';
+import { REPORT_ARRAYS } from '../admin/usage-report';
+import { summaryParams, usageSummary } from '../admin/usage-summary';
 import { GatewayError, renderError } from '../lib/errors';
+import type { Logger } from '../lib/logger';
 import { jsonBody } from '../lib/validation';
+import { operatorActor, operatorAuth } from './auth';
+
+const name = z.string().trim().min(1).max(200);
+const plan = z.enum(['solo', 'team', 'scale']);
 
 const CreateAccount = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  plan: z.enum(['solo', 'team', 'scale']),
+  name,
+  plan,
   provider_key: z.string().optional(),
   admin_email: z.email().optional(),
-  admin_name: z.string().trim().min(1).max(200).optional(),
+  admin_name: name.optional(),
+  trial_days: z.number().int().min(0).max(365).optional(),
 });
 
-const CreateKey = z.strictObject({
-  kind: z.enum(['live', 'test', 'admin']).default('live'),
-  name: z.string().trim().min(1).max(200).optional(),
-  member_id: z.string().optional(),
-  app: z.string().trim().min(1).max(100).optional(),
-  environment: z.string().trim().min(1).max(100).optional(),
-});
+const ListAccounts = z.object({ ...listParams, search: z.string().trim().min(1).max(200).optional(), status: z.enum(['active', 'suspended']).optional() });
 
-export function operatorAuth(token: string | null): MiddlewareHandler<AppEnv> {
-  const expected = token ? Buffer.from(token) : null;
-  return async function operatorAuth(c, next) {
-    if (!expected) throw new GatewayError('permission_error', 'The operator API is off: set KEYGATE_OPERATOR_TOKEN to enable it.');
-    const presented = Buffer.from(presentedCredential(c.req.header('authorization'), c.req.header('x-api-key')) ?? '');
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
-      throw new GatewayError('authentication_error', "Invalid operator token: send 'Authorization: Bearer $KEYGATE_OPERATOR_TOKEN'.");
-    }
-    await next();
-  };
+const UpdateAccount = z
+  .strictObject({ name: name.optional(), plan: plan.optional() })
+  .refine((b) => b.name !== undefined || b.plan !== undefined, 'Send at least one of name and plan.');
+
+const ProviderKey = z.strictObject({ provider_key: z.string().min(1) });
+
+const CrossAccountUsage = summaryParams(['account', 'model', 'day'] as const);
+
+export interface OperatorDeps extends KeyRouteDeps {
+  operatorToken: string | null;
+  logger?: Logger;
 }
 
-/** The operator API: whoever runs the gateway creates and manages accounts here. */
-export function operatorRoutes(deps: ServiceDeps & { operatorToken: string | null }): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.onError(renderError);
+/** The operator API: whoever runs the gateway manages accounts here, and any account's data. */
+export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+  app.onError((err, c) => renderError(err, c, (error, requestId) => deps.logger?.error('unhandled error', { requestId, error, stack: error.stack })));
   app.use('*', operatorAuth(deps.operatorToken));
+  const actor = (c: { req: { header(name: string): string | undefined } }) => operatorActor(c.req.header('keygate-actor'));
+
+  app.get('/plans', async (c) => c.json({ data: (await deps.store.accounts.plans()).map(planJson), has_more: false }));
 
   app.post('/accounts', async (c) => {
     const body = await jsonBody(c, CreateAccount);
@@ -50,37 +57,56 @@ export function operatorRoutes(deps: ServiceDeps & { operatorToken: string | nul
       providerKey: body.provider_key ?? null,
       adminEmail: body.admin_email ?? null,
       adminName: body.admin_name ?? null,
+      trialDays: body.trial_days ?? null,
+      actor: actor(c),
     });
-    return c.json(
-      {
-        ...accountJson(created.account),
-        admin: created.admin && { member: memberJson(created.admin.member), key: { ...keyJson(created.admin.key), key: created.admin.secret } },
-      },
-      201,
-    );
+    const admin = created.admin && { member: memberJson(created.admin.member), key: { ...keyJson(created.admin.key), key: created.admin.secret } };
+    return c.json({ ...accountJson(created.account), admin }, 201);
   });
 
-  app.get('/accounts/:id', async (c) => {
-    const account = await deps.store.accounts.get(c.req.param('id'));
-    if (!account) throw new GatewayError('not_found_error', `No account '${c.req.param('id')}'.`);
-    return c.json(accountJson(account));
+  app.get('/accounts', async (c) => {
+    const q = parseQuery(c, ListAccounts);
+    const page = await deps.store.accounts.list({ search: q.search ?? null, status: q.status ?? null }, pageQuery(q));
+    return c.json(listJson(page, accountJson));
   });
 
-  app.post('/accounts/:id/keys', async (c) => {
-    const account = await deps.store.accounts.get(c.req.param('id'));
-    if (!account) throw new GatewayError('not_found_error', `No account '${c.req.param('id')}'.`);
-    const body = await jsonBody(c, CreateKey);
-    const { key, secret } = await createKey(deps, {
-      accountId: account.id,
-      kind: body.kind,
-      name: body.name ?? null,
-      memberId: body.member_id ?? null,
-      app: body.app ?? null,
-      environment: body.environment ?? null,
-      createdBy: 'operator',
-    });
-    return c.json({ ...keyJson(key), key: secret }, 201);
+  /** The cross-account view: usage totals by account, model or day. */
+  app.get('/usage', async (c) => {
+    const q = parseQuery(c, CrossAccountUsage, REPORT_ARRAYS);
+    return c.json(await usageSummary(deps.store, null, q, deps.clock()));
   });
 
+  app.get('/accounts/:account_id', async (c) => {
+    const { account, plan } = await accountWithPlan(deps, c.req.param('account_id'));
+    const seats = await deps.store.members.countActive(account.id);
+    return c.json({ ...accountJson(account), plan: planJson(plan), seats: { used: seats, max: plan.maxSeats } });
+  });
+
+  app.post('/accounts/:account_id', async (c) => {
+    const body = await jsonBody(c, UpdateAccount);
+    return c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), body, actor(c))));
+  });
+
+  app.post('/accounts/:account_id/suspend', async (c) =>
+    c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { status: 'suspended' }, actor(c)))),
+  );
+
+  app.post('/accounts/:account_id/reactivate', async (c) =>
+    c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { status: 'active' }, actor(c)))),
+  );
+
+  app.post('/accounts/:account_id/provider_key', async (c) => {
+    const body = await jsonBody(c, ProviderKey);
+    return c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { providerKey: body.provider_key }, actor(c))));
+  });
+
+  // Everything the account API does, for any account, as the operator (or the CLI).
+  app.use('/accounts/:account_id/*', async function accountScope(c, next) {
+    const id = c.req.param('account_id')!;
+    if (!(await deps.store.accounts.get(id))) throw new GatewayError('not_found_error', `No account with id '${id}'.`);
+    c.set('scope', { accountId: id, actor: actor(c) });
+    await next();
+  });
+  app.route('/accounts/:account_id', organizationRoutes(deps));
   return app;
 }

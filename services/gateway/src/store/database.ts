@@ -4,6 +4,11 @@ import postgres from 'postgres';
 
 export type Sql = postgres.Sql<{}>;
 
+/** Runs `work` in a transaction; the transaction takes the same queries as the pool (postgres.js only types them apart). */
+export function inTransaction<T>(sql: Sql, work: (t: Sql) => Promise<T>): Promise<T> {
+  return sql.begin((tx) => work(tx as unknown as Sql)) as Promise<T>;
+}
+
 export interface Database {
   sql: Sql;
   /** The URL a second client (such as a LISTEN connection) can use. */
@@ -56,8 +61,11 @@ async function connect(url: string, opts: OpenOptions, embedded: boolean, onClos
 
 /**
  * PGlite (PostgreSQL compiled to WebAssembly, file-backed) behind its socket server, so the
- * gateway keeps one SQL dialect and one driver. The socket server must admit at least as
- * many connections as the pool, plus one for LISTEN.
+ * gateway keeps one SQL dialect and one driver. PGlite is a single session: the socket
+ * server queues each protocol message, not each query, so two connections with queries in
+ * flight interleave Bind and Execute and break each other ("portal does not exist", seen
+ * here). Hence one connection: postgres.js pipelines on it, and PGlite runs one query at a
+ * time anyway. Other processes reach this database through the gateway's operator API.
  */
 async function openEmbedded(opts: OpenOptions): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
@@ -65,7 +73,7 @@ async function openEmbedded(opts: OpenOptions): Promise<Database> {
   const dir = join(opts.dataDir, 'pgdata');
   mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
-  const max = opts.max ?? 4;
+  const max = 1;
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: max + 2 });
   await server.start();
   const url = `postgres://postgres@${server.getServerConn()}/postgres`;

@@ -1,10 +1,20 @@
 import { accountQueries } from './accounts';
+import { auditQueries } from './audit';
 import { callQueries } from './calls';
 import type { Database } from './database';
 import { keyQueries } from './keys';
+import { memberQueries } from './members';
+import { requestQueries } from './requests';
+import { usageQueries } from './usage';
 
-export type { AccountRecord, MemberRecord, PlanRecord } from './accounts';
-export type { KeyRecord, ResolvedKey } from './keys';
+export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord } from './accounts';
+export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
+export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
+export { DuplicateMemberError, LastAdminError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
+export type { Page, PageQuery } from './pagination';
+export type { RequestFilter, RequestRecord } from './requests';
+export { USAGE_DIMENSIONS, type UsageDimension, type UsageFilters, type UsageQuery, type UsageRow } from './usage';
+export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
 export { migrate } from './migrate';
 
@@ -13,8 +23,12 @@ export function createStore(db: Database) {
   return {
     db,
     accounts: accountQueries(db.sql),
+    members: memberQueries(db.sql),
     keys: keyQueries(db.sql),
     calls: callQueries(db.sql),
+    requests: requestQueries(db.sql),
+    usage: usageQueries(db.sql),
+    audit: auditQueries(db.sql),
     close: () => db.close(),
   };
 }

@@ -1,6 +1,9 @@
 import type { KeyKind } from '../auth/keys';
 import type { AccountRecord } from './accounts';
-import type { Sql } from './database';
+import { writeAudit, type AuditEntry } from './audit';
+import { inTransaction, type Sql } from './database';
+import { auditedChange } from './change';
+import { keyset, type Page, type PageQuery } from './pagination';
 
 export type KeyStatus = 'active' | 'inactive' | 'archived';
 
@@ -28,11 +31,29 @@ export interface ResolvedKey {
   key: KeyRecord;
   account: AccountRecord;
   memberStatus: 'active' | 'removed' | null;
+  memberRole: 'admin' | 'developer' | null;
   secretExpiresAt: Date | null;
 }
 
 export type NewKey = Pick<KeyRecord, 'id' | 'accountId' | 'memberId' | 'kind' | 'name' | 'app' | 'environment' | 'hint'> &
   Partial<Pick<KeyRecord, 'expiresAt' | 'limitRpm' | 'limitTpm' | 'limitMonthlySpendCents' | 'createdBy'>>;
+
+export interface KeyFilter {
+  status?: KeyStatus | null;
+  kind?: KeyKind | null;
+  memberId?: string | null;
+  app?: string | null;
+  environment?: string | null;
+}
+
+export interface KeyPatch {
+  name?: string;
+  status?: KeyStatus;
+  expiresAt?: Date | null;
+  limitRpm?: number | null;
+  limitTpm?: number | null;
+  limitMonthlySpendCents?: number | null;
+}
 
 export const keyCols = (sql: Sql, t = 'k') => sql`
   ${sql(t)}.id, ${sql(t)}.account_id as "accountId", ${sql(t)}.member_id as "memberId", ${sql(t)}.kind, ${sql(t)}.name,
@@ -41,25 +62,32 @@ export const keyCols = (sql: Sql, t = 'k') => sql`
   ${sql(t)}.limit_monthly_spend_cents as "limitMonthlySpendCents", ${sql(t)}.created_by as "createdBy",
   ${sql(t)}.created_at as "createdAt", ${sql(t)}.last_used_at as "lastUsedAt"`;
 
+/** Inserts a key and its first secret; part of a caller's transaction. */
+export async function insertKey(t: Sql, k: NewKey, hash: Buffer): Promise<KeyRecord> {
+  const [row] = await t<KeyRecord[]>`
+    insert into api_keys (id, account_id, member_id, kind, name, app, environment, hint, expires_at,
+                          limit_rpm, limit_tpm, limit_monthly_spend_cents, created_by)
+    values (${k.id}, ${k.accountId}, ${k.memberId}, ${k.kind}, ${k.name}, ${k.app}, ${k.environment}, ${k.hint},
+            ${k.expiresAt ?? null}, ${k.limitRpm ?? null}, ${k.limitTpm ?? null}, ${k.limitMonthlySpendCents ?? null},
+            ${k.createdBy ?? null})
+    returning ${keyCols(t, 'api_keys')}`;
+  await t`insert into key_secrets (hash, key_id) values (${hash}, ${k.id})`;
+  return row!;
+}
+
 export function keyQueries(sql: Sql) {
   return {
-    async create(k: NewKey, hash: Buffer): Promise<KeyRecord> {
-      return sql.begin(async (tx) => {
-        const [row] = await tx<KeyRecord[]>`
-          insert into api_keys (id, account_id, member_id, kind, name, app, environment, hint, expires_at,
-                                limit_rpm, limit_tpm, limit_monthly_spend_cents, created_by)
-          values (${k.id}, ${k.accountId}, ${k.memberId}, ${k.kind}, ${k.name}, ${k.app}, ${k.environment}, ${k.hint},
-                  ${k.expiresAt ?? null}, ${k.limitRpm ?? null}, ${k.limitTpm ?? null}, ${k.limitMonthlySpendCents ?? null},
-                  ${k.createdBy ?? null})
-          returning ${keyCols(tx as unknown as Sql, 'api_keys')}`;
-        await tx`insert into key_secrets (hash, key_id) values (${hash}, ${k.id})`;
-        return row!;
+    async create(k: NewKey, hash: Buffer, audit?: AuditEntry): Promise<KeyRecord> {
+      return inTransaction(sql, async (t) => {
+        const row = await insertKey(t, k, hash);
+        if (audit) await writeAudit(t, k.accountId, audit);
+        return row;
       });
     },
 
     async resolve(hash: Buffer): Promise<ResolvedKey | null> {
       const [row] = await sql`
-        select ${keyCols(sql)}, s.expires_at as "secretExpiresAt", m.status as "memberStatus",
+        select ${keyCols(sql)}, s.expires_at as "secretExpiresAt", m.status as "memberStatus", m.role as "memberRole",
                a.id as "a_id", a.name as "a_name", a.plan_id as "a_planId", a.status as "a_status",
                a.provider_key_sealed as "a_providerKeySealed", a.provider_key_hint as "a_providerKeyHint",
                a.trial_ends_at as "a_trialEndsAt", a.created_at as "a_createdAt"
@@ -67,25 +95,104 @@ export function keyQueries(sql: Sql) {
         join api_keys k on k.id = s.key_id
         join accounts a on a.id = k.account_id
         left join members m on m.id = k.member_id
-        where s.hash = ${hash}`;
+        where s.hash = ${hash} and k.deleted_at is null`;
       if (!row) return null;
       const account = {} as Record<string, unknown>;
       const key = {} as Record<string, unknown>;
       for (const [col, value] of Object.entries(row)) {
         if (col.startsWith('a_')) account[col.slice(2)] = value;
-        else if (col !== 'secretExpiresAt' && col !== 'memberStatus') key[col] = value;
+        else if (col !== 'secretExpiresAt' && col !== 'memberStatus' && col !== 'memberRole') key[col] = value;
       }
       return {
         key: key as unknown as KeyRecord,
         account: account as unknown as AccountRecord,
         memberStatus: row.memberStatus ?? null,
+        memberRole: row.memberRole ?? null,
         secretExpiresAt: row.secretExpiresAt ?? null,
       };
     },
 
     async get(accountId: string, id: string): Promise<KeyRecord | null> {
-      const [row] = await sql<KeyRecord[]>`select ${keyCols(sql)} from api_keys k where k.account_id = ${accountId} and k.id = ${id}`;
+      const [row] = await sql<KeyRecord[]>`
+        select ${keyCols(sql)} from api_keys k where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null`;
       return row ?? null;
+    },
+
+    async list(accountId: string, f: KeyFilter, q: PageQuery): Promise<Page<KeyRecord>> {
+      const ks = keyset(sql, 'api_keys', q);
+      const rows = await sql<KeyRecord[]>`
+        select ${keyCols(sql, 't')} from api_keys t
+        where t.account_id = ${accountId} and t.deleted_at is null
+          and (${f.status ?? null}::text is null or t.status = ${f.status ?? null})
+          and (${f.kind ?? null}::text is null or t.kind = ${f.kind ?? null})
+          and (${f.memberId ?? null}::text is null or t.member_id = ${f.memberId ?? null})
+          and (${f.app ?? null}::text is null or t.app = ${f.app ?? null})
+          and (${f.environment ?? null}::text is null or t.environment = ${f.environment ?? null})
+          ${ks.where}
+        ${ks.order} limit ${ks.limit}`;
+      return ks.finish(rows);
+    },
+
+    /** Applies a patch; fields absent from it are kept. Every instance re-reads the key. */
+    async update(accountId: string, id: string, patch: KeyPatch, audit: (before: KeyRecord) => AuditEntry[]): Promise<KeyRecord | null> {
+      const has = (f: keyof KeyPatch) => f in patch;
+      let before: KeyRecord | undefined;
+      return auditedChange(sql, accountId, `key:${id}`, async (t) => {
+        [before] = await t<KeyRecord[]>`
+          select ${keyCols(t)} from api_keys k where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null for update`;
+        if (!before) return undefined;
+        const [row] = await t<KeyRecord[]>`
+          update api_keys k set
+            name = ${patch.name ?? before.name},
+            status = ${patch.status ?? before.status},
+            expires_at = ${has('expiresAt') ? (patch.expiresAt ?? null) : before.expiresAt},
+            limit_rpm = ${has('limitRpm') ? (patch.limitRpm ?? null) : before.limitRpm},
+            limit_tpm = ${has('limitTpm') ? (patch.limitTpm ?? null) : before.limitTpm},
+            limit_monthly_spend_cents = ${has('limitMonthlySpendCents') ? (patch.limitMonthlySpendCents ?? null) : before.limitMonthlySpendCents}
+          where k.id = ${id}
+          returning ${keyCols(t)}`;
+        return row;
+      }, () => audit(before!));
+    },
+
+    /**
+     * A new secret for the same key id (so usage, budgets and limits carry over). Older secrets
+     * keep working until `graceMs` from now, then are refused.
+     */
+    async rotate(accountId: string, id: string, next: { hash: Buffer; hint: string }, graceMs: number, audit: AuditEntry): Promise<KeyRecord | null> {
+      return auditedChange(sql, accountId, `key:${id}`, async (t) => {
+        const [row] = await t<KeyRecord[]>`
+          update api_keys k set hint = ${next.hint}
+          where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null
+          returning ${keyCols(t)}`;
+        if (!row) return undefined;
+        const until = t`now() + make_interval(secs => ${graceMs / 1000})`;
+        await t`update key_secrets set expires_at = ${until} where key_id = ${id} and (expires_at is null or expires_at > ${until})`;
+        // Secrets expired a day ago can only ever produce the "rotated" message; drop them.
+        await t`delete from key_secrets where key_id = ${id} and expires_at < now() - interval '1 day'`;
+        await t`insert into key_secrets (hash, key_id) values (${next.hash}, ${id})`;
+        return row;
+      }, () => [audit]);
+    },
+
+    /** Deletes a key: its secrets go at once; the row stays so its usage history keeps a name. */
+    async remove(accountId: string, id: string, audit: AuditEntry): Promise<KeyRecord | null> {
+      return auditedChange(sql, accountId, `key:${id}`, async (t) => {
+        const [row] = await t<KeyRecord[]>`
+          update api_keys k set deleted_at = now(), status = 'archived'
+          where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null
+          returning ${keyCols(t)}`;
+        if (row) await t`delete from key_secrets where key_id = ${id}`;
+        return row;
+      }, () => [audit]);
+    },
+
+    /** Names of keys (deleted ones included), to label report rows. */
+    async names(accountId: string | null, ids: string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await sql<{ id: string; name: string }[]>`
+        select id, name from api_keys where id = any(${ids}::text[]) and (${accountId}::text is null or account_id = ${accountId})`;
+      return new Map(rows.map((r) => [r.id, r.name]));
     },
 
     /** Batched `last_used_at`: one statement for many keys, never a write per request. */

@@ -1,0 +1,84 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { billingSubject, monthlyStatement, monthOf, monthRange } from '../billing/statement';
+import { GatewayError } from '../lib/errors';
+import { jsonBody } from '../lib/validation';
+import { addMember, removeMember, updateMember } from './members';
+import { listJson, listParams, pageQuery, parseQuery } from './query';
+import type { AdminEnv } from './scope';
+import { accountJson, memberJson, planJson, statementJson } from './serialize';
+import { accountWithPlan, type ServiceDeps } from './service';
+
+const role = z.enum(['admin', 'developer']);
+
+const ListUsers = z.object({
+  ...listParams,
+  email: z.string().min(1).optional(),
+  status: z.enum(['active', 'removed', 'all']).default('active'),
+});
+
+const AddUser = z.strictObject({
+  email: z.email(),
+  name: z.string().trim().min(1).max(200).optional(),
+  role: role.default('developer'),
+});
+
+const UpdateUser = z
+  .strictObject({ name: z.string().trim().min(1).max(200).optional(), role: role.optional() })
+  .refine((b) => b.name !== undefined || b.role !== undefined, 'Send at least one of name and role.');
+
+const Billing = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month such as 2026-11').optional() });
+
+/** The account itself and its members (seats), in the provider's Admin API shapes. */
+export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+
+  app.get('/me', async (c) => {
+    const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
+    const used = await deps.store.members.countActive(account.id);
+    return c.json({
+      ...accountJson(account),
+      plan: planJson(plan),
+      in_trial: !!account.trialEndsAt && account.trialEndsAt.getTime() > deps.clock(),
+      seats: { used, max: plan.maxSeats },
+    });
+  });
+
+  app.get('/users', async (c) => {
+    const q = parseQuery(c, ListUsers);
+    const page = await deps.store.members.list(c.var.scope.accountId, { status: q.status, email: q.email ?? null }, pageQuery(q));
+    return c.json(listJson(page, memberJson));
+  });
+
+  app.post('/users', async (c) => {
+    const body = await jsonBody(c, AddUser);
+    return c.json(memberJson(await addMember(deps, c.var.scope, body)), 201);
+  });
+
+  app.get('/users/:id', async (c) => {
+    const member = await deps.store.members.get(c.var.scope.accountId, c.req.param('id'));
+    if (!member) throw new GatewayError('not_found_error', `No member with id '${c.req.param('id')}'.`);
+    return c.json(memberJson(member));
+  });
+
+  app.post('/users/:id', async (c) => {
+    const body = await jsonBody(c, UpdateUser);
+    return c.json(memberJson(await updateMember(deps, c.var.scope, c.req.param('id'), body)));
+  });
+
+  app.delete('/users/:id', async (c) => {
+    const member = await removeMember(deps, c.var.scope, c.req.param('id'));
+    return c.json({ id: member.id, type: 'user_deleted' as const });
+  });
+
+  app.get('/billing', async (c) => {
+    const q = parseQuery(c, Billing);
+    const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
+    const month = q.month ?? monthOf(deps.clock());
+    const { from, to } = monthRange(month);
+    const statement = monthlyStatement(await billingSubject(deps.store, account, plan, from, to), month);
+    return c.json({ account_id: account.id, ...statementJson(statement) });
+  });
+
+  return app;
+}

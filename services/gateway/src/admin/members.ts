@@ -1,0 +1,55 @@
+import { GatewayError } from '../lib/errors';
+import { newId } from '../lib/ids';
+import { DuplicateMemberError, LastAdminError, type MemberRecord, type MemberRole } from '../store';
+import type { Scope } from './scope';
+import { accountWithPlan, type ServiceDeps } from './service';
+
+const notFound = (id: string) => new GatewayError('not_found_error', `No member with id '${id}'.`);
+
+/** Translates the store's refusals into answers that say what to do. */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof DuplicateMemberError) throw new GatewayError('invalid_request_error', `email: '${err.message}' is already a member of this account.`);
+    if (err instanceof LastAdminError) {
+      throw new GatewayError('invalid_request_error', 'This is the account\'s last admin: make another member an admin first.');
+    }
+    throw err;
+  }
+}
+
+/** Adds a seat, within the plan's seat limit. */
+export async function addMember(deps: ServiceDeps, scope: Scope, input: { email: string; name?: string | null; role: MemberRole }): Promise<MemberRecord> {
+  const { account, plan } = await accountWithPlan(deps, scope.accountId);
+  if (plan.maxSeats != null && (await deps.store.members.countActive(account.id)) >= plan.maxSeats) {
+    throw new GatewayError(
+      'invalid_request_error',
+      `The ${plan.name} plan has ${plan.maxSeats} seat(s), all taken: move the account to the team or scale plan, or remove a member first.`,
+    );
+  }
+  const id = newId('user');
+  return guarded(() =>
+    deps.store.members.create(
+      { id, accountId: account.id, email: input.email, name: input.name ?? input.email, role: input.role },
+      { actor: scope.actor, action: 'user.add', targetId: id, details: { email: input.email, role: input.role } },
+    ),
+  );
+}
+
+export async function updateMember(deps: ServiceDeps, scope: Scope, id: string, patch: { name?: string; role?: MemberRole }): Promise<MemberRecord> {
+  const member = await guarded(() =>
+    deps.store.members.update(scope.accountId, id, patch, { actor: scope.actor, action: 'user.update', targetId: id, details: { ...patch } }),
+  );
+  if (!member) throw notFound(id);
+  deps.evict?.invalidateMember(id);
+  return member;
+}
+
+/** Removes a seat: the member's keys are refused everywhere at once; their usage stays theirs. */
+export async function removeMember(deps: ServiceDeps, scope: Scope, id: string): Promise<MemberRecord> {
+  const member = await guarded(() => deps.store.members.remove(scope.accountId, id, { actor: scope.actor, action: 'user.remove', targetId: id }));
+  if (!member) throw notFound(id);
+  deps.evict?.invalidateMember(id);
+  return member;
+}

@@ -1,0 +1,33 @@
+import { Hono } from 'hono';
+import { keyAuth } from '../auth/middleware';
+import type { KeyResolver } from '../auth/resolver';
+import { accountRoutes } from './account-routes';
+import { keyRoutes, type KeyRouteDeps } from './key-routes';
+import { reportRoutes } from './report-routes';
+import type { AdminEnv } from './scope';
+
+/**
+ * The account API's routes, for whichever account `c.var.scope` names: mounted under
+ * `/v1/organizations` behind admin keys, and under `/operator/v1/accounts/:account_id`
+ * behind the operator token, so both answer alike.
+ */
+export function organizationRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+  app.route('/', accountRoutes(deps));
+  app.route('/', keyRoutes(deps));
+  app.route('/', reportRoutes(deps));
+  return app;
+}
+
+/** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
+export function accountApi(deps: KeyRouteDeps & { resolver: KeyResolver }): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+  app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));
+  app.use('*', async function adminScope(c, next) {
+    const { key, account } = c.var.principal;
+    c.set('scope', { accountId: account.id, actor: key.id });
+    await next();
+  });
+  app.route('/', organizationRoutes(deps));
+  return app;
+}

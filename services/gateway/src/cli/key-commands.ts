@@ -1,0 +1,112 @@
+import { CliError, EXIT, type Json } from './backend';
+import { accountPath, enc, moreNote, positiveInt, required, shortDate, str, type Command, type Values } from './command';
+import { details, table } from './output';
+
+const keyRow = (k: Json) => ({
+  id: k.id, name: k.name, kind: k.kind, status: k.status, hint: k.partial_key_hint, member: k.member_id,
+  app: k.app, env: k.environment, last_used: shortDate(k.last_used_at), expires: shortDate(k.expires_at),
+});
+
+function limitsFrom(values: Values): Json | undefined {
+  const limits: Json = {};
+  const rpm = positiveInt(values, 'rpm');
+  const tpm = positiveInt(values, 'tpm');
+  if (rpm !== undefined) limits.requests_per_minute = rpm;
+  if (tpm !== undefined) limits.tokens_per_minute = tpm;
+  const cap = str(values['monthly-cap-usd']);
+  if (cap !== undefined) {
+    const dollars = Number(cap);
+    if (!Number.isFinite(dollars) || dollars < 0) throw new CliError(`--monthly-cap-usd: expected an amount in US dollars, got '${cap}'.`, EXIT.usage);
+    limits.monthly_spend_cap_cents = Math.round(dollars * 100);
+  }
+  return Object.keys(limits).length ? limits : undefined;
+}
+
+export const keyCommands: Record<string, Command> = {
+  'key create': {
+    summary: 'Create an app key (or a --test / --admin key)',
+    usage: `Usage: keygate key create --account ID [--member USER_ID] [--app APP] [--env ENV] [--name NAME]
+                          [--test | --admin] [--expires WHEN] [--rpm N] [--tpm N] [--monthly-cap-usd N] [--json]
+
+  --test               a kg_test_ key: served by the built-in emulator, never billed upstream
+  --admin              a kg_admin_ key for the account API (cannot call models)
+  --expires WHEN       RFC 3339 timestamp or date after which the key is refused
+  --rpm / --tpm N      requests / tokens per minute for this key (429 with retry-after beyond)
+  --monthly-cap-usd N  estimated spend per calendar month (UTC) after which calls get 429
+
+The secret is printed once (with --json at .key); only its hash is stored.`,
+    options: {
+      account: { type: 'string' }, member: { type: 'string' }, app: { type: 'string' }, env: { type: 'string' },
+      name: { type: 'string' }, test: { type: 'boolean' }, admin: { type: 'boolean' }, expires: { type: 'string' },
+      rpm: { type: 'string' }, tpm: { type: 'string' }, 'monthly-cap-usd': { type: 'string' },
+    },
+    async call(values, backend) {
+      const path = accountPath(values, this.usage);
+      if (values.test && values.admin) throw new CliError('Choose one of --test and --admin.', EXIT.usage);
+      const body: Json = { kind: values.admin ? 'admin' : values.test ? 'test' : 'live' };
+      for (const [flag, field] of [['member', 'member_id'], ['app', 'app'], ['env', 'environment'], ['name', 'name'], ['expires', 'expires_at']] as const) {
+        if (str(values[flag])) body[field] = str(values[flag]);
+      }
+      const limits = limitsFrom(values);
+      if (limits) body.limits = limits;
+      const key = await backend.request('POST', `${path}/api_keys`, { body });
+      const { key: secret, ...shown } = key;
+      return { json: key, text: `Created key ${key.id}\n${details(shown)}\n\nSecret (shown once, store it now):\n  ${secret}` };
+    },
+  },
+
+  'key list': {
+    summary: "List an account's keys (with last use)",
+    usage: `Usage: keygate key list --account ID [--status active|inactive|archived] [--member USER_ID]
+                        [--app APP] [--env ENV] [--limit N] [--json]`,
+    options: {
+      account: { type: 'string' }, status: { type: 'string' }, member: { type: 'string' }, app: { type: 'string' },
+      env: { type: 'string' }, limit: { type: 'string' },
+    },
+    async call(values, backend) {
+      const path = accountPath(values, this.usage);
+      const page = await backend.request('GET', `${path}/api_keys`, {
+        query: {
+          status: str(values.status), member_id: str(values.member), app: str(values.app), environment: str(values.env),
+          limit: String(positiveInt(values, 'limit') ?? 100),
+        },
+      });
+      return { json: page.data, text: table(page.data.map(keyRow)) + moreNote(page, 'raise --limit or filter') };
+    },
+  },
+
+  'key rotate': {
+    summary: 'Give a key a new secret, keeping its id, limits and history',
+    usage: `Usage: keygate key rotate --account ID --key KEY_ID [--grace SECONDS] [--json]
+
+  --grace SECONDS  how long the old secret keeps working (default 0: refused at once; at most 7 days)
+
+The new secret is printed once (with --json at .key).`,
+    options: { account: { type: 'string' }, key: { type: 'string' }, grace: { type: 'string' } },
+    async call(values, backend) {
+      const path = accountPath(values, this.usage);
+      const id = required(values, 'key', this.usage);
+      const body = { grace_period_seconds: positiveInt(values, 'grace') ?? 0 };
+      const key = await backend.request('POST', `${path}/api_keys/${enc(id)}/rotate`, { body });
+      return {
+        json: key,
+        text: `Rotated key ${key.id}; the old secret is refused from ${shortDate(key.previous_key_expires_at)}.\n\nNew secret (shown once, store it now):\n  ${key.key}`,
+      };
+    },
+  },
+
+  'key revoke': {
+    summary: 'Revoke a key for good (archived): refused everywhere within a second',
+    usage: `Usage: keygate key revoke --account ID --key KEY_ID [--json]
+
+Archives the key: it is refused on every gateway within a second and cannot be reactivated.
+Its usage stays in reports. To replace a leaked secret but keep the key, use \`keygate key rotate\`.`,
+    options: { account: { type: 'string' }, key: { type: 'string' } },
+    async call(values, backend) {
+      const path = accountPath(values, this.usage);
+      const id = required(values, 'key', this.usage);
+      const key = await backend.request('POST', `${path}/api_keys/${enc(id)}`, { body: { status: 'archived' } });
+      return { json: key, text: `Revoked key ${key.id} (${key.partial_key_hint}).\n${details(keyRow(key))}` };
+    },
+  },
+};

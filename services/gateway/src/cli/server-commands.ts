@@ -1,0 +1,50 @@
+import { createLogger } from '../lib/logger';
+import { openRuntime } from '../runtime';
+import { startGateway } from '../server';
+import { migrate } from '../store';
+import type { Command } from './command';
+
+export const serverCommands: Record<string, Command> = {
+  serve: {
+    summary: 'Run the gateway (embedded database unless DATABASE_URL is set)',
+    usage: `Usage: keygate serve
+
+Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SIGINT/SIGTERM),
+then writes the queued call log and exits 0.`,
+    options: {},
+    async run(_values, config) {
+      const logger = createLogger(config.logLevel);
+      const gateway = await startGateway(config, { logger });
+      logger.info('keygate listening', {
+        url: gateway.url,
+        database: config.databaseUrl ? `postgresql${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `embedded (${config.dataDir})`,
+        upstream: config.upstreamUrl,
+        limits: gateway.limits.shared,
+      });
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      logger.info('shutting down; writing the call log');
+      await gateway.close();
+      return 0;
+    },
+  },
+
+  migrate: {
+    summary: 'Apply database migrations and exit',
+    usage: 'Usage: keygate migrate\n\nApplies the migrations not applied yet (each in its own transaction) and prints them.',
+    options: {},
+    async run(_values, config) {
+      const rt = await openRuntime(config);
+      try {
+        const applied = await migrate(rt.store.db.sql);
+        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
+      } finally {
+        await rt.close();
+      }
+      return 0;
+    },
+  },
+};

@@ -1,0 +1,128 @@
+import { createServer, request, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Principal } from '../auth/resolver';
+import { GatewayError } from '../lib/errors';
+import { silentLogger } from '../lib/logger';
+import type { CallRecord } from '../usage/record';
+import { forward } from './forward';
+
+const principal = { key: { id: 'key_1', accountId: 'acct_1', memberId: null, app: null, environment: null } } as unknown as Principal;
+const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+const START = frame('message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 7, output_tokens: 1 } } });
+const REST = frame('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }) + frame('message_stop', { type: 'message_stop' });
+
+const servers: Server[] = [];
+const dispatcher = new Agent();
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+async function listen(handler: RequestListener): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A gateway reduced to forward(): every call goes to `upstream`; records and errors are collected. */
+async function gateway(upstream: string) {
+  const records: CallRecord[] = [];
+  const errors: unknown[] = [];
+  const url = await listen((req, res) => {
+    const call = {
+      req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
+      model: null, stream: true, requestId: 'req_test', groupId: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
+    };
+    forward(call, { dispatcher, timeoutMs: 5_000, record: (r) => records.push(r), logger: silentLogger }).catch((err) => {
+      errors.push(err);
+      res.writeHead((err as GatewayError).status).end();
+    });
+  });
+  return { url, records, errors };
+}
+
+function get(url: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => request(url, resolve).on('error', reject).end());
+}
+
+const sse = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_up' });
+
+describe('forward', () => {
+  it('passes each event on as it arrives, and records the usage read on the way', async () => {
+    let clientSawStart!: () => void;
+    const seen = new Promise<void>((r) => (clientSawStart = r));
+    const upstream = await listen(async (_req, res) => {
+      sse(res);
+      res.write(START);
+      // The rest is only sent once the client holds the first event: a gateway that buffered would never get here.
+      await seen;
+      res.end(REST);
+    });
+    const gw = await gateway(upstream);
+    const res = await get(`${gw.url}/v1/messages`);
+    let text = '';
+    for await (const chunk of res) {
+      text += chunk;
+      if (text.includes('message_start')) clientSawStart();
+    }
+    expect(text).toBe(START + REST);
+    expect(gw.records).toMatchObject([{ status: 200, partial: false, errorType: null, upstreamMessageId: 'msg_1', upstreamRequestId: 'req_up', usage: { input_tokens: 7, output_tokens: 9 } }]);
+  });
+
+  it('a client that leaves mid-stream aborts the upstream request, and the call is recorded as client_closed', async () => {
+    let upstreamClosed!: () => void;
+    const closed = new Promise<void>((r) => (upstreamClosed = r));
+    const upstream = await listen((_req, res) => {
+      sse(res);
+      res.write(START);
+      res.on('close', upstreamClosed);
+    });
+    const gw = await gateway(upstream);
+    const res = await get(`${gw.url}/v1/messages`);
+    await once(res, 'data');
+    res.destroy();
+    await closed;
+    await expect.poll(() => gw.records.length).toBe(1);
+    expect(gw.records[0]).toMatchObject({ status: 200, partial: true, errorType: 'client_closed', usage: { input_tokens: 7 } });
+  });
+
+  it('a client that reads slowly holds the upstream back instead of filling memory', async () => {
+    const total = 64 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let written = 0;
+    const upstream = await listen(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      while (written < total) {
+        written += chunk.length;
+        if (!res.write(chunk)) await once(res, 'drain');
+      }
+      res.end();
+    });
+    const gw = await gateway(upstream);
+    const res = await get(`${gw.url}/v1/messages`);
+    res.pause();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(written).toBeLessThan(total);
+    let received = 0;
+    for await (const c of res) received += (c as Buffer).length;
+    expect(received).toBe(total);
+  });
+
+  it('an upstream that cannot be reached is a 502 api_error, safe to retry, and is recorded', async () => {
+    const dead = await listen(() => {});
+    servers[0]!.close();
+    servers.splice(0, 1);
+    const gw = await gateway(dead);
+    const res = await get(`${gw.url}/v1/messages`);
+    expect(res.statusCode).toBe(502);
+    expect(gw.errors[0]).toMatchObject({ type: 'api_error', headers: { 'x-should-retry': 'true' } });
+    expect(gw.records).toMatchObject([{ status: 502, errorType: 'api_error', partial: false }]);
+  });
+});

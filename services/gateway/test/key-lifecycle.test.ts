@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../src/server';
+import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
+
+let stack: Stack;
+let peer: Gateway;
+let acme: SeededAccount;
+const OPERATOR = 'operator-token-0123456789';
+const keys = '/v1/organizations/api_keys';
+
+beforeAll(async () => {
+  stack = await startStack();
+  peer = await stack.startPeer();
+  acme = await stack.seedAccount({ name: 'Lifecycle' });
+});
+afterAll(() => stack?.close());
+
+const newKey = async (body: object = {}) => (await api(stack.gateway.url, keys, { key: acme.adminKey, body })).body;
+
+/**
+ * Warms `secret` in the peer's key cache, makes the change through the first instance, then
+ * polls the peer every 10 ms: returns the milliseconds from the change's response to the
+ * peer's first refusal.
+ */
+async function refusalDelay(secret: string, change: () => Promise<{ status: number }>, expectStatus = 401): Promise<number> {
+  expect((await callModel(peer.url, secret)).status).toBe(200);
+  expect((await callModel(peer.url, secret)).status).toBe(200);
+  const res = await change();
+  expect(res.status).toBeLessThan(300);
+  const changedAt = performance.now();
+  for (;;) {
+    const call = await callModel(peer.url, secret);
+    const elapsed = performance.now() - changedAt;
+    if (call.status !== 200) {
+      expect(call.status).toBe(expectStatus);
+      return elapsed;
+    }
+    if (elapsed > 5_000) throw new Error('the peer still accepts the key after 5 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('changes take effect on every instance within one second', () => {
+  it('a key revoked through one instance is refused by the other in < 1 s', async () => {
+    const k = await newKey({ app: 'revoke-me' });
+    const ms = await refusalDelay(k.key, () => api(stack.gateway.url, `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'archived' } }));
+    expect(ms).toBeLessThan(1000);
+  });
+
+  it('deactivation and deletion too', async () => {
+    const a = await newKey();
+    expect(await refusalDelay(a.key, () => api(stack.gateway.url, `${keys}/${a.id}`, { key: acme.adminKey, body: { status: 'inactive' } }))).toBeLessThan(1000);
+    const b = await newKey();
+    expect(await refusalDelay(b.key, () => api(stack.gateway.url, `${keys}/${b.id}`, { key: acme.adminKey, method: 'DELETE' }))).toBeLessThan(1000);
+  });
+
+  it("a removed member's keys; their past usage stays attributed to them", async () => {
+    const dev = (await api(stack.gateway.url, '/v1/organizations/users', { key: acme.adminKey, body: { email: 'leaver@acme.test' } })).body;
+    const k = await newKey({ member_id: dev.id });
+    const ms = await refusalDelay(k.key, () => api(stack.gateway.url, `/v1/organizations/users/${dev.id}`, { key: acme.adminKey, method: 'DELETE' }));
+    expect(ms).toBeLessThan(1000);
+    expect((await callModel(peer.url, k.key)).body.error.message).toMatch(/member was removed/);
+    await peer.writer.flush();
+    const log = (await api(stack.gateway.url, `/v1/organizations/requests?user_id=${dev.id}&status=ok`, { key: acme.adminKey })).body;
+    expect(log.data.length).toBeGreaterThanOrEqual(2);
+    expect(log.data.every((r: any) => r.api_key_id === k.id)).toBe(true);
+  });
+
+  it('a suspended account gets 403 everywhere (suspended through the peer), and works again once reactivated', async () => {
+    const acct = await stack.seedAccount();
+    const k = (await api(stack.gateway.url, keys, { key: acct.adminKey, body: {} })).body;
+    // This time the change goes through the peer and the first instance must notice.
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    const suspend = await api(peer.url, `/operator/v1/accounts/${acct.id}/suspend`, { bearer: OPERATOR, method: 'POST' });
+    expect(suspend.body.status).toBe('suspended');
+    const start = performance.now();
+    let res = await callModel(stack.gateway.url, k.key);
+    while (res.status === 200 && performance.now() - start < 5_000) {
+      await new Promise((r) => setTimeout(r, 10));
+      res = await callModel(stack.gateway.url, k.key);
+    }
+    expect(performance.now() - start).toBeLessThan(1000);
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ type: 'permission_error', message: expect.stringMatching(/suspended/) });
+    expect((await api(stack.gateway.url, '/v1/organizations/me', { key: acct.adminKey })).status).toBe(403);
+    await api(stack.gateway.url, `/operator/v1/accounts/${acct.id}/reactivate`, { bearer: OPERATOR, method: 'POST' });
+    const back = performance.now();
+    while ((await callModel(peer.url, k.key)).status !== 200) {
+      expect(performance.now() - back).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  });
+
+  it('an expired key is refused on the dot, without any notification', async () => {
+    const k = await newKey({ expires_at: new Date(Date.now() + 1500).toISOString() });
+    expect((await callModel(peer.url, k.key)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1600));
+    const res = await callModel(peer.url, k.key);
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toMatch(/expired/);
+  });
+
+  it("an admin key stops working when its member is no longer an admin", async () => {
+    const boss = (await api(stack.gateway.url, '/v1/organizations/users', { key: acme.adminKey, body: { email: 'boss@acme.test', role: 'admin' } })).body;
+    const adminKey = await newKey({ kind: 'admin', member_id: boss.id });
+    expect((await api(peer.url, '/v1/organizations/me', { key: adminKey.key })).status).toBe(200);
+    await api(stack.gateway.url, `/v1/organizations/users/${boss.id}`, { key: acme.adminKey, body: { role: 'developer' } });
+    const start = performance.now();
+    let res = await api(peer.url, '/v1/organizations/me', { key: adminKey.key });
+    while (res.status === 200 && performance.now() - start < 1000) {
+      await new Promise((r) => setTimeout(r, 10));
+      res = await api(peer.url, '/v1/organizations/me', { key: adminKey.key });
+    }
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toMatch(/no longer an admin/);
+  });
+});
+
+describe('rotation', () => {
+  it('keeps the id and the usage history; the old secret works during the grace period, then is refused', async () => {
+    const k = await newKey({ app: 'rotating' });
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    const rotated = (await api(stack.gateway.url, `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: 2 } })).body;
+    const rotatedAt = Date.now();
+    expect(rotated.id).toBe(k.id);
+    expect(Date.parse(rotated.previous_key_expires_at) - rotatedAt).toBeGreaterThan(1000);
+    for (const gw of [stack.gateway, peer]) {
+      expect((await callModel(gw.url, k.key)).status).toBe(200);
+      expect((await callModel(gw.url, rotated.key)).status).toBe(200);
+    }
+    let served = 5;
+    let old = await callModel(peer.url, k.key);
+    while (old.status === 200) {
+      served++;
+      expect(Date.now() - rotatedAt).toBeLessThan(3500);
+      await new Promise((r) => setTimeout(r, 25));
+      old = await callModel(peer.url, k.key);
+    }
+    expect(Date.now() - rotatedAt).toBeGreaterThanOrEqual(1900);
+    expect(old.status).toBe(401);
+    expect(old.body.error.message).toMatch(/rotated/);
+    expect((await callModel(stack.gateway.url, rotated.key)).status).toBe(200);
+    served++;
+
+    await Promise.all([stack.gateway.writer.flush(), peer.writer.flush()]);
+    const day = new Date().toISOString().slice(0, 10);
+    const report = (await api(stack.gateway.url, `/v1/organizations/usage_report/messages?starting_at=${day}&group_by[]=api_key_id&api_key_ids[]=${k.id}`, { key: acme.adminKey })).body;
+    const results = report.data.flatMap((b: any) => b.results);
+    expect(results).toHaveLength(1);
+    // Every call served under either secret counts for the one key id (refusals are not calls).
+    expect(results[0]).toMatchObject({ api_key_id: k.id, requests: served, errors: 0 });
+  });
+});
+
+describe('last_used_at', () => {
+  it('is kept in memory and written in batches, not per request', async () => {
+    const k = await newKey();
+    expect((await callModel(peer.url, k.key)).status).toBe(200);
+    const [before] = await stack.gateway.store.db.sql`select last_used_at from api_keys where id = ${k.id}`;
+    expect(before!.last_used_at).toBeNull();
+    await peer.flushLastUsed();
+    const listed = (await api(stack.gateway.url, `${keys}/${k.id}`, { key: acme.adminKey })).body;
+    expect(Date.now() - Date.parse(listed.last_used_at)).toBeLessThan(10_000);
+  });
+});

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, callAt, callModel, startStack, type SeededAccount, type Stack } from './harness';
+
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
+
+async function keyWith(stack: Stack, acct: SeededAccount, limits: object) {
+  return (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { limits } })).body as { id: string; key: string };
+}
+
+describe('per-key limits, counted in this process', () => {
+  let stack: Stack;
+  let acct: SeededAccount;
+  beforeAll(async () => {
+    stack = await startStack();
+    acct = await stack.seedAccount();
+  });
+  afterAll(() => stack?.close());
+
+  it('requests per minute: 429 rate_limit_error with retry-after and the rate-limit headers', async () => {
+    const k = await keyWith(stack, acct, { requests_per_minute: 3 });
+    for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    const res = await callModel(stack.gateway.url, k.key);
+    expect(res.status).toBe(429);
+    expect(res.body.error).toMatchObject({ type: 'rate_limit_error', message: expect.stringMatching(/3 requests per minute/) });
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(20);
+    expect(res.headers.get('anthropic-ratelimit-requests-limit')).toBe('3');
+    expect(res.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+    expect(Date.parse(res.headers.get('anthropic-ratelimit-requests-reset')!)).toBeGreaterThan(Date.now());
+    // The refusal is in the call log, like any call.
+    await stack.gateway.writer.flush();
+    const log = (await api(stack.gateway.url, `/v1/organizations/requests?api_key_id=${k.id}&status=429`, { key: acct.adminKey })).body;
+    expect(log.data).toEqual([expect.objectContaining({ error_type: 'rate_limit_error' })]);
+  });
+
+  it('tokens per minute: a call that spent the budget makes the next wait', async () => {
+    const k = await keyWith(stack, acct, { tokens_per_minute: 20 });
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await callModel(stack.gateway.url, k.key);
+    expect(res.status).toBe(429);
+    expect(res.body.error.message).toMatch(/20 tokens per minute/);
+    expect(res.headers.get('anthropic-ratelimit-tokens-limit')).toBe('20');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('monthly spend cap: 429 without retry-after once the month-to-date spend (seeded from rollups) reaches it', async () => {
+    const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
+    // 39,998 Opus 4.5 output tokens at $25/MTok: 99.995 cents already spent this month.
+    const now = new Date().toISOString();
+    await stack.gateway.store.calls.insertBatch([callAt(acct.id, now, { keyId: k.id, usage: { input_tokens: 0, output_tokens: 39_998 } })]);
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await callModel(stack.gateway.url, k.key);
+    expect(res.status).toBe(429);
+    expect(res.body.error).toMatchObject({ type: 'rate_limit_error', message: expect.stringMatching(/monthly spend cap of \$1\.00/) });
+    expect(res.headers.get('retry-after')).toBeNull();
+    expect(res.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('raising a limit applies to the next call', async () => {
+    const k = await keyWith(stack, acct, { requests_per_minute: 1 });
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(429);
+    await api(stack.gateway.url, `/v1/organizations/api_keys/${k.id}`, { key: acct.adminKey, body: { limits: { requests_per_minute: null } } });
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+  });
+
+  it('keys without limits are never refused', async () => {
+    const k = await keyWith(stack, acct, {});
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => callModel(stack.gateway.url, k.key).then((r) => r.status)));
+    expect(new Set(statuses)).toEqual(new Set([200]));
+  });
+});
+
+describe.runIf(TEST_REDIS_URL)('per-key limits shared through Redis (TEST_REDIS_URL)', () => {
+  let stack: Stack;
+  let acct: SeededAccount;
+  beforeAll(async () => {
+    stack = await startStack({ REDIS_URL: TEST_REDIS_URL! });
+    acct = await stack.seedAccount();
+  });
+  afterAll(() => stack?.close());
+
+  it('two instances share one request budget', async () => {
+    const peer = await stack.startPeer();
+    expect(stack.gateway.limits.shared).toBe('redis');
+    const k = await keyWith(stack, acct, { requests_per_minute: 3 });
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    expect((await callModel(peer.url, k.key)).status).toBe(200);
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    const res = await callModel(peer.url, k.key);
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).not.toBeNull();
+  });
+
+  it('two instances share one month-to-date spend', async () => {
+    const peer = await stack.startPeer();
+    const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
+    await stack.gateway.store.calls.insertBatch([callAt(acct.id, new Date().toISOString(), { keyId: k.id, usage: { output_tokens: 39_998 } })]);
+    expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await callModel(peer.url, k.key);
+    expect(res.status).toBe(429);
+    expect(res.headers.get('x-should-retry')).toBe('false');
+  });
+});
