@@ -11,7 +11,8 @@ export function keyAuth<E extends AppEnv = AppEnv>(resolver: KeyResolver, allowe
     const token = h
       ? presentedCredential(h.authorization, h['x-api-key'] as string | undefined)
       : presentedCredential(c.req.header('authorization'), c.req.header('x-api-key'));
-    c.set('principal', await resolver.resolve(token, allowed));
+    const client = c.env?.incoming?.socket?.remoteAddress ?? '';
+    c.set('principal', await resolver.resolve(token, allowed, client));
     await next();
   };
 }

@@ -23,7 +23,13 @@ export interface ResolverOptions {
   ttlMs: number;
   negativeTtlMs?: number;
   clock?: () => number;
+  /** Keys kept in memory at most; the oldest entry goes first. */
+  maxEntries?: number;
+  /** Unknown keys one client may present per minute before it gets 429 without a lookup. */
+  maxUnknownPerMinute?: number;
 }
+
+const MINUTE = 60_000;
 
 const SEND_INSTEAD = "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
 
@@ -34,6 +40,9 @@ const SEND_INSTEAD = "send your Keygate app key as 'Authorization: Bearer kg_liv
  */
 export class KeyResolver {
   readonly #cache = new Map<string, Entry>();
+  // Unknown hashes live apart, so forged keys can't push real ones out of the cache.
+  readonly #misses = new Map<string, number>();
+  readonly #unknownByClient = new Map<string, { count: number; resetAt: number }>();
   readonly #inflight = new Map<string, Promise<Principal | null>>();
   readonly #lastUsed = new Map<string, Date>();
   readonly #store: Pick<Store, 'keys'>;
@@ -41,6 +50,8 @@ export class KeyResolver {
   readonly #ttl: number;
   readonly #negativeTtl: number;
   readonly #now: () => number;
+  readonly #maxEntries: number;
+  readonly #maxUnknown: number;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -48,10 +59,17 @@ export class KeyResolver {
     this.#ttl = opts.ttlMs;
     this.#negativeTtl = opts.negativeTtlMs ?? Math.min(opts.ttlMs, 5_000);
     this.#now = opts.clock ?? Date.now;
+    this.#maxEntries = opts.maxEntries ?? 100_000;
+    this.#maxUnknown = opts.maxUnknownPerMinute ?? 120;
+  }
+
+  /** Keys held in memory (known and unknown), for tests and metrics. */
+  get size(): number {
+    return this.#cache.size + this.#misses.size;
   }
 
   /** Resolves a presented credential, or throws the provider-shaped error that explains what to send. */
-  async resolve(token: string | undefined, allowed: readonly KeyKind[]): Promise<Principal> {
+  async resolve(token: string | undefined, allowed: readonly KeyKind[], client = ''): Promise<Principal> {
     if (!token) throw new GatewayError('authentication_error', `Missing app key: ${SEND_INSTEAD}.`);
     if (looksLikeProviderKey(token)) {
       throw new GatewayError(
@@ -69,7 +87,7 @@ export class KeyResolver {
           : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
       );
     }
-    const principal = await this.#lookup(hashKey(token).toString('hex'));
+    const principal = await this.#lookup(hashKey(token).toString('hex'), client);
     if (!principal) throw new GatewayError('authentication_error', 'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.');
     this.#checkActive(principal);
     this.#lastUsed.set(principal.key.id, new Date(this.#now()));
@@ -88,25 +106,64 @@ export class KeyResolver {
     if (p.account.status !== 'active') throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
   }
 
-  async #lookup(hash: string): Promise<Principal | null> {
+  async #lookup(hash: string, client: string): Promise<Principal | null> {
+    const now = this.#now();
     const hit = this.#cache.get(hash);
-    if (hit && hit.expiresAt > this.#now()) return hit.principal;
+    if (hit && hit.expiresAt > now) return hit.principal;
+    const missUntil = this.#misses.get(hash);
+    if (missUntil !== undefined && missUntil > now) return null;
     let pending = this.#inflight.get(hash);
     if (!pending) {
+      this.#checkUnknownBudget(client, now);
       pending = this.#store.keys
         .resolve(Buffer.from(hash, 'hex'))
         .then((found) => {
           const principal = found ? this.#toPrincipal(found) : null;
           // An eviction that raced this lookup wins: don't cache what it meant to drop.
-          if (this.#inflight.get(hash) === pending) {
-            this.#cache.set(hash, { principal, expiresAt: this.#now() + (principal ? this.#ttl : this.#negativeTtl) });
-          }
+          if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
+          if (!principal) this.#countUnknown(client);
           return principal;
         })
         .finally(() => this.#inflight.delete(hash));
       this.#inflight.set(hash, pending);
     }
     return pending;
+  }
+
+  #remember(hash: string, principal: Principal | null): void {
+    const now = this.#now();
+    if (principal) {
+      this.#misses.delete(hash);
+      this.#cache.delete(hash);
+      this.#cache.set(hash, { principal, expiresAt: now + this.#ttl });
+      trim(this.#cache, this.#maxEntries);
+    } else {
+      this.#misses.delete(hash);
+      this.#misses.set(hash, now + this.#negativeTtl);
+      trim(this.#misses, Math.max(1, this.#maxEntries / 10));
+    }
+  }
+
+  /** Each unknown key costs a database lookup: a client guessing keys is cut off early. */
+  #checkUnknownBudget(client: string, now: number): void {
+    const seen = this.#unknownByClient.get(client);
+    if (!seen || seen.resetAt <= now || seen.count < this.#maxUnknown) return;
+    const seconds = Math.ceil((seen.resetAt - now) / 1000);
+    throw new GatewayError('rate_limit_error', `Too many invalid app keys from this client; retry in ${seconds} s.`, {
+      headers: { 'retry-after': String(seconds) },
+    });
+  }
+
+  #countUnknown(client: string): void {
+    const now = this.#now();
+    const seen = this.#unknownByClient.get(client);
+    if (!seen || seen.resetAt <= now) {
+      this.#unknownByClient.delete(client);
+      this.#unknownByClient.set(client, { count: 1, resetAt: now + MINUTE });
+      trim(this.#unknownByClient, 10_000);
+    } else {
+      seen.count++;
+    }
   }
 
   #toPrincipal(found: ResolvedKey): Principal {
@@ -145,6 +202,7 @@ export class KeyResolver {
 
   clear(): void {
     this.#cache.clear();
+    this.#misses.clear();
     this.#inflight.clear();
   }
 
@@ -159,6 +217,14 @@ export class KeyResolver {
     const out = new Map(this.#lastUsed);
     this.#lastUsed.clear();
     return out;
+  }
+}
+
+/** Drops the oldest entries (Maps iterate in insertion order) until `map` holds at most `max`. */
+function trim(map: Map<string, unknown>, max: number): void {
+  for (const key of map.keys()) {
+    if (map.size <= max) return;
+    map.delete(key);
   }
 }
 
