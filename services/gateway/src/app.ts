@@ -21,8 +21,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver };
 
   app.use('*', async function requestId(c, next) {
-    c.set('requestId', newRequestId());
+    const id = newRequestId();
+    c.set('requestId', id);
     await next();
+    // Every answer carries a request id; the proxy writes its own (and the provider's) itself.
+    const headers = c.res.headers;
+    if (!headers.has('request-id') && !headers.has('x-hono-already-sent')) headers.set('request-id', id);
   });
 
   app.onError((err, c) =>

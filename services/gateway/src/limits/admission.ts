@@ -40,9 +40,11 @@ export class Admission {
 
   admit(principal: Principal, call: AdmittedCall): void | Promise<void> {
     const { limitRpm: rpm, limitTpm: tpm, limitMonthlySpendCents: cap } = principal.key;
-    if (call.endpoint !== 'messages' || (rpm == null && tpm == null && cap == null)) return;
+    if (call.endpoint !== 'messages') return;
+    // Limits can be removed while the key is in use: stop charging it as soon as they are.
     if (tpm != null || cap != null) this.#tracked.set(principal.key.id, { tpm, capCents: cap });
-    else this.#tracked.delete(principal.key.id);
+    else if (this.#tracked.size > 0) this.#tracked.delete(principal.key.id);
+    if (rpm == null && tpm == null && cap == null) return;
     return this.#check(principal.key.id, rpm, tpm, cap);
   }
 

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { generateKey } from '../auth/keys';
+import { createLogger, redact } from './logger';
+
+describe('logger', () => {
+  it.each([
+    'sk-ant-api03-AbCdEf0123456789_xyz-more',
+    'sk-ant-ABCDEFGH12345678',
+    'sk-ant-Api03-Zz9_-aaaaaaaa',
+    'sk-ant-admin01-qwertyuiop',
+  ])('masks provider keys of every accepted shape: %s', (key) => {
+    expect(redact(`upstream said: bad key ${key}.`)).not.toContain(key.slice(8));
+  });
+
+  it('masks app keys of every kind', () => {
+    for (const kind of ['live', 'test', 'admin'] as const) {
+      const key = generateKey(kind);
+      expect(redact(`key=${key}`)).toBe(`key=kg_${kind}_[redacted]`);
+    }
+  });
+
+  it('never writes a secret passed in fields or errors, and honours the level', () => {
+    const lines: string[] = [];
+    const log = createLogger('info', (l) => lines.push(l));
+    const key = generateKey('live');
+    log.debug('not shown', { key });
+    log.warn('failed', { error: new Error(`rejected ${key}`), provider: 'sk-ant-api03-secretsecret' });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain(key.slice(8));
+    expect(lines[0]).not.toContain('secretsecret');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', msg: 'failed' });
+  });
+});
