@@ -127,6 +127,19 @@ describe('members (users)', () => {
     expectError(res, 400, 'invalid_request_error', /Solo plan has 1 seat/);
   });
 
+  it('concurrent adds never take more seats than the plan has', async () => {
+    const op = { bearer: 'operator-token-0123456789' };
+    for (let round = 0; round < 3; round++) {
+      const solo = (await api(url(), '/operator/v1/accounts', { ...op, body: { name: `Race ${round}`, plan: 'solo' } })).body;
+      const adds = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => api(url(), `/operator/v1/accounts/${solo.id}/users`, { ...op, body: { email: `racer${i}@solo.test` } })),
+      );
+      expect(adds.filter((r) => r.status === 201)).toHaveLength(1);
+      for (const refused of adds.filter((r) => r.status !== 201)) expectError(refused, 400, 'invalid_request_error', /Solo plan has 1 seat/);
+      expect((await api(url(), `/operator/v1/accounts/${solo.id}`, op)).body.seats).toEqual({ used: 1, max: 1 });
+    }
+  });
+
   it("another account's member is 404, exactly as a member that does not exist", async () => {
     const theirs = `/v1/organizations/users/${other.adminMemberId}`;
     const missing = await api(url(), '/v1/organizations/users/user_doesnotexist', { key: acme.adminKey });
@@ -158,6 +171,21 @@ describe('members (users)', () => {
     const back = (await api(url(), `/v1/organizations/users?limit=2&before_id=${seen[4]}`, { key: team.adminKey })).body;
     expect(back.data.map((m: any) => m.id)).toEqual(seen.slice(2, 4));
     expect(back.has_more).toBe(true);
+  });
+
+  it.each([
+    ['users', async () => other.adminMemberId],
+    ['api_keys', async () => other.adminKeyId],
+    ['audit_log', async () => (await api(url(), '/v1/organizations/audit_log', { key: other.adminKey })).body.data[0].id as string],
+  ])("%s: another account's id as a cursor is 400, exactly as an id that does not exist (security)", async (list, theirs) => {
+    const id = await theirs();
+    for (const param of ['after_id', 'before_id']) {
+      const missing = await api(url(), `/v1/organizations/${list}?${param}=nope_doesnotexist`, { key: acme.adminKey });
+      expectError(missing, 400, 'invalid_request_error', new RegExp(`^${param}: no such id in this list`));
+      const probe = await api(url(), `/v1/organizations/${list}?${param}=${id}`, { key: acme.adminKey });
+      expectError(probe, 400, 'invalid_request_error');
+      expect(probe.body.error.message).toBe(missing.body.error.message);
+    }
   });
 
   it('bad paging parameters → 400', async () => {

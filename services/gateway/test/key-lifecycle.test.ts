@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operatorRoutes } from '../src/operator/routes';
 import type { Gateway } from '../src/server';
 import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
 
@@ -149,6 +150,22 @@ describe('rotation', () => {
     expect(results).toHaveLength(1);
     // Every call served under either secret counts for the one key id (refusals are not calls).
     expect(results[0]).toMatchObject({ api_key_id: k.id, requests: served, errors: 0 });
+  });
+});
+
+describe('rotation, whatever the clocks say', () => {
+  it('previous_key_expires_at is the expiry the database enforces, not the app clock plus the grace period', async () => {
+    const k = await newKey();
+    // An app clock an hour ahead of the database's.
+    const skewed = operatorRoutes({ ...stack.deps, clock: () => Date.now() + 3_600_000, operatorToken: OPERATOR });
+    const res = await skewed.request(`/accounts/${acme.id}/api_keys/${k.id}/rotate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ grace_period_seconds: 60 }),
+    });
+    expect(res.status).toBe(200);
+    const [old] = await stack.gateway.store.db.sql`select expires_at from key_secrets where key_id = ${k.id} and expires_at is not null`;
+    expect(((await res.json()) as { previous_key_expires_at: string }).previous_key_expires_at).toBe(old!.expires_at.toISOString());
   });
 });
 

@@ -5,6 +5,7 @@ import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
 import { addMember, removeMember, updateMember } from './members';
 import { listJson, listParams, pageQuery, parseQuery } from './query';
+import { name } from './schemas';
 import type { AdminEnv } from './scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';
 import { accountWithPlan, type ServiceDeps } from './service';
@@ -19,12 +20,12 @@ const ListUsers = z.object({
 
 const AddUser = z.strictObject({
   email: z.email(),
-  name: z.string().trim().min(1).max(200).optional(),
+  name: name.optional(),
   role: role.default('developer'),
 });
 
 const UpdateUser = z
-  .strictObject({ name: z.string().trim().min(1).max(200).optional(), role: role.optional() })
+  .strictObject({ name: name.optional(), role: role.optional() })
   .refine((b) => b.name !== undefined || b.role !== undefined, 'Send at least one of name and role.');
 
 const Billing = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month such as 2026-11').optional() });

@@ -5,6 +5,7 @@ import { jsonBody } from '../lib/validation';
 import type { KeyPatch } from '../store';
 import { createKey, deleteKey, rotateKey, updateKey } from './keys';
 import { listJson, listParams, optionalJsonBody, pageQuery, parseQuery, timestamp } from './query';
+import { name } from './schemas';
 import type { AdminEnv } from './scope';
 import { keyJson } from './serialize';
 import type { ServiceDeps } from './service';
@@ -31,7 +32,7 @@ const ListKeys = z.object({
 });
 
 const CreateKey = z.strictObject({
-  name: z.string().trim().min(1).max(200).optional(),
+  name: name.optional(),
   kind: kind.default('live'),
   member_id: z.string().min(1).optional(),
   app: label.optional(),
@@ -42,7 +43,7 @@ const CreateKey = z.strictObject({
 
 const UpdateKey = z
   .strictObject({
-    name: z.string().trim().min(1).max(200).optional(),
+    name: name.optional(),
     status: status.optional(),
     expires_at: timestamp.nullable().optional(),
     limits: Limits.optional(),
@@ -113,8 +114,8 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
 
   app.post('/api_keys/:id/rotate', async (c) => {
     const body = await optionalJsonBody(c, Rotate);
-    const { key, secret } = await rotateKey(deps, c.var.scope, c.req.param('id'), body.grace_period_seconds);
-    return c.json({ ...keyJson(key), key: secret, previous_key_expires_at: new Date(deps.clock() + body.grace_period_seconds * 1000).toISOString() });
+    const { key, secret, previousExpiresAt } = await rotateKey(deps, c.var.scope, c.req.param('id'), body.grace_period_seconds);
+    return c.json({ ...keyJson(key), key: secret, previous_key_expires_at: previousExpiresAt?.toISOString() ?? null });
   });
 
   app.delete('/api_keys/:id', async (c) => {

@@ -105,8 +105,16 @@ function auditPatch(p: KeyPatch): Record<string, unknown> {
   return out;
 }
 
-/** A new secret for the same key id; the old one keeps working for `graceSeconds` (default 0). */
-export async function rotateKey(deps: ServiceDeps, scope: Scope, id: string, graceSeconds = 0): Promise<{ key: KeyRecord; secret: string }> {
+/**
+ * A new secret for the same key id; the old one keeps working for `graceSeconds` (default 0),
+ * until `previousExpiresAt` as the database enforces it.
+ */
+export async function rotateKey(
+  deps: ServiceDeps,
+  scope: Scope,
+  id: string,
+  graceSeconds = 0,
+): Promise<{ key: KeyRecord; secret: string; previousExpiresAt: Date | null }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
     throw new GatewayError('invalid_request_error', `grace_period_seconds: a whole number from 0 to ${MAX_GRACE_SECONDS} (7 days).`);
   }
@@ -114,15 +122,15 @@ export async function rotateKey(deps: ServiceDeps, scope: Scope, id: string, gra
   if (!current) throw notFound(id);
   if (current.status === 'archived') throw new GatewayError('invalid_request_error', 'This key is archived; create a new key instead of rotating it.');
   const secret = generateKey(current.kind);
-  const key = await deps.store.keys.rotate(scope.accountId, id, { hash: hashKey(secret), hint: keyHint(secret) }, graceSeconds * 1000, {
+  const rotated = await deps.store.keys.rotate(scope.accountId, id, { hash: hashKey(secret), hint: keyHint(secret) }, graceSeconds * 1000, {
     actor: scope.actor,
     action: 'api_key.rotate',
     targetId: id,
     details: { grace_period_seconds: graceSeconds },
   });
-  if (!key) throw notFound(id);
+  if (!rotated) throw notFound(id);
   deps.evict?.invalidateKey(id);
-  return { key, secret };
+  return { ...rotated, secret };
 }
 
 /** Deletes a key: refused everywhere at once; its usage stays in reports under its id. */

@@ -1,8 +1,8 @@
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import { DuplicateMemberError, LastAdminError, type MemberRecord, type MemberRole } from '../store';
+import { DuplicateMemberError, LastAdminError, SeatLimitError, type MemberRecord, type MemberRole } from '../store';
 import type { Scope } from './scope';
-import { accountWithPlan, type ServiceDeps } from './service';
+import type { ServiceDeps } from './service';
 
 const notFound = (id: string) => new GatewayError('not_found_error', `No member with id '${id}'.`);
 
@@ -15,23 +15,22 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
     if (err instanceof LastAdminError) {
       throw new GatewayError('invalid_request_error', 'This is the account\'s last admin: make another member an admin first.');
     }
+    if (err instanceof SeatLimitError) {
+      throw new GatewayError(
+        'invalid_request_error',
+        `The ${err.planName} plan has ${err.maxSeats} seat(s), all taken: move the account to the team or scale plan, or remove a member first.`,
+      );
+    }
     throw err;
   }
 }
 
 /** Adds a seat, within the plan's seat limit. */
 export async function addMember(deps: ServiceDeps, scope: Scope, input: { email: string; name?: string | null; role: MemberRole }): Promise<MemberRecord> {
-  const { account, plan } = await accountWithPlan(deps, scope.accountId);
-  if (plan.maxSeats != null && (await deps.store.members.countActive(account.id)) >= plan.maxSeats) {
-    throw new GatewayError(
-      'invalid_request_error',
-      `The ${plan.name} plan has ${plan.maxSeats} seat(s), all taken: move the account to the team or scale plan, or remove a member first.`,
-    );
-  }
   const id = newId('user');
   return guarded(() =>
     deps.store.members.create(
-      { id, accountId: account.id, email: input.email, name: input.name ?? input.email, role: input.role },
+      { id, accountId: scope.accountId, email: input.email, name: input.name ?? input.email, role: input.role },
       { actor: scope.actor, action: 'user.add', targetId: id, details: { email: input.email, role: input.role } },
     ),
   );

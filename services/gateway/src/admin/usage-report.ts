@@ -28,8 +28,11 @@ export function filtersOf(q: { api_key_ids?: string[] | undefined; user_ids?: st
   return { keyIds: q.api_key_ids ?? null, memberIds: q.user_ids ?? null, models: q.models ?? null, groupIds: q.group_ids ?? null };
 }
 
-/** Usage figures under the provider's usage-report names, plus Keygate's request and error counts. */
-export function usageFigures(r: UsageRow) {
+/**
+ * A row's figures under the provider's usage-report names, plus Keygate's counts of requests
+ * served and of calls that ended in an error (refusals included).
+ */
+export function reportFigures(r: UsageRow) {
   return {
     uncached_input_tokens: r.input_tokens,
     cache_creation: { ephemeral_1h_input_tokens: r.cache_creation_1h_tokens, ephemeral_5m_input_tokens: r.cache_creation_5m_tokens },
@@ -43,7 +46,7 @@ export function usageFigures(r: UsageRow) {
 
 function result(r: UsageRow) {
   return {
-    ...usageFigures(r),
+    ...reportFigures(r),
     api_key_id: r.api_key_id,
     workspace_id: null,
     model: r.model,

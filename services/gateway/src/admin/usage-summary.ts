@@ -3,7 +3,7 @@ import { GatewayError } from '../lib/errors';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { isoSeconds } from './buckets';
 import { timestamp } from './query';
-import { filtersOf, reportFilters, usageFigures } from './usage-report';
+import { filtersOf, reportFigures, reportFilters } from './usage-report';
 
 const HOUR = 3_600_000;
 const MAX_DAYS = 400;
@@ -50,7 +50,7 @@ export async function usageSummary(store: Pick<Store, 'usage' | 'keys' | 'member
     return {
       [dim ?? 'day']: value,
       ...(label ? { [label]: value ? (labels.get(value) ?? null) : null } : {}),
-      ...usageFigures(row),
+      ...reportFigures(row),
     };
   });
   if (q.by !== 'day') data.sort((a, b) => b.requests - a.requests);

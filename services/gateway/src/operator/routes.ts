@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { listJson, listParams, pageQuery, parseQuery } from '../admin/query';
 import { organizationRoutes } from '../admin/routes';
+import { name } from '../admin/schemas';
 import type { KeyRouteDeps } from '../admin/key-routes';
 import type { AdminEnv } from '../admin/scope';
 import { accountJson, keyJson, memberJson, planJson } from '../admin/serialize';
@@ -13,7 +14,6 @@ import type { Logger } from '../lib/logger';
 import { jsonBody } from '../lib/validation';
 import { operatorActor, operatorAuth } from './auth';
 
-const name = z.string().trim().min(1).max(200);
 const plan = z.enum(['solo', 'team', 'scale']);
 
 const CreateAccount = z.strictObject({
@@ -25,7 +25,7 @@ const CreateAccount = z.strictObject({
   trial_days: z.number().int().min(0).max(365).optional(),
 });
 
-const ListAccounts = z.object({ ...listParams, search: z.string().trim().min(1).max(200).optional(), status: z.enum(['active', 'suspended']).optional() });
+const ListAccounts = z.object({ ...listParams, search: name.optional(), status: z.enum(['active', 'suspended']).optional() });
 
 const UpdateAccount = z
   .strictObject({ name: name.optional(), plan: plan.optional() })

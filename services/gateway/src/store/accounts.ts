@@ -103,7 +103,7 @@ export function accountQueries(sql: Sql) {
 
     async list(f: AccountFilter, q: PageQuery): Promise<Page<AccountRecord>> {
       const like = f.search ? `%${f.search.replace(/[\\%_]/g, '\\$&')}%` : null;
-      const k = keyset(sql, 'accounts', q);
+      const k = keyset(sql, 'accounts', null, q);
       const rows = await sql<AccountRecord[]>`
         select ${accountCols(sql)} from accounts t
         where (${like}::text is null or t.name ilike ${like} or t.id = ${f.search ?? null})

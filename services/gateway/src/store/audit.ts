@@ -35,7 +35,7 @@ export async function writeAudit(tx: Sql, accountId: string, e: AuditEntry): Pro
 export function auditQueries(sql: Sql) {
   return {
     async list(accountId: string, f: AuditFilter, q: PageQuery): Promise<Page<AuditRecord>> {
-      const k = keyset(sql, 'audit_log', q);
+      const k = keyset(sql, 'audit_log', accountId, q);
       const rows = await sql<AuditRecord[]>`
         select t.id, t.account_id as "accountId", t.actor, t.action, t.target_id as "targetId", t.details,
                t.created_at as "createdAt"

@@ -4,7 +4,9 @@ import type { Sql } from './database';
 
 /** What a rollup row adds up, under its column names. */
 export interface RollupSums {
+  /** Calls served (status below 400); a refused or failed call counts in `errors` only. */
   requests: number;
+  /** Calls that ended in an error: refused by the gateway, answered with an error upstream, or broken mid-stream. */
   errors: number;
   input_tokens: number;
   output_tokens: number;
@@ -17,6 +19,7 @@ export interface RollupSums {
 interface Rollup extends RollupSums {
   account_id: string;
   hour: Date;
+  endpoint: string;
   key_id: string | null;
   member_id: string | null;
   model: string | null;
@@ -25,23 +28,23 @@ interface Rollup extends RollupSums {
 
 const HOUR = 3_600_000;
 
-/** Sums a batch per (account, hour, key, member, model, group) before it meets the database. */
+/** Sums a batch per (account, endpoint, hour, key, member, model, group) before it meets the database. */
 export function rollUp(records: CallRecord[]): Rollup[] {
   const byKey = new Map<string, Rollup>();
   for (const r of records) {
     const hour = new Date(Math.floor(r.createdAt.getTime() / HOUR) * HOUR);
-    const id = JSON.stringify([r.accountId, hour.getTime(), r.keyId, r.memberId, r.model, r.groupId]);
+    const id = JSON.stringify([r.accountId, r.endpoint, hour.getTime(), r.keyId, r.memberId, r.model, r.groupId]);
     let row = byKey.get(id);
     if (!row) {
       row = {
-        account_id: r.accountId, hour, key_id: r.keyId, member_id: r.memberId, model: r.model, group_id: r.groupId,
+        account_id: r.accountId, endpoint: r.endpoint, hour, key_id: r.keyId, member_id: r.memberId, model: r.model, group_id: r.groupId,
         requests: 0, errors: 0, input_tokens: 0, output_tokens: 0, cache_creation_5m_tokens: 0,
         cache_creation_1h_tokens: 0, cache_read_input_tokens: 0, web_search_requests: 0,
       };
       byKey.set(id, row);
     }
     const u = usageFigures(r.usage);
-    row.requests += 1;
+    if (r.status < 400) row.requests += 1;
     if (r.status >= 400 || r.errorType) row.errors += 1;
     row.input_tokens += u.inputTokens;
     row.output_tokens += u.outputTokens;
@@ -86,7 +89,7 @@ export function callQueries(sql: Sql) {
         if (rollups.length === 0) return;
         await tx`
           insert into usage_hourly ${tx(rollups)}
-          on conflict (account_id, hour, key_id, member_id, model, group_id) do update set
+          on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
             requests = usage_hourly.requests + excluded.requests,
             errors = usage_hourly.errors + excluded.errors,
             input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
@@ -96,10 +99,6 @@ export function callQueries(sql: Sql) {
             cache_read_input_tokens = usage_hourly.cache_read_input_tokens + excluded.cache_read_input_tokens,
             web_search_requests = usage_hourly.web_search_requests + excluded.web_search_requests`;
       });
-    },
-
-    async byAccount(accountId: string, limit = 100) {
-      return sql`select * from calls where account_id = ${accountId} order by created_at desc limit ${limit}`;
     },
   };
 }

@@ -119,7 +119,7 @@ export function keyQueries(sql: Sql) {
     },
 
     async list(accountId: string, f: KeyFilter, q: PageQuery): Promise<Page<KeyRecord>> {
-      const ks = keyset(sql, 'api_keys', q);
+      const ks = keyset(sql, 'api_keys', accountId, q);
       const rows = await sql<KeyRecord[]>`
         select ${keyCols(sql, 't')} from api_keys t
         where t.account_id = ${accountId} and t.deleted_at is null
@@ -157,21 +157,30 @@ export function keyQueries(sql: Sql) {
 
     /**
      * A new secret for the same key id (so usage, budgets and limits carry over). Older secrets
-     * keep working until `graceMs` from now, then are refused.
+     * keep working until `graceMs` from now by the database's clock, then are refused; that
+     * moment is returned as `previousExpiresAt`.
      */
-    async rotate(accountId: string, id: string, next: { hash: Buffer; hint: string }, graceMs: number, audit: AuditEntry): Promise<KeyRecord | null> {
+    async rotate(
+      accountId: string,
+      id: string,
+      next: { hash: Buffer; hint: string },
+      graceMs: number,
+      audit: AuditEntry,
+    ): Promise<{ key: KeyRecord; previousExpiresAt: Date | null } | null> {
       return auditedChange(sql, accountId, `key:${id}`, async (t) => {
-        const [row] = await t<KeyRecord[]>`
+        const [key] = await t<KeyRecord[]>`
           update api_keys k set hint = ${next.hint}
           where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null
           returning ${keyCols(t)}`;
-        if (!row) return undefined;
+        if (!key) return undefined;
         const until = t`now() + make_interval(secs => ${graceMs / 1000})`;
-        await t`update key_secrets set expires_at = ${until} where key_id = ${id} and (expires_at is null or expires_at > ${until})`;
+        const [previous] = await t<{ expiresAt: Date }[]>`
+          update key_secrets set expires_at = ${until} where key_id = ${id} and (expires_at is null or expires_at > ${until})
+          returning expires_at as "expiresAt"`;
         // Secrets expired a day ago can only ever produce the "rotated" message; drop them.
         await t`delete from key_secrets where key_id = ${id} and expires_at < now() - interval '1 day'`;
         await t`insert into key_secrets (hash, key_id) values (${next.hash}, ${id})`;
-        return row;
+        return { key, previousExpiresAt: previous?.expiresAt ?? null };
       }, () => [audit]);
     },
 

@@ -23,6 +23,30 @@ export interface SeatSpan {
 export class DuplicateMemberError extends Error {}
 /** The change would leave the account without an active admin. */
 export class LastAdminError extends Error {}
+/** Every seat of the account's plan is taken. */
+export class SeatLimitError extends Error {
+  constructor(
+    readonly planName: string,
+    readonly maxSeats: number,
+  ) {
+    super(`the ${planName} plan's ${maxSeats} seat(s) are taken`);
+  }
+}
+
+async function countActive(t: Sql, accountId: string, role: MemberRole | null = null): Promise<number> {
+  const [row] = await t<{ n: number }[]>`
+    select count(*)::int as n from members
+    where account_id = ${accountId} and status = 'active' and (${role}::text is null or role = ${role})`;
+  return row!.n;
+}
+
+/** Locks the account row, so that adds to one account take turns, then throws if the plan has no seat left. */
+async function guardSeats(t: Sql, accountId: string): Promise<void> {
+  const [plan] = await t<{ name: string; maxSeats: number | null }[]>`
+    select p.name, p.max_seats as "maxSeats" from accounts a join plans p on p.id = a.plan_id
+    where a.id = ${accountId} for update of a`;
+  if (plan?.maxSeats != null && (await countActive(t, accountId)) >= plan.maxSeats) throw new SeatLimitError(plan.name, plan.maxSeats);
+}
 
 /** Locks the account's admins; throws when `id` is the only one and would stop being one. */
 async function guardLastAdmin(t: Sql, accountId: string, id: string): Promise<void> {
@@ -49,8 +73,10 @@ export async function insertMember(t: Sql, m: NewMember): Promise<MemberRecord> 
 
 export function memberQueries(sql: Sql) {
   return {
+    /** Adds a seat, within the plan's seat limit. */
     async create(m: NewMember, audit?: AuditEntry): Promise<MemberRecord> {
       return inTransaction(sql, async (t) => {
+        await guardSeats(t, m.accountId);
         const row = await insertMember(t, m);
         if (audit) await writeAudit(t, m.accountId, audit);
         return row;
@@ -64,7 +90,7 @@ export function memberQueries(sql: Sql) {
 
     async list(accountId: string, f: MemberFilter, q: PageQuery): Promise<Page<MemberRecord>> {
       const status = f.status === 'all' ? null : (f.status ?? 'active');
-      const k = keyset(sql, 'members', q);
+      const k = keyset(sql, 'members', accountId, q);
       const rows = await sql<MemberRecord[]>`
         select ${memberCols(sql)} from members t
         where t.account_id = ${accountId}
@@ -84,10 +110,7 @@ export function memberQueries(sql: Sql) {
     },
 
     async countActive(accountId: string, role?: MemberRole): Promise<number> {
-      const [row] = await sql<{ n: number }[]>`
-        select count(*)::int as n from members
-        where account_id = ${accountId} and status = 'active' and (${role ?? null}::text is null or role = ${role ?? null})`;
-      return row!.n;
+      return countActive(sql, accountId, role);
     },
 
     async seatSpans(accountId: string, from: Date, to: Date): Promise<SeatSpan[]> {

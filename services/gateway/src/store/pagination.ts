@@ -1,4 +1,5 @@
 import type { PendingQuery, Row } from 'postgres';
+import { GatewayError } from '../lib/errors';
 import type { Sql } from './database';
 
 /** A page request in the provider's list style: `limit` plus one of `after_id` / `before_id`. */
@@ -20,26 +21,35 @@ export interface Keyset {
   where: Fragment;
   order: Fragment;
   limit: number;
-  finish<T>(rows: T[]): Page<T>;
+  /** The page of the rows fetched; throws a 400 when the cursor names no row of the list. */
+  finish<T>(rows: T[]): Promise<Page<T>>;
 }
 
 /**
  * Keyset pagination, newest first, over `(created_at, id)` of a table aliased `t`: stable
- * under inserts, and one index range scan per page however deep the page is.
+ * under inserts, and one index range scan per page however deep the page is. The cursor row
+ * is looked up within `accountId` (null: a list that spans accounts), so another account's
+ * id tells nothing about that account's rows.
  */
-export function keyset(sql: Sql, table: string, q: PageQuery): Keyset {
+export function keyset(sql: Sql, table: string, accountId: string | null, q: PageQuery): Keyset {
   const backwards = !q.afterId && !!q.beforeId;
   const cursor = q.afterId ?? q.beforeId ?? null;
+  const cursorRow = (columns: Fragment) => sql`
+    select ${columns} from ${sql(table)} c where c.id = ${cursor} ${accountId === null ? sql`` : sql`and c.account_id = ${accountId}`}`;
   const where = !cursor
     ? sql``
     : backwards
-      ? sql`and (t.created_at, t.id) > (select c.created_at, c.id from ${sql(table)} c where c.id = ${cursor})`
-      : sql`and (t.created_at, t.id) < (select c.created_at, c.id from ${sql(table)} c where c.id = ${cursor})`;
+      ? sql`and (t.created_at, t.id) > (${cursorRow(sql`c.created_at, c.id`)})`
+      : sql`and (t.created_at, t.id) < (${cursorRow(sql`c.created_at, c.id`)})`;
   return {
     where,
     order: backwards ? sql`order by t.created_at asc, t.id asc` : sql`order by t.created_at desc, t.id desc`,
     limit: q.limit + 1,
-    finish<T>(rows: T[]): Page<T> {
+    async finish<T>(rows: T[]): Promise<Page<T>> {
+      // A cursor that names no row compares as null and selects nothing: not the end of the list.
+      if (cursor && rows.length === 0 && (await cursorRow(sql`1`)).length === 0) {
+        throw new GatewayError('invalid_request_error', `${backwards ? 'before_id' : 'after_id'}: no such id in this list.`);
+      }
       const page = rows.slice(0, q.limit);
       return { rows: backwards ? page.reverse() : page, hasMore: rows.length > q.limit };
     },

@@ -20,7 +20,7 @@ export function requestQueries(sql: Sql) {
   return {
     /** The call log, newest first, read through the (account_id, created_at) index. */
     async list(accountId: string, f: RequestFilter, q: PageQuery): Promise<Page<RequestRecord>> {
-      const k = keyset(sql, 'calls', q);
+      const k = keyset(sql, 'calls', accountId, q);
       const code = typeof f.status === 'number' ? f.status : null;
       const outcome = typeof f.status === 'string' ? f.status : null;
       const rows = await sql<RequestRecord[]>`

@@ -2,8 +2,7 @@ import type { RollupSums } from './calls';
 import type { Sql } from './database';
 
 /** The dimensions usage can be grouped by; each maps to a column of the rollups (or the call log). */
-export const USAGE_DIMENSIONS = ['account_id', 'api_key_id', 'user_id', 'model', 'group_id', 'app', 'environment'] as const;
-export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
+export type UsageDimension = 'account_id' | 'api_key_id' | 'user_id' | 'model' | 'group_id' | 'app' | 'environment';
 
 export interface UsageFilters {
   keyIds?: string[] | null;
@@ -39,11 +38,25 @@ export interface UsageRow extends RollupSums {
 const arr = (v: string[] | null | undefined) => (v && v.length ? v : null);
 
 /**
- * Sums usage by the requested dimensions (the others come back null) and, optionally, time
+ * Sums usage of the Messages API (count_tokens calls and model listings are in the call log,
+ * not here) by the requested dimensions (the others come back null) and, optionally, time
  * buckets. `hourly` reads the rollups; `calls` reads the call log and is for short ranges
  * only (minute buckets), which callers bound.
  */
 export function usageQueries(sql: Sql) {
+  /** The summed figures of rows aliased `u`, under their `RollupSums` names. */
+  const sums = (source: 'hourly' | 'calls') => sql`
+    ${source === 'hourly'
+      ? sql`sum(u.requests)::float8 as requests, sum(u.errors)::float8 as errors`
+      : sql`(count(*) filter (where u.status < 400))::float8 as requests,
+            (count(*) filter (where u.status >= 400 or u.error_type is not null))::float8 as errors`},
+    sum(u.input_tokens)::float8 as input_tokens,
+    sum(u.output_tokens)::float8 as output_tokens,
+    sum(u.cache_creation_5m_tokens)::float8 as cache_creation_5m_tokens,
+    sum(u.cache_creation_1h_tokens)::float8 as cache_creation_1h_tokens,
+    sum(u.cache_read_input_tokens)::float8 as cache_read_input_tokens,
+    sum(u.web_search_requests)::float8 as web_search_requests`;
+
   function run(q: UsageQuery, source: 'hourly' | 'calls'): Promise<UsageRow[]> {
     const g = (d: UsageDimension) => q.groupBy.includes(d);
     const f = q.filters ?? {};
@@ -51,16 +64,12 @@ export function usageQueries(sql: Sql) {
     const from =
       source === 'hourly'
         ? sql`from usage_hourly u left join api_keys k on k.id = u.key_id
-              where u.hour >= ${q.from} and u.hour < ${q.to}`
+              where u.endpoint = 'messages' and u.hour >= ${q.from} and u.hour < ${q.to}`
         : sql`from calls u left join api_keys k on k.id = u.key_id
-              where u.created_at >= ${q.from} and u.created_at < ${q.to}`;
+              where u.endpoint = 'messages' and u.created_at >= ${q.from} and u.created_at < ${q.to}`;
     const time = source === 'hourly' ? sql`u.hour` : sql`u.created_at`;
     const app = source === 'hourly' ? sql`k.app` : sql`u.app`;
     const environment = source === 'hourly' ? sql`k.environment` : sql`u.environment`;
-    const sums =
-      source === 'hourly'
-        ? sql`sum(u.requests)::float8 as requests, sum(u.errors)::float8 as errors`
-        : sql`count(*)::float8 as requests, (count(*) filter (where u.status >= 400 or u.error_type is not null))::float8 as errors`;
     return sql<UsageRow[]>`
       select
         case when ${q.bucketSeconds}::float8 is null then null
@@ -72,13 +81,7 @@ export function usageQueries(sql: Sql) {
         case when ${g('group_id')} then u.group_id end as group_id,
         case when ${g('app')} then ${app} end as app,
         case when ${g('environment')} then ${environment} end as environment,
-        ${sums},
-        sum(u.input_tokens)::float8 as input_tokens,
-        sum(u.output_tokens)::float8 as output_tokens,
-        sum(u.cache_creation_5m_tokens)::float8 as cache_creation_5m_tokens,
-        sum(u.cache_creation_1h_tokens)::float8 as cache_creation_1h_tokens,
-        sum(u.cache_read_input_tokens)::float8 as cache_read_input_tokens,
-        sum(u.web_search_requests)::float8 as web_search_requests
+        ${sums(source)}
       ${from}
         and (${q.accountId}::text is null or u.account_id = ${q.accountId})
         and (${keyIds}::text[] is null or u.key_id = any(${keyIds}::text[]))
@@ -99,16 +102,10 @@ export function usageQueries(sql: Sql) {
     /** A key's usage since `since`, by model: what its month-to-date spend is priced from. */
     async keyUsageByModel(keyId: string, since: Date): Promise<UsageRow[]> {
       return sql<UsageRow[]>`
-        select null as bucket, null as account_id, key_id as api_key_id, null as user_id, model, null as group_id,
-               null as app, null as environment,
-               sum(requests)::float8 as requests, sum(errors)::float8 as errors,
-               sum(input_tokens)::float8 as input_tokens, sum(output_tokens)::float8 as output_tokens,
-               sum(cache_creation_5m_tokens)::float8 as cache_creation_5m_tokens,
-               sum(cache_creation_1h_tokens)::float8 as cache_creation_1h_tokens,
-               sum(cache_read_input_tokens)::float8 as cache_read_input_tokens,
-               sum(web_search_requests)::float8 as web_search_requests
-        from usage_hourly where key_id = ${keyId} and hour >= ${since}
-        group by key_id, model`;
+        select null as bucket, null as account_id, u.key_id as api_key_id, null as user_id, u.model, null as group_id,
+               null as app, null as environment, ${sums('hourly')}
+        from usage_hourly u where u.key_id = ${keyId} and u.hour >= ${since} and u.endpoint = 'messages'
+        group by u.key_id, u.model`;
     },
   };
 }
