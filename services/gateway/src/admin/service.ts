@@ -3,7 +3,7 @@ import type { KeyResolver } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
-import type { AccountPatch, AccountRecord, AuditEntry, KeyRecord, MemberRecord, PlanRecord, Store } from '../store';
+import { PlanTooSmallError, type AccountPatch, type AccountRecord, type AuditEntry, type KeyRecord, type MemberRecord, type PlanRecord, type Store } from '../store';
 import { createdAudit } from './keys';
 
 export { createKey, type NewKey } from './keys';
@@ -106,17 +106,16 @@ export async function updateAccount(deps: ServiceDeps, id: string, change: Accou
   if (change.plan) {
     const plan = await deps.store.accounts.plan(change.plan);
     if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${change.plan}' (expected solo, team or scale).`);
-    const seats = await deps.store.members.countActive(id);
-    if (plan.maxSeats != null && seats > plan.maxSeats) {
-      throw new GatewayError('invalid_request_error', `plan: the ${plan.name} plan has ${plan.maxSeats} seat(s) and this account has ${seats} members; remove members first.`);
-    }
     patch.planId = plan.id;
   }
   if (change.providerKey !== undefined) {
     checkProviderKey(change.providerKey);
     patch.provider = { sealed: deps.box.seal(change.providerKey), hint: providerKeyHint(change.providerKey) };
   }
-  const updated = await deps.store.accounts.update(id, patch, (before) => accountAudit(before, patch, actor));
+  const updated = await deps.store.accounts.update(id, patch, (before) => accountAudit(before, patch, actor)).catch((err) => {
+    if (!(err instanceof PlanTooSmallError)) throw err;
+    throw new GatewayError('invalid_request_error', `plan: ${err.message}; remove members first.`);
+  });
   if (!updated) throw new GatewayError('not_found_error', `No account with id '${id}'.`);
   deps.evict?.invalidateAccount(id);
   return updated;

@@ -3,7 +3,7 @@ import { writeAudit, type AuditEntry } from './audit';
 import { inTransaction, type Sql } from './database';
 import { auditedChange } from './change';
 import { insertKey } from './keys';
-import { insertMember, type NewMember } from './members';
+import { countActive, insertMember, PlanTooSmallError, type NewMember } from './members';
 import { keyset, type Page, type PageQuery } from './pagination';
 
 export type AccountStatus = 'active' | 'suspended';
@@ -119,6 +119,12 @@ export function accountQueries(sql: Sql) {
       return auditedChange(sql, id, `account:${id}`, async (t) => {
         [before] = await t<AccountRecord[]>`select ${accountCols(t)} from accounts t where t.id = ${id} for update`;
         if (!before) return undefined;
+        if (patch.planId && patch.planId !== before.planId) {
+          // Checked under the account lock that member adds also take, so a downgrade and an add can't both pass.
+          const [plan] = await t<{ name: string; maxSeats: number | null }[]>`select name, max_seats as "maxSeats" from plans where id = ${patch.planId}`;
+          const seats = await countActive(t, id);
+          if (plan?.maxSeats != null && seats > plan.maxSeats) throw new PlanTooSmallError(plan.name, plan.maxSeats, seats);
+        }
         const status = patch.status ?? before.status;
         const [row] = await t<AccountRecord[]>`
           update accounts t set

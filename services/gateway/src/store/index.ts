@@ -10,7 +10,7 @@ import { usageQueries } from './usage';
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
-export { DuplicateMemberError, LastAdminError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
+export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';

@@ -33,18 +33,32 @@ export class SeatLimitError extends Error {
   }
 }
 
-async function countActive(t: Sql, accountId: string, role: MemberRole | null = null): Promise<number> {
+export async function countActive(t: Sql, accountId: string, role: MemberRole | null = null): Promise<number> {
   const [row] = await t<{ n: number }[]>`
     select count(*)::int as n from members
     where account_id = ${accountId} and status = 'active' and (${role}::text is null or role = ${role})`;
   return row!.n;
 }
 
+/** A plan change that would leave more active members than the new plan has seats. */
+export class PlanTooSmallError extends Error {
+  constructor(
+    readonly planName: string,
+    readonly maxSeats: number,
+    readonly seats: number,
+  ) {
+    super(`the ${planName} plan has ${maxSeats} seat(s) and the account has ${seats} members`);
+  }
+}
+
 /** Locks the account row, so that adds to one account take turns, then throws if the plan has no seat left. */
 async function guardSeats(t: Sql, accountId: string): Promise<void> {
+  // Lock first, then read the plan: a join locked in one statement would keep the plan row it
+  // first saw if a concurrent plan change commits while this waits for the lock.
+  const [account] = await t<{ planId: string }[]>`select plan_id as "planId" from accounts where id = ${accountId} for update`;
+  if (!account) return;
   const [plan] = await t<{ name: string; maxSeats: number | null }[]>`
-    select p.name, p.max_seats as "maxSeats" from accounts a join plans p on p.id = a.plan_id
-    where a.id = ${accountId} for update of a`;
+    select name, max_seats as "maxSeats" from plans where id = ${account.planId}`;
   if (plan?.maxSeats != null && (await countActive(t, accountId)) >= plan.maxSeats) throw new SeatLimitError(plan.name, plan.maxSeats);
 }
 
