@@ -133,7 +133,8 @@ describe('rotation', () => {
     let old = await callModel(peer.url, k.key);
     while (old.status === 200) {
       served++;
-      expect(Date.now() - rotatedAt).toBeLessThan(3500);
+      // Generous: a loaded CI machine may be slow, but the old secret must stop working.
+      expect(Date.now() - rotatedAt).toBeLessThan(10_000);
       await new Promise((r) => setTimeout(r, 25));
       old = await callModel(peer.url, k.key);
     }
