@@ -1,0 +1,47 @@
+import { createAccount, createKey, loadConfig, SecretBox, startGateway } from '@keygate/gateway';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveArm } from '../lib/child';
+
+const SECRET = 'bench-secret-0123456789abcdef';
+
+/** Keygate with everything on (or the call log off), against real PostgreSQL in a fresh schema. */
+await serveArm(async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-bench-'));
+  const schema = `kg_bench_${process.pid}_${Date.now().toString(36)}`;
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL!,
+    KEYGATE_SECRET: SECRET,
+    KEYGATE_UPSTREAM_URL: process.env.BENCH_UPSTREAM!,
+    KEYGATE_DATA_DIR: dataDir,
+    KEYGATE_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
+    KEYGATE_LOG_LEVEL: 'warn',
+  });
+  const gateway = await startGateway(config, { schema });
+  const deps = { store: gateway.store, box: new SecretBox(SECRET), clock: Date.now };
+  const { account } = await createAccount(deps, { name: 'bench', plan: 'team', providerKey: process.env.BENCH_PROVIDER_KEY! });
+  const { secret } = await createKey(deps, { accountId: account.id, kind: 'live', memberId: null, app: 'bench', environment: 'bench' });
+  return {
+    info: { url: gateway.url, appKey: secret },
+    async close() {
+      await gateway.writer.flush();
+      const sql = gateway.store.db.sql;
+      const [calls] = await sql<{ n: number; served: number }[]>`select count(*)::int as n, (count(*) filter (where status < 400))::int as served from calls`;
+      const [rollup] = await sql<{ n: number }[]>`select coalesce(sum(requests), 0)::int as n from usage_hourly`;
+      const others = await sql<{ status: number; error_type: string | null; n: number }[]>`
+        select status, error_type, count(*)::int as n from calls where status >= 400 group by 1, 2 order by 3 desc`;
+      const stats = {
+        callsWritten: calls?.n ?? 0, callsServed: calls?.served ?? 0, rollupRequests: rollup?.n ?? 0, dropped: gateway.writer.dropped,
+        notServed: others.map((o) => `${o.n} × ${o.status} ${o.error_type ?? ''}`.trim()).join(', ') || 'none',
+      };
+      gateway.resolver.drainLastUsed();
+      await sql`drop schema ${sql(schema)} cascade`;
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      return stats;
+    },
+  };
+});
