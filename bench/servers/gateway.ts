@@ -21,14 +21,26 @@ await serveArm(async () => {
     KEYGATE_LOG_LEVEL: 'warn',
   });
   const gateway = await startGateway(config, { schema });
+  const sql = gateway.store.db.sql;
+  const dropSchema = async () => {
+    gateway.resolver.drainLastUsed();
+    await sql`drop schema ${sql(schema)} cascade`;
+  };
   const deps = { store: gateway.store, box: new SecretBox(SECRET), clock: Date.now };
-  const { account } = await createAccount(deps, { name: 'bench', plan: 'team', providerKey: process.env.BENCH_PROVIDER_KEY! });
-  const { secret } = await createKey(deps, { accountId: account.id, kind: 'live', memberId: null, app: 'bench', environment: 'bench' });
+  let secret: string;
+  try {
+    const { account } = await createAccount(deps, { name: 'bench', plan: 'team', providerKey: process.env.BENCH_PROVIDER_KEY! });
+    ({ secret } = await createKey(deps, { accountId: account.id, kind: 'live', memberId: null, app: 'bench', environment: 'bench' }));
+  } catch (err) {
+    await dropSchema();
+    await gateway.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     info: { url: gateway.url, appKey: secret },
     async close() {
       await gateway.writer.flush();
-      const sql = gateway.store.db.sql;
       const [calls] = await sql<{ n: number; served: number }[]>`select count(*)::int as n, (count(*) filter (where status < 400))::int as served from calls`;
       const [rollup] = await sql<{ n: number }[]>`select coalesce(sum(requests), 0)::int as n from usage_hourly`;
       const others = await sql<{ status: number; error_type: string | null; n: number }[]>`
@@ -37,8 +49,7 @@ await serveArm(async () => {
         callsWritten: calls?.n ?? 0, callsServed: calls?.served ?? 0, rollupRequests: rollup?.n ?? 0, dropped: gateway.writer.dropped,
         notServed: others.map((o) => `${o.n} × ${o.status} ${o.error_type ?? ''}`.trim()).join(', ') || 'none',
       };
-      gateway.resolver.drainLastUsed();
-      await sql`drop schema ${sql(schema)} cascade`;
+      await dropSchema();
       await gateway.close();
       rmSync(dataDir, { recursive: true, force: true });
       return stats;

@@ -1,12 +1,5 @@
-import {
-  PDFDocument,
-  StandardFonts,
-  concatTransformationMatrix,
-  drawObject,
-  popGraphicsState,
-  pushGraphicsState,
-} from 'pdf-lib';
 import { assemblePdf } from './hand-built-pdf';
+import { pdfLib } from './load';
 import { makeGradientPng } from './png';
 
 export type TestPdfOptions = {
@@ -29,6 +22,7 @@ export type PaddedTestPdfOptions = {
 const LETTER: [number, number] = [612, 792];
 
 export async function makeTestPdf(opts: TestPdfOptions): Promise<Uint8Array> {
+  const { PDFDocument, StandardFonts } = await pdfLib();
   const doc = await PDFDocument.create({ updateMetadata: false });
   if (opts.imageOnly) {
     const image = await doc.embedPng(makeGradientPng(32, 32));
@@ -46,6 +40,7 @@ export async function makeTestPdf(opts: TestPdfOptions): Promise<Uint8Array> {
 
 /** A text PDF whose pages each carry an image of random noise, so the file is about `targetBytes` and stays that size when split. */
 export async function makePaddedTestPdf(opts: PaddedTestPdfOptions): Promise<Uint8Array> {
+  const { PDFDocument, StandardFonts, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } = await pdfLib();
   const doc = await PDFDocument.create({ updateMetadata: false });
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const perPage = Math.max(1, Math.floor(opts.targetBytes / opts.pages));

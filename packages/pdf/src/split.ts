@@ -1,8 +1,8 @@
-import { PDFDocument } from 'pdf-lib';
+import type { PDFDocument } from 'pdf-lib';
 import { base64Length } from './base64';
 import { PdfError } from './errors';
 import { PDF_LIMITS } from './limits';
-import { loadPdf } from './load';
+import { loadPdf, pdfLib } from './load';
 
 export type PdfChunk = {
   /** 0-based position of the chunk. */
@@ -79,7 +79,7 @@ async function loadSource(bytes: Uint8Array): Promise<{ source: PDFDocument; tot
 }
 
 async function copyRange(source: PDFDocument, range: PageRange): Promise<Uint8Array> {
-  const doc = await PDFDocument.create({ updateMetadata: false });
+  const doc = await (await pdfLib()).PDFDocument.create({ updateMetadata: false });
   const indices = Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from - 1 + i);
   for (const page of await doc.copyPages(source, indices)) doc.addPage(page);
   return doc.save({ addDefaultPage: false });

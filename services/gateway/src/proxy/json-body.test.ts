@@ -52,16 +52,23 @@ describe('JsonBody', () => {
     expect(same(json.base64(dataOf(json)), decodeBase64Strict(data))).toBe(true);
   });
 
-  it('throws what JSON.parse throws for a raw control character in a long string, or bad JSON around it', () => {
-    for (const body of [big(`${'A'.repeat(LARGE_BODY)}\n`), big(base64(LARGE_BODY), ',}'), big(base64(LARGE_BODY), '}')]) {
-      const expected = (() => {
-        try {
-          JSON.parse(body.toString());
-        } catch (err) {
-          return (err as Error).message;
-        }
-      })();
-      expect(() => JsonBody.parse(body)).toThrow(expected);
+  it('throws what JSON.parse throws for bad JSON around the long strings, or a raw control character in one once it is read or verified', () => {
+    const cases: [Buffer, (json: JsonBody) => unknown][] = [
+      [big(base64(LARGE_BODY), ',}'), () => {}],
+      [big(base64(LARGE_BODY), '}'), () => {}],
+      [big(`${'A'.repeat(LARGE_BODY)}\n`), (json) => json.verify()],
+      [big(`${'A'.repeat(LARGE_BODY)}\n`), (json) => json.base64(dataOf(json))],
+      [big(`${'A'.repeat(LARGE_BODY)}\n`), (json) => json.text(dataOf(json))],
+    ];
+    for (const [body, read] of cases) {
+      let expected = '';
+      try {
+        JSON.parse(body.toString());
+      } catch (err) {
+        expected = (err as Error).message;
+      }
+      expect(expected).not.toBe('');
+      expect(() => read(JsonBody.parse(body))).toThrow(expected);
     }
   });
 

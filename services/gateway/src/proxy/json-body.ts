@@ -9,9 +9,9 @@ export const LONG_STRING = 64 * 1024;
 /** Bodies below this are parsed whole: the scan only pays off when there is a lot to skip. */
 export const LARGE_BODY = 1024 * 1024;
 // A multiple of 4, so base64 decodes slice by slice exactly as it would whole; and small
-// enough that each slice's string dies young (larger ones go to V8's large-object space and
-// piled up to the body's size before a GC freed them).
-const CHUNK = 64 * 1024;
+// enough that each slice's string dies young (1 MB slices went to V8's large-object space
+// and piled up to the body's size before a GC freed them).
+const SLICE = 64 * 1024;
 const CONTROL = /[\x00-\x1f]/;
 const BASE64_OUTSIDE = /[^A-Za-z0-9+/=]/;
 
@@ -19,18 +19,21 @@ interface LongString {
   /** Between the quotes. */
   start: number;
   end: number;
-  /** Holds backslash escapes: its value differs from its bytes. */
+  /** Known to be a valid JSON string (checked lazily: a PDF's base64 is checked as it is decoded). */
+  checked: boolean;
+  /** Holds backslash escapes, so its value differs from its bytes (known once checked). */
   escaped: boolean;
-  /** Holds only base64 alphabet characters. */
-  base64: boolean;
 }
 
 /**
  * A JSON request body parsed without copying its long strings. A 30 MB PDF request was
  * copied four times on the way to validation (chunks, concatenation, UTF-8 string, parsed
  * string) before its base64 was decoded: here the long strings are found with native
- * indexOf, checked in 64 KB slices, and stand in the parsed value as unguessable tokens
- * that `bytes()` and `text()` resolve.
+ * indexOf and stand in the parsed value as unguessable tokens that `text()` and `base64()`
+ * resolve; a PDF's base64 is checked and decoded in one pass over 64 KB slices.
+ *
+ * JSON validity of the long strings is checked when they are read, and `verify()` checks
+ * the rest; both throw what JSON.parse throws for the whole body.
  */
 export class JsonBody {
   readonly value: unknown;
@@ -43,9 +46,8 @@ export class JsonBody {
     this.#long = long;
   }
 
-  /** Parses `body`; throws what JSON.parse throws for invalid JSON. */
   static parse(body: Buffer): JsonBody {
-    if (body.length < LARGE_BODY) return new JsonBody(body, JSON.parse(body.toString('utf8')), new Map());
+    if (body.length < LARGE_BODY) return JsonBody.#whole(body);
     const nonce = `\u0000kg${randomBase62(16)}:`;
     const long = new Map<string, LongString>();
     const pieces: Buffer[] = [];
@@ -59,73 +61,93 @@ export class JsonBody {
       if (close === -1) break;
       if (close - open - 1 >= LONG_STRING) {
         const token = nonce + long.size;
-        const found = scan(body, open + 1, close);
-        if (!found) return new JsonBody(body, JSON.parse(body.toString('utf8')), new Map());
-        long.set(token, found);
+        long.set(token, { start: open + 1, end: close, checked: false, escaped: false });
         pieces.push(body.subarray(copied, open), Buffer.from(JSON.stringify(token)));
         copied = close + 1;
       }
       pos = close + 1;
     }
-    if (long.size === 0) return new JsonBody(body, JSON.parse(body.toString('utf8')), long);
+    if (long.size === 0) return JsonBody.#whole(body);
     pieces.push(body.subarray(copied));
     let value: unknown;
     try {
       value = JSON.parse(Buffer.concat(pieces).toString('utf8'));
     } catch {
-      // The error message (and its position) must describe the body the client sent.
-      value = JSON.parse(body.toString('utf8'));
+      return JsonBody.#whole(body);
     }
     return new JsonBody(body, value, long);
+  }
+
+  static #whole(body: Buffer): JsonBody {
+    return new JsonBody(body, JSON.parse(body.toString('utf8')), new Map());
   }
 
   /** The string a value stands for: itself, or the long string its token names. */
   text(value: string): string {
     const s = this.#long.get(value);
     if (!s) return value;
+    this.#check(s);
     return s.escaped ? JSON.parse(this.#body.toString('utf8', s.start - 1, s.end + 1)) : this.#body.toString('utf8', s.start, s.end);
   }
 
-  /** Decodes strict, padded base64 (as decodeBase64Strict does) without copying the string first; null when invalid. */
+  /** Decodes strict, padded base64 exactly as decodeBase64Strict does; null when it is not. */
   base64(value: string): Buffer | null {
     const s = this.#long.get(value);
     if (!s) return decodeBase64Strict(value);
-    if (s.escaped) return decodeBase64Strict(this.text(value));
-    if (!s.base64) return null;
-    const length = s.end - s.start;
-    if (length % 4 !== 0) return null;
-    const firstPad = this.#body.indexOf(EQUALS, s.start);
-    const padding = firstPad === -1 || firstPad >= s.end ? 0 : s.end - firstPad;
-    if (padding > 2 || (padding === 2 && this.#body[s.end - 1] !== EQUALS)) return null;
-    const out = Buffer.allocUnsafe((length / 4) * 3);
-    let written = 0;
-    for (let at = s.start; at < s.end; at += CHUNK) {
-      written += out.write(this.#body.toString('latin1', at, Math.min(at + CHUNK, s.end)), written, 'base64');
+    const decoded = s.escaped ? null : decodeSlices(this.#body, s.start, s.end);
+    if (decoded) {
+      // Only base64 characters: a valid JSON string without escapes.
+      s.checked = true;
+      return decoded;
     }
-    return written === out.length - padding ? out.subarray(0, written) : null;
+    this.#check(s);
+    return s.escaped ? decodeBase64Strict(this.text(value)) : null;
+  }
+
+  /** Checks the long strings nothing has read. */
+  verify(): void {
+    for (const s of this.#long.values()) this.#check(s);
+  }
+
+  #check(s: LongString): void {
+    if (s.checked) return;
+    for (let at = s.start; at < s.end; at += SLICE) {
+      const slice = this.#body.toString('latin1', at, Math.min(at + SLICE, s.end));
+      if (CONTROL.test(slice)) this.#invalid();
+      if (slice.includes('\\')) s.escaped = true;
+    }
+    if (s.escaped) {
+      try {
+        JSON.parse(this.#body.toString('utf8', s.start - 1, s.end + 1));
+      } catch {
+        this.#invalid();
+      }
+    }
+    s.checked = true;
+  }
+
+  /** Throws JSON.parse's own error for the body, so the message describes what the client sent. */
+  #invalid(): never {
+    JSON.parse(this.#body.toString('utf8'));
+    throw new SyntaxError('invalid JSON string');
   }
 }
 
-/** Checks a long string in slices: null when it is not a valid JSON string (a raw control character). */
-function scan(body: Buffer, start: number, end: number): LongString | null {
-  let escaped = false;
-  let base64 = true;
-  for (let at = start; at < end; at += CHUNK) {
-    const slice = body.toString('latin1', at, Math.min(at + CHUNK, end));
-    if (base64 && !BASE64_OUTSIDE.test(slice)) continue;
-    base64 = false;
-    if (escaped) continue;
-    if (CONTROL.test(slice)) return null;
-    escaped = slice.includes('\\');
+/** Strict, padded base64 between `start` and `end`, checked and decoded slice by slice; null if not that. */
+function decodeSlices(body: Buffer, start: number, end: number): Buffer | null {
+  const length = end - start;
+  if (length % 4 !== 0) return null;
+  const firstPad = body.indexOf(EQUALS, start);
+  const padding = firstPad === -1 || firstPad >= end ? 0 : end - firstPad;
+  if (padding > 2 || (padding === 2 && body[end - 1] !== EQUALS)) return null;
+  const out = Buffer.allocUnsafe((length / 4) * 3);
+  let written = 0;
+  for (let at = start; at < end; at += SLICE) {
+    const slice = body.toString('latin1', at, Math.min(at + SLICE, end));
+    if (BASE64_OUTSIDE.test(slice)) return null;
+    written += out.write(slice, written, 'base64');
   }
-  if (escaped) {
-    try {
-      JSON.parse(body.toString('utf8', start - 1, end + 1));
-    } catch {
-      return null;
-    }
-  }
-  return { start, end, escaped, base64 };
+  return written === out.length - padding ? out.subarray(0, written) : null;
 }
 
 function isEscaped(body: Buffer, quote: number): boolean {

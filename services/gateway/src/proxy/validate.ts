@@ -12,7 +12,9 @@ const Message = z.looseObject({
   content: z.union([z.string(), z.array(Block)]),
 });
 const MessagesBody = z.looseObject({
-  model: z.string().min(1),
+  // A control character could never name a model, and a NUL would make the call log's batch
+  // unwritable in PostgreSQL (text cannot hold \u0000), holding back every record after it.
+  model: z.string().min(1).regex(/^[^\x00-\x1f]+$/, 'must not contain control characters'),
   max_tokens: z.number().int().positive(),
   messages: z.array(Message),
   stream: z.boolean().optional(),
@@ -28,17 +30,25 @@ export interface ValidateOptions {
   maxPdfPages: number;
 }
 
-function parseJson(body: Buffer): JsonBody {
-  if (body.length === 0) throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
+function asJson<T>(read: () => T): T {
   try {
-    return JsonBody.parse(body);
+    return read();
   } catch (err) {
     throw new GatewayError('invalid_request_error', `Request body is not valid JSON: ${(err as Error).message}`);
   }
 }
 
 export async function validateMessagesBody(body: Buffer, opts: ValidateOptions, endpoint: 'messages' | 'count_tokens' = 'messages'): Promise<ValidatedBody> {
-  const json = parseJson(body);
+  if (body.length === 0) throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
+  const json = asJson(() => JsonBody.parse(body));
+  const checked = await checkBody(json, opts, endpoint).catch((err: Error) => err);
+  // Invalid JSON anywhere is the answer, whatever else is wrong: as if the body were parsed whole first.
+  asJson(() => json.verify());
+  if (checked instanceof Error) throw checked;
+  return checked;
+}
+
+async function checkBody(json: JsonBody, opts: ValidateOptions, endpoint: 'messages' | 'count_tokens'): Promise<ValidatedBody> {
   const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value);
   await checkDocuments(data.messages, opts, json);
   return { model: json.text(data.model), stream: 'stream' in data && data.stream === true };
