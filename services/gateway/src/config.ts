@@ -11,6 +11,7 @@ const EnvSchema = z.object({
   KEYGATE_UPSTREAM_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.anthropic.com'),
   KEYGATE_OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000),
+  KEYGATE_BODY_IDLE_MS: ms(30_000),
   KEYGATE_MAX_PDF_PAGES: z.coerce.number().int().positive().default(100),
   KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000),
@@ -38,6 +39,7 @@ export interface Config {
   upstreamUrl: string;
   operatorToken: string | null;
   upstreamTimeoutMs: number;
+  bodyIdleMs: number;
   maxPdfPages: number;
   maxBodyBytes: number;
   keyCacheTtlMs: number;
@@ -82,6 +84,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamUrl: e.KEYGATE_UPSTREAM_URL.replace(/\/+$/, ''),
     operatorToken: e.KEYGATE_OPERATOR_TOKEN ?? null,
     upstreamTimeoutMs: e.KEYGATE_UPSTREAM_TIMEOUT_MS,
+    bodyIdleMs: e.KEYGATE_BODY_IDLE_MS,
     maxPdfPages: e.KEYGATE_MAX_PDF_PAGES,
     maxBodyBytes: e.KEYGATE_MAX_BODY_BYTES,
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,

@@ -98,6 +98,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         dispatcher,
         timeoutMs: config.upstreamTimeoutMs,
         maxBodyBytes: config.maxBodyBytes,
+        bodyIdleMs: config.bodyIdleMs,
         maxPdfPages: config.maxPdfPages,
         record,
         logger,

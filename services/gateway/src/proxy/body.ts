@@ -1,46 +1,80 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../lib/errors';
 
-// Above this declared size the body is copied into one buffer as it arrives, rather than
-// kept as chunks and concatenated at the end (twice the body's size at the peak). Node's
-// parser frames the body by content-length, so exactly that many bytes arrive before 'end'.
+// Past this much received, the rest of the body is copied into one buffer sized from
+// content-length, rather than kept as chunks and concatenated at the end (twice the body's
+// size at the peak). Waiting for real bytes first means a declared size reserves nothing.
 const PREALLOCATE = 1024 * 1024;
 
-/** Reads a request body into one buffer, refusing it as soon as it passes `limit`. */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** The client went away before its request body arrived in full. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('client closed the connection before sending the whole body');
+  }
+}
+
+export interface ReadBodyOptions {
+  limit: number;
+  /** How long the body may pause between bytes before the request is refused. */
+  idleMs: number;
+}
+
+/** Reads a request body into one buffer, refusing it as soon as it passes `limit` or stalls. */
+export function readBody(req: IncomingMessage, opts: ReadBodyOptions): Promise<Buffer> {
+  const { limit, idleMs } = opts;
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return Promise.reject(tooLarge(limit));
-  const into = Number.isSafeInteger(declared) && declared >= PREALLOCATE ? Buffer.allocUnsafe(declared) : null;
+  if (req.destroyed || req.readableAborted) return Promise.reject(new ClientGoneError());
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
+    let into: Buffer | null = null;
     let size = 0;
+    let timer = setTimeout(onIdle, idleMs);
+    function onIdle() {
+      cleanup();
+      reject(new GatewayError('timeout_error', `The request body stalled for ${Math.round(idleMs / 1000)} s; send it without pauses.`, { status: 408 }));
+    }
     const onData = (chunk: Buffer) => {
       if (size + chunk.length > limit) {
         cleanup();
         reject(tooLarge(limit));
         return;
       }
+      timer.refresh();
       if (into) chunk.copy(into, size);
       else chunks.push(chunk);
       size += chunk.length;
+      if (!into && size >= PREALLOCATE && Number.isSafeInteger(declared) && declared >= size) {
+        into = Buffer.allocUnsafe(declared);
+        Buffer.concat(chunks, size).copy(into);
+        chunks = [];
+      }
     };
     const onEnd = () => {
       cleanup();
-      if (into) resolve(into);
+      if (into) resolve(into.subarray(0, size));
       else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
-    const onError = (err: Error) => {
+    // A request stream errors only when its connection broke ('aborted', ECONNRESET).
+    const onError = () => {
       cleanup();
-      reject(err);
+      reject(new ClientGoneError());
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new ClientGoneError());
     };
     const cleanup = () => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 

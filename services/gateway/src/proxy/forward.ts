@@ -88,6 +88,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#deps = deps;
     this.#resolve = resolve;
     this.#reject = reject;
+    // The client may have left while the body was checked or limits awaited.
+    this.#clientGone = call.res.destroyed;
     call.res.once('close', this.#onClientClose);
   }
 

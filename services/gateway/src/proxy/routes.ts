@@ -6,7 +6,7 @@ import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { CallRecord } from '../usage/record';
-import { readBody } from './body';
+import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { validateMessagesBody } from './validate';
 
@@ -16,11 +16,15 @@ export interface ProxyOptions extends ForwardDeps {
   upstreams: { live: string; test: UpstreamTarget };
   maxBodyBytes: number;
   maxPdfPages: number;
+  /** How long a request body may pause between bytes. */
+  bodyIdleMs?: number;
   /** Admission checks (rate limits, spend caps) after the body is validated; throws to refuse. */
   admit?(principal: Principal, call: Readonly<ForwardCall>): void | Promise<void>;
 }
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
+const MODEL_ID = /^[\x21-\x7e]{1,256}$/;
+const CANONICAL_PATH = { messages: '/v1/messages', count_tokens: '/v1/messages/count_tokens', models: '/v1/models' } as const;
 
 /** The provider-compatible routes, authenticated by app keys. */
 export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
@@ -44,13 +48,13 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     principal,
     target: { baseUrl: '', apiKey: '' },
     endpoint,
-    path: req.url ?? c.req.path,
+    path: upstreamPath(endpoint, c.req.param('id'), req.url),
     body: null,
     model: null,
     stream: false,
     requestId: c.var.requestId,
     groupId: null,
-    retryCount: Number.parseInt(String(req.headers['x-stainless-retry-count'] ?? '0'), 10) || 0,
+    retryCount: Math.min(Math.max(Number.parseInt(String(req.headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0), 1000),
     startedAt,
     createdAt: new Date(),
   };
@@ -58,15 +62,21 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     call.target = targetFor(principal, opts);
     call.groupId = groupIdOf(req.headers);
     if (req.method === 'POST') {
-      call.body = await readBody(req, opts.maxBodyBytes);
+      call.body = await readBody(req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
       const body = await validateMessagesBody(call.body, opts, endpoint === 'messages' ? 'messages' : 'count_tokens');
       call.model = body.model;
       call.stream = body.stream;
     } else if (endpoint === 'models') {
-      call.model = c.req.param('id') ?? null;
+      const id = c.req.param('id');
+      call.model = id && MODEL_ID.test(id) ? id : null;
     }
     await opts.admit?.(principal, call);
   } catch (err) {
+    if (err instanceof ClientGoneError) {
+      // No one to answer; the attempt still belongs in the call log.
+      opts.record(callRecord(call, { ...NOT_SENT, model: call.model, status: 499, errorType: 'client_closed', partial: true }));
+      return RESPONSE_ALREADY_SENT;
+    }
     if (err instanceof GatewayError) opts.record(rejected(call, err));
     throw err;
   }
@@ -92,10 +102,20 @@ function groupIdOf(headers: Record<string, string | string[] | undefined>): stri
   return id;
 }
 
+const NOT_SENT = { usage: null, upstreamMessageId: null, upstreamRequestId: null, ttfbMs: null } as const;
+
 /** A call refused before it went upstream is still a call: it is recorded with its error. */
 function rejected(call: ForwardCall, err: GatewayError): CallRecord {
-  return callRecord(call, {
-    model: call.model, status: err.status, errorType: err.type, usage: null, upstreamMessageId: null,
-    upstreamRequestId: null, ttfbMs: null, partial: false,
-  });
+  return callRecord(call, { ...NOT_SENT, model: call.model, status: err.status, errorType: err.type, partial: false });
+}
+
+/**
+ * The path sent upstream is rebuilt from the route that matched, never copied from the
+ * request line: a path Hono normalised (dot segments, encoded slashes, an absolute-form
+ * target) must not reach the provider with the account's key as anything but this route.
+ */
+function upstreamPath(endpoint: ForwardCall['endpoint'], id: string | undefined, url: string | undefined): string {
+  const path = id === undefined ? CANONICAL_PATH[endpoint] : `${CANONICAL_PATH[endpoint]}/${encodeURIComponent(id)}`;
+  const q = url?.indexOf('?') ?? -1;
+  return q === -1 ? path : path + url!.slice(q);
 }

@@ -166,6 +166,8 @@ export class JsonUsageTap implements TapResult {
       return;
     }
     this.complete = true;
+    // Only a message answer names a message and carries usage (a model listing has ids too).
+    if (body?.type !== 'message') return;
     this.messageId = typeof body?.id === 'string' ? body.id : null;
     this.model = typeof body?.model === 'string' ? body.model : null;
     this.stopReason = typeof body?.stop_reason === 'string' ? body.stop_reason : null;

@@ -14,7 +14,8 @@ const Message = z.looseObject({
 const MessagesBody = z.looseObject({
   // A control character could never name a model, and a NUL would make the call log's batch
   // unwritable in PostgreSQL (text cannot hold \u0000), holding back every record after it.
-  model: z.string().min(1).regex(/^[^\x00-\x1f]+$/, 'must not contain control characters'),
+  // Model ids are short; a longer one could not be stored in the call log's rollup index.
+  model: z.string().min(1).max(256).regex(/^[^\x00-\x1f]+$/, 'must not contain control characters'),
   max_tokens: z.number().int().positive(),
   messages: z.array(Message),
   stream: z.boolean().optional(),

@@ -67,4 +67,36 @@ describe('UsageWriter', () => {
     expect(w.pending).toBe(3);
     expect(w.dropped).toBe(2);
   });
+
+  it('sets aside only the records the database refuses as data, and writes the rest', async () => {
+    const sink = new FakeSink();
+    const bad = new Set(['req_3', 'req_8']);
+    const inner = sink.insertBatch.bind(sink);
+    sink.insertBatch = async (records: CallRecord[]) => {
+      if (records.some((r) => bad.has(r.id))) throw Object.assign(new Error('value out of range for type integer'), { code: '22003' });
+      return inner(records);
+    };
+    const w = new UsageWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
+    for (let i = 0; i < 12; i++) w.enqueue(record(i));
+    await until(() => w.pending === 0);
+    expect(sink.ids.sort()).toEqual(['req_0', 'req_1', 'req_10', 'req_11', 'req_2', 'req_4', 'req_5', 'req_6', 'req_7', 'req_9']);
+    expect(w.rejected).toBe(2);
+    expect(w.written).toBe(10);
+  });
+
+  it('keeps everything queued on an outage (no bisecting on connection errors)', async () => {
+    const sink = new FakeSink();
+    let calls = 0;
+    sink.insertBatch = async () => {
+      calls++;
+      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    };
+    const w = new UsageWriter(sink, { flushIntervalMs: 60_000, batchSize: 10, logger: silentLogger });
+    for (let i = 0; i < 4; i++) w.enqueue(record(i));
+    await w.flush();
+    expect(calls).toBe(1);
+    expect(w.pending).toBe(4);
+    expect(w.rejected).toBe(0);
+  });
 });
+

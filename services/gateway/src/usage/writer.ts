@@ -27,6 +27,8 @@ export class UsageWriter {
   #closed = false;
   dropped = 0;
   written = 0;
+  /** Records the database refused as data (they are logged by id, then set aside). */
+  rejected = 0;
 
   constructor(sink: CallSink, opts: WriterOptions) {
     this.#sink = sink;
@@ -69,8 +71,9 @@ export class UsageWriter {
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.slice(0, this.#opts.batchSize);
+      const rejectedBefore = this.rejected;
       try {
-        await this.#sink.insertBatch(batch);
+        await this.#write(batch);
       } catch (err) {
         this.#failures++;
         const delay = Math.min(30_000, this.#opts.flushIntervalMs * 2 ** Math.min(this.#failures, 8));
@@ -80,8 +83,29 @@ export class UsageWriter {
       }
       // Records enqueued meanwhile sit behind the batch; drop exactly what was written.
       this.#queue.splice(0, batch.length);
-      this.written += batch.length;
+      this.written += batch.length - (this.rejected - rejectedBefore);
       this.#failures = 0;
+    }
+  }
+
+  /**
+   * Writes a batch; when the database refuses its data (not an outage), halves it until the
+   * records it cannot store are found, and sets only those aside, so one bad record never
+   * holds back the ones behind it.
+   */
+  async #write(batch: CallRecord[]): Promise<void> {
+    try {
+      await this.#sink.insertBatch(batch);
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      if (batch.length === 1) {
+        this.rejected++;
+        this.#opts.logger.error('call record refused by the database; set aside', { id: batch[0]!.id, error: err });
+        return;
+      }
+      const half = Math.ceil(batch.length / 2);
+      await this.#write(batch.slice(0, half));
+      await this.#write(batch.slice(half));
     }
   }
 
@@ -97,4 +121,11 @@ export class UsageWriter {
     }
     if (this.#queue.length > 0) this.#opts.logger.error('call log records not written at shutdown', { count: this.#queue.length });
   }
+}
+
+// SQLSTATE classes that mean "this data can never be stored": 22 data exception,
+// 23 integrity constraint violation, 54 program limit exceeded (e.g. an index row too large).
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^(22|23|54)/.test(code);
 }
