@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { makePaddedTestPdf } from '../packages/pdf/src/index';
+import { makePaddedTestPdf } from '@keygate/pdf';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import { closePhaseClients, heldStreams, largeBodies, saturation, serialRounds, streaming, wrkRounds, type HeldFigures, type Target } from './lib/phases';
 import { renderResults, type Results } from './lib/report';
