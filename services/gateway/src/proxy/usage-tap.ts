@@ -1,16 +1,20 @@
 import { overlayUsage, type ProviderUsage } from '../usage/usage';
 
-export interface TapResult {
-  usage: ProviderUsage | null;
-  messageId: string | null;
-  model: string | null;
-  stopReason: string | null;
+/** What a tap learned about one answer. */
+abstract class TapResult {
+  usage: ProviderUsage | null = null;
+  messageId: string | null = null;
+  model: string | null = null;
+  stopReason: string | null = null;
   /** An `error` event seen after HTTP 200, or the error body of a non-2xx answer. */
-  errorType: string | null;
-  errorMessage: string | null;
-  /** True once the stream's terminal event (message_stop) or a complete JSON body was seen. */
-  complete: boolean;
-  events: number;
+  errorType: string | null = null;
+  errorMessage: string | null = null;
+  /** True once the stream's terminal event (message_stop) or a complete message body was seen. */
+  complete = false;
+  events = 0;
+
+  abstract write(chunk: Buffer): void;
+  abstract end(): void;
 }
 
 const LF = 0x0a;
@@ -24,16 +28,7 @@ const INTERESTING = new Set(['message_start', 'message_delta', 'message_stop', '
  * LF), so only complete lines are decoded. Only the few events that carry usage are parsed;
  * content deltas are skipped by their `event:` line without decoding their payload.
  */
-export class SseUsageTap implements TapResult {
-  usage: ProviderUsage | null = null;
-  messageId: string | null = null;
-  model: string | null = null;
-  stopReason: string | null = null;
-  errorType: string | null = null;
-  errorMessage: string | null = null;
-  complete = false;
-  events = 0;
-
+export class SseUsageTap extends TapResult {
   #carry: Buffer | null = null;
   #skipLeadingLf = false;
   #event = '';
@@ -126,21 +121,13 @@ function startsWith(buf: Buffer, start: number, end: number, text: string): bool
  * Reads usage (or the error) from a JSON answer. The body is kept only up to `limit`
  * bytes: a message answer is small, and a huge one is passed through untapped.
  */
-export class JsonUsageTap implements TapResult {
-  usage: ProviderUsage | null = null;
-  messageId: string | null = null;
-  model: string | null = null;
-  stopReason: string | null = null;
-  errorType: string | null = null;
-  errorMessage: string | null = null;
-  complete = false;
-  events = 0;
-
+export class JsonUsageTap extends TapResult {
   #chunks: Buffer[] = [];
   #size = 0;
   readonly #limit: number;
 
   constructor(limit = 8 * 1024 * 1024) {
+    super();
     this.#limit = limit;
   }
 
