@@ -1,27 +1,8 @@
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'billing_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'request_too_large'
-  | 'rate_limit_error'
-  | 'api_error'
-  | 'timeout_error'
-  | 'overloaded_error';
+import { ERROR_STATUS, type ErrorType } from '@keygate/protocol';
+export type { ErrorType };
 
-export const STATUS_OF: Record<ErrorType, number> = {
-  invalid_request_error: 400,
-  authentication_error: 401,
-  billing_error: 402,
-  permission_error: 403,
-  not_found_error: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  api_error: 500,
-  timeout_error: 504,
-  overloaded_error: 529,
-};
+/** Status per error type, as the provider answers. */
+export const STATUS_OF: Readonly<Record<ErrorType, number>> = ERROR_STATUS;
 
 /** Thrown anywhere below the router; turned into the provider's error body in one place. */
 export class EmulatorError extends Error {

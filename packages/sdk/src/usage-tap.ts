@@ -1,10 +1,12 @@
 import type { APIRequest, Middleware, MiddlewareContext, MiddlewareNext } from '@anthropic-ai/sdk';
 import { GROUP_HEADER } from './options';
-import { SseUsageReader, type StreamFacts } from './sse-usage';
+import { SseUsageTap, type TapResult } from '@keygate/protocol';
 import { categorize, normalizeUsage, type Endpoint, type ErrorCategory, type UsageRecord } from './usage-types';
 
 type RequestOptions = NonNullable<MiddlewareContext['options']>;
 type Json = Record<string, unknown>;
+/** What a Messages answer said about itself, as far as it got. */
+type StreamFacts = Pick<TapResult, 'messageId' | 'model' | 'usage' | 'stopReason' | 'errorType' | 'complete'>;
 
 export interface UsageTapDeps {
   /** Sent as `keygate-group-id` unless the request carries one. */
@@ -110,12 +112,12 @@ export class UsageTap {
 
   #tapStream(response: Response, options: RequestOptions, done: (facts: StreamFacts, errorType: string | null) => void): Response {
     const reader = response.body!.getReader();
-    const sse = new SseUsageReader();
+    const sse = new SseUsageTap();
     let settled = false;
     const settle = (fallback: string | null) => {
       if (settled) return;
       settled = true;
-      done(sse.facts, sse.facts.errorType ?? fallback);
+      done(sse, sse.errorType ?? fallback);
     };
     const body = new ReadableStream<Uint8Array>(
       {
@@ -130,15 +132,15 @@ export class UsageTap {
           }
           if (chunk.done) {
             sse.end();
-            settle(sse.facts.complete ? null : 'connection');
+            settle(sse.complete ? null : 'connection');
             controller.close();
             return;
           }
           controller.enqueue(chunk.value);
-          sse.push(chunk.value);
+          sse.write(chunk.value);
         },
         cancel(reason) {
-          settle(sse.facts.complete ? null : 'aborted');
+          settle(sse.complete ? null : 'aborted');
           return reader.cancel(reason);
         },
       },

@@ -6,7 +6,7 @@ import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../usage/record';
 import { clientHeaders, upstreamHeaders } from './headers';
-import { JsonUsageTap, SseUsageTap } from './usage-tap';
+import { JsonUsageTap, SseUsageTap } from '@keygate/protocol';
 
 export interface UpstreamTarget {
   baseUrl: string;

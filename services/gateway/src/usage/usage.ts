@@ -1,14 +1,6 @@
-/** Usage as the provider reports it; unknown fields are kept as they came. */
-export interface ProviderUsage {
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null; [k: string]: unknown } | null;
-  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null; [k: string]: unknown } | null;
-  service_tier?: string | null;
-  [k: string]: unknown;
-}
+import type { ProviderUsage } from '@keygate/protocol';
+
+export type { ProviderUsage };
 
 /** The flat figures a call record keeps. */
 export interface UsageFigures {
@@ -20,25 +12,6 @@ export interface UsageFigures {
   cacheReadInputTokens: number;
   webSearchRequests: number;
   serviceTier: string | null;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * Applies a later usage object onto an earlier one the way the provider defines a stream's
- * final usage: each field present in `next` replaces the earlier value (nested objects field
- * by field). Values are running totals, so nothing is ever added.
- */
-export function overlayUsage(base: ProviderUsage, next: ProviderUsage): ProviderUsage {
-  const out: ProviderUsage = { ...base };
-  for (const [field, value] of Object.entries(next)) {
-    if (value === null || value === undefined) continue;
-    const prev = out[field];
-    out[field] = isPlainObject(value) && isPlainObject(prev) ? overlayUsage(prev, value) : value;
-  }
-  return out;
 }
 
 const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);

@@ -1,7 +1,7 @@
-import { overlayUsage, type ProviderUsage } from '../usage/usage';
+import { overlayUsage, type ProviderUsage } from './usage';
 
 /** What a tap learned about one answer. */
-abstract class TapResult {
+export abstract class TapResult {
   usage: ProviderUsage | null = null;
   messageId: string | null = null;
   model: string | null = null;
@@ -13,7 +13,7 @@ abstract class TapResult {
   complete = false;
   events = 0;
 
-  abstract write(chunk: Buffer): void;
+  abstract write(chunk: Uint8Array): void;
   abstract end(): void;
 }
 
@@ -34,8 +34,8 @@ export class SseUsageTap extends TapResult {
   #event = '';
   #data: string[] = [];
 
-  write(chunk: Buffer): void {
-    let buf = chunk;
+  write(chunk: Uint8Array): void {
+    let buf = asBuffer(chunk);
     if (this.#skipLeadingLf) {
       this.#skipLeadingLf = false;
       if (buf[0] === LF) buf = buf.subarray(1);
@@ -131,9 +131,9 @@ export class JsonUsageTap extends TapResult {
     this.#limit = limit;
   }
 
-  write(chunk: Buffer): void {
+  write(chunk: Uint8Array): void {
     this.#size += chunk.length;
-    if (this.#size <= this.#limit) this.#chunks.push(chunk);
+    if (this.#size <= this.#limit) this.#chunks.push(asBuffer(chunk));
     else this.#chunks.length = 0;
   }
 
@@ -160,4 +160,9 @@ export class JsonUsageTap extends TapResult {
     this.stopReason = typeof body?.stop_reason === 'string' ? body.stop_reason : null;
     this.usage = body?.usage && typeof body.usage === 'object' ? body.usage : null;
   }
+}
+
+/** A Buffer view of the same bytes (no copy), so byte scans and decoding stay cheap. */
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { overwrite, SseUsageReader } from './sse-usage';
+import { overlayUsage, SseUsageTap } from '@keygate/protocol';
 import { frame, textStreamFrames, USAGE } from './test-support';
 
 function read(chunks: Uint8Array[]) {
-  const reader = new SseUsageReader();
-  for (const chunk of chunks) reader.push(chunk);
-  reader.end();
-  return reader.facts;
+  const tap = new SseUsageTap();
+  for (const chunk of chunks) tap.write(chunk);
+  tap.end();
+  return tap;
 }
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
-describe('SseUsageReader', () => {
+describe('the stream usage tap the SDK uses', () => {
   it('final usage is message_start usage overwritten by each message_delta, never summed', () => {
     const facts = read([bytes(textStreamFrames().join(''))]);
     expect(facts).toMatchObject({ messageId: expect.stringMatching(/^msg_/), model: 'claude-opus-4-5', stopReason: 'end_turn', errorType: null, complete: true });
@@ -53,10 +53,10 @@ describe('SseUsageReader', () => {
   });
 });
 
-describe('overwrite', () => {
+describe('overlayUsage', () => {
   it('replaces present fields, nested ones one by one, and keeps fields that are absent or null', () => {
     const base = { input_tokens: 10, output_tokens: 1, cache_creation: { ephemeral_5m_input_tokens: 3, ephemeral_1h_input_tokens: 4 } };
-    expect(overwrite(base, { output_tokens: 50, input_tokens: null, cache_creation: { ephemeral_1h_input_tokens: 6 } })).toEqual({
+    expect(overlayUsage(base, { output_tokens: 50, input_tokens: null, cache_creation: { ephemeral_1h_input_tokens: 6 } })).toEqual({
       input_tokens: 10,
       output_tokens: 50,
       cache_creation: { ephemeral_5m_input_tokens: 3, ephemeral_1h_input_tokens: 6 },

@@ -1,0 +1,3 @@
+export { ERROR_STATUS, type ErrorType } from './errors';
+export { overlayUsage, type ProviderUsage } from './usage';
+export { JsonUsageTap, SseUsageTap, TapResult } from './usage-tap';
