@@ -125,4 +125,30 @@ describe('forward', () => {
     expect(gw.errors[0]).toMatchObject({ type: 'api_error', headers: { 'x-should-retry': 'true' } });
     expect(gw.records).toMatchObject([{ status: 502, errorType: 'api_error', partial: false }]);
   });
+
+  it('a client gone before forwarding starts (left while limits were checked): nothing is sent upstream, the call is recorded', async () => {
+    let upstreamCalls = 0;
+    const upstream = await listen((_req, res) => {
+      upstreamCalls++;
+      sse(res);
+      res.end(START + REST);
+    });
+    const records: CallRecord[] = [];
+    const url = await listen(async (req, res) => {
+      // Gone, and its 'close' already emitted, before forward() is called.
+      res.destroy();
+      await once(res, 'close');
+      const call = {
+        req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
+        model: null, stream: true, requestId: 'req_gone', groupId: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
+      };
+      void forward(call, { dispatcher, timeoutMs: 5_000, record: (r) => records.push(r), logger: silentLogger });
+    });
+    await get(url).catch(() => null);
+    for (let i = 0; i < 100 && records.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ id: 'req_gone', status: 499, errorType: 'client_closed', partial: true, usage: null });
+    expect(upstreamCalls).toBe(0);
+  });
 });
+
