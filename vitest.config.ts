@@ -14,6 +14,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
+          globalSetup: ['scripts/vitest-tools-setup.ts'],
           include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'examples/**/*.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
