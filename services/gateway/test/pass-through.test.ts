@@ -3,7 +3,7 @@ import { makeTestPdf } from '@keygate/pdf';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_KEY, startStack, type Stack } from './harness';
+import { expectedColumns, PROVIDER_KEY, startStack, type Stack } from './harness';
 
 interface Received {
   url: string;
@@ -34,8 +34,9 @@ const UNSEEN_STREAM = Buffer.from(`{
   "model" : "claude-opus-4-5",  "max_tokens":64,
   "messages": [
     {"role": "user", "content": [{"type": "text", "text": "caf\\u00e9 \\ud83d\\ude00 \\/ slash"}, {"type": "hologram_20270101", "beams": 3.0e0, "cache_control": null}]},
-    {"role": "system", "content": "Per-turn instruction: answer briefly."},
-    {"role": "user", "content": "and now?", "speaker_hint": {"nested": [true, false, null]}}
+    {"role": "assistant", "content": "ok"},
+    {"role": "user", "content": "and now?", "speaker_hint": {"nested": [true, false, null]}},
+    {"role": "system", "content": "Per-turn instruction: answer briefly.", "output_config": {"effort": "low"}}
   ],
   "stream": true,
   "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
@@ -79,13 +80,18 @@ describe('the gateway passes what it does not need to understand upstream byte f
     expect(upstream.url).toBe('/v1/messages?beta=true');
     expect(upstream.headers['anthropic-beta']).toBe(beta);
     expect(upstream.headers['content-length']).toBe(String(UNSEEN_STREAM.length));
-    expect(res.status).toBe(provider.ledger.last()!.status);
+    expect(res.status).toBe(200);
+    const entry = await provider.ledger.waitFor((e) => e.endpoint === 'messages' && e.stream, 2_000);
+    expect(entry).toMatchObject({ status: 200, complete: true });
+    const row = (await stack.calls()).find((r) => r.upstream_message_id === entry.messageId);
+    expect(row).toMatchObject({ status: 200, ...expectedColumns(entry.usage!) });
   });
 
-  it('a non-streamed body with a made-up role and server tool', async () => {
-    const { res, upstream } = await send('/v1/messages', UNSEEN_JSON);
+  it("a made-up role is the provider's to refuse: its answer comes back unchanged", async () => {
+    const { res, text, upstream } = await send('/v1/messages', UNSEEN_JSON);
     expect(upstream.body.equals(UNSEEN_JSON)).toBe(true);
-    expect(res.headers.get('request-id')).toMatch(/^req_/);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(text)).toMatchObject({ error: { type: 'invalid_request_error', message: "messages.1.role: Input should be 'user' or 'assistant'" } });
   });
 
   it('count_tokens with fields it has never seen', async () => {
