@@ -1,5 +1,6 @@
 import { createEmulatorHandler } from '@keygate/emulator';
 import { makeTestPdf } from '@keygate/pdf';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +45,10 @@ const UNSEEN_STREAM = Buffer.from(`{
   "thinking": {"type": "adaptive"},
   "a_field_from_2027": [1, 2.50, -0, "\\u0041"]
 }`);
+
+const fixture = (name: string) => readFileSync(new URL(`../../../packages/emulator/test/fixtures/${name}`, import.meta.url));
+const CLAUDE_CODE_BODY = fixture('claude-code-2.1.330-request.json');
+const CLAUDE_CODE = JSON.parse(fixture('claude-code-2.1.330-request-headers.json').toString()) as { url: string; headers: Record<string, string> };
 
 const UNSEEN_JSON = Buffer.from(
   '{"messages":[{"role":"user","content":"hi"},{"role":"narrator","content":[{"type":"stage_direction","text":"enter"}]}],"max_tokens":16,"model":"claude-opus-4-5","metadata":{"user_id":"u"},"tools":[{"type":"quantum_search_20270101","name":"qs"}]}',
@@ -124,5 +129,27 @@ describe('the gateway passes what it does not need to understand upstream byte f
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'messages[0].content[0].things[0].source.data: not valid base64.' } });
     expect(provider.received).toHaveLength(before);
+  });
+
+  it("Claude Code 2.1.330's captured request goes through unchanged and is recorded with the ledger's usage, under its session id", async () => {
+    const { res, text, upstream } = await send(CLAUDE_CODE.url, CLAUDE_CODE_BODY, CLAUDE_CODE.headers);
+    expect(res.status).toBe(200);
+    expect(upstream.body.equals(CLAUDE_CODE_BODY)).toBe(true);
+    expect(upstream.url).toBe('/v1/messages?beta=true');
+    expect(upstream.headers['anthropic-beta']).toBe(CLAUDE_CODE.headers['anthropic-beta']);
+    expect(text).toContain('event: message_stop');
+    const entry = await provider.ledger.waitFor((e) => e.model === 'claude-opus-5-5', 2_000);
+    const row = (await stack.calls()).find((r) => r.upstream_message_id === entry.messageId);
+    expect(row).toMatchObject({ status: 200, model: 'claude-opus-5-5', group_id: CLAUDE_CODE.headers['x-claude-code-session-id'], ...expectedColumns(entry.usage!) });
+  });
+
+  it('the same request with a kg_test_ key is answered by the built-in emulator', async () => {
+    const testKey = await stack.newKey({ kind: 'test' });
+    const res = await fetch(`${stack.gateway.url}${CLAUDE_CODE.url}`, { method: 'POST', headers: { ...CLAUDE_CODE.headers, authorization: `Bearer ${testKey.secret}` }, body: CLAUDE_CODE_BODY });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/Emulated reply to: hi/);
+    const entry = await stack.gateway.emulator.ledger.waitFor((e) => e.model === 'claude-opus-5-5', 2_000);
+    const row = (await stack.calls()).find((r) => r.upstream_message_id === entry.messageId);
+    expect(row).toMatchObject({ key_id: testKey.id, status: 200, ...expectedColumns(entry.usage!) });
   });
 });
