@@ -69,7 +69,7 @@ function route(deps: Deps, onRequest: RequestListener | null, req: IncomingMessa
     return sendError(ex, err as EmulatorError);
   }
   const respond = (body: Buffer | null) => {
-    onRequest?.({ method: req.method!, path, query: target.query, headers: { ...(req.headers as Record<string, string>) }, body: body ?? Buffer.alloc(0) });
+    onRequest?.({ requestId: ex.requestId, method: req.method!, path, query: target.query, headers: { ...(req.headers as Record<string, string>) }, body: body ?? Buffer.alloc(0) });
     afterDelay(ex, scenario, () => dispatch(deps, ex, target, body, scenario));
   };
   if (req.method !== 'POST') respond(null);

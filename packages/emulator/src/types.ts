@@ -73,6 +73,8 @@ export interface EmulatorOptions {
 
 /** One request as it reached the emulator, bytes untouched: what a provider would have seen. */
 export interface ReceivedRequest {
+  /** The `req_…` the emulator answers with: the key of its ledger entry. */
+  requestId: string;
   method: string;
   path: string;
   /** The raw query string without `?`, `''` when there is none. */

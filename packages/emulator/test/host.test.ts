@@ -56,6 +56,7 @@ describe('hosting the emulator', () => {
         ['GET', '/v1/models', 'limit=1', ''],
       ]);
       expect(seen[0]!.headers).toMatchObject({ 'anthropic-beta': 'b-1,b-2', 'x-api-key': KEY });
+      expect(emulator.ledger.byRequestId(seen[0]!.requestId)).toMatchObject({ endpoint: 'messages', status: 200 });
     } finally {
       await emulator.close();
     }
