@@ -81,4 +81,11 @@ describe('reply plan', () => {
     const p = plan({ tools: [weather] }, { 'x-emulator-scenario': 'malformed_tool_input' });
     expect(content(p)[1]!.input).toEqual({});
   });
+
+  it("replies to the user's last text block, after the reminders a client puts first", () => {
+    const messages: MessagesBody['messages'] = [{ role: 'user', content: [{ type: 'text', text: '<system-reminder>Be nice</system-reminder>' }, { type: 'text', text: 'hi there' }] }];
+    const p = plan({ messages, tools: [weather, { name: 'Bash', input_schema: { type: 'object' } }] });
+    expect(content(p).map((b) => b.type)).toEqual(['text']);
+    expect(content(p)[0]!.text).toMatch(/^Emulated reply to: hi there the emulator/);
+  });
 });

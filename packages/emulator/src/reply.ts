@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { CacheSplit } from './cache';
 import { newMessageId, newServerToolUseId, newToolUseId } from './ids';
 import type { Scenario } from './scenarios';
-import { malformedToolInput, toolInput } from './tools';
+import { chooseTool, malformedToolInput, toolInput } from './tools';
 import type { Json, MessagesBody, Usage } from './types';
-import { isCustomTool } from './validate';
 
 export const DEFAULT_REPLY_WORDS = 24;
 export const THINKING_WORDS = 16;
@@ -38,11 +37,12 @@ export interface Plan {
 export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSplit): Plan {
   const budget = new Budget(body.max_tokens);
   const blocks: PlannedBlock[] = [];
-  const lead = leadWords(body);
+  const text = lastUserText(body);
+  const lead = leadWords(text);
   const choice = body.tool_choice?.type ?? 'auto';
   const toolsAllowed = choice !== 'none' && !lastUserHasToolResult(body);
   const tools = body.tools ?? [];
-  const tool = toolsAllowed ? pickTool(tools, body.tool_choice) : undefined;
+  const tool = toolsAllowed ? chooseTool(tools, body.tool_choice, text) : undefined;
   const search = toolsAllowed && choice === 'auto' ? tools.find((t) => String(t.type ?? '').startsWith('web_search')) : undefined;
   let stopSequence: string | null = null;
 
@@ -205,8 +205,7 @@ function findStop(pieces: string[], sequences: string[] | undefined) {
 }
 
 /** The first words of the last user text, to make replies recognisable in tests and demos. */
-function leadWords(body: MessagesBody): string[] {
-  const text = lastUserText(body);
+function leadWords(text: string): string[] {
   const words: string[] = [];
   // A scan rather than split(/\s+/): the text can be a whole document, we need six words.
   let start = -1;
@@ -223,22 +222,27 @@ function leadWords(body: MessagesBody): string[] {
   return words;
 }
 
+/**
+ * The user's last words: the last text block of the last user message (or of its tool result).
+ * Clients such as Claude Code put reminders in text blocks before the prompt itself.
+ */
 function lastUserText(body: MessagesBody): string {
   for (let i = body.messages.length - 1; i >= 0; i--) {
     const message = body.messages[i]!;
     if (message.role !== 'user') continue;
-    return firstText(message.content);
+    return lastText(message.content);
   }
   return '';
 }
 
-function firstText(content: unknown): string {
+function lastText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  for (const block of content as Json[]) {
+  for (let i = content.length - 1; i >= 0; i--) {
+    const block = content[i] as Json;
     if (block.type === 'text' && typeof block.text === 'string') return block.text;
     if (block.type === 'tool_result') {
-      const inner = firstText(block.content);
+      const inner = lastText(block.content);
       if (inner !== '') return inner;
     }
   }
@@ -251,12 +255,6 @@ function lastUserHasToolResult(body: MessagesBody): boolean {
     if (role === 'user') return Array.isArray(content) && content.some((b) => b.type === 'tool_result');
   }
   return false;
-}
-
-function pickTool(tools: Json[], choice: MessagesBody['tool_choice']): Json | undefined {
-  // validateMessages made sure a forced tool exists.
-  if (choice?.type === 'tool') return tools.find((t) => t.name === choice.name);
-  return tools.find(isCustomTool);
 }
 
 function signatureOf(pieces: string[]): string {

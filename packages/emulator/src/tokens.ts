@@ -2,7 +2,7 @@ import { decodeBase64Strict, inspectPdf } from '@keygate/pdf';
 import { invalid } from './errors';
 import type { Json, MessagesBody } from './types';
 import { cacheControlOf, forEachUnit, withoutCacheControl, type Unit } from './units';
-import { validateMessages } from './validate';
+import { PER_TURN_CONTROL_BETA, validateMessages } from './validate';
 
 export const TOKENS_PER_PDF_PAGE = 1_600;
 export const TOKENS_PER_IMAGE = 1_000;
@@ -53,7 +53,7 @@ class Tally {
  * PDF, encrypted, more than 100 pages in the request).
  */
 export function countTokens(body: TokenCountable): number {
-  return measure(validateMessages({ model: 'count', ...body }, 'count_tokens')).total;
+  return measure(validateMessages({ model: 'count', ...body }, 'count_tokens', new Set([PER_TURN_CONTROL_BETA]))).total;
 }
 
 /** What `countTokens` reads; the SDK's `MessageCreateParams` fits. */

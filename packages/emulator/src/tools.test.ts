@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { malformedToolInput, toolInput, valueForSchema } from './tools';
+import { chooseTool, malformedToolInput, toolInput, valueForSchema } from './tools';
 
 const weather = {
   name: 'get_weather',
@@ -59,5 +59,32 @@ describe('schema-driven tool input', () => {
   it('malformed input with nothing required puts a wrong type in the first property', () => {
     const tool = { name: 't', input_schema: { type: 'object', properties: { count: { type: 'integer' } } } };
     expect(malformedToolInput(tool)).toEqual({ count: 'not-the-right-type' });
+  });
+});
+
+describe('which tool a reply calls', () => {
+  const tool = (name: string, extra: Record<string, unknown> = {}) => ({ name, input_schema: { type: 'object' }, ...extra });
+  const claudeCode = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ToolSearch', 'Write'].map((n) => tool(n));
+
+  it('the first custom tool whose name words the user said, as a model would', () => {
+    expect(chooseTool([tool('get_weather')], undefined, 'Weather in Paris?')?.name).toBe('get_weather');
+    expect(chooseTool(claudeCode, { type: 'auto' }, 'please read the file')?.name).toBe('Read');
+    expect(chooseTool(claudeCode, undefined, 'what agents are listed?')?.name).toBe('Agent');
+  });
+
+  it('none for a prompt about none of them, such as Claude Code\'s "hi"', () => {
+    expect(chooseTool(claudeCode, undefined, 'hi')).toBeUndefined();
+    expect(chooseTool([tool('get_weather')], undefined, 'Tell me a joke')).toBeUndefined();
+  });
+
+  it('tool_choice any takes the first callable tool when none is named; tool takes the named one', () => {
+    expect(chooseTool(claudeCode, { type: 'any' }, 'hi')?.name).toBe('Agent');
+    expect(chooseTool(claudeCode, { type: 'tool', name: 'Write' }, 'hi')?.name).toBe('Write');
+  });
+
+  it('never a server tool, a tool type it does not know, or a deferred tool', () => {
+    const tools = [{ type: 'web_search_20250305', name: 'web_search' }, { type: 'quantum_20270101', name: 'quantum' }, tool('lookup', { defer_loading: true })];
+    expect(chooseTool(tools, undefined, 'web search quantum lookup')).toBeUndefined();
+    expect(chooseTool(tools, { type: 'any' }, 'web search quantum lookup')).toBeUndefined();
   });
 });

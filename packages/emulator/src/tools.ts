@@ -1,4 +1,5 @@
-import type { Json } from './types';
+import type { Json, MessagesBody } from './types';
+import { isCustomTool } from './validate';
 
 type Schema = Json;
 
@@ -69,6 +70,30 @@ export function valueForSchema(schema: unknown, name = 'value', depth = 0): unkn
     default:
       return s.properties ? objectFor(s, depth) : stringFor(s, name);
   }
+}
+
+/**
+ * The tool a reply calls, as a model would: the one `tool_choice` names; else the first custom
+ * tool whose name shares a word with the user's last text (`get_weather` for "Weather in
+ * Paris?"; none for Claude Code's "hi" among its dozen tools); else, when `tool_choice` is
+ * `any`, the first custom tool. Server tools and tools of types the emulator does not know are
+ * never called, and a deferred tool (`defer_loading`) is not loaded yet, so not callable.
+ */
+export function chooseTool(tools: Json[], choice: MessagesBody['tool_choice'], text: string): Json | undefined {
+  // validateMessages made sure a forced tool exists.
+  if (choice?.type === 'tool') return tools.find((t) => t.name === choice.name);
+  const callable = tools.filter((t) => isCustomTool(t) && t.defer_loading !== true);
+  const said = text.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+  const relevant = callable.find((t) => nameWords(String(t.name ?? '')).some((w) => said.some((s) => s.startsWith(w))));
+  return relevant ?? (choice?.type === 'any' ? callable[0] : undefined);
+}
+
+/** `get_weather` → get, weather; `ListAgents` → list, agents (words of three letters or more). */
+function nameWords(name: string): string[] {
+  return name
+    .split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/)
+    .map((w) => w.toLowerCase())
+    .filter((w) => w.length >= 3);
 }
 
 /** The input of a tool_use block for `tool`: every required property, plausibly typed. */

@@ -126,7 +126,8 @@ export interface CacheControl {
 }
 
 export interface MessageParam {
-  role: 'user' | 'assistant';
+  /** `system` only with the per-turn-control beta. */
+  role: 'user' | 'assistant' | 'system';
   content: string | Json[];
 }
 

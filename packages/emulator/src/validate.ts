@@ -12,11 +12,21 @@ export function parseJson(raw: Buffer): unknown {
   }
 }
 
+/** Lets `role: "system"` messages into `messages` (Claude Code sends it with such messages). */
+export const PER_TURN_CONTROL_BETA = 'per-turn-control-2026-07-01';
+
+/** The `anthropic-beta` values of a request (comma-separated, possibly over several headers). */
+export function betasOf(header: string | string[] | undefined): Set<string> {
+  const values = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return new Set(values.split(',').map((b) => b.trim()).filter((b) => b !== ''));
+}
+
 /**
- * Checks what the emulator needs, with the provider's field-path messages; everything else in
- * the body is left alone (gateways forward bodies byte for byte, with fields we do not know).
+ * Refuses only what the provider is known to refuse, in its wording; everything else (fields,
+ * block types, tool types, values it does not know yet) is accepted and left alone, since the
+ * provider's schema grows every few weeks and gateways forward bodies byte for byte.
  */
-export function validateMessages(body: unknown, endpoint: 'messages' | 'count_tokens'): MessagesBody {
+export function validateMessages(body: unknown, endpoint: 'messages' | 'count_tokens', betas: ReadonlySet<string> = new Set()): MessagesBody {
   if (!isObject(body)) throw invalid('The request body must be a JSON object.');
   if (typeof body.model !== 'string' || body.model === '') throw invalid('model: Field required');
   if (endpoint === 'messages') {
@@ -26,7 +36,7 @@ export function validateMessages(body: unknown, endpoint: 'messages' | 'count_to
     if (max < 1) throw invalid('max_tokens: Input should be greater than or equal to 1');
   }
   if (body.stream !== undefined && typeof body.stream !== 'boolean') throw invalid('stream: Input should be a valid boolean');
-  validateMessageList(body.messages);
+  validateMessageList(body.messages, betas.has(PER_TURN_CONTROL_BETA));
   validateSystem(body.system);
   validateTools(body.tools, body.tool_choice);
   if (body.stop_sequences !== undefined) {
@@ -38,13 +48,18 @@ export function validateMessages(body: unknown, endpoint: 'messages' | 'count_to
   return body as MessagesBody;
 }
 
-function validateMessageList(messages: unknown): void {
+function validateMessageList(messages: unknown, systemMessages: boolean): void {
   if (messages === undefined) throw invalid('messages: Field required');
   if (!Array.isArray(messages)) throw invalid('messages: Input should be a valid list');
   if (messages.length === 0) throw invalid('messages: at least one message is required');
   for (let i = 0; i < messages.length; i++) {
     const message: unknown = messages[i];
     if (!isObject(message)) throw invalid(`messages.${i}: Input should be a valid dictionary`);
+    if (message.role === 'system') {
+      if (!systemMessages) throw invalid(UNEXPECTED_SYSTEM_ROLE);
+      validateSystemMessage(messages as Json[], i);
+      continue;
+    }
     if (message.role !== 'user' && message.role !== 'assistant') {
       throw invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
     }
@@ -57,6 +72,38 @@ function validateMessageList(messages: unknown): void {
       if (block.type === 'text' && typeof block.text !== 'string') throw invalid(`messages.${i}.content.${j}.text.text: Field required`);
     }
   }
+}
+
+// The provider's wording, seen in public bug reports of clients that sent role "system".
+const UNEXPECTED_SYSTEM_ROLE = 'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.';
+
+/**
+ * The provider's documented placement and content rules for a mid-conversation system message
+ * (its exact wording for these is not public; the messages here say what the rule is).
+ */
+function validateSystemMessage(messages: Json[], i: number): void {
+  const previous = messages[i - 1];
+  const next = messages[i + 1];
+  if (previous === undefined) throw invalid(`messages.0: a system message cannot be the first message; use the top-level \`system\` parameter for instructions that apply from the start.`);
+  if (previous.role === 'system' || next?.role === 'system') throw invalid(`messages.${i}: consecutive system messages are not allowed.`);
+  if (previous.role !== 'user' && !endsInServerToolUse(previous)) {
+    throw invalid(`messages.${i}: a system message must immediately follow a user message (or an assistant message that ends in a server tool use).`);
+  }
+  if (next !== undefined && next.role !== 'assistant') throw invalid(`messages.${i}: a system message must be the last message or be followed by an assistant message.`);
+  const { content } = messages[i]!;
+  if (typeof content === 'string') return;
+  if (!Array.isArray(content)) throw invalid(`messages.${i}.content: Input should be a valid string or a list of text blocks`);
+  for (let j = 0; j < content.length; j++) {
+    const block: unknown = content[j];
+    if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') {
+      throw invalid(`messages.${i}.content.${j}: a system message supports text blocks only.`);
+    }
+  }
+}
+
+function endsInServerToolUse(message: Json): boolean {
+  const { content } = message;
+  return message.role === 'assistant' && Array.isArray(content) && isObject(content.at(-1)) && (content.at(-1) as Json).type === 'server_tool_use';
 }
 
 function validateSystem(system: unknown): void {

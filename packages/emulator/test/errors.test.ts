@@ -53,7 +53,8 @@ describe('validation, like the provider', () => {
     ['a missing model', { max_tokens: 10, messages: [] }, /^model: Field required$/],
     ['a missing max_tokens', { model: MODEL, messages: [{ role: 'user', content: 'x' }] }, /^max_tokens: Field required$/],
     ['missing messages', { model: MODEL, max_tokens: 10 }, /^messages: Field required$/],
-    ['a bad role', { model: MODEL, max_tokens: 10, messages: [{ role: 'system', content: 'x' }] }, /^messages\.0\.role: Input should be 'user' or 'assistant'$/],
+    ['a bad role', { model: MODEL, max_tokens: 10, messages: [{ role: 'robot', content: 'x' }] }, /^messages\.0\.role: Input should be 'user' or 'assistant'$/],
+    ['a system message without the per-turn-control beta', { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'system', content: 'y' }] }, /^messages: Unexpected role "system"\. The Messages API accepts a top-level `system` parameter/],
     ['a thinking budget above max_tokens', { model: MODEL, max_tokens: 1_500, thinking: { type: 'enabled', budget_tokens: 2_000 }, messages: [{ role: 'user', content: 'x' }] }, /max_tokens/],
     ['an unknown scenario', '__scenario__', /unknown scenario 'nope'/],
   ])('%s is a 400 invalid_request_error', async (_name, body, message) => {

@@ -39,7 +39,8 @@ describe('bad input gets a clear error in the provider shape, and is recorded', 
     ['model', { max_tokens: 5, messages: [] }, /model: Field required/],
     ['max_tokens', { model: MODEL, messages: [] }, /max_tokens: Field required/],
     ['messages', { model: MODEL, max_tokens: 5 }, /messages: Field required/],
-    ['a bad role', { model: MODEL, max_tokens: 5, messages: [{ role: 'robot', content: 'x' }] }, /messages\[0\]\.role/],
+    ['max_tokens of the wrong type', { model: MODEL, max_tokens: '5', messages: [] }, /max_tokens: /],
+    ['a body that is not an object', [message()], /must be a JSON object/],
   ])('missing or wrong %s', async (_n, body, msg) => {
     await expectError(await post(stack, JSON.stringify(body)), 400, 'invalid_request_error', msg);
   });

@@ -1,23 +1,109 @@
+import { makeTestPdf } from '@keygate/pdf';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/errors';
+import { LARGE_BODY } from './json-body';
 import { validateMessagesBody } from './validate';
 
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));
-const opts = { maxPdfPages: 100 };
+const opts = { maxPdfPages: 5 };
+const refusal = (raw: Buffer, endpoint: 'messages' | 'count_tokens' = 'messages') => validateMessagesBody(raw, opts, endpoint).catch((e: unknown) => e);
+const pdf = async (pages: number) => Buffer.from(await makeTestPdf({ pages })).toString('base64');
+const doc = (data: string) => ({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } });
 
 describe('validateMessagesBody', () => {
   it('reads the model and whether the answer is streamed', async () => {
     await expect(validateMessagesBody(body({ model: 'claude-x', max_tokens: 5, messages: [], stream: true }), opts)).resolves.toEqual({ model: 'claude-x', stream: true });
   });
 
-  it('refuses a model name with a control character, which the call log could not store', async () => {
-    const err = await validateMessagesBody(body({ model: 'claude\u0000x', max_tokens: 5, messages: [] }), opts).catch((e: unknown) => e);
+  it('lets through roles, block types, fields and values it has never seen', async () => {
+    const unseen = {
+      model: 'claude-x',
+      max_tokens: 5,
+      stream: 'maybe',
+      messages: [
+        { role: 'system', content: 'per-turn instructions' },
+        { role: 'robot', content: [{ type: 'hologram', beams: 3 }, { type: 'text' }, 'not even an object', null] },
+        { content: 42 },
+        7,
+      ],
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      output_config: { effort: 'high' },
+      thinking: { type: 'adaptive' },
+      tools: [{ type: 'tool_search_tool_regex_20251119', name: 'x' }],
+      something_new: [1, { deeply: ['nested'] }],
+    };
+    await expect(validateMessagesBody(body(unseen), opts)).resolves.toEqual({ model: 'claude-x', stream: false });
+    const { max_tokens: _, ...counted } = unseen;
+    await expect(validateMessagesBody(body(counted), opts, 'count_tokens')).resolves.toEqual({ model: 'claude-x', stream: false });
+  });
+
+  it.each([
+    ['a JSON array', [], /^Request body must be a JSON object/],
+    ['a JSON string', 'hi', /^Request body must be a JSON object/],
+    ['JSON null', null, /^Request body must be a JSON object/],
+    ['no model', { max_tokens: 5, messages: [] }, /^model: Field required/],
+    ['a numeric model', { model: 4, max_tokens: 5, messages: [] }, /^model: /],
+    ['no max_tokens', { model: 'm', messages: [] }, /^max_tokens: Field required/],
+    ['max_tokens as a string', { model: 'm', max_tokens: '5', messages: [] }, /^max_tokens: /],
+    ['a fractional max_tokens', { model: 'm', max_tokens: 1.5, messages: [] }, /^max_tokens: /],
+    ['a zero max_tokens', { model: 'm', max_tokens: 0, messages: [] }, /^max_tokens: /],
+    ['no messages', { model: 'm', max_tokens: 5 }, /^messages: Field required/],
+    ['messages as an object', { model: 'm', max_tokens: 5, messages: { role: 'user' } }, /^messages: /],
+  ])('refuses %s', async (_, value, message) => {
+    const err = await refusal(body(value));
     expect(err).toBeInstanceOf(GatewayError);
-    expect(err).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^model: must not contain control characters/) });
+    expect(err).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(message) });
+  });
+
+  it('does not ask count_tokens for max_tokens, but still for model and messages', async () => {
+    await expect(validateMessagesBody(body({ model: 'm', messages: [] }), opts, 'count_tokens')).resolves.toEqual({ model: 'm', stream: false });
+    expect(await refusal(body({ model: 'm' }), 'count_tokens')).toMatchObject({ message: expect.stringMatching(/^messages: Field required/) });
+  });
+
+  it('refuses a model id the call log could not store: a NUL, or past 256 characters', async () => {
+    expect(await refusal(body({ model: 'claude\u0000x', max_tokens: 5, messages: [] }))).toMatchObject({ type: 'invalid_request_error', message: 'model: must not contain NUL characters.' });
+    expect(await refusal(body({ model: 'm'.repeat(257), max_tokens: 5, messages: [] }))).toMatchObject({ message: 'model: must be at most 256 characters.' });
+    await expect(validateMessagesBody(body({ model: `tab\there ${'é'.repeat(200)}`, max_tokens: 5, messages: [] }), opts)).resolves.toMatchObject({ stream: false });
+  });
+
+  it('reads a huge model id in a large body by its value, not by the placeholder that stands for it', async () => {
+    const raw = body({ model: 'm'.repeat(LARGE_BODY), max_tokens: 5, messages: [] });
+    expect(await refusal(raw)).toMatchObject({ message: 'model: must be at most 256 characters.' });
+  });
+
+  it('inspects a base64 PDF wherever it sits: any role, nested in a tool result, inside an unknown block', async () => {
+    const six = await pdf(6);
+    const places: [unknown[], string][] = [
+      [[{ role: 'system', content: [doc(six)] }], 'messages[0].content[0]'],
+      [[{ role: 'user', content: 'x' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [doc(six)] }] }], 'messages[1].content[0].content[0]'],
+      [[{ role: 'user', content: [{ type: 'future_container', items: { first: doc(six) } }] }], 'messages[0].content[0].items.first'],
+    ];
+    for (const [messages, where] of places) {
+      const err = await refusal(body({ model: 'm', max_tokens: 5, messages }));
+      expect(err).toMatchObject({ type: 'invalid_request_error', message: `${where}: the PDF has 6 pages; the limit is 5 pages per request. Split it with summarizePdf() or pdf.split() from @keygate/sdk.` });
+    }
+  });
+
+  it('adds up the pages of PDFs in different places', async () => {
+    const three = await pdf(3);
+    const messages = [{ role: 'user', content: [doc(three)] }, { role: 'user', content: [{ type: 'tool_result', content: [doc(three)] }] }];
+    expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({ message: expect.stringMatching(/^The request's PDFs have 6 pages in all/) });
+    await expect(validateMessagesBody(body({ model: 'm', max_tokens: 5, messages: messages.slice(0, 1) }), opts)).resolves.toMatchObject({ model: 'm' });
+  });
+
+  it('refuses a PDF document whose data is not base64, wherever it sits', async () => {
+    const messages = [{ role: 'narrator', content: [{ type: 'x', inner: [doc('not base64!!')] }] }];
+    expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({ message: 'messages[0].content[0].inner[0].source.data: not valid base64.' });
+  });
+
+  it('walks messages nested deeper than the call stack', async () => {
+    const depth = 200_000;
+    const raw = Buffer.from(`{"model":"m","max_tokens":5,"messages":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    await expect(validateMessagesBody(raw, opts)).resolves.toEqual({ model: 'm', stream: false });
   });
 
   it('answers invalid JSON first, whatever else is wrong, as a whole-body parse would', async () => {
-    const err = await validateMessagesBody(Buffer.from('{"model": 1,'), opts).catch((e: unknown) => e);
+    const err = await refusal(Buffer.from('{"model": 1,'));
     expect(err).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^Request body is not valid JSON/) });
   });
 });
