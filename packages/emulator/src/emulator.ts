@@ -32,6 +32,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     ledger: handler.ledger,
     cache: handler.cache,
     server,
+    get onRequest() {
+      return handler.onRequest;
+    },
+    set onRequest(listener) {
+      handler.onRequest = listener;
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

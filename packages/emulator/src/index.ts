@@ -14,6 +14,8 @@ export type {
   HandlerOptions,
   LedgerEntry,
   MessagesBody,
+  ReceivedRequest,
+  RequestListener,
   ServerToolUsage,
   Usage,
 } from './types';

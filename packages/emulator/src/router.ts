@@ -7,7 +7,7 @@ import { Ledger } from './ledger';
 import { handleCountTokens, handleMessages } from './messages';
 import { getModel, listModels } from './models';
 import { readScenario, scenarioLabel, type Scenario } from './scenarios';
-import type { EmulatorHandler, Endpoint, HandlerOptions } from './types';
+import type { EmulatorHandler, Endpoint, HandlerOptions, RequestListener } from './types';
 
 export const DEFAULT_API_KEY = 'sk-ant-emulator-key';
 
@@ -38,14 +38,15 @@ export function createEmulatorHandler(opts: HandlerOptions = {}): EmulatorHandle
     cache: opts.cache ?? new PromptCache(opts.clock ?? Date.now),
   };
   const handler = function emulator(req: IncomingMessage, res: ServerResponse, body?: Buffer): void {
-    route(deps, req, res, body);
+    route(deps, handler.onRequest, req, res, body);
   } as EmulatorHandler;
   handler.ledger = deps.ledger;
   handler.cache = deps.cache;
+  handler.onRequest = opts.onRequest ?? null;
   return handler;
 }
 
-function route(deps: Deps, req: IncomingMessage, res: ServerResponse, preread: Buffer | undefined): void {
+function route(deps: Deps, onRequest: RequestListener | null, req: IncomingMessage, res: ServerResponse, preread: Buffer | undefined): void {
   const ex: Exchange = { req, res, requestId: newRequestId(), entry: null, ledger: deps.ledger };
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -67,7 +68,10 @@ function route(deps: Deps, req: IncomingMessage, res: ServerResponse, preread: B
   } catch (err) {
     return sendError(ex, err as EmulatorError);
   }
-  const respond = (body: Buffer | null) => afterDelay(ex, scenario, () => dispatch(deps, ex, target, body, scenario));
+  const respond = (body: Buffer | null) => {
+    onRequest?.({ requestId: ex.requestId, method: req.method!, path, query: target.query, headers: { ...(req.headers as Record<string, string>) }, body: body ?? Buffer.alloc(0) });
+    afterDelay(ex, scenario, () => dispatch(deps, ex, target, body, scenario));
+  };
   if (req.method !== 'POST') respond(null);
   else if (preread !== undefined) respond(preread);
   // A host server that already drained the body without handing it over: nothing left to read.

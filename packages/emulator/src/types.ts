@@ -67,7 +67,25 @@ export interface EmulatorOptions {
   acceptBearer?: boolean;
   /** Ledger entries kept (oldest dropped first), so long benchmarks stay flat. Default 10,000. */
   ledgerLimit?: number;
+  /** Called with each request the emulator answers past auth, as received (see README "Request capture"). */
+  onRequest?: RequestListener | null;
 }
+
+/** One request as it reached the emulator, bytes untouched: what a provider would have seen. */
+export interface ReceivedRequest {
+  /** The `req_…` the emulator answers with: the key of its ledger entry. */
+  requestId: string;
+  method: string;
+  path: string;
+  /** The raw query string without `?`, `''` when there is none. */
+  query: string;
+  /** As received (Node lowercases the names). */
+  headers: Record<string, string>;
+  /** The body bytes; empty for GET. */
+  body: Buffer;
+}
+
+export type RequestListener = (request: ReceivedRequest) => void;
 
 export interface HandlerOptions extends Omit<EmulatorOptions, 'port' | 'host'> {
   ledger?: Ledger;
@@ -81,6 +99,8 @@ export interface HandlerOptions extends Omit<EmulatorOptions, 'port' | 'host'> {
 export type EmulatorHandler = ((req: IncomingMessage, res: ServerResponse, body?: Buffer) => void) & {
   ledger: Ledger;
   cache: PromptCache;
+  /** May be set or cleared at any time; see `EmulatorOptions.onRequest`. */
+  onRequest: RequestListener | null;
 };
 
 export interface Emulator {
@@ -91,6 +111,8 @@ export interface Emulator {
   ledger: Ledger;
   cache: PromptCache;
   server: Server;
+  /** May be set or cleared at any time; see `EmulatorOptions.onRequest`. */
+  onRequest: RequestListener | null;
   /** Stops listening and destroys open sockets. */
   close(): Promise<void>;
 }

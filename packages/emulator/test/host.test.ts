@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createEmulatorHandler, startEmulator } from '../src/index';
+import { createEmulatorHandler, startEmulator, type ReceivedRequest } from '../src/index';
 import { ask, KEY, post } from './helpers';
 
 describe('hosting the emulator', () => {
@@ -37,6 +37,29 @@ describe('hosting the emulator', () => {
     expect(performance.now() - started).toBeLessThan(500);
     await expect(res.text()).rejects.toThrow();
     expect(emulator.ledger.last()).toMatchObject({ complete: false, endedAt: expect.any(Number) });
+  });
+
+  it('onRequest sees each answered request as it arrived: method, path, raw query, headers, body bytes', async () => {
+    const emulator = await startEmulator();
+    const seen: ReceivedRequest[] = [];
+    try {
+      const body = '{"model":"claude-haiku-4-5",  "max_tokens":8,"messages":[{"role":"user","content":"bytes, as sent"}]}';
+      await post(emulator, '/v1/messages', 'unseen before the listener is set');
+      emulator.onRequest = (r) => seen.push(r);
+      await post(emulator, '/v1/messages?beta=true', body, { 'anthropic-beta': 'b-1,b-2' });
+      await fetch(`${emulator.url}/v1/models?limit=1`, { headers: { 'x-api-key': KEY } });
+      await post(emulator, '/v1/messages', body, { 'x-api-key': 'sk-ant-wrong' });
+      emulator.onRequest = null;
+      await post(emulator, '/v1/messages', body);
+      expect(seen.map((r) => [r.method, r.path, r.query, r.body.toString()])).toEqual([
+        ['POST', '/v1/messages', 'beta=true', body],
+        ['GET', '/v1/models', 'limit=1', ''],
+      ]);
+      expect(seen[0]!.headers).toMatchObject({ 'anthropic-beta': 'b-1,b-2', 'x-api-key': KEY });
+      expect(emulator.ledger.byRequestId(seen[0]!.requestId)).toMatchObject({ endpoint: 'messages', status: 200 });
+    } finally {
+      await emulator.close();
+    }
   });
 
   it('the CLI prints its URL and serves requests', async () => {
