@@ -5,7 +5,7 @@
  *   TEST_DATABASE_URL=postgres://… pnpm exec tsx bench/abort-estimate.ts
  * The reply is one word a delta; the emulator bills one token per word.
  */
-import { cutStream } from '../services/gateway/test/cut-stream';
+import { cutStream, type Cut } from '../services/gateway/test/cut-stream';
 import { startStack } from '../services/gateway/test/harness';
 
 const CUTS = [1, 10, 100, 1_000];
@@ -17,9 +17,9 @@ try {
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const by of ['client', 'upstream'] as const) {
     for (const after of CUTS) {
-      const runs = [];
+      const runs: Cut[] = [];
       for (let i = 0; i < ROUNDS; i++) runs.push(await cutStream(stack, after, by));
-      const cell = (f: (r: (typeof runs)[number]) => number, digits = 0) => {
+      const cell = (f: (r: Cut) => number, digits = 0) => {
         const xs = runs.map(f).sort((a, b) => a - b);
         const [lo, hi] = [xs[0]!.toFixed(digits), xs.at(-1)!.toFixed(digits)];
         return lo === hi ? lo : `${lo}–${hi}`;
