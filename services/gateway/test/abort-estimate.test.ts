@@ -15,7 +15,8 @@ const estimateFor = (words: string[], n: number) => Math.max(1, estimateOutputTo
 describe('a stream that ends before the provider counted its output is recorded with an estimate', () => {
   it.each([1, 10, 100, 1_000])('client leaves after %i deltas: estimated from what was forwarded, within tolerance of the ledger', async (after) => {
     const words = await replyWords(stack, after);
-    const { row, entry, clientDeltas } = await cutStream(stack, after, 'client');
+    // Deltas 10 ms apart (3 ms for the long one), so a loaded machine's abort lag costs few extra deltas.
+    const { row, entry, clientDeltas } = await cutStream(stack, after, 'client', after >= 1_000 ? 3 : 10);
     expect(clientDeltas).toBeGreaterThanOrEqual(after);
     expect(entry.complete).toBe(false);
     // The emulator stopped at the abort and billed the words it had generated, one per delta.
@@ -32,7 +33,8 @@ describe('a stream that ends before the provider counted its output is recorded 
     // Tolerance against the ledger: the emulator bills one token per word (~6 bytes of its
     // text), the rule 3.5 bytes per token, so ~1.7x, less what was generated but not forwarded.
     const ratio = row.output_tokens / generated;
-    expect(ratio).toBeGreaterThanOrEqual(after === 1 ? 1 : 1.3);
+    // One word is too few to average: only its bounds are stated.
+    expect(ratio).toBeGreaterThanOrEqual(after === 1 ? 0.5 : 1.3);
     expect(ratio).toBeLessThanOrEqual(after === 1 ? 3 : 2);
   });
 
