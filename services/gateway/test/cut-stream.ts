@@ -20,7 +20,7 @@ export interface Cut {
  * provider cutting the connection (`upstream`).
  */
 export async function cutStream(stack: Stack, after: number, by: 'client' | 'upstream', intervalMs = 3): Promise<Cut> {
-  const scenario =
+  const scenario: Record<string, string> =
     by === 'client'
       ? { 'x-emulator-scenario': 'paced', 'x-emulator-interval-ms': String(intervalMs) }
       : { 'x-emulator-scenario': 'paced,stream_cut', 'x-emulator-interval-ms': '0', 'x-emulator-cut-after': String(after + 3) };
