@@ -1,4 +1,4 @@
-import { blockJson, type Plan, type PlannedBlock } from './reply';
+import { blockJson, tokensOfJson, type Plan, type PlannedBlock } from './reply';
 import type { Scenario } from './scenarios';
 import type { Usage } from './types';
 
@@ -12,6 +12,8 @@ export interface StreamEvent {
   usage?: Partial<Usage>;
   /** Wait this long before writing the event (paced streams). */
   delayMs: number;
+  /** content_block_delta: the output tokens it carries (what the provider bills if the stream stops here). */
+  tokens?: number;
 }
 
 const frame = (event: string, data: string): string => `event: ${event}\ndata: ${data}\n\n`;
@@ -117,31 +119,36 @@ function blockStop(index: number): StreamEvent {
   return { kind: 'other', frame: frame('content_block_stop', `{"type":"content_block_stop","index":${index}}`), delayMs: 0 };
 }
 
-function delta(index: number, body: string): StreamEvent {
+function delta(index: number, body: string, tokens: number): StreamEvent {
   return {
     kind: 'content_block_delta',
     frame: frame('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":${body}}`),
     delayMs: 0,
+    tokens,
   };
 }
 
 function blockDeltas(block: PlannedBlock, index: number, pacedDeltas: number): StreamEvent[] {
   switch (block.type) {
     case 'text':
-      return groups(block.pieces, pacedDeltas).map((text) => delta(index, `{"type":"text_delta","text":${JSON.stringify(text)}}`));
+      return groups(block.pieces, pacedDeltas).map((g) => delta(index, `{"type":"text_delta","text":${JSON.stringify(g.text)}}`, g.words));
     case 'thinking':
       return [
-        ...groups(block.pieces, 0).map((text) => delta(index, `{"type":"thinking_delta","thinking":${JSON.stringify(text)}}`)),
-        delta(index, `{"type":"signature_delta","signature":${JSON.stringify(block.signature)}}`),
+        ...groups(block.pieces, 0).map((g) => delta(index, `{"type":"thinking_delta","thinking":${JSON.stringify(g.text)}}`, g.words)),
+        delta(index, `{"type":"signature_delta","signature":${JSON.stringify(block.signature)}}`, 0),
       ];
     case 'tool_use':
     case 'server_tool_use': {
       // The provider opens with an empty partial_json; clients must only parse at block stop.
-      const out = [delta(index, '{"type":"input_json_delta","partial_json":""}')];
+      const out = [delta(index, '{"type":"input_json_delta","partial_json":""}', 0)];
+      // Tool input costs ceil(bytes / 4) (reply.ts); each piece carries its share of that.
+      let billed = 0;
       for (let at = 0, cut = 0; at < block.json.length; cut++) {
         const piece = block.json.slice(at, at + JSON_CUTS[cut % JSON_CUTS.length]!);
         at += piece.length;
-        out.push(delta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}`));
+        const upTo = tokensOfJson(block.json.slice(0, at));
+        out.push(delta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}`, upTo - billed));
+        billed = upTo;
       }
       return out;
     }
@@ -150,14 +157,14 @@ function blockDeltas(block: PlannedBlock, index: number, pacedDeltas: number): S
   }
 }
 
-/** Joins pieces into `count` near-equal chunks (0: four words a chunk). */
-function groups(pieces: string[], count: number): string[] {
+/** Joins pieces (one word, one token each) into `count` near-equal chunks (0: four words a chunk). */
+function groups(pieces: string[], count: number): { text: string; words: number }[] {
   const n = count > 0 ? Math.min(count, pieces.length) : Math.ceil(pieces.length / TEXT_WORDS_PER_DELTA);
-  const out: string[] = [];
+  const out: { text: string; words: number }[] = [];
   for (let g = 0; g < n; g++) {
     const from = Math.floor((g * pieces.length) / n);
     const to = Math.floor(((g + 1) * pieces.length) / n);
-    out.push(to - from === 1 ? pieces[from]! : pieces.slice(from, to).join(''));
+    out.push({ text: to - from === 1 ? pieces[from]! : pieces.slice(from, to).join(''), words: to - from });
   }
   return out;
 }

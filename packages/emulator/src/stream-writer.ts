@@ -9,7 +9,9 @@ import type { LedgerEntry, Usage } from './types';
 /**
  * Writes `plan` as server-sent events, shaped by the request's scenarios, and keeps the
  * ledger entry to what really went out: usage is folded only over written events, and the
- * entry is finalised when the stream ends, errors, is cut, or the client leaves.
+ * entry is finalised when the stream ends, errors, is cut, or the client leaves. A stream that
+ * stops before its message_delta bills, as the provider does, the output tokens of the deltas
+ * generated so far: writing stops as soon as the client is gone.
  */
 export function writeStream(
   res: ServerResponse,
@@ -31,24 +33,27 @@ export function writeStream(
   if (cutAfter === Infinity && !scenario.has.has('paced')) {
     if (res.destroyed) return ledger.close(entry, false, Date.now());
     let usage: Usage | null = null;
+    let generated = 0;
     let body = '';
     for (const event of events) {
       body += event.frame;
       usage = foldUsage(usage, event);
+      generated += event.tokens ?? 0;
       if (event.kind === 'error') entry.errorType = 'overloaded_error';
     }
     entry.eventsSent = events.length;
     res.end(body);
-    return ledger.close(entry, completes, Date.now(), usage);
+    return ledger.close(entry, completes, Date.now(), completes ? usage : billedSoFar(usage, generated));
   }
 
   let next = 0;
   let timer: NodeJS.Timeout | undefined;
   let usage: Usage | null = null;
+  let generated = 0;
   const finish = (complete: boolean) => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    ledger.close(entry, complete, Date.now(), usage);
+    ledger.close(entry, complete, Date.now(), complete ? usage : billedSoFar(usage, generated));
   };
   res.on('close', () => finish(false));
 
@@ -63,6 +68,7 @@ export function writeStream(
       waited = false;
       chunk += event.frame;
       usage = foldUsage(usage, event);
+      generated += event.tokens ?? 0;
       if (event.kind === 'error') entry.errorType = 'overloaded_error';
       entry.eventsSent++;
       next++;
@@ -82,6 +88,11 @@ export function writeStream(
     timer = setTimeout(pump, events[next]!.delayMs, true);
   };
   pump(false);
+}
+
+/** A stream stopped early: the last count sent, or the tokens generated if more (never lowered). */
+function billedSoFar(usage: Usage | null, generated: number): Usage | null {
+  return usage && { ...usage, output_tokens: Math.max(usage.output_tokens, generated) };
 }
 
 /** stream_error: message_start, some deltas, then the provider's overloaded error event. */

@@ -63,7 +63,10 @@ describe('stream failures', () => {
     expect(events.some((e) => e.event === 'message_stop' || e.event === 'message_delta')).toBe(false);
     const entry = ctx.emulator.ledger.byRequestId(res.headers.get('request-id')!)!;
     expect(entry).toMatchObject({ status: 200, complete: false, errorType: 'overloaded_error', eventsSent: events.length });
-    expect(entry.usage?.output_tokens).toBe(1);
+    // Billed: the words of the deltas generated before the error.
+    const words = events.filter((e) => e.event === 'content_block_delta').map((e) => (JSON.parse(e.data) as { delta: { text: string } }).delta.text.trim().split(' ').length);
+    expect(words.length).toBeGreaterThan(0);
+    expect(entry.usage?.output_tokens).toBe(words.reduce((a, b) => a + b, 0));
   });
 
   it('stream_error through the SDK rejects with the overloaded error', async () => {
@@ -78,8 +81,8 @@ describe('stream failures', () => {
     expect(error).toBeInstanceOf(Error);
     const entry = await ctx.emulator.ledger.waitFor((e) => e.requestId === res.headers.get('request-id'));
     expect(entry).toMatchObject({ complete: false, eventsSent: 5, status: 200 });
-    // message_start was written, no message_delta: its usage is the final one.
-    expect(entry.usage).toMatchObject({ output_tokens: 1, input_tokens: expect.any(Number) });
+    // message_start, block start, ping and two deltas of four words were written, no message_delta.
+    expect(entry.usage).toMatchObject({ output_tokens: 8, input_tokens: expect.any(Number) });
   });
 
   it('stream_cut through the SDK surfaces a connection error', async () => {
@@ -120,7 +123,8 @@ describe('timing scenarios', () => {
     const sent = entry.eventsSent;
     await new Promise((r) => setTimeout(r, 100));
     expect(entry.eventsSent).toBe(sent);
-    expect(entry.usage?.output_tokens).toBe(1);
+    // One word a delta: the deltas written (all but message_start, block start and ping) are what was billed.
+    expect(entry.usage?.output_tokens).toBe(sent - 3);
   });
 
   it('slow_first_byte: headers wait for x-emulator-delay-ms', async () => {

@@ -1,3 +1,4 @@
+import { deltaContentBytes, scanDeltaLine } from './output-estimate';
 import { overlayUsage, type ProviderUsage } from './usage';
 
 /** What a tap learned about one answer. */
@@ -11,6 +12,10 @@ export abstract class TapResult {
   errorMessage: string | null = null;
   /** True once the stream's terminal event (message_stop) or a complete message body was seen. */
   complete = false;
+  /** A message_delta carrying usage was seen: the provider's own final count. */
+  deltaUsage = false;
+  /** UTF-8 bytes of the text, thinking and tool input deltas seen (see output-estimate.ts). */
+  contentBytes = 0;
   events = 0;
 
   abstract write(chunk: Uint8Array): void;
@@ -26,7 +31,8 @@ const INTERESTING = new Set(['message_start', 'message_delta', 'message_stop', '
  *
  * Network chunks may split anywhere (inside a line, a UTF-8 character, or between CR and
  * LF), so only complete lines are decoded. Only the few events that carry usage are parsed;
- * content deltas are skipped by their `event:` line without decoding their payload.
+ * content deltas are measured from their raw bytes (for the estimate of a stream cut short)
+ * without decoding, and other events are skipped by their `event:` line.
  */
 export class SseUsageTap extends TapResult {
   #carry: Buffer | null = null;
@@ -74,8 +80,17 @@ export class SseUsageTap extends TapResult {
     if (startsWith(buf, start, end, 'event:')) {
       this.#event = buf.toString('latin1', start + 6, end).trim();
     } else if (startsWith(buf, start, end, 'data:')) {
-      if (this.#event !== '' && !INTERESTING.has(this.#event)) return;
       const from = buf[start + 5] === 0x20 ? start + 6 : start + 5;
+      if (this.#event === 'content_block_delta') {
+        const bytes = scanDeltaLine(buf, from, end);
+        if (bytes >= 0) {
+          this.contentBytes += bytes;
+          return;
+        }
+        // Another layout than the provider's: parsed at dispatch.
+      } else if (this.#event !== '' && !INTERESTING.has(this.#event)) {
+        return;
+      }
       this.#data.push(buf.toString('utf8', from, end));
     }
   }
@@ -99,8 +114,13 @@ export class SseUsageTap extends TapResult {
       this.messageId = message.id ?? this.messageId;
       this.model = message.model ?? this.model;
       if (message.usage) this.usage = overlayUsage(this.usage ?? {}, message.usage);
+    } else if (type === 'content_block_delta') {
+      this.contentBytes += deltaContentBytes(payload);
     } else if (type === 'message_delta') {
-      if (payload.usage) this.usage = overlayUsage(this.usage ?? {}, payload.usage);
+      if (payload.usage) {
+        this.usage = overlayUsage(this.usage ?? {}, payload.usage);
+        this.deltaUsage = true;
+      }
       if (payload.delta?.stop_reason) this.stopReason = payload.delta.stop_reason;
     } else if (type === 'message_stop') {
       this.complete = true;

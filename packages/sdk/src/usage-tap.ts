@@ -1,12 +1,12 @@
 import type { APIRequest, Middleware, MiddlewareContext, MiddlewareNext } from '@anthropic-ai/sdk';
 import { GROUP_HEADER } from './options';
-import { SseUsageTap, type TapResult } from '@keygate/protocol';
+import { settleUsage, SseUsageTap, type TapResult } from '@keygate/protocol';
 import { categorize, normalizeUsage, type Endpoint, type ErrorCategory, type UsageRecord } from './usage-types';
 
 type RequestOptions = NonNullable<MiddlewareContext['options']>;
 type Json = Record<string, unknown>;
 /** What a Messages answer said about itself, as far as it got. */
-type StreamFacts = Pick<TapResult, 'messageId' | 'model' | 'usage' | 'stopReason' | 'errorType' | 'complete'>;
+type StreamFacts = Pick<TapResult, 'messageId' | 'model' | 'usage' | 'stopReason' | 'errorType' | 'complete' | 'deltaUsage' | 'contentBytes'>;
 
 export interface UsageTapDeps {
   /** Sent as `keygate-group-id` unless the request carries one. */
@@ -156,6 +156,8 @@ export class UsageTap {
 
   #record(options: RequestOptions, call: CallState, request: APIRequest, retries: number, outcome: Outcome): UsageRecord {
     const facts = outcome.facts ?? {};
+    // A stream that ended before the provider's final count: the gateway's estimate, alike.
+    const { usage, estimated } = facts.complete === false ? settleUsage(facts as StreamFacts) : { usage: facts.usage ?? null, estimated: false };
     const body = typeof options.body === 'object' && options.body !== null ? (options.body as Json) : {};
     const errorType = outcome.errorType;
     return {
@@ -171,7 +173,8 @@ export class UsageTap {
       errorType,
       errorCategory: errorType === null || errorType === 'aborted' ? null : categorize(outcome.status, errorType),
       stopReason: facts.stopReason ?? null,
-      usage: facts.usage ? normalizeUsage(facts.usage) : null,
+      usage: usage ? normalizeUsage(usage) : null,
+      estimated,
       providerUsage: facts.usage ?? null,
       latencyMs: this.#now() - call.startedAt,
       ttfbMs: outcome.ttfbMs ?? null,

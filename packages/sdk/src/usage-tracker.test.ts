@@ -6,7 +6,7 @@ import { categorize, emptySummary, normalizeUsage, type UsageRecord } from './us
 function record(overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {
     requestId: 'req_1', gatewayRequestId: 'req_g1', groupId: null, endpoint: 'messages', method: 'POST', model: 'm', messageId: 'msg_1',
-    stream: false, status: 200, errorType: null, errorCategory: null, stopReason: 'end_turn', usage: normalizeUsage(USAGE), providerUsage: USAGE,
+    stream: false, status: 200, errorType: null, errorCategory: null, stopReason: 'end_turn', usage: normalizeUsage(USAGE), estimated: false, providerUsage: USAGE,
     latencyMs: 10, ttfbMs: 5, retries: 0, retryCategories: [], startedAt: new Date(), ...overrides,
   };
 }

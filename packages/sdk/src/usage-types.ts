@@ -39,8 +39,16 @@ export interface UsageRecord {
   errorType: string | null;
   errorCategory: ErrorCategory | null;
   stopReason: string | null;
-  /** Usage as the app's SDK sees it; for streams, what arrived before the stream ended. */
+  /**
+   * Usage as the app's SDK sees it; for streams, what arrived before the stream ended, except
+   * `output_tokens` when `estimated`.
+   */
   usage: TokenUsage | null;
+  /**
+   * The stream ended before the provider's final count (aborted, cut, timed out): `output_tokens`
+   * is estimated from the content received, as the gateway records it (never below the count sent).
+   */
+  estimated: boolean;
   /** The usage object exactly as received (folded over message_start and message_delta for streams). */
   providerUsage: Readonly<Record<string, unknown>> | null;
   /** Milliseconds from the first attempt to the end of the response, retry waits included. */

@@ -74,9 +74,33 @@ describe('usage reported by onUsage equals what the provider served (the emulato
     const record = client.records[0]!;
     expect(record).toMatchObject({ status: 200, errorType: 'overloaded_error', errorCategory: 'overloaded' });
     const entry = stack.emulator.ledger.byRequestId(record.requestId!)!;
-    expect(record.providerUsage).toEqual(entry.usage);
-    expect(await rowById(record.gatewayRequestId)).toMatchObject({ error_type: 'overloaded_error', output_tokens: record.usage!.output_tokens });
+    // As received: message_start's count; the ledger bills the words generated before the error.
+    expect(record.providerUsage).toEqual({ ...entry.usage, output_tokens: 1 });
+    expect(record.estimated).toBe(true);
+    expect(record.usage!.output_tokens).toBeGreaterThan(1);
+    expect(await rowById(record.gatewayRequestId)).toMatchObject({ error_type: 'overloaded_error', estimated: true, output_tokens: record.usage!.output_tokens });
     expect(client.usage.total().errors.overloaded).toBe(1);
+  });
+
+  it('an app that aborts a stream: onUsage gets the estimate the gateway recorded', async () => {
+    const client = clientFor(stack, { defaultHeaders: { 'x-emulator-scenario': 'paced', 'x-emulator-interval-ms': '30', 'x-emulator-deltas': '40' } });
+    const controller = new AbortController();
+    const stream = client.messages.stream(ask('abort me halfway'), { signal: controller.signal });
+    let texts = 0;
+    stream.on('text', () => {
+      if (++texts === 5) controller.abort();
+    });
+    await stream.done().catch(() => undefined);
+    await expect.poll(() => client.records.length).toBe(1);
+    const record = client.records[0]!;
+    expect(record).toMatchObject({ errorType: 'aborted', estimated: true, providerUsage: expect.objectContaining({ output_tokens: 1 }) });
+    expect(record.usage!.output_tokens).toBeGreaterThan(1);
+    // The gateway records the call once the upstream answered its abort.
+    await expect.poll(async () => (await stack.calls()).some((r) => r.id === record.gatewayRequestId), { timeout: 5_000 }).toBe(true);
+    const row = await rowById(record.gatewayRequestId);
+    expect(row).toMatchObject({ estimated: true, error_type: 'client_closed' });
+    // The gateway may have forwarded a delta the app never read; never less than the app saw.
+    expect(row.output_tokens).toBeGreaterThanOrEqual(record.usage!.output_tokens);
   });
 });
 

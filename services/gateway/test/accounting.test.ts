@@ -1,4 +1,5 @@
 import { startEmulator, type Emulator, type LedgerEntry } from '@keygate/emulator';
+import { estimateOutputTokens } from '@keygate/protocol';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,7 +59,7 @@ describe('recorded usage equals the provider ledger, field by field', () => {
   ])('%s', async (_name, scenario, body) => {
     const { entry, row } = await settle(await call(scenario, body));
     expect(entry.complete).toBe(true);
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: false, error_type: null, status: 200 });
+    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: false, estimated: false, error_type: null, status: 200 });
     expect(row.usage).toEqual(entry.usage);
   });
 
@@ -73,14 +74,18 @@ describe('recorded usage equals the provider ledger, field by field', () => {
   it('an error event after HTTP 200 is recorded with the usage seen before it', async () => {
     const { entry, row, text } = await settle(await call('stream_error', { stream: true }));
     expect(text).toContain('event: error');
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), status: 200, error_type: 'overloaded_error', partial: true });
+    // No message_delta came: output is estimated from the text forwarded (abort-estimate.test.ts).
+    const forwarded = text.split('\n\n').filter((e) => e.startsWith('event: content_block_delta')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)).delta.text).join('');
+    const output_tokens = Math.max(entry.usage!.output_tokens, estimateOutputTokens(Buffer.byteLength(forwarded)));
+    expect(output_tokens).toBeGreaterThan(1);
+    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), output_tokens, status: 200, error_type: 'overloaded_error', partial: true, estimated: true });
   });
 
   it('a stream the provider cuts is recorded as partial with the usage it had sent', async () => {
     const res = await call('stream_cut', { stream: true }, { 'x-emulator-cut-after': '3' });
     const { entry, row } = await settle(res);
     expect(entry.complete).toBe(false);
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: true, error_type: 'api_error' });
+    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: true, estimated: true, error_type: 'api_error' });
   });
 
   it('upstream error bodies pass through unchanged and are recorded', async () => {
@@ -116,7 +121,9 @@ describe('recorded usage equals the provider ledger, field by field', () => {
     expect(entry.complete).toBe(false);
     expect(entry.eventsSent).toBeLessThan(40);
     const { row } = await settle(new Response(null, { headers: { 'request-id': requestId! } }));
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: true, error_type: 'client_closed' });
+    const { output_tokens: _, ...rest } = expectedColumns(entry.usage!);
+    expect(row).toMatchObject({ ...rest, partial: true, estimated: true, error_type: 'client_closed' });
+    expect(row.output_tokens).toBeGreaterThanOrEqual(1);
     expect(row.input_tokens).toBeGreaterThan(0);
   });
 });

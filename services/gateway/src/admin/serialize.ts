@@ -76,7 +76,11 @@ export function auditJson(e: AuditRecord) {
   };
 }
 
-/** One call of the call log; `usage` is the provider's usage object as it was served. */
+/**
+ * One call of the call log; `usage` is the provider's usage object as it was served, except
+ * when `estimated`: the stream ended before the provider's final count, and
+ * `usage.output_tokens` is the gateway's estimate from the content it forwarded.
+ */
 export function requestJson(r: RequestRecord) {
   return {
     id: r.id,
@@ -93,6 +97,7 @@ export function requestJson(r: RequestRecord) {
     error_type: r.errorType,
     usage: r.usage,
     partial: r.partial,
+    estimated: r.estimated,
     retry_count: r.retryCount,
     latency_ms: Math.round(r.latencyMs),
     ttfb_ms: r.ttfbMs == null ? null : Math.round(r.ttfbMs),

@@ -32,7 +32,7 @@ async function listen(handler: RequestListener): Promise<string> {
 }
 
 /** A gateway reduced to forward(): every call goes to `upstream`; records and errors are collected. */
-async function gateway(upstream: string) {
+async function gateway(upstream: string, timeoutMs = 5_000) {
   const records: CallRecord[] = [];
   const errors: unknown[] = [];
   const url = await listen((req, res) => {
@@ -40,7 +40,7 @@ async function gateway(upstream: string) {
       req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
       model: null, stream: true, requestId: 'req_test', groupId: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
     };
-    forward(call, { dispatcher, timeoutMs: 5_000, record: (r) => records.push(r), logger: silentLogger }).catch((err) => {
+    forward(call, { dispatcher, timeoutMs, record: (r) => records.push(r), logger: silentLogger }).catch((err) => {
       errors.push(err);
       res.writeHead((err as GatewayError).status).end();
     });
@@ -91,6 +91,38 @@ describe('forward', () => {
     await closed;
     await expect.poll(() => gw.records.length).toBe(1);
     expect(gw.records[0]).toMatchObject({ status: 200, partial: true, errorType: 'client_closed', usage: { input_tokens: 7 } });
+  });
+
+  it('an upstream that stalls mid-stream past the timeout: output estimated from the content forwarded', async () => {
+    const text = 'Forty-two characters of generated text ok.';
+    const delta = frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    const upstream = await listen((_req, res) => {
+      sse(res);
+      res.write(START + delta + delta);
+    });
+    const gw = await gateway(upstream, 300);
+    const res = await get(`${gw.url}/v1/messages`);
+    let got = '';
+    await new Promise<void>((resolve) => {
+      res.on('data', (c) => (got += c)).on('close', resolve).on('error', () => resolve());
+    });
+    expect(got).toBe(START + delta + delta);
+    await expect.poll(() => gw.records.length).toBe(1);
+    expect(gw.records[0]).toMatchObject({
+      status: 200, partial: true, errorType: 'timeout_error', estimated: true,
+      usage: { input_tokens: 7, output_tokens: Math.ceil((2 * text.length) / 3.5) },
+    });
+  });
+
+  it('a complete stream keeps the provider count and is not estimated', async () => {
+    const upstream = await listen((_req, res) => {
+      sse(res);
+      res.end(START + frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(400) } }) + REST);
+    });
+    const gw = await gateway(upstream);
+    await new Promise<void>((resolve) => void get(`${gw.url}/v1/messages`).then((res) => res.resume().on('end', resolve)));
+    await expect.poll(() => gw.records.length).toBe(1);
+    expect(gw.records[0]).toMatchObject({ partial: false, estimated: false, usage: { output_tokens: 9 } });
   });
 
   it('a client that reads slowly holds the upstream back instead of filling memory', async () => {

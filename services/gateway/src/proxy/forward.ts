@@ -6,7 +6,7 @@ import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../usage/record';
 import { clientHeaders, upstreamHeaders } from './headers';
-import { JsonUsageTap, SseUsageTap } from '@keygate/protocol';
+import { JsonUsageTap, settleUsage, SseUsageTap } from '@keygate/protocol';
 
 export interface UpstreamTarget {
   baseUrl: string;
@@ -181,12 +181,15 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.#errorType = tap.errorType ?? this.#errorType;
       if (tap instanceof SseUsageTap && !tap.complete) this.#partial = true;
     }
+    // A stream that ended before the provider's final count gets the estimate from its content.
+    const { usage, estimated } = tap ? settleUsage(tap) : { usage: null, estimated: false };
     this.#deps.record(
       callRecord(call, {
         model: tap?.model ?? call.model,
         status: this.#status,
         errorType: this.#errorType,
-        usage: tap?.usage ?? null,
+        usage,
+        estimated,
         upstreamMessageId: tap?.messageId ?? null,
         upstreamRequestId: this.#upstreamRequestId,
         ttfbMs: this.#ttfbMs,
@@ -196,7 +199,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-type Result = Pick<CallRecord, 'model' | 'status' | 'errorType' | 'usage' | 'upstreamMessageId' | 'upstreamRequestId' | 'ttfbMs' | 'partial'>;
+type Result = Pick<CallRecord, 'model' | 'status' | 'errorType' | 'usage' | 'estimated' | 'upstreamMessageId' | 'upstreamRequestId' | 'ttfbMs' | 'partial'>;
 
 /** The call log entry for a call and how it ended. */
 export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, result: Result): CallRecord {

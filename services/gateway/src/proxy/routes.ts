@@ -102,7 +102,7 @@ function groupIdOf(headers: Record<string, string | string[] | undefined>): stri
   return id;
 }
 
-const NOT_SENT = { usage: null, upstreamMessageId: null, upstreamRequestId: null, ttfbMs: null } as const;
+const NOT_SENT = { usage: null, estimated: false, upstreamMessageId: null, upstreamRequestId: null, ttfbMs: null } as const;
 
 /** A call refused before it went upstream is still a call: it is recorded with its error. */
 function rejected(call: ForwardCall, err: GatewayError): CallRecord {

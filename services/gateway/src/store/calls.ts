@@ -65,7 +65,7 @@ function callRow(r: CallRecord) {
     cache_creation_5m_tokens: u.cacheCreation5mTokens, cache_creation_1h_tokens: u.cacheCreation1hTokens,
     cache_read_input_tokens: u.cacheReadInputTokens, web_search_requests: u.webSearchRequests, service_tier: u.serviceTier,
     usage: r.usage as never, upstream_message_id: r.upstreamMessageId, upstream_request_id: r.upstreamRequestId,
-    retry_count: r.retryCount, latency_ms: r.latencyMs, ttfb_ms: r.ttfbMs, partial: r.partial, created_at: r.createdAt,
+    retry_count: r.retryCount, latency_ms: r.latencyMs, ttfb_ms: r.ttfbMs, partial: r.partial, estimated: r.estimated, created_at: r.createdAt,
   };
 }
 

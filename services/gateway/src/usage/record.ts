@@ -21,5 +21,7 @@ export interface CallRecord {
   latencyMs: number;
   ttfbMs: number | null;
   partial: boolean;
+  /** output_tokens is the gateway's estimate: the stream ended before the provider's final count. */
+  estimated: boolean;
   createdAt: Date;
 }
