@@ -1,32 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
-import { createStore, migrate, openDatabase, type Store } from '../src/store';
+import { migrate, type Store } from '../src/store';
 import { writeAudit } from '../src/store/audit';
 import { inTransaction } from '../src/store/database';
-import { TEST_DATABASE_URL } from './harness';
+import { openTestStore } from './harness';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'keygate-audit-'));
-const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
 let store: Store;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  store = createStore(await openDatabase({ url: TEST_DATABASE_URL, dataDir, schema }));
+  ({ store, close } = await openTestStore());
   await migrate(store.db.sql);
 });
-
-afterAll(async () => {
-  await store?.close();
-  if (TEST_DATABASE_URL) {
-    const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-    await sql`drop schema if exists ${sql(schema)} cascade`;
-    await sql.end();
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => close?.());
 
 /** Writes `n` entries in one transaction, as one change does, and returns their actions in write order. */
 async function writeMany(accountId: string, n: number): Promise<string[]> {

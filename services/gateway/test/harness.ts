@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
+import { createStore, openDatabase, type Store } from '../src/store';
 import type { CallRecord } from '../src/usage/record';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
@@ -130,6 +131,28 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       for (const dir of peerDirs) rmSync(dir, { recursive: true, force: true });
       await gateway.close();
       await emulator.close();
+      if (TEST_DATABASE_URL) {
+        const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+        await sql`drop schema if exists ${sql(schema)} cascade`;
+        await sql.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A store of its own, not migrated: a fresh schema of TEST_DATABASE_URL or, without it, a
+ * fresh embedded database. `close` drops it.
+ */
+export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-store-'));
+  const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
+  const store = createStore(await openDatabase({ url: TEST_DATABASE_URL, dataDir, schema }));
+  return {
+    store,
+    async close() {
+      await store.close();
       if (TEST_DATABASE_URL) {
         const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
         await sql`drop schema if exists ${sql(schema)} cascade`;
