@@ -133,12 +133,16 @@ function listen(fetch: (req: Request, env: any) => Response | Promise<Response>,
       // Streams and large uploads may take long; upstream timeouts bound them instead.
       server.requestTimeout = 0;
       server.keepAliveTimeout = 65_000;
-      server.on('clientError', (err: Error, socket: Socket) => refuseUnparsed(err, socket, maxHeaderSize, logger));
+      const answered = new WeakSet<Socket>();
+      server.on('clientError', (err: Error, socket: Socket) => {
+        // The parser stays failed and reports every further chunk of the same connection.
+        if (answered.has(socket)) return;
+        answered.add(socket);
+        refuseUnparsed(err, socket, maxHeaderSize, logger);
+      });
     }
   });
 }
-
-const answered = new WeakSet<Socket>();
 
 /**
  * Answers what Node's HTTP parser refused before the app ran (a header block over the limit,
@@ -148,9 +152,6 @@ const answered = new WeakSet<Socket>();
  * and the client may then lose the answer.
  */
 function refuseUnparsed(err: Error & { code?: string }, socket: Socket, maxHeaderBytes: number, logger: Logger): void {
-  // The parser stays failed and reports every further chunk of the same connection.
-  if (answered.has(socket)) return;
-  answered.add(socket);
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
