@@ -1,4 +1,9 @@
-/** The provider's error types and the HTTP status each one answers with. */
+/**
+ * The provider's error types and the HTTP status each one answers with. A few refusals keep
+ * their type under another status: a method the path does not take is 405
+ * invalid_request_error (as the provider answers), a header block over the limit 431
+ * request_too_large, a request line or headers not received in time 408 timeout_error.
+ */
 export const ERROR_STATUS = {
   invalid_request_error: 400,
   authentication_error: 401,

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './admin/routes';
 import type { ServiceDeps } from './admin/service';
 import type { AppEnv } from './app-env';
@@ -33,7 +34,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     renderError(err, c, (error, requestId) => deps.logger.error('unhandled error', { requestId, error, stack: error.stack })),
   );
 
-  app.notFound((c) => errorResponse(new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`), c.var.requestId));
+  let methods: ((path: string) => string[]) | null = null;
+  app.notFound(function notFound(c) {
+    const allow = (methods ??= methodsByPath(app))(c.req.path);
+    // A route of this path under another method: 405 invalid_request_error, as the provider answers.
+    if (allow.length && !allow.includes(c.req.method)) {
+      const err = new GatewayError('invalid_request_error', `Method Not Allowed: ${c.req.method} ${c.req.path} takes ${allow.join(', ')}.`, {
+        status: 405,
+        headers: { allow: allow.join(', ') },
+      });
+      return errorResponse(err, c.var.requestId);
+    }
+    return errorResponse(new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`), c.var.requestId);
+  });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   // Claude Code probes this; answering keeps its startup quiet.
@@ -43,4 +56,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
   return app;
+}
+
+/** The methods the app's routes (not its middleware) take at a path, from its route table. */
+function methodsByPath(app: Hono<AppEnv>): (path: string) => string[] {
+  const router = new PatternRouter<string>();
+  for (const r of app.routes) if (r.method !== 'ALL') router.add('ALL', r.path, r.method);
+  return (path) => [...new Set(router.match('ALL', path)[0].map(([method]) => method))];
 }

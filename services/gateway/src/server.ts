@@ -1,11 +1,13 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
-import type { AddressInfo } from 'node:net';
+import { maxHeaderSize } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
 import { createApp } from './app';
 import { KeyResolver } from './auth/resolver';
 import type { Config } from './config';
 import { announceGateway } from './lib/data-dir';
+import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
 import { createLimits, type Limits } from './limits';
@@ -106,7 +108,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       },
     });
 
-    const server = await listen(app.fetch, config);
+    const server = await listen(app.fetch, config, logger);
     cleanup.unshift(() => closeServer(server));
     const port = (server.address() as AddressInfo).port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -123,7 +125,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   }
 }
 
-function listen(fetch: (req: Request, env: any) => Response | Promise<Response>, config: Config): Promise<ServerType> {
+function listen(fetch: (req: Request, env: any) => Response | Promise<Response>, config: Config, logger: Logger): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
     server.once('error', reject);
@@ -131,8 +133,37 @@ function listen(fetch: (req: Request, env: any) => Response | Promise<Response>,
       // Streams and large uploads may take long; upstream timeouts bound them instead.
       server.requestTimeout = 0;
       server.keepAliveTimeout = 65_000;
+      const answered = new WeakSet<Socket>();
+      server.on('clientError', (err: Error, socket: Socket) => {
+        // The parser stays failed and reports every further chunk of the same connection.
+        if (answered.has(socket)) return;
+        answered.add(socket);
+        refuseUnparsed(err, socket, maxHeaderSize, logger);
+      });
     }
   });
+}
+
+/**
+ * Answers what Node's HTTP parser refused before the app ran (a header block over the limit,
+ * a malformed request line or header) in the provider's shape, then closes the connection:
+ * the parser cannot read another request from it. The close waits for the client to read
+ * the answer (at most a second): closing with unread request bytes resets the connection,
+ * and the client may then lose the answer.
+ */
+function refuseUnparsed(err: Error & { code?: string }, socket: Socket, maxHeaderBytes: number, logger: Logger): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const requestId = newRequestId();
+  const refusal = parserRefusal(err, requestId, maxHeaderBytes);
+  logger.info('request refused by the HTTP parser', { requestId, status: refusal.status, code: err.code });
+  socket.end(refusal.http);
+  const linger = setTimeout(() => socket.destroy(), 1_000);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }
 
 function closeServer(server: ServerType): Promise<void> {

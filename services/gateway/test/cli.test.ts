@@ -151,7 +151,7 @@ describe('members, keys and usage from the CLI', () => {
       json(['usage', '--by', 'account']),
     ]);
     expect(byDay).toEqual([expect.objectContaining({ day: today })]);
-    expect(table.stdout).toMatch(/MODEL\s+REQUESTS\s+ERRORS\s+INPUT\s+CACHE_WRITE_5M\s+CACHE_WRITE_1H\s+CACHE_READ\s+OUTPUT/);
+    expect(table.stdout).toMatch(/MODEL\s+REQUESTS\s+ERRORS\s+ERROR_RATE\s+INPUT\s+CACHE_WRITE_5M\s+CACHE_WRITE_1H\s+CACHE_READ\s+OUTPUT/);
     expect(all.map((r: any) => r.account_id)).toContain(account.id);
   }, 60_000);
 

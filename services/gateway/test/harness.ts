@@ -1,4 +1,5 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { loadConfig, type Config } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
+import { createStore, openDatabase, type Store } from '../src/store';
 import type { CallRecord } from '../src/usage/record';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
@@ -138,6 +140,50 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A store of its own, not migrated: a fresh schema of TEST_DATABASE_URL or, without it, a
+ * fresh embedded database. `close` drops it.
+ */
+export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-store-'));
+  const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
+  const store = createStore(await openDatabase({ url: TEST_DATABASE_URL, dataDir, schema }));
+  return {
+    store,
+    async close() {
+      await store.close();
+      if (TEST_DATABASE_URL) {
+        const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+        await sql`drop schema if exists ${sql(schema)} cascade`;
+        await sql.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Runs the keygate CLI against a stack as a script would, in a child process; never throws on
+ * a non-zero exit. With TEST_DATABASE_URL it opens the stack's schema itself; on the embedded
+ * database it finds the gateway in the data dir and goes through its operator API.
+ */
+export function runKeygate(stack: Stack, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { DATABASE_URL: _d, KEYGATE_SECRET: _s, KEYGATE_OPERATOR_TOKEN: _t, KEYGATE_URL: _u, ...rest } = process.env;
+  const env = {
+    ...rest,
+    KEYGATE_LOG_LEVEL: 'warn',
+    ...(TEST_DATABASE_URL
+      ? { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: stack.schema, KEYGATE_SECRET: stack.config.secret! }
+      : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: stack.config.operatorToken! }),
+  };
+  const bin = join(import.meta.dirname, '../bin/keygate.js');
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
 }
 
 /** The flat usage columns a call row must carry, from a provider usage object. */

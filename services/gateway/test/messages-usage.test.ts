@@ -27,23 +27,23 @@ afterAll(() => stack?.close());
 const get = (path: string) => api(stack.gateway.url, path, { key: acct.adminKey }).then((r) => r.body);
 const today = () => new Date().toISOString().slice(0, 10);
 
-describe('the messages usage report counts served messages calls only', () => {
-  it('not count_tokens calls, model listings or refusals; refusals are errors', async () => {
+describe('the messages usage report counts messages calls only', () => {
+  it('not count_tokens calls or model listings; a refusal is a request and an error', async () => {
     const report = await get(`/v1/organizations/usage_report/messages?starting_at=${today()}&group_by[]=api_key_id`);
-    expect(report.data.flatMap((b: any) => b.results)).toEqual([expect.objectContaining({ api_key_id: key.id, requests: 1, errors: 1 })]);
+    expect(report.data.flatMap((b: any) => b.results)).toEqual([expect.objectContaining({ api_key_id: key.id, requests: 2, errors: 1 })]);
   });
 
   it('minute buckets (from the call log) agree', async () => {
     const from = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 30 * 60_000).toISOString();
     const report = await get(`/v1/organizations/usage_report/messages?starting_at=${from}&bucket_width=1m&limit=60&group_by[]=api_key_id`);
     const results = report.data.flatMap((b: any) => b.results);
-    expect(results.reduce((n: number, r: any) => n + r.requests, 0)).toBe(1);
+    expect(results.reduce((n: number, r: any) => n + r.requests, 0)).toBe(2);
     expect(results.reduce((n: number, r: any) => n + r.errors, 0)).toBe(1);
   });
 
   it('the usage summary agrees', async () => {
     const summary = await get('/v1/organizations/usage_summary?by=key');
-    expect(summary.data).toEqual([expect.objectContaining({ api_key_id: key.id, requests: 1, errors: 1 })]);
+    expect(summary.data).toEqual([expect.objectContaining({ api_key_id: key.id, requests: 2, errors: 1 })]);
   });
 
   it("a key's month-to-date spend is seeded from messages calls only", async () => {

@@ -130,10 +130,10 @@ describe('plans and the cross-account view', () => {
     const f = await seedReports(stack);
     const q = 'starting_at=2025-03-10&ending_at=2025-03-12';
     const byAccount = (await op(`/usage?by=account&${q}`)).body;
-    expect(byAccount.data).toContainEqual(expect.objectContaining({ account_id: f.acct.id, account_name: 'Reports', requests: 3, errors: 1, uncached_input_tokens: 1310 }));
+    expect(byAccount.data).toContainEqual(expect.objectContaining({ account_id: f.acct.id, account_name: 'Reports', requests: 4, errors: 1, uncached_input_tokens: 1310 }));
     expect(byAccount.data).toContainEqual(expect.objectContaining({ account_id: f.other.id, requests: 1, uncached_input_tokens: 9999 }));
     const byDay = (await op(`/usage?by=day&${q}&api_key_ids[]=${f.keyA}`)).body;
-    expect(byDay.data.map((r: any) => [r.day, r.requests])).toEqual([['2025-03-10', 2], ['2025-03-11', 0]]);
+    expect(byDay.data.map((r: any) => [r.day, r.requests])).toEqual([['2025-03-10', 2], ['2025-03-11', 1]]);
     expectError(await op(`/usage?by=key&${q}`), 400, 'invalid_request_error', /by/);
   });
 

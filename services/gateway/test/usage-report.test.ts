@@ -46,8 +46,8 @@ describe('usage report, in the provider shape', () => {
       app: null,
       environment: null,
     });
-    // A call answered with an error (here a 529) is not a request served: it counts in errors only.
-    expect(body.data[2].results[0]).toMatchObject({ api_key_id: f.keyA, requests: 0, errors: 1, uncached_input_tokens: 10 });
+    // A call answered with an error (here a 529) is a request, and one of its errors.
+    expect(body.data[2].results[0]).toMatchObject({ api_key_id: f.keyA, requests: 1, errors: 1, uncached_input_tokens: 10 });
   });
 
   it('hour buckets by member; with no group_by, one total per bucket', async () => {
@@ -131,9 +131,9 @@ describe('usage summary (what `keygate usage` prints)', () => {
 
   it('by key and member carries names; by day, model and group too', async () => {
     const byKey = await summary('by=key');
-    expect(byKey.data.map((r: any) => [r.api_key_name, r.requests])).toEqual([['A', 2], ['B', 1]]);
-    expect((await summary('by=member')).data[0]).toMatchObject({ user_id: f.member, user_email: 'm1@reports.test', requests: 2, errors: 1 });
-    expect((await summary('by=day')).data.map((r: any) => [r.day, r.requests])).toEqual([['2025-03-10', 3], ['2025-03-11', 0]]);
+    expect(byKey.data.map((r: any) => [r.api_key_name, r.requests])).toEqual([['A', 3], ['B', 1]]);
+    expect((await summary('by=member')).data[0]).toMatchObject({ user_id: f.member, user_email: 'm1@reports.test', requests: 3, errors: 1 });
+    expect((await summary('by=day')).data.map((r: any) => [r.day, r.requests])).toEqual([['2025-03-10', 3], ['2025-03-11', 1]]);
     expect((await summary('by=model')).data.map((r: any) => r.model).sort()).toEqual(['claude-opus-4-5', 'claude-sonnet-4-5']);
     expect((await summary('by=group')).data).toContainEqual(expect.objectContaining({ group_id: 'g1', requests: 1 }));
   });

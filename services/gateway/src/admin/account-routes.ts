@@ -4,7 +4,7 @@ import { billingSubject, monthlyStatement, monthOf, monthRange } from '../billin
 import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
 import { addMember, removeMember, updateMember } from './members';
-import { listJson, listParams, pageQuery, parseQuery } from './query';
+import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
 import { name } from './schemas';
 import type { AdminEnv } from './scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';

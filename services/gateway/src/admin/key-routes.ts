@@ -4,7 +4,7 @@ import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
 import type { KeyPatch } from '../store';
 import { createKey, deleteKey, rotateKey, updateKey } from './keys';
-import { listJson, listParams, optionalJsonBody, pageQuery, parseQuery, timestamp } from './query';
+import { listJson, listParams, optionalJsonBody, pageQuery, parseQuery, timestamp } from '../reports/query';
 import { name } from './schemas';
 import type { AdminEnv } from './scope';
 import { keyJson } from './serialize';

@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { costReport, CostReportParams } from './cost-report';
-import { listJson, listParams, pageQuery, parseQuery, timestamp } from './query';
+import { costReport, CostReportParams } from '../reports/cost-report';
+import { listJson, listParams, pageQuery, parseQuery, timestamp } from '../reports/query';
 import type { AdminEnv } from './scope';
 import { auditJson, requestJson } from './serialize';
 import { accountWithPlan, type ServiceDeps } from './service';
-import { REPORT_ARRAYS, usageReport, UsageReportParams } from './usage-report';
-import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from './usage-summary';
+import { REPORT_ARRAYS, usageReport, UsageReportParams } from '../reports/usage-report';
+import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from '../reports/usage-summary';
 
 const ListRequests = z.object({
   ...listParams,

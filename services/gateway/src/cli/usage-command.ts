@@ -29,6 +29,7 @@ const humanRow = (by: string, r: Json) => ({
   ...Object.fromEntries(COLUMNS[by]!.map((c) => [c, r[c]])),
   requests: r.requests,
   errors: r.errors,
+  error_rate: r.requests ? `${((100 * r.errors) / r.requests).toFixed(1)}%` : null,
   input: r.uncached_input_tokens,
   cache_write_5m: r.cache_creation.ephemeral_5m_input_tokens,
   cache_write_1h: r.cache_creation.ephemeral_1h_input_tokens,
@@ -47,7 +48,8 @@ export const usageCommand: Command = {
 Reads the hourly rollups, so the range widens to whole hours. With --json: an array of rows,
 each with the dimension's value and the provider's usage-report fields (uncached_input_tokens,
 cache_creation.ephemeral_5m_input_tokens, cache_creation.ephemeral_1h_input_tokens,
-cache_read_input_tokens, output_tokens), plus requests and errors.`,
+cache_read_input_tokens, output_tokens), plus requests (every call) and errors (the calls
+among them that ended in an error); the table adds the error rate, errors / requests.`,
   options: { account: { type: 'string' }, by: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } },
   async call(values, backend) {
     const account = str(values.account);

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { ERROR_STATUS, type ErrorType } from '@keygate/protocol';
+import { STATUS_CODES } from 'node:http';
 import { newId } from './ids';
 
 export { ERROR_STATUS, type ErrorType };
@@ -41,4 +42,37 @@ export function renderError(err: Error, c: Context, log?: (err: Error, requestId
   if (err instanceof GatewayError) return errorResponse(err, requestId);
   log?.(err, requestId);
   return errorResponse(new GatewayError('api_error', 'Internal server error.'), requestId);
+}
+
+/** What Node's HTTP parser refuses before the app runs, by its error code: status, type, message. */
+function refusalOf(err: Error & { code?: string; reason?: string }, maxHeaderBytes: number): [number, ErrorType, string] {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'request_too_large', `Request header fields too large: the header block is limited to ${maxHeaderBytes} bytes.`];
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return [413, 'request_too_large', 'Chunk extensions too large.'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'timeout_error', 'The request was not received in time.'];
+    default:
+      // llhttp's reason is a fixed phrase ("Invalid header value char"), never request bytes.
+      return [400, 'invalid_request_error', `Malformed HTTP request: ${err.reason ?? 'could not be parsed'}.`];
+  }
+}
+
+/**
+ * A parser refusal as a complete HTTP/1.1 message in the provider's error shape, for writing
+ * straight to the socket: there is no request or response object yet, and the connection
+ * cannot carry another request, so it says `connection: close`.
+ */
+export function parserRefusal(err: Error, requestId: string, maxHeaderBytes: number): { status: number; type: ErrorType; http: string } {
+  const [status, type, message] = refusalOf(err, maxHeaderBytes);
+  const body = errorBody(type, message, requestId);
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `request-id: ${requestId}`,
+    'connection: close',
+  ];
+  return { status, type, http: `${head.join('\r\n')}\r\n\r\n${body}` };
 }

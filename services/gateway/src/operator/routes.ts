@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { listJson, listParams, pageQuery, parseQuery } from '../admin/query';
+import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
 import { organizationRoutes } from '../admin/routes';
 import { name } from '../admin/schemas';
 import type { KeyRouteDeps } from '../admin/key-routes';
 import type { AdminEnv } from '../admin/scope';
 import { accountJson, keyJson, memberJson, planJson } from '../admin/serialize';
 import { accountWithPlan, createAccount, updateAccount } from '../admin/service';
-import { REPORT_ARRAYS } from '../admin/usage-report';
-import { summaryParams, usageSummary } from '../admin/usage-summary';
+import { REPORT_ARRAYS } from '../reports/usage-report';
+import { summaryParams, usageSummary } from '../reports/usage-summary';
 import { GatewayError, renderError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { jsonBody } from '../lib/validation';

@@ -24,7 +24,8 @@ export interface AuditFilter {
 
 /**
  * Writes one audit row; called inside the transaction that makes the change. Stamped with
- * the clock rather than the transaction's start, so entries of one change keep their order.
+ * the clock rather than the transaction's start; the list orders by `seq`, the write order,
+ * since entries of one change can share a timestamp.
  */
 export async function writeAudit(tx: Sql, accountId: string, e: AuditEntry): Promise<void> {
   await tx`
@@ -35,7 +36,7 @@ export async function writeAudit(tx: Sql, accountId: string, e: AuditEntry): Pro
 export function auditQueries(sql: Sql) {
   return {
     async list(accountId: string, f: AuditFilter, q: PageQuery): Promise<Page<AuditRecord>> {
-      const k = keyset(sql, 'audit_log', accountId, q);
+      const k = keyset(sql, 'audit_log', accountId, q, 'seq');
       const rows = await sql<AuditRecord[]>`
         select t.id, t.account_id as "accountId", t.actor, t.action, t.target_id as "targetId", t.details,
                t.created_at as "createdAt"

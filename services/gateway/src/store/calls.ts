@@ -4,9 +4,12 @@ import type { Sql } from './database';
 
 /** What a rollup row adds up, under its column names. */
 export interface RollupSums {
-  /** Calls served (status below 400); a refused or failed call counts in `errors` only. */
+  /** Every call, whatever its outcome. */
   requests: number;
-  /** Calls that ended in an error: refused by the gateway, answered with an error upstream, or broken mid-stream. */
+  /**
+   * The calls among `requests` that ended in an error: refused by the gateway, answered with
+   * an error upstream, or broken after a 200 (stream error, cut, client gone). Never more than `requests`.
+   */
   errors: number;
   input_tokens: number;
   output_tokens: number;
@@ -28,6 +31,9 @@ interface Rollup extends RollupSums {
 
 const HOUR = 3_600_000;
 
+/** A call that ended in an error: an error status, or a 200 whose stream then failed. */
+export const isError = (r: Pick<CallRecord, 'status' | 'errorType'>) => r.status >= 400 || !!r.errorType;
+
 /** Sums a batch per (account, endpoint, hour, key, member, model, group) before it meets the database. */
 export function rollUp(records: CallRecord[]): Rollup[] {
   const byKey = new Map<string, Rollup>();
@@ -44,8 +50,8 @@ export function rollUp(records: CallRecord[]): Rollup[] {
       byKey.set(id, row);
     }
     const u = usageFigures(r.usage);
-    if (r.status < 400) row.requests += 1;
-    if (r.status >= 400 || r.errorType) row.errors += 1;
+    row.requests += 1;
+    if (isError(r)) row.errors += 1;
     row.input_tokens += u.inputTokens;
     row.output_tokens += u.outputTokens;
     row.cache_creation_5m_tokens += u.cacheCreation5mTokens;

@@ -26,24 +26,26 @@ export interface Keyset {
 }
 
 /**
- * Keyset pagination, newest first, over `(created_at, id)` of a table aliased `t`: stable
- * under inserts, and one index range scan per page however deep the page is. The cursor row
- * is looked up within `accountId` (null: a list that spans accounts), so another account's
- * id tells nothing about that account's rows.
+ * Keyset pagination, newest first, of a table aliased `t`: stable under inserts, and one index
+ * range scan per page however deep the page is. The order is `(created_at, id)`, or `seq` for
+ * a table whose rows carry their write order (rows written in one transaction can share a
+ * timestamp, and ids are random). The cursor row is looked up within `accountId` (null: a list
+ * that spans accounts), so another account's id tells nothing about that account's rows.
  */
-export function keyset(sql: Sql, table: string, accountId: string | null, q: PageQuery): Keyset {
+export function keyset(sql: Sql, table: string, accountId: string | null, q: PageQuery, by: 'created_at' | 'seq' = 'created_at'): Keyset {
   const backwards = !q.afterId && !!q.beforeId;
   const cursor = q.afterId ?? q.beforeId ?? null;
   const cursorRow = (columns: Fragment) => sql`
     select ${columns} from ${sql(table)} c where c.id = ${cursor} ${accountId === null ? sql`` : sql`and c.account_id = ${accountId}`}`;
-  const where = !cursor
-    ? sql``
-    : backwards
-      ? sql`and (t.created_at, t.id) > (${cursorRow(sql`c.created_at, c.id`)})`
-      : sql`and (t.created_at, t.id) < (${cursorRow(sql`c.created_at, c.id`)})`;
+  const [key, cursorKey] = by === 'seq' ? [sql`t.seq`, sql`c.seq`] : [sql`(t.created_at, t.id)`, sql`c.created_at, c.id`];
+  const where = !cursor ? sql`` : backwards ? sql`and ${key} > (${cursorRow(cursorKey)})` : sql`and ${key} < (${cursorRow(cursorKey)})`;
+  const order =
+    by === 'seq'
+      ? backwards ? sql`order by t.seq asc` : sql`order by t.seq desc`
+      : backwards ? sql`order by t.created_at asc, t.id asc` : sql`order by t.created_at desc, t.id desc`;
   return {
     where,
-    order: backwards ? sql`order by t.created_at asc, t.id asc` : sql`order by t.created_at desc, t.id desc`,
+    order,
     limit: q.limit + 1,
     async finish<T>(rows: T[]): Promise<Page<T>> {
       // A cursor that names no row compares as null and selects nothing: not the end of the list.

@@ -48,7 +48,7 @@ export function usageQueries(sql: Sql) {
   const sums = (source: 'hourly' | 'calls') => sql`
     ${source === 'hourly'
       ? sql`sum(u.requests)::float8 as requests, sum(u.errors)::float8 as errors`
-      : sql`(count(*) filter (where u.status < 400))::float8 as requests,
+      : sql`count(*)::float8 as requests,
             (count(*) filter (where u.status >= 400 or u.error_type is not null))::float8 as errors`},
     sum(u.input_tokens)::float8 as input_tokens,
     sum(u.output_tokens)::float8 as output_tokens,

@@ -29,8 +29,8 @@ export function filtersOf(q: { api_key_ids?: string[] | undefined; user_ids?: st
 }
 
 /**
- * A row's figures under the provider's usage-report names, plus Keygate's counts of requests
- * served and of calls that ended in an error (refusals included).
+ * A row's figures under the provider's usage-report names, plus Keygate's counts: `requests`
+ * is every call, `errors` the calls among them that ended in an error (refusals included).
  */
 export function reportFigures(r: UsageRow) {
   return {
