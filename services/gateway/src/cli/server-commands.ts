@@ -1,7 +1,9 @@
+import { StartupError } from '../lib/data-dir';
 import { createLogger } from '../lib/logger';
 import { openRuntime } from '../runtime';
 import { startGateway } from '../server';
 import { migrate } from '../store';
+import { CliError } from './backend';
 import type { Command } from './command';
 
 export const serverCommands: Record<string, Command> = {
@@ -14,7 +16,9 @@ then writes the queued call log and exits 0.`,
     options: {},
     async run(_values, config) {
       const logger = createLogger(config.logLevel);
-      const gateway = await startGateway(config, { logger });
+      const gateway = await startGateway(config, { logger }).catch((err) => {
+        throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
+      });
       logger.info('keygate listening', {
         url: gateway.url,
         database: config.databaseUrl ? `postgresql${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `embedded (${config.dataDir})`,
@@ -37,7 +41,7 @@ then writes the queued call log and exits 0.`,
     usage: 'Usage: keygate migrate\n\nApplies the migrations not applied yet (each in its own transaction) and prints them.',
     options: {},
     async run(_values, config) {
-      const rt = await openRuntime(config);
+      const rt = await openRuntime(config, { owner: 'keygate migrate' });
       try {
         const applied = await migrate(rt.store.db.sql);
         process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
