@@ -7,7 +7,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './lib/arms';
@@ -35,7 +35,7 @@ for (const name of ['DATABASE_URL', 'KEYGATE_SECRET', 'KEYGATE_OPERATOR_TOKEN', 
 const up = () => fetch(`${base}/health`).then((r) => r.ok, () => false);
 
 /** `pnpm start` as a user runs it; returns how long until /health answers, and the started pid. */
-async function start(): Promise<{ pid: number; readyMs: number }> {
+async function start(): Promise<{ pid: number; readyMs: number; cpuS: number }> {
   const t0 = performance.now();
   const child = spawn('pnpm', ['start'], { cwd: ROOT, env, stdio: 'ignore' });
   while (!(await up())) {
@@ -43,7 +43,7 @@ async function start(): Promise<{ pid: number; readyMs: number }> {
     if (performance.now() - t0 > 60_000) throw new Error('not ready in 60 s');
     await sleep(20);
   }
-  return { pid: child.pid!, readyMs: performance.now() - t0 };
+  return { pid: child.pid!, readyMs: performance.now() - t0, cpuS: processTree(child.pid!).reduce((s, p) => s + p.cpuS, 0) };
 }
 
 /** SIGTERM to the started pid, as a process manager sends it; then whatever survived is stopped. */
@@ -83,6 +83,8 @@ const figures: EmbeddedFigures = { label, date: new Date().toISOString(), node: 
 try {
   const fresh = await start();
   figures.readyFreshMs = fresh.readyMs;
+  figures.readyFreshCpuS = fresh.cpuS;
+  figures.loadAverage = loadavg()[0]!;
   await sleep(2_000);
   figures.idleFresh = memory(fresh.pid);
 
@@ -109,6 +111,7 @@ try {
 
   const again = await start();
   figures.readyExistingMs = again.readyMs;
+  figures.readyExistingCpuS = again.cpuS;
   await sleep(2_000);
   figures.idleExisting = memory(again.pid);
   await stop(again.pid);

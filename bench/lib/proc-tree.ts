@@ -5,6 +5,8 @@ export interface Proc {
   ppid: number;
   name: string;
   rssMb: number;
+  /** CPU seconds, its own and its waited-for children's. */
+  cpuS: number;
 }
 
 function readProc(pid: number): Proc | null {
@@ -14,7 +16,8 @@ function readProc(pid: number): Proc | null {
     const name = stat.slice(stat.indexOf('(') + 1, close);
     const fields = stat.slice(close + 2).split(' ');
     const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return { pid, ppid: Number(fields[1]), name, rssMb: rss ? Number(rss[1]) / 1024 : 0 };
+    const ticks = [11, 12, 13, 14].reduce((s, i) => s + Number(fields[i]), 0);
+    return { pid, ppid: Number(fields[1]), name, rssMb: rss ? Number(rss[1]) / 1024 : 0, cpuS: ticks / 100 };
   } catch {
     return null;
   }

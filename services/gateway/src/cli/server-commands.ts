@@ -3,6 +3,7 @@ import { createLogger } from '../lib/logger';
 import { openRuntime } from '../runtime';
 import { startGateway } from '../server';
 import { migrate } from '../store';
+import { convertLegacyDataDir } from '../store/legacy-pglite';
 import { CliError } from './backend';
 import type { Command } from './command';
 
@@ -33,6 +34,22 @@ then writes the queued call log and exits 0.`,
       logger.info('shutting down; writing the call log');
       await gateway.close();
       return 0;
+    },
+  },
+
+  'migrate-data-dir': {
+    summary: 'Convert a data dir written by the earlier embedded engine (PGlite) to PostgreSQL',
+    usage: `Usage: keygate migrate-data-dir
+
+Copies the database in <data dir>/pgdata (Keygate's embedded engine before PostgreSQL 18) into
+the embedded PostgreSQL, then renames pgdata aside. Run it with no gateway running. Needs the
+PGlite package once (the command says how to add it when it is missing).`,
+    options: {},
+    async run(_values, config) {
+      if (config.databaseUrl) throw new CliError('migrate-data-dir converts the embedded database: unset DATABASE_URL', 2);
+      return convertLegacyDataDir(config.dataDir, (line) => process.stdout.write(`${line}\n`)).catch((err) => {
+        throw err instanceof StartupError ? new CliError(err.message) : err;
+      });
     },
   },
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,12 +27,10 @@ describe('resolveDataDir', () => {
 });
 
 describe('lockDataDir', () => {
-  it('admits one holder at a time, naming it, and takes over a dead holder\'s lock', async () => {
+  it('admits one holder at a time, naming it, and takes over a dead holder\'s lock', () => {
     const dir = join(outside, 'locked');
-    const release = lockDataDir(dir, 'a keygate gateway');
-    // The same process again counts as stale (pid equal to ours), so ask as another live process: our parent.
-    const { writeFileSync } = await import('node:fs');
-    release();
+    lockDataDir(dir, 'a keygate gateway')();
+    // Held by another live process (our parent stands in for it).
     writeFileSync(join(dir, 'keygate.lock'), JSON.stringify({ pid: process.ppid, what: 'a keygate gateway' }));
     expect(() => lockDataDir(dir, 'the keygate CLI')).toThrow(DataDirInUseError);
     expect(() => lockDataDir(dir, 'the keygate CLI')).toThrow(`a keygate gateway (pid ${process.ppid}) is using the data dir ${dir}`);

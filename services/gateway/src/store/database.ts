@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { legacyPgliteDir, lockDataDir, persistentSecret, StartupError } from '../lib/data-dir';
@@ -28,6 +27,8 @@ export interface OpenOptions {
   max?: number;
   /** Who holds the embedded data dir, named to a process that finds it taken. */
   owner?: string;
+  /** Opens beside a PGlite-era `pgdata` (only the conversion does). */
+  allowLegacy?: boolean;
 }
 
 const POOL_SIZE = 10;
@@ -70,7 +71,7 @@ async function connect(url: string, opts: OpenOptions, embedded: boolean, onClos
  */
 async function openEmbedded(opts: OpenOptions): Promise<Database> {
   const legacy = legacyPgliteDir(opts.dataDir);
-  if (legacy && !existsSync(join(opts.dataDir, 'postgres'))) throw new LegacyDataDirError(opts.dataDir);
+  if (legacy && !opts.allowLegacy) throw new LegacyDataDirError(opts.dataDir);
   const release = lockDataDir(opts.dataDir, opts.owner ?? 'another keygate process');
   let cluster: EmbeddedCluster | null = null;
   try {
@@ -92,7 +93,7 @@ export class LegacyDataDirError extends StartupError {
   constructor(readonly dataDir: string) {
     super(
       `${dataDir} holds a database written by the previous embedded engine (PGlite), which this version no longer runs. ` +
-        `Convert it once with: keygate migrate-data-dir (the old copy stays in ${join(dataDir, 'pgdata')}).`,
+        `Convert it once with: keygate migrate-data-dir (it keeps ${join(dataDir, 'pgdata')} aside).`,
     );
   }
 }
