@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// The CLI is TypeScript source; tsx compiles it on load.
-import { register } from 'tsx/esm/api';
+// Runs the compiled build. Inside the workspace it (re)builds first when the build is missing
+// or older than the sources; an installed copy without a build says how to make one.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/keygate.ts');
+const here = new URL('../', import.meta.url);
+if (existsSync(new URL('scripts/build.mjs', here)) && existsSync(new URL('src/', here))) {
+  await (await import('../scripts/build.mjs')).ensureBuilt();
+}
+if (!existsSync(new URL('dist/cli/keygate.js', here))) {
+  process.stderr.write('keygate: not built yet; run `pnpm build` in the Keygate repository.\n');
+  process.exit(1);
+}
+await import('../dist/cli/keygate.js');

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config';
 
 describe('loadConfig', () => {
@@ -6,7 +8,7 @@ describe('loadConfig', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
     expect(c.databaseUrl).toBeNull();
-    expect(c.dataDir).toBe('.keygate');
+    expect(c.dataDir).toBe(join(fileURLToPath(new URL('../../..', import.meta.url)), '.keygate'));
     expect(c.upstreamUrl).toBe('https://api.anthropic.com');
     expect(c.maxPdfPages).toBe(100);
   });

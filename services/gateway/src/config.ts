@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveDataDir } from './lib/data-dir';
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -79,7 +80,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL ?? null,
-    dataDir: e.KEYGATE_DATA_DIR,
+    dataDir: resolveDataDir(cleaned.KEYGATE_DATA_DIR),
     secret: e.KEYGATE_SECRET ?? null,
     upstreamUrl: e.KEYGATE_UPSTREAM_URL.replace(/\/+$/, ''),
     operatorToken: e.KEYGATE_OPERATOR_TOKEN ?? null,

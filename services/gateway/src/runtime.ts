@@ -16,14 +16,14 @@ export interface Runtime {
  * Opens the database (external, or embedded in the data dir), applies migrations, and
  * loads the secrets. Shared by the server and the CLI so both see the same store.
  */
-export async function openRuntime(config: Config, opts: { schema?: string; logger?: Logger; database?: Database } = {}): Promise<Runtime> {
+export async function openRuntime(config: Config, opts: { schema?: string; logger?: Logger; database?: Database; owner?: string } = {}): Promise<Runtime> {
   const embedded = opts.database?.embedded ?? !config.databaseUrl;
   const secret = config.secret ?? persistentSecret(config.dataDir, 'secret');
   const operatorToken = config.operatorToken ?? (embedded ? persistentSecret(config.dataDir, 'operator-token') : null);
   const schema = opts.schema ?? config.dbSchema;
   // A database opened by someone else (a second instance in tests) stays theirs to close.
   const shared = opts.database;
-  const db = shared ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, ...(schema ? { schema } : {}) }));
+  const db = shared ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, ...(schema ? { schema } : {}), ...(opts.owner ? { owner: opts.owner } : {}) }));
   try {
     const applied = await migrate(db.sql);
     if (applied.length) opts.logger?.info('migrations applied', { applied });

@@ -6,7 +6,7 @@ import { Agent } from 'undici';
 import { createApp } from './app';
 import { KeyResolver } from './auth/resolver';
 import type { Config } from './config';
-import { announceGateway } from './lib/data-dir';
+import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
@@ -44,7 +44,9 @@ export interface Gateway {
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? Date.now;
-  const rt = await openRuntime(config, { logger, ...(opts.schema ? { schema: opts.schema } : {}), ...(opts.database ? { database: opts.database } : {}) });
+  const running = !config.databaseUrl && !opts.database ? runningGateway(config.dataDir) : null;
+  if (running) throw new DataDirInUseError(`a gateway (pid ${running.pid}) is already serving the data dir ${config.dataDir} at ${running.url}; stop it first, or set KEYGATE_DATA_DIR to another folder`);
+  const rt = await openRuntime(config, { logger, owner: 'a keygate gateway', ...(opts.schema ? { schema: opts.schema } : {}), ...(opts.database ? { database: opts.database } : {}) });
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
@@ -67,10 +69,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null });
     cleanup.unshift(() => dispatcher.close());
 
-    // LISTEN/NOTIFY where PostgreSQL delivers it (not the embedded database), and a poll of
-    // the invalidations table everywhere, so a revoked key is refused within a second.
+    // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
+    // safety net for notifications lost while the LISTEN connection was down.
     const stopWatching = await watchInvalidations(store.db, (payload) => resolver.apply(payload), {
-      listen: !store.db.embedded,
+      listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
     });
@@ -125,10 +127,17 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   }
 }
 
+/** The port is taken (another gateway, or another program). */
+export class PortInUseError extends StartupError {}
+
 function listen(fetch: (req: Request, env: any) => Response | Promise<Response>, config: Config, logger: Logger): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') reject(new PortInUseError(`port ${config.port} on ${config.host} is already in use (another gateway, or another program); stop it or set PORT`));
+      else if (err.code === 'EACCES') reject(new PortInUseError(`not allowed to listen on port ${config.port} on ${config.host}; choose another PORT`));
+      else reject(err);
+    });
     if ('requestTimeout' in server) {
       // Streams and large uploads may take long; upstream timeouts bound them instead.
       server.requestTimeout = 0;

@@ -103,8 +103,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       return { id: created.account.id, adminKey: admin.secret, adminKeyId: admin.key.id, adminMemberId: admin.member.id };
     },
     async startPeer(peerEnv = {}) {
-      // Without TEST_DATABASE_URL, the peer shares the embedded database the first one opened
-      // (PGlite is one session: a second client of it would interleave with the first).
+      // Without TEST_DATABASE_URL, the peer connects to the embedded PostgreSQL the first one runs.
       const peerDir = mkdtempSync(join(tmpdir(), 'keygate-peer-'));
       peerDirs.push(peerDir);
       const peerConfig = loadConfig({
@@ -114,11 +113,11 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
         KEYGATE_SECRET: config.secret!,
         KEYGATE_OPERATOR_TOKEN: config.operatorToken!,
         KEYGATE_FLUSH_INTERVAL_MS: '10',
-        ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL } : {}),
+        DATABASE_URL: TEST_DATABASE_URL ?? gateway.store.db.url,
         ...env,
         ...peerEnv,
       });
-      const peer = await startGateway(peerConfig, { logger, schema, ...(TEST_DATABASE_URL ? {} : { database: gateway.store.db }) });
+      const peer = await startGateway(peerConfig, { logger, schema });
       peers.push(peer);
       return peer;
     },

@@ -1,5 +1,5 @@
 import type { Config } from '../config';
-import { persistentSecret, runningGateway } from '../lib/data-dir';
+import { persistentSecret, runningGateway, StartupError } from '../lib/data-dir';
 import { createLogger } from '../lib/logger';
 import { operatorRoutes } from '../operator/routes';
 import { openRuntime } from '../runtime';
@@ -46,7 +46,9 @@ export async function openBackend(config: Config): Promise<Backend> {
       return client(`the gateway at ${running.url}`, (path, init) => fetch(`${running.url}/operator/v1${path}`, init), token, async () => {});
     }
   }
-  const rt = await openRuntime(config);
+  const rt = await openRuntime(config, { owner: 'the keygate CLI' }).catch((err) => {
+    throw err instanceof StartupError ? new CliError(err.message) : err;
+  });
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
   const app = operatorRoutes({ store: rt.store, box: rt.box, clock: Date.now, operatorToken: token, trialDays: config.trialDays, logger });

@@ -1,7 +1,10 @@
+import { StartupError } from '../lib/data-dir';
 import { createLogger } from '../lib/logger';
 import { openRuntime } from '../runtime';
 import { startGateway } from '../server';
 import { migrate } from '../store';
+import { convertLegacyDataDir } from '../store/legacy-pglite';
+import { CliError } from './backend';
 import type { Command } from './command';
 
 export const serverCommands: Record<string, Command> = {
@@ -14,7 +17,9 @@ then writes the queued call log and exits 0.`,
     options: {},
     async run(_values, config) {
       const logger = createLogger(config.logLevel);
-      const gateway = await startGateway(config, { logger });
+      const gateway = await startGateway(config, { logger }).catch((err) => {
+        throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
+      });
       logger.info('keygate listening', {
         url: gateway.url,
         database: config.databaseUrl ? `postgresql${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `embedded (${config.dataDir})`,
@@ -32,12 +37,28 @@ then writes the queued call log and exits 0.`,
     },
   },
 
+  'migrate-data-dir': {
+    summary: 'Convert a data dir written by the earlier embedded engine (PGlite) to PostgreSQL',
+    usage: `Usage: keygate migrate-data-dir
+
+Copies the database in <data dir>/pgdata (Keygate's embedded engine before PostgreSQL 18) into
+the embedded PostgreSQL, then renames pgdata aside. Run it with no gateway running. Needs the
+PGlite package once (the command says how to add it when it is missing).`,
+    options: {},
+    async run(_values, config) {
+      if (config.databaseUrl) throw new CliError('migrate-data-dir converts the embedded database: unset DATABASE_URL', 2);
+      return convertLegacyDataDir(config.dataDir, (line) => process.stdout.write(`${line}\n`)).catch((err) => {
+        throw err instanceof StartupError ? new CliError(err.message) : err;
+      });
+    },
+  },
+
   migrate: {
     summary: 'Apply database migrations and exit',
     usage: 'Usage: keygate migrate\n\nApplies the migrations not applied yet (each in its own transaction) and prints them.',
     options: {},
     async run(_values, config) {
-      const rt = await openRuntime(config);
+      const rt = await openRuntime(config, { owner: 'keygate migrate' });
       try {
         const applied = await migrate(rt.store.db.sql);
         process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');

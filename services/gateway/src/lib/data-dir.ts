@@ -1,6 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
+export const DEFAULT_DATA_DIR = '.keygate';
+
+/**
+ * Where the data dir is: an explicit KEYGATE_DATA_DIR as given (relative to the current
+ * directory); the default `.keygate` at the root of the Keygate workspace when run anywhere
+ * inside it (so `pnpm start`, which runs in services/gateway, and a CLI run from the root
+ * share one), else in the current directory.
+ */
+export function resolveDataDir(explicit: string | undefined, cwd = process.cwd()): string {
+  if (explicit) return isAbsolute(explicit) ? explicit : resolve(cwd, explicit);
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml')) && isKeygateRoot(dir)) return join(dir, DEFAULT_DATA_DIR);
+    if (dirname(dir) === dir) return resolve(cwd, DEFAULT_DATA_DIR);
+  }
+}
+
+function isKeygateRoot(dir: string): boolean {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name === 'keygate';
+  } catch {
+    return false;
+  }
+}
 
 /** A secret kept in the data dir (embedded mode), created on first use with owner-only permissions. */
 export function persistentSecret(dataDir: string, name: string): string {
@@ -12,12 +36,54 @@ export function persistentSecret(dataDir: string, name: string): string {
   return value;
 }
 
+/** A reason the gateway or the CLI cannot start that the user fixes: told in one line, no stack. */
+export class StartupError extends Error {}
+
+export class DataDirInUseError extends StartupError {}
+
 export interface RunningGateway {
   pid: number;
   url: string;
 }
 
 const RUNTIME_FILE = 'gateway.json';
+const LOCK_FILE = 'keygate.lock';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One process at a time opens a data dir's database: the gateway, or a CLI while no gateway
+ * runs. A lock whose process is gone (killed) is taken over. Returns the release.
+ */
+export function lockDataDir(dataDir: string, what: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(file, JSON.stringify({ pid: process.pid, what }) + '\n', { flag: 'wx', mode: 0o600 });
+      return () => rmSync(file, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw err;
+    }
+    let holder: { pid: number; what: string } | null = null;
+    try {
+      holder = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      // Half-written or gone: a stale lock either way.
+    }
+    if (holder && holder.pid !== process.pid && alive(holder.pid)) {
+      throw new DataDirInUseError(`${holder.what} (pid ${holder.pid}) is using the data dir ${dataDir}`);
+    }
+    rmSync(file, { force: true });
+  }
+}
 
 /** Tells the CLI a gateway owns the embedded database, so it goes through its operator API. */
 export function announceGateway(dataDir: string, info: RunningGateway): () => void {
@@ -31,9 +97,14 @@ export function runningGateway(dataDir: string): RunningGateway | null {
   if (!existsSync(file)) return null;
   try {
     const info = JSON.parse(readFileSync(file, 'utf8')) as RunningGateway;
-    process.kill(info.pid, 0);
-    return info;
+    return alive(info.pid) ? info : null;
   } catch {
     return null;
   }
+}
+
+/** The folder the previous embedded engine (PGlite, before PostgreSQL proper) kept its database in. */
+export function legacyPgliteDir(dataDir: string): string | null {
+  const dir = join(dataDir, 'pgdata');
+  return existsSync(join(dir, 'PG_VERSION')) ? dir : null;
 }

@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { legacyPgliteDir, lockDataDir, persistentSecret, StartupError } from '../lib/data-dir';
+import { startCluster, type EmbeddedCluster } from './embedded-postgres';
 
 export type Sql = postgres.Sql<{}>;
 
@@ -24,6 +25,10 @@ export interface OpenOptions {
   /** Isolates a test run in its own schema. */
   schema?: string;
   max?: number;
+  /** Who holds the embedded data dir, named to a process that finds it taken. */
+  owner?: string;
+  /** Opens beside a PGlite-era `pgdata` (only the conversion does). */
+  allowLegacy?: boolean;
 }
 
 const POOL_SIZE = 10;
@@ -60,31 +65,35 @@ async function connect(url: string, opts: OpenOptions, embedded: boolean, onClos
 }
 
 /**
- * PGlite (PostgreSQL compiled to WebAssembly, file-backed) behind its socket server, so the
- * gateway keeps one SQL dialect and one driver. PGlite is a single session: the socket
- * server queues each protocol message, not each query, so two connections with queries in
- * flight interleave Bind and Execute and break each other ("portal does not exist", seen
- * here). Hence one connection: postgres.js pipelines on it, and PGlite runs one query at a
- * time anyway. Other processes reach this database through the gateway's operator API.
+ * A real PostgreSQL (18, from the embedded-postgres package) whose cluster lives in
+ * `<dataDir>/postgres`, on a free loopback port for this start, stopped on close. The data
+ * dir's lock keeps every other process out while it runs.
  */
 async function openEmbedded(opts: OpenOptions): Promise<Database> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  const dir = join(opts.dataDir, 'pgdata');
-  mkdirSync(dir, { recursive: true });
-  const db = await PGlite.create(dir);
-  const max = 1;
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: max + 2 });
-  await server.start();
-  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+  const legacy = legacyPgliteDir(opts.dataDir);
+  if (legacy && !opts.allowLegacy) throw new LegacyDataDirError(opts.dataDir);
+  const release = lockDataDir(opts.dataDir, opts.owner ?? 'another keygate process');
+  let cluster: EmbeddedCluster | null = null;
   try {
-    return await connect(url, { ...opts, max }, true, async () => {
-      await server.stop();
-      await db.close();
+    cluster = await startCluster(join(opts.dataDir, 'postgres'), persistentSecret(opts.dataDir, 'database-password'));
+    const running = cluster;
+    return await connect(running.url, opts, true, async () => {
+      await running.stop();
+      release();
     });
   } catch (err) {
-    await server.stop();
-    await db.close();
+    await cluster?.stop();
+    release();
     throw err;
+  }
+}
+
+/** A data dir the previous embedded engine (PGlite) wrote, not converted yet. */
+export class LegacyDataDirError extends StartupError {
+  constructor(readonly dataDir: string) {
+    super(
+      `${dataDir} holds a database written by the previous embedded engine (PGlite), which this version no longer runs. ` +
+        `Convert it once with: keygate migrate-data-dir (it keeps ${join(dataDir, 'pgdata')} aside).`,
+    );
   }
 }

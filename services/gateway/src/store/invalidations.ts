@@ -15,7 +15,7 @@ export async function invalidate(tx: Sql, payload: Invalidation): Promise<void> 
 }
 
 export interface WatchOptions {
-  /** LISTEN for instant delivery (off where it cannot work, such as the embedded database). */
+  /** LISTEN for instant delivery; the poll then only covers what a dropped connection missed. */
   listen: boolean;
   pollMs: number;
   onError(error: unknown, where: 'listen' | 'poll'): void;

