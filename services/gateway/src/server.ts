@@ -9,6 +9,7 @@ import { announceGateway } from './lib/data-dir';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
 import { createLimits, type Limits } from './limits';
+import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
 import type { CallRecord } from './usage/record';
@@ -103,6 +104,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         record,
         logger,
         admit: (principal, call) => limits.admission.admit(principal, call),
+        onUpstreamStatus: providerKeyCheck({
+          logger,
+          clock,
+          report: (account, status) => {
+            store.accounts.setProviderKeyStatus(account.id, account.providerKeySealed!, status).catch((error) => logger.warn('provider key status update failed', { accountId: account.id, error }));
+          },
+        }),
       },
     });
 

@@ -7,7 +7,7 @@ import { memberQueries } from './members';
 import { requestQueries } from './requests';
 import { usageQueries } from './usage';
 
-export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord } from './accounts';
+export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';

@@ -90,6 +90,7 @@ export function keyQueries(sql: Sql) {
         select ${keyCols(sql)}, s.expires_at as "secretExpiresAt", m.status as "memberStatus", m.role as "memberRole",
                a.id as "a_id", a.name as "a_name", a.plan_id as "a_planId", a.status as "a_status",
                a.provider_key_sealed as "a_providerKeySealed", a.provider_key_hint as "a_providerKeyHint",
+               a.provider_key_status as "a_providerKeyStatus", a.provider_key_failed_at as "a_providerKeyFailedAt",
                a.trial_ends_at as "a_trialEndsAt", a.created_at as "a_createdAt"
         from key_secrets s
         join api_keys k on k.id = s.key_id
