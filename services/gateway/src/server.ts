@@ -9,6 +9,7 @@ import { announceGateway } from './lib/data-dir';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
 import { createLimits, type Limits } from './limits';
+import { readiness } from './health/readiness';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
@@ -93,6 +94,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       evict: resolver,
       trialDays: config.trialDays,
       flushLastUsed,
+      readiness: readiness({
+        database: store.health,
+        callLog: config.callLog ? writer : null,
+        upstreamUrl: config.upstreamUrl,
+        // The writer retries a failed batch with a backoff of up to 30 s.
+        stallMs: Math.max(60_000, config.flushIntervalMs * 20),
+      }),
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },

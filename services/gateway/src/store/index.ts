@@ -4,6 +4,7 @@ import { callQueries } from './calls';
 import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
+import { pendingMigrations } from './migrate';
 import { requestQueries } from './requests';
 import { usageQueries } from './usage';
 
@@ -29,6 +30,11 @@ export function createStore(db: Database) {
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
+    /** What readiness asks: does the database answer, and is every migration applied. */
+    health: {
+      ping: async () => void (await db.sql`select 1`),
+      pendingMigrations: () => pendingMigrations(db.sql),
+    },
     close: () => db.close(),
   };
 }
