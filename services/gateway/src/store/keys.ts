@@ -119,6 +119,12 @@ export function keyQueries(sql: Sql) {
       return row ?? null;
     },
 
+    /** A key by id alone (ids are unique across accounts): the operator's lookup. */
+    async find(id: string): Promise<KeyRecord | null> {
+      const [row] = await sql<KeyRecord[]>`select ${keyCols(sql)} from api_keys k where k.id = ${id} and k.deleted_at is null`;
+      return row ?? null;
+    },
+
     async list(accountId: string, f: KeyFilter, q: PageQuery): Promise<Page<KeyRecord>> {
       const ks = keyset(sql, 'api_keys', accountId, q);
       const rows = await sql<KeyRecord[]>`
