@@ -3,6 +3,8 @@ import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './admin/routes';
 import type { ServiceDeps } from './admin/service';
 import type { AppEnv } from './app-env';
+import type { Readiness } from './health/readiness';
+import { healthRoutes } from './health/routes';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
@@ -14,6 +16,7 @@ export interface AppDeps extends ServiceDeps {
   proxy: ProxyOptions;
   /** Writes pending last-use times, so key listings show them. */
   flushLastUsed?: () => Promise<void>;
+  readiness: () => Promise<Readiness>;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -48,7 +51,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return errorResponse(new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`), c.var.requestId);
   });
 
-  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.route('/', healthRoutes(deps.readiness));
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 

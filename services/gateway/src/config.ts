@@ -3,30 +3,57 @@ import { resolveDataDir } from './lib/data-dir';
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
-  KEYGATE_DATA_DIR: z.string().min(1).default('.keygate'),
-  KEYGATE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
-  KEYGATE_UPSTREAM_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.anthropic.com'),
-  KEYGATE_OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000),
-  KEYGATE_BODY_IDLE_MS: ms(30_000),
-  KEYGATE_MAX_PDF_PAGES: z.coerce.number().int().positive().default(100),
-  KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024),
-  KEYGATE_KEY_CACHE_TTL_MS: ms(30_000),
-  KEYGATE_FLUSH_INTERVAL_MS: ms(250),
-  KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on'),
-  KEYGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+/**
+ * What a setting is for, and what happens when it is unset and has no default value. The
+ * README's settings table is generated from these (`config-docs.ts`); a test keeps them equal.
+ */
+const doc = (description: string, unset?: string) => ({ description, ...(unset ? { unset } : {}) });
+
+export const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080).meta(doc('port the gateway listens on (0: any free port)')),
+  HOST: z.string().min(1).default('127.0.0.1').meta(doc('address the gateway listens on')),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
+    .optional()
+    .meta(doc('PostgreSQL URL; without it an embedded PostgreSQL runs in the data dir', '(embedded)')),
+  KEYGATE_DATA_DIR: z.string().min(1).default('.keygate').meta(doc('embedded database, generated secret and operator token')),
+  KEYGATE_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .meta(doc('encrypts provider keys at rest (required with `DATABASE_URL`; 16+ characters)', 'generated in the data dir')),
+  KEYGATE_UPSTREAM_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .default('https://api.anthropic.com')
+    .meta(doc('where live keys are forwarded: the provider, or an emulator (`pnpm emulator`)')),
+  KEYGATE_OPERATOR_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .meta(doc('bearer token of the operator API (`/operator/v1`); 16+ characters', 'generated in the data dir')),
+  KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000).meta(doc('no answer (or no bytes mid-stream) from the provider for this long → 504 / cut')),
+  KEYGATE_BODY_IDLE_MS: ms(30_000).meta(doc('a request body pausing this long gets 408')),
+  KEYGATE_MAX_PDF_PAGES: z.coerce.number().int().positive().default(100).meta(doc("PDF pages per request before a 400 that points to the SDK's split helper")),
+  KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024).meta(doc('request size before 413')),
+  KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)')),
+  KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(doc('how often queued call records are written to the database, in batches')),
+  KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on').meta(doc('keeps the call log; `off` is for benchmarks only')),
+  KEYGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info').meta(doc('log lines (JSON on stderr) at this level and above')),
   KEYGATE_DB_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier (letters, digits, _)')
-    .optional(),
-  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
-  KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional(),
-  KEYGATE_INVALIDATION_POLL_MS: ms(250),
-  KEYGATE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    .optional()
+    .meta(doc("PostgreSQL schema of Keygate's tables (with `DATABASE_URL`)", '(search_path)')),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+    .optional()
+    .meta(doc('shares per-key rate-limit and spend counters across instances; without it each instance counts alone', '(none)')),
+  KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional().meta(doc("trial length of new accounts, instead of each plan's", 'per plan (14)')),
+  KEYGATE_INVALIDATION_POLL_MS: ms(250).meta(doc('safety-net poll for key changes (LISTEN/NOTIFY is the fast path)')),
+  KEYGATE_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional()
+    .meta(doc("CLI only: send every command to this gateway's operator API (with `KEYGATE_OPERATOR_TOKEN`)", '(none)')),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -11,6 +11,8 @@ import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
 import { createLimits, type Limits } from './limits';
+import { readiness } from './health/readiness';
+import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
 import type { CallRecord } from './usage/record';
@@ -96,6 +98,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       evict: resolver,
       trialDays: config.trialDays,
       flushLastUsed,
+      readiness: readiness({
+        database: store.health,
+        callLog: config.callLog ? writer : null,
+        upstreamUrl: config.upstreamUrl,
+        // The writer retries a failed batch with a backoff of up to 30 s.
+        stallMs: Math.max(60_000, config.flushIntervalMs * 20),
+      }),
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -107,6 +116,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         record,
         logger,
         admit: (principal, call) => limits.admission.admit(principal, call),
+        onUpstreamStatus: providerKeyCheck({
+          logger,
+          clock,
+          report: (account, status) => {
+            store.accounts.setProviderKeyStatus(account.id, account.providerKeySealed!, status).catch((error) => logger.warn('provider key status update failed', { accountId: account.id, error }));
+          },
+        }),
       },
     });
 

@@ -1,46 +1,14 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, callModel, PROVIDER_KEY, startStack, TEST_DATABASE_URL, type Stack } from './harness';
+import { cliFor, OPERATOR_TOKEN as TOKEN, type Cli } from './cli-runner';
+import { api, callModel, PROVIDER_KEY, startStack, type Stack } from './harness';
 
-const BIN = join(import.meta.dirname, '../bin/keygate.js');
-const TOKEN = 'operator-token-0123456789';
 let stack: Stack;
-let env: NodeJS.ProcessEnv;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as a script would: a child process; never throws on a non-zero exit. */
-function keygate(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-async function json(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<any> {
-  const run = await keygate([...args, '--json'], extra);
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout);
-}
+let keygate: Cli;
+const json: Cli['json'] = (args, extra) => keygate.json(args, extra);
 
 beforeAll(async () => {
   stack = await startStack();
-  const { DATABASE_URL: _d, KEYGATE_SECRET: _s, KEYGATE_OPERATOR_TOKEN: _t, KEYGATE_URL: _u, ...rest } = process.env;
-  // With TEST_DATABASE_URL the CLI opens the stack's schema itself; on the embedded database
-  // it finds the running gateway in the data dir and goes through its operator API.
-  env = {
-    ...rest,
-    KEYGATE_LOG_LEVEL: 'warn',
-    ...(TEST_DATABASE_URL
-      ? { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: stack.schema, KEYGATE_SECRET: stack.config.secret! }
-      : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: TOKEN }),
-  };
+  keygate = cliFor(stack);
 });
 afterAll(() => stack?.close());
 
@@ -69,7 +37,7 @@ describe('help and exit codes scripts can trust', () => {
     expect(badPlan).toMatchObject({ code: 2, stderr: expect.stringMatching(/plan/) });
     expect(notFound).toMatchObject({ code: 4, stderr: expect.stringMatching(/No account with id 'acct_doesnotexist'/) });
     expect(badBy).toMatchObject({ code: 2, stderr: expect.stringMatching(/need --account/) });
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('a script provisions with --json and calls the gateway right after', () => {
@@ -93,14 +61,14 @@ describe('a script provisions with --json and calls the gateway right after', ()
 
     const audit = (await api(stack.gateway.url, `/v1/organizations/audit_log?target_id=${live.id}`, { key: account.admin.key.key })).body;
     expect(audit.data[0]).toMatchObject({ action: 'api_key.create', actor: 'cli' });
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('members, keys and usage from the CLI', () => {
   let account: any;
   beforeAll(async () => {
     account = await json(['account', 'create', '--name', 'Managed', '--plan', 'team', '--admin-email', 'boss@managed.test', '--provider-key-env', 'UPSTREAM_KEY'], { UPSTREAM_KEY: PROVIDER_KEY });
-  }, 60_000);
+  }, 180_000);
 
   it('member add | list | remove', async () => {
     const m = await json(['member', 'add', '--account', account.id, '--email', 'dev@managed.test', '--name', 'Dev']);
@@ -111,7 +79,7 @@ describe('members, keys and usage from the CLI', () => {
     expect((await json(['member', 'remove', '--account', account.id, '--member', m.id])).type).toBe('user_deleted');
     expect((await json(['member', 'list', '--account', account.id])).map((x: any) => x.email)).toEqual(['boss@managed.test']);
     expect((await keygate(['member', 'remove', '--account', account.id, '--member', m.id])).code).toBe(4);
-  }, 60_000);
+  }, 180_000);
 
   it('key list | rotate | revoke: the revoked key is refused by the running gateway within a second', async () => {
     const k = await json(['key', 'create', '--account', account.id, '--name', 'rotate-me']);
@@ -133,7 +101,7 @@ describe('members, keys and usage from the CLI', () => {
       expect(performance.now() - start).toBeLessThan(1000);
       await new Promise((r) => setTimeout(r, 10));
     }
-  }, 60_000);
+  }, 180_000);
 
   it('usage --by key|day|model as a table or JSON rows with the provider field names', async () => {
     const k = await json(['key', 'create', '--account', account.id, '--name', 'counted']);
@@ -151,9 +119,9 @@ describe('members, keys and usage from the CLI', () => {
       json(['usage', '--by', 'account']),
     ]);
     expect(byDay).toEqual([expect.objectContaining({ day: today })]);
-    expect(table.stdout).toMatch(/MODEL\s+REQUESTS\s+ERRORS\s+ERROR_RATE\s+INPUT\s+CACHE_WRITE_5M\s+CACHE_WRITE_1H\s+CACHE_READ\s+OUTPUT/);
+    expect(table.stdout).toMatch(/MODEL\s+REQUESTS\s+LIVE\s+TEST\s+ERRORS\s+ERROR_RATE\s+INPUT\s+CACHE_WRITE_5M\s+CACHE_WRITE_1H\s+CACHE_READ\s+OUTPUT\s+COST_USD/);
     expect(all.map((r: any) => r.account_id)).toContain(account.id);
-  }, 60_000);
+  }, 180_000);
 
   it('account list | get | suspend | reactivate | set-provider-key, and plans', async () => {
     const listed = await json(['account', 'list', '--search', 'Managed']);
@@ -167,12 +135,12 @@ describe('members, keys and usage from the CLI', () => {
     const unset = await keygate(['account', 'set-provider-key', '--account', account.id, '--provider-key-env', 'NOT_SET_ANYWHERE']);
     expect(unset).toMatchObject({ code: 2, stderr: expect.stringMatching(/\$NOT_SET_ANYWHERE is not set/) });
     expect((await json(['plans'])).map((p: any) => p.id)).toEqual(['solo', 'team', 'scale']);
-  }, 60_000);
+  }, 180_000);
 
   it('KEYGATE_URL sends commands to a running gateway over HTTP', async () => {
     const viaHttp = { KEYGATE_URL: stack.gateway.url, KEYGATE_OPERATOR_TOKEN: TOKEN, DATABASE_URL: '' };
     expect((await json(['account', 'get', '--account', account.id], viaHttp)).id).toBe(account.id);
     const wrong = await keygate(['account', 'get', '--account', account.id], { ...viaHttp, KEYGATE_OPERATOR_TOKEN: 'wrong-token-0123456789' });
     expect(wrong).toMatchObject({ code: 1, stderr: expect.stringMatching(/KEYGATE_OPERATOR_TOKEN/) });
-  }, 60_000);
+  }, 180_000);
 });

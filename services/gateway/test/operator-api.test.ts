@@ -101,8 +101,9 @@ describe('accounts', () => {
     const res = await op(`/accounts/${acct.id}/provider_key`, { body: { provider_key: `sk-ant-api03-${'not-the-emulators-key'}` } });
     expect(res.body.provider_key_hint).toBe('sk-ant-…-key');
     expect(JSON.stringify(res.body)).not.toContain('not-the-emulators');
-    // The emulator only takes its own key: the next call is refused upstream, so the new key is in use.
-    expect((await callModel(stack.gateway.url, key.key)).status).toBe(401);
+    // The emulator only takes its own key: the next call is refused upstream, so the new key is in use
+    // (the client hears that the account's provider key was refused: see provider-key-refused.test.ts).
+    expectError(await callModel(stack.gateway.url, key.key), 403, 'permission_error', /provider refused this account's provider key/);
     await op(`/accounts/${acct.id}/provider_key`, { body: { provider_key: PROVIDER_KEY } });
     expect((await callModel(stack.gateway.url, key.key)).status).toBe(200);
   });

@@ -12,6 +12,9 @@ export function accountJson(a: AccountRecord) {
     plan: a.planId,
     status: a.status,
     provider_key_hint: a.providerKeyHint,
+    /** 'failing': the provider refused the key; an admin must set a new one. */
+    provider_key_status: a.providerKeyHint === null ? ('missing' as const) : a.providerKeyStatus,
+    provider_key_failed_at: iso(a.providerKeyFailedAt),
     trial_ends_at: iso(a.trialEndsAt),
     created_at: iso(a.createdAt),
   };

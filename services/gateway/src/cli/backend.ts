@@ -7,7 +7,7 @@ import { openRuntime } from '../runtime';
 export type Json = Record<string, any>;
 
 /** Exit codes scripts can rely on. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 4 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, unchanged: 3, notFound: 4 } as const;
 
 export type Query = Record<string, string | string[] | undefined>;
 

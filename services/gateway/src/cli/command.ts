@@ -8,10 +8,12 @@ export interface Command {
   summary: string;
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
+  /** The option a bare argument fills (`keygate key revoke key_…`). */
+  positional?: string;
   /** Commands that manage the process or the database themselves. */
   run?(values: Values, config: Config): Promise<number>;
   /** Commands answered by the operator API: `json` for --json, `text` for people. */
-  call?(values: Values, backend: Backend): Promise<{ json: unknown; text: string }>;
+  call?(values: Values, backend: Backend): Promise<{ json: unknown; text: string; exitCode?: number }>;
 }
 
 export const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);

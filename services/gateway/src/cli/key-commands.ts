@@ -1,5 +1,6 @@
 import { CliError, EXIT, type Json } from './backend';
 import { accountPath, enc, moreNote, positiveInt, required, shortDate, str, type Command, type Values } from './command';
+import { findKey, memberOption } from './lookup';
 import { details, table } from './output';
 
 const keyRow = (k: Json) => ({
@@ -25,7 +26,7 @@ function limitsFrom(values: Values): Json | undefined {
 export const keyCommands: Record<string, Command> = {
   'key create': {
     summary: 'Create an app key (or a --test / --admin key)',
-    usage: `Usage: keygate key create --account ID [--member USER_ID] [--app APP] [--env ENV] [--name NAME]
+    usage: `Usage: keygate key create --account ID [--member USER_ID|EMAIL] [--app APP] [--env ENV] [--name NAME]
                           [--test | --admin] [--expires WHEN] [--rpm N] [--tpm N] [--monthly-cap-usd N] [--json]
 
   --test               a kg_test_ key: served by the built-in emulator, never billed upstream
@@ -44,7 +45,9 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
       const path = accountPath(values, this.usage);
       if (values.test && values.admin) throw new CliError('Choose one of --test and --admin.', EXIT.usage);
       const body: Json = { kind: values.admin ? 'admin' : values.test ? 'test' : 'live' };
-      for (const [flag, field] of [['member', 'member_id'], ['app', 'app'], ['env', 'environment'], ['name', 'name'], ['expires', 'expires_at']] as const) {
+      const member = await memberOption(backend, path, values);
+      if (member) body.member_id = member;
+      for (const [flag, field] of [['app', 'app'], ['env', 'environment'], ['name', 'name'], ['expires', 'expires_at']] as const) {
         if (str(values[flag])) body[field] = str(values[flag]);
       }
       const limits = limitsFrom(values);
@@ -57,7 +60,7 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
 
   'key list': {
     summary: "List an account's keys (with last use)",
-    usage: `Usage: keygate key list --account ID [--status active|inactive|archived] [--member USER_ID]
+    usage: `Usage: keygate key list --account ID [--status active|inactive|archived] [--member USER_ID|EMAIL]
                         [--app APP] [--env ENV] [--limit N] [--json]`,
     options: {
       account: { type: 'string' }, status: { type: 'string' }, member: { type: 'string' }, app: { type: 'string' },
@@ -67,7 +70,7 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
       const path = accountPath(values, this.usage);
       const page = await backend.request('GET', `${path}/api_keys`, {
         query: {
-          status: str(values.status), member_id: str(values.member), app: str(values.app), environment: str(values.env),
+          status: str(values.status), member_id: await memberOption(backend, path, values), app: str(values.app), environment: str(values.env),
           limit: String(positiveInt(values, 'limit') ?? 100),
         },
       });
@@ -77,15 +80,16 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
 
   'key rotate': {
     summary: 'Give a key a new secret, keeping its id, limits and history',
-    usage: `Usage: keygate key rotate --account ID --key KEY_ID [--grace SECONDS] [--json]
+    usage: `Usage: keygate key rotate KEY_ID [--grace SECONDS] [--json]
 
   --grace SECONDS  how long the old secret keeps working (default 0: refused at once; at most 7 days)
 
 The new secret is printed once (with --json at .key).`,
     options: { account: { type: 'string' }, key: { type: 'string' }, grace: { type: 'string' } },
+    positional: 'key',
     async call(values, backend) {
-      const path = accountPath(values, this.usage);
       const id = required(values, 'key', this.usage);
+      const { accountPath: path } = await findKey(backend, id, str(values.account));
       const body = { grace_period_seconds: positiveInt(values, 'grace') ?? 0 };
       const key = await backend.request('POST', `${path}/api_keys/${enc(id)}/rotate`, { body });
       return {
@@ -97,15 +101,20 @@ The new secret is printed once (with --json at .key).`,
 
   'key revoke': {
     summary: 'Revoke a key for good (archived): refused everywhere within a second',
-    usage: `Usage: keygate key revoke --account ID --key KEY_ID [--json]
+    usage: `Usage: keygate key revoke KEY_ID [--json]
 
 Archives the key: it is refused on every gateway within a second and cannot be reactivated.
-Its usage stays in reports. To replace a leaked secret but keep the key, use \`keygate key rotate\`.`,
+Its usage stays in reports. To replace a leaked secret but keep the key, use \`keygate key rotate\`.
+A key that was already revoked is left as it is: exit code 3.`,
     options: { account: { type: 'string' }, key: { type: 'string' } },
+    positional: 'key',
     async call(values, backend) {
-      const path = accountPath(values, this.usage);
       const id = required(values, 'key', this.usage);
-      const key = await backend.request('POST', `${path}/api_keys/${enc(id)}`, { body: { status: 'archived' } });
+      const found = await findKey(backend, id, str(values.account));
+      if (found.key.status === 'archived') {
+        return { json: found.key, text: `Key ${id} (${found.key.partial_key_hint}) was already revoked; nothing changed.`, exitCode: EXIT.unchanged };
+      }
+      const key = await backend.request('POST', `${found.accountPath}/api_keys/${enc(id)}`, { body: { status: 'archived' } });
       return { json: key, text: `Revoked key ${key.id} (${key.partial_key_hint}).\n${details(keyRow(key))}` };
     },
   },

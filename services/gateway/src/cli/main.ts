@@ -22,6 +22,7 @@ Exit codes:
   0  success
   1  failure (the gateway or database refused or could not be reached; see the message)
   2  usage error: unknown command, bad or missing option, invalid input, bad environment
+  3  nothing changed: already in that state (key revoke on a revoked key)
   4  not found: the account, member or key does not exist (or is not in that account)`;
 
 function groupHelp(group: string): string | null {
@@ -47,7 +48,13 @@ export async function main(argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   try {
     const options = { ...command.options, help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } } as ParseArgsConfig['options'];
-    values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as typeof values;
+    const parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: !!command.positional });
+    values = parsed.values as typeof values;
+    if (parsed.positionals.length > 1) throw new Error(`one ${command.positional} only, got: ${parsed.positionals.join(' ')}`);
+    if (command.positional && parsed.positionals[0] !== undefined) {
+      if (values[command.positional] !== undefined) throw new Error(`give the ${command.positional} once, as an argument or as --${command.positional}`);
+      values[command.positional] = parsed.positionals[0];
+    }
   } catch (err) {
     process.stderr.write(`keygate: ${(err as Error).message}\n\n${command.usage}\n`);
     return EXIT.usage;
@@ -63,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
     backend = await openBackend(config);
     const result = await command.call!(values, backend);
     process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
-    return EXIT.ok;
+    return result.exitCode ?? EXIT.ok;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof CliError) {
       process.stderr.write(`keygate: ${err.message}\n`);

@@ -1,5 +1,6 @@
 import type { Json } from './backend';
 import { accountPath, enc, moreNote, positiveInt, required, shortDate, str, type Command } from './command';
+import { memberId } from './lookup';
 import { details, table } from './output';
 
 const memberRow = (m: Json) => ({ id: m.id, email: m.email, name: m.name, role: m.role, status: m.status, added: shortDate(m.added_at) });
@@ -35,13 +36,13 @@ Team and scale plans bill per seat; the solo plan has one.`,
 
   'member remove': {
     summary: 'Remove a member: their keys stop working at once',
-    usage: `Usage: keygate member remove --account ID --member USER_ID [--json]
+    usage: `Usage: keygate member remove --account ID --member USER_ID|EMAIL [--json]
 
 The member's keys are refused on every gateway within a second; their past usage stays theirs.`,
     options: { account: { type: 'string' }, member: { type: 'string' } },
     async call(values, backend) {
       const path = accountPath(values, this.usage);
-      const id = required(values, 'member', this.usage);
+      const id = await memberId(backend, path, required(values, 'member', this.usage));
       const res = await backend.request('DELETE', `${path}/users/${enc(id)}`);
       return { json: res, text: `Removed member ${res.id}.` };
     },

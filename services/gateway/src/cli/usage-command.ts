@@ -1,33 +1,29 @@
 import { CliError, EXIT, type Json } from './backend';
 import { enc, str, type Command } from './command';
+import { listAll } from './lookup';
 import { table } from './output';
+import { DIMENSIONS, usageRows, type Dimension, type UsageRow } from './usage-rows';
+import { parseRange } from './when';
 
-const ACCOUNT_BY = ['key', 'member', 'day', 'model', 'group', 'app', 'environment'];
-const ALL_ACCOUNTS_BY = ['account', 'model', 'day'];
+const ACCOUNT_BY: Dimension[] = ['key', 'member', 'day', 'model', 'group', 'app', 'environment'];
+const ALL_ACCOUNTS_BY: Dimension[] = ['account', 'model', 'day'];
 
-/** The column a `--by` fills, and its label column when it has one. */
-const COLUMNS: Record<string, string[]> = {
-  key: ['api_key_id', 'api_key_name'],
-  member: ['user_id', 'user_email'],
-  day: ['day'],
-  model: ['model'],
-  group: ['group_id'],
-  app: ['app'],
-  environment: ['environment'],
-  account: ['account_id', 'account_name'],
-};
-
-/** A date-only --until means the whole of that day. */
-function untilParam(until: string | undefined): string | undefined {
-  if (!until || !/^\d{4}-\d{2}-\d{2}$/.test(until)) return until;
-  const next = new Date(`${until}T00:00:00Z`);
-  next.setUTCDate(next.getUTCDate() + 1);
-  return Number.isNaN(next.getTime()) ? until : next.toISOString().slice(0, 10);
+function dimensions(value: string | undefined, account: string | undefined, usage: string): Dimension[] {
+  const by = (value ?? (account ? 'day' : 'account')).split(',').map((d) => d.trim());
+  const allowed = account ? ACCOUNT_BY : ALL_ACCOUNTS_BY;
+  const bad = by.find((d) => !(allowed as string[]).includes(d));
+  if (bad !== undefined || by.length > 2 || new Set(by).size !== by.length) {
+    const hint = account ? '' : ' (key, member, group, app and environment need --account)';
+    throw new CliError(`--by: expected one or two of ${allowed.join(', ')}, comma-separated${hint}; got '${value}'.\n\n${usage}`, EXIT.usage);
+  }
+  return by as Dimension[];
 }
 
-const humanRow = (by: string, r: Json) => ({
-  ...Object.fromEntries(COLUMNS[by]!.map((c) => [c, r[c]])),
+const humanRow = (by: Dimension[], r: UsageRow) => ({
+  ...Object.fromEntries(by.flatMap((d) => [DIMENSIONS[d].field, DIMENSIONS[d].label].filter((c) => c !== null).map((c) => [c, r[c!]]))),
   requests: r.requests,
+  live: r.live_requests,
+  test: r.test_requests,
   errors: r.errors,
   error_rate: r.requests ? `${((100 * r.errors) / r.requests).toFixed(1)}%` : null,
   input: r.uncached_input_tokens,
@@ -35,35 +31,48 @@ const humanRow = (by: string, r: Json) => ({
   cache_write_1h: r.cache_creation.ephemeral_1h_input_tokens,
   cache_read: r.cache_read_input_tokens,
   output: r.output_tokens,
+  cost_usd: r.cost_usd.toFixed(4),
 });
 
+/** The API's messages name its query fields; the user typed the CLI's flags. */
+const inFlags = (message: string) => message.replace(/\bstarting_at\b/g, '--since').replace(/\bending_at\b/g, '--until');
+
 export const usageCommand: Command = {
-  summary: 'Usage totals by key, member, day, model or group',
-  usage: `Usage: keygate usage --account ID --by key|member|day|model|group|app|environment [--since WHEN] [--until WHEN] [--json]
-       keygate usage --by account|model|day [--since WHEN] [--until WHEN] [--json]      (every account)
+  summary: 'Usage and cost by one or two of key, member, day, model, group, app, environment',
+  usage: `Usage: keygate usage --account ID [--by DIM[,DIM]] [--since WHEN] [--until WHEN] [--json]
+       keygate usage [--by account|model|day[,…]] [--since WHEN] [--until WHEN] [--json]   (every account)
 
-  --since WHEN  RFC 3339 timestamp or date (default: the start of this month, UTC)
-  --until WHEN  RFC 3339 timestamp (exclusive) or date (inclusive); default: now
+  --by DIM[,DIM]  one or two of key, member, day, model, group, app, environment (default: day);
+                  across accounts: account, model, day (default: account). Example: --by member,day
+  --since WHEN    today, yesterday, 7d (7 days ago), 12h, a date (2026-11-01) or an RFC 3339
+                  timestamp; default: the start of this month (UTC)
+  --until WHEN    the same; a day (today, a date) counts whole; default: now
 
-Reads the hourly rollups, so the range widens to whole hours. With --json: an array of rows,
-each with the dimension's value and the provider's usage-report fields (uncached_input_tokens,
-cache_creation.ephemeral_5m_input_tokens, cache_creation.ephemeral_1h_input_tokens,
-cache_read_input_tokens, output_tokens), plus requests (every call) and errors (the calls
-among them that ended in an error); the table adds the error rate, errors / requests.`,
+Reads the rollups, so the range widens to whole hours (whole days when both ends are dates).
+Columns: requests (every call), of which live and test (test keys are answered by the built-in
+emulator), errors (the calls among them that ended in an error), error_rate (errors / requests),
+the provider's token counts, and cost_usd: estimated at list prices, live keys only.
+With --json: an array of rows with the provider's usage-report field names (uncached_input_tokens,
+cache_creation.ephemeral_5m_input_tokens, …), requests, errors, live_requests, test_requests, cost_usd.`,
   options: { account: { type: 'string' }, by: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } },
   async call(values, backend) {
     const account = str(values.account);
-    const by = str(values.by) ?? (account ? 'day' : 'account');
-    const allowed = account ? ACCOUNT_BY : ALL_ACCOUNTS_BY;
-    if (!allowed.includes(by)) {
-      const hint = account ? '' : ' (--by key, member and group need --account)';
-      throw new CliError(`--by: expected one of ${allowed.join(', ')}${hint}.\n\n${this.usage}`, EXIT.usage);
+    const by = dimensions(str(values.by), account, this.usage);
+    const range = parseRange(str(values.since), str(values.until), Date.now());
+    let accounts: { id: string; name: string }[];
+    let rows: UsageRow[];
+    try {
+      accounts = account
+        ? [await backend.request('GET', `/accounts/${enc(account)}`)].map((a: Json) => ({ id: a.id, name: a.name }))
+        : (await listAll(backend, '/accounts')).map((a) => ({ id: a.id, name: a.name }));
+      rows = await usageRows(backend, accounts, by, range);
+    } catch (err) {
+      if (err instanceof CliError) throw new CliError(inFlags(err.message), err.exitCode);
+      throw err;
     }
-    const query = { by, starting_at: str(values.since), ending_at: untilParam(str(values.until)) };
-    const summary = account
-      ? await backend.request('GET', `/accounts/${enc(account)}/usage_summary`, { query })
-      : await backend.request('GET', '/usage', { query });
-    const range = `${summary.starting_at} to ${summary.ending_at}`;
-    return { json: summary.data, text: `Usage ${account ? `of ${account}` : 'of all accounts'} by ${by}, ${range}\n${table(summary.data.map((r: Json) => humanRow(by, r)))}` };
+    const span = `${range.from.toISOString()} to ${range.to?.toISOString() ?? 'now'}`;
+    const title = `Usage ${account ? `of ${account}` : 'of all accounts'} by ${by.join(' and ')}, ${span}`;
+    const total = rows.reduce((sum, r) => sum + r.cost_usd, 0);
+    return { json: rows, text: `${title}\n${table(rows.map((r) => humanRow(by, r)))}\n\nEstimated cost (live keys): ${total.toFixed(4)} USD` };
   },
 };

@@ -76,6 +76,13 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
     return c.json(await usageSummary(deps.store, null, q, deps.clock()));
   });
 
+  /** A key by its id alone, with its account: key ids are unique across accounts. */
+  app.get('/api_keys/:key_id', async (c) => {
+    const key = await deps.store.keys.find(c.req.param('key_id'));
+    if (!key) throw new GatewayError('not_found_error', `No API key with id '${c.req.param('key_id')}'.`);
+    return c.json({ ...keyJson(key), account_id: key.accountId });
+  });
+
   app.get('/accounts/:account_id', async (c) => {
     const { account, plan } = await accountWithPlan(deps, c.req.param('account_id'));
     const seats = await deps.store.members.countActive(account.id);

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
-import { GatewayError } from '../lib/errors';
+import { errorBody, GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../usage/record';
 import { clientHeaders, upstreamHeaders } from './headers';
@@ -19,6 +19,11 @@ export interface ForwardDeps {
   timeoutMs: number;
   record(call: CallRecord): void;
   logger: Logger;
+  /**
+   * Sees the status of each upstream answer; an error it returns is sent instead of that
+   * answer (the refused provider key: see provider-key-check.ts).
+   */
+  onUpstreamStatus?(call: ForwardCall, status: number): GatewayError | null;
 }
 
 export interface ForwardCall {
@@ -81,6 +86,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   #ttfbMs: number | null = null;
   #upstreamRequestId: string | null = null;
   #tap: SseUsageTap | JsonUsageTap | null = null;
+  #replaced = false;
   #done = false;
 
   constructor(call: ForwardCall, deps: ForwardDeps, resolve: () => void, reject: (err: Error) => void) {
@@ -118,13 +124,27 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.#status = statusCode;
     const rid = headers['request-id'];
     this.#upstreamRequestId = (Array.isArray(rid) ? rid[0] : rid) ?? null;
+    const replacement = this.#deps.onUpstreamStatus?.(this.#call, statusCode);
+    if (replacement) return this.#replace(replacement);
     const sse = statusCode === 200 && String(headers['content-type'] ?? '').startsWith('text/event-stream');
     res.writeHead(statusCode, clientHeaders(headers, requestId));
     this.#tap = sse ? new SseUsageTap() : new JsonUsageTap();
     if (sse) res.flushHeaders();
   }
 
+  /** Answers with our own error; the upstream body is read to its end and dropped. */
+  #replace(err: GatewayError): void {
+    const { res, requestId } = this.#call;
+    this.#replaced = true;
+    this.#status = err.status;
+    this.#errorType = err.type;
+    this.#tap = new JsonUsageTap();
+    res.writeHead(err.status, { 'content-type': 'application/json', 'request-id': requestId, ...err.headers });
+    res.end(errorBody(err.type, err.message, requestId));
+  }
+
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#replaced) return;
     this.#ttfbMs ??= performance.now() - this.#call.startedAt;
     this.#tap!.write(chunk);
     if (!this.#call.res.write(chunk)) {

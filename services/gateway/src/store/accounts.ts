@@ -15,9 +15,14 @@ export interface AccountRecord {
   status: AccountStatus;
   providerKeySealed: string | null;
   providerKeyHint: string | null;
+  /** 'failing' once the provider refused the key; a new key or a successful call clears it. */
+  providerKeyStatus: ProviderKeyStatus;
+  providerKeyFailedAt: Date | null;
   trialEndsAt: Date | null;
   createdAt: Date;
 }
+
+export type ProviderKeyStatus = 'ok' | 'failing';
 
 export interface MemberRecord {
   id: string;
@@ -56,7 +61,8 @@ export interface AccountPatch {
 
 const accountCols = (sql: Sql) => sql`
   t.id, t.name, t.plan_id as "planId", t.status, t.provider_key_sealed as "providerKeySealed",
-  t.provider_key_hint as "providerKeyHint", t.trial_ends_at as "trialEndsAt", t.created_at as "createdAt"`;
+  t.provider_key_hint as "providerKeyHint", t.provider_key_status as "providerKeyStatus",
+  t.provider_key_failed_at as "providerKeyFailedAt", t.trial_ends_at as "trialEndsAt", t.created_at as "createdAt"`;
 
 const planCols = (sql: Sql) => sql`
   id, name, price_cents as "priceCents", currency, per_seat as "perSeat", max_seats as "maxSeats", trial_days as "trialDays"`;
@@ -113,6 +119,18 @@ export function accountQueries(sql: Sql) {
       return k.finish(rows);
     },
 
+    /**
+     * Records the provider's verdict on the key `sealed` (a key replaced meanwhile keeps its
+     * own status); true when the status changed. No invalidation: the proxy tracks it itself.
+     */
+    async setProviderKeyStatus(id: string, sealed: string, status: ProviderKeyStatus): Promise<boolean> {
+      const rows = await sql`
+        update accounts set provider_key_status = ${status}, provider_key_failed_at = ${status === 'failing' ? sql`now()` : null}
+        where id = ${id} and provider_key_sealed = ${sealed} and provider_key_status <> ${status}
+        returning id`;
+      return rows.length > 0;
+    },
+
     /** Changes an account; every instance drops its cached keys (status and provider key live there). */
     async update(id: string, patch: AccountPatch, audit: (before: AccountRecord) => AuditEntry[]): Promise<AccountRecord | null> {
       let before: AccountRecord | undefined;
@@ -133,7 +151,9 @@ export function accountQueries(sql: Sql) {
             status = ${status},
             suspended_at = ${status === 'suspended' ? (before.status === 'suspended' ? t`t.suspended_at` : t`now()`) : null},
             provider_key_sealed = ${patch.provider?.sealed ?? before.providerKeySealed},
-            provider_key_hint = ${patch.provider?.hint ?? before.providerKeyHint}
+            provider_key_hint = ${patch.provider?.hint ?? before.providerKeyHint},
+            provider_key_status = ${patch.provider ? 'ok' : before.providerKeyStatus},
+            provider_key_failed_at = ${patch.provider ? null : before.providerKeyFailedAt}
           where t.id = ${id}
           returning ${accountCols(t)}`;
         return row;

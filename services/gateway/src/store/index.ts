@@ -4,10 +4,11 @@ import { callQueries } from './calls';
 import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
+import { pendingMigrations } from './migrate';
 import { requestQueries } from './requests';
 import { usageQueries } from './usage';
 
-export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord } from './accounts';
+export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
@@ -29,6 +30,11 @@ export function createStore(db: Database) {
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
+    /** What readiness asks: does the database answer, and is every migration applied. */
+    health: {
+      ping: async () => void (await db.sql`select 1`),
+      pendingMigrations: () => pendingMigrations(db.sql),
+    },
     close: () => db.close(),
   };
 }

@@ -90,6 +90,7 @@ export function keyQueries(sql: Sql) {
         select ${keyCols(sql)}, s.expires_at as "secretExpiresAt", m.status as "memberStatus", m.role as "memberRole",
                a.id as "a_id", a.name as "a_name", a.plan_id as "a_planId", a.status as "a_status",
                a.provider_key_sealed as "a_providerKeySealed", a.provider_key_hint as "a_providerKeyHint",
+               a.provider_key_status as "a_providerKeyStatus", a.provider_key_failed_at as "a_providerKeyFailedAt",
                a.trial_ends_at as "a_trialEndsAt", a.created_at as "a_createdAt"
         from key_secrets s
         join api_keys k on k.id = s.key_id
@@ -115,6 +116,12 @@ export function keyQueries(sql: Sql) {
     async get(accountId: string, id: string): Promise<KeyRecord | null> {
       const [row] = await sql<KeyRecord[]>`
         select ${keyCols(sql)} from api_keys k where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null`;
+      return row ?? null;
+    },
+
+    /** A key by id alone (ids are unique across accounts): the operator's lookup. */
+    async find(id: string): Promise<KeyRecord | null> {
+      const [row] = await sql<KeyRecord[]>`select ${keyCols(sql)} from api_keys k where k.id = ${id} and k.deleted_at is null`;
       return row ?? null;
     },
 

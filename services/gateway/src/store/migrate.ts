@@ -5,13 +5,22 @@ import { inTransaction, type Sql } from './database';
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 const LOCK_ID = 0x6b657967; // 'keyg': one migrator at a time across instances
 
+const migrationFiles = (dir: string) => readdirSync(dir).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+
+/** The migration files the database has not recorded as applied (readiness). */
+export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const rows = await sql<{ version: number }[]>`select version from keygate_migrations`;
+  const applied = new Set(rows.map((r) => r.version));
+  return migrationFiles(dir).filter((f) => !applied.has(Number.parseInt(f, 10)));
+}
+
 /**
  * Applies the numbered .sql files not applied yet, in order, each in its own transaction.
  * Every step holds the advisory lock, the creation of the bookkeeping table too: two
  * instances creating it at once on a fresh schema collide in PostgreSQL's catalog.
  */
 export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const files = readdirSync(dir).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+  const files = migrationFiles(dir);
   const locked = <T>(work: (tx: Sql) => Promise<T>) =>
     inTransaction(sql, async (tx) => {
       await tx`select pg_advisory_xact_lock(${LOCK_ID})`;

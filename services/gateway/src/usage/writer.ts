@@ -25,6 +25,7 @@ export class UsageWriter {
   #flushing: Promise<void> | null = null;
   #failures = 0;
   #closed = false;
+  #backlogSince: number | null = null;
   dropped = 0;
   written = 0;
   /** Records the database refused as data (they are logged by id, then set aside). */
@@ -39,6 +40,11 @@ export class UsageWriter {
     return this.#queue.length;
   }
 
+  /** Since when records have waited with no batch written (null: nothing waits); readiness reads it. */
+  get backlogSince(): number | null {
+    return this.#backlogSince;
+  }
+
   enqueue(record: CallRecord): void {
     if (this.#queue.length >= this.#opts.maxQueued) {
       this.dropped++;
@@ -46,6 +52,7 @@ export class UsageWriter {
       return;
     }
     this.#queue.push(record);
+    this.#backlogSince ??= Date.now();
     if (this.#closed) return;
     if (this.#queue.length >= this.#opts.batchSize && !this.#flushing && this.#failures === 0) void this.flush();
     else this.#schedule(this.#opts.flushIntervalMs);
@@ -85,6 +92,7 @@ export class UsageWriter {
       this.#queue.splice(0, batch.length);
       this.written += batch.length - (this.rejected - rejectedBefore);
       this.#failures = 0;
+      this.#backlogSince = this.#queue.length > 0 ? Date.now() : null;
     }
   }
 

@@ -1,0 +1,114 @@
+import { connect } from 'node:net';
+
+export interface ReadinessDeps {
+  database: { ping(): Promise<void>; pendingMigrations(): Promise<string[]> };
+  /** The call log writer; null when the call log is off. */
+  callLog: { readonly pending: number; readonly backlogSince: number | null } | null;
+  upstreamUrl: string;
+  clock?: () => number;
+  /** How long the database may take to answer. */
+  timeoutMs?: number;
+  /** How long queued call records may wait with no batch written before the writer counts as stalled. */
+  stallMs: number;
+  /** How long an upstream probe result is reused. */
+  upstreamTtlMs?: number;
+  /** Opens a TCP connection to the upstream; resolves true when it connects. */
+  probeUpstream?: (url: URL, timeoutMs: number) => Promise<boolean>;
+}
+
+interface Check {
+  ok: boolean;
+  [detail: string]: unknown;
+}
+
+export interface Readiness {
+  status: 'ready' | 'not_ready';
+  checks: { database: Check; migrations: Check; call_log: Check };
+  /** Informational: the provider being unreachable does not make this instance unready. */
+  upstream: { reachable: boolean; url: string; checked_at: string };
+}
+
+class Timeout extends Error {}
+
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Timeout(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+const reason = (err: unknown) => (err as { code?: string }).code ?? (err as Error).message;
+
+/** A TCP connection only: nothing is sent to the provider, no key is used. */
+export function tcpProbe(url: URL, timeoutMs: number): Promise<boolean> {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ''), port, timeout: timeoutMs });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * Readiness of one instance: the database answers within `timeoutMs`, every migration file
+ * is recorded as applied, and the call log writer is not stalled. Concurrent probes share
+ * one check, so a slow database does not pile queries up.
+ */
+export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
+  const clock = deps.clock ?? Date.now;
+  const timeoutMs = deps.timeoutMs ?? 1_000;
+  const probe = deps.probeUpstream ?? tcpProbe;
+  const upstreamUrl = new URL(deps.upstreamUrl);
+  let upstream: { reachable: boolean; at: number } | null = null;
+  let inflight: Promise<Readiness> | null = null;
+
+  async function database(): Promise<[Check, Check]> {
+    const started = clock();
+    try {
+      await within(deps.database.ping(), timeoutMs);
+    } catch (err) {
+      const unknown = { ok: false, error: 'database not checked' };
+      return [{ ok: false, error: err instanceof Timeout ? err.message : `unreachable (${reason(err)})` }, unknown];
+    }
+    const latency = clock() - started;
+    try {
+      const pending = await within(deps.database.pendingMigrations(), timeoutMs);
+      return [{ ok: true, latency_ms: latency }, { ok: pending.length === 0, pending }];
+    } catch (err) {
+      return [{ ok: true, latency_ms: latency }, { ok: false, error: reason(err) }];
+    }
+  }
+
+  function callLog(): Check {
+    if (!deps.callLog) return { ok: true, enabled: false };
+    const since = deps.callLog.backlogSince;
+    const waitMs = since === null ? 0 : clock() - since;
+    return { ok: waitMs <= deps.stallMs, queued: deps.callLog.pending, oldest_wait_ms: waitMs, limit_ms: deps.stallMs };
+  }
+
+  async function upstreamState() {
+    const now = clock();
+    if (!upstream || now - upstream.at >= (deps.upstreamTtlMs ?? 30_000)) {
+      upstream = { reachable: await probe(upstreamUrl, timeoutMs), at: now };
+    }
+    return { reachable: upstream.reachable, url: upstreamUrl.origin, checked_at: new Date(upstream.at).toISOString() };
+  }
+
+  async function check(): Promise<Readiness> {
+    const [[db, migrations], up] = await Promise.all([database(), upstreamState()]);
+    const checks = { database: db, migrations, call_log: callLog() };
+    const ready = Object.values(checks).every((c) => c.ok);
+    return { status: ready ? 'ready' : 'not_ready', checks, upstream: up };
+  }
+
+  return () =>
+    (inflight ??= check().finally(() => {
+      inflight = null;
+    }));
+}

@@ -1,0 +1,108 @@
+import { startEmulator, type Emulator } from '@keygate/emulator';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config';
+import { createLogger } from '../src/lib/logger';
+import { startGateway, type Gateway } from '../src/server';
+import { api, startStack, type Stack } from './harness';
+import { freePort, ownPostgres, type OwnPostgres } from './own-postgres';
+
+describe('/healthz and /readyz on a running gateway', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack?.close());
+
+  it('/healthz and its old name /health answer without asking anything', async () => {
+    for (const path of ['/healthz', '/health']) {
+      const res = await api(stack.gateway.url, path);
+      expect(res).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect(res.headers.get('request-id')).toMatch(/^req_/);
+    }
+  });
+
+  it('/readyz: database, migrations and call log checked; the provider reported apart', async () => {
+    const res = await api(stack.gateway.url, '/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'ready',
+      checks: { database: { ok: true, latency_ms: expect.any(Number) }, migrations: { ok: true, pending: [] }, call_log: { ok: true } },
+      upstream: { reachable: true, url: stack.emulator.url },
+    });
+  });
+
+  it('a migration file not recorded as applied makes the instance unready', async () => {
+    const sql = stack.gateway.store.db.sql;
+    const [row] = await sql`delete from keygate_migrations where version = 7 returning *`;
+    try {
+      const res = await api(stack.gateway.url, '/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ status: 'not_ready', checks: { migrations: { ok: false, pending: ['007_provider_key_status.sql'] }, database: { ok: true } } });
+    } finally {
+      await sql`insert into keygate_migrations ${sql(row!)}`;
+    }
+    expect((await api(stack.gateway.url, '/readyz')).status).toBe(200);
+  });
+});
+
+describe('an unreachable provider does not fail readiness', () => {
+  it('ready, with upstream.reachable false', async () => {
+    const stack = await startStack({ KEYGATE_UPSTREAM_URL: `http://127.0.0.1:${await freePort()}` });
+    try {
+      const res = await api(stack.gateway.url, '/readyz');
+      expect(res).toMatchObject({ status: 200, body: { status: 'ready', upstream: { reachable: false } } });
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
+describe('the database goes away (a PostgreSQL cluster of this test)', () => {
+  let pg: OwnPostgres;
+  let emulator: Emulator;
+  let gateway: Gateway;
+  let dataDir: string;
+  beforeAll(async () => {
+    pg = await ownPostgres();
+    emulator = await startEmulator({ port: 0 });
+    dataDir = mkdtempSync(join(tmpdir(), 'keygate-health-'));
+    const config = loadConfig({
+      PORT: '0',
+      DATABASE_URL: pg.url,
+      KEYGATE_SECRET: 'test-secret-0123456789abcdef',
+      KEYGATE_DATA_DIR: dataDir,
+      KEYGATE_UPSTREAM_URL: emulator.url,
+      KEYGATE_INVALIDATION_POLL_MS: '60000',
+    });
+    gateway = await startGateway(config, { logger: createLogger('silent') });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await emulator?.close();
+    pg?.remove();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('/readyz turns 503 within its timeout while /healthz stays 200, and recovers with the database', async () => {
+    expect((await api(gateway.url, '/readyz')).status).toBe(200);
+    pg.stop();
+    const started = performance.now();
+    const down = await api(gateway.url, '/readyz');
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ status: 'not_ready', checks: { database: { ok: false, error: expect.any(String) } } });
+    expect((await api(gateway.url, '/healthz')).status).toBe(200);
+
+    pg.start();
+    const deadline = performance.now() + 15_000;
+    let status = 0;
+    while (status !== 200 && performance.now() < deadline) {
+      status = (await api(gateway.url, '/readyz')).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(200);
+  }, 60_000);
+});
