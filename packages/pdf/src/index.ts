@@ -1,4 +1,5 @@
 export { decodeBase64Strict, base64Length } from './base64';
+export { encodeBase64 } from './bytes';
 export { PdfError, type PdfErrorCode } from './errors';
 export { inspectPdf, inspectPdfFully, type PdfInfo } from './inspect';
 export {

@@ -1,6 +1,7 @@
 import { loadPdf } from './load';
 import { PdfObjects, isName } from './objects';
-import { latin1, type PdfDict } from './pdf-syntax';
+import { indexOfText, latin1 } from './bytes';
+import type { PdfDict } from './pdf-syntax';
 
 export type PdfInfo = {
   isPdf: boolean;
@@ -27,17 +28,16 @@ const VERSION = /^%PDF-(\d+\.\d+)/;
  * if (info && !fitsProviderLimits(info).ok) …
  */
 export function inspectPdf(bytes: Uint8Array): PdfInfo {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const header = buf.subarray(0, HEADER_WINDOW).indexOf('%PDF-');
-  if (header === -1) return { isPdf: false, pages: null, encrypted: false, bytes: buf.length, version: null };
-  const version = VERSION.exec(latin1(buf, header, header + 16))?.[1] ?? null;
-  const objects = new PdfObjects(buf);
+  const header = indexOfText(bytes.subarray(0, HEADER_WINDOW), '%PDF-');
+  if (header === -1) return { isPdf: false, pages: null, encrypted: false, bytes: bytes.length, version: null };
+  const version = VERSION.exec(latin1(bytes, header, header + 16))?.[1] ?? null;
+  const objects = new PdfObjects(bytes);
   const trailer = objects.trailer();
   return {
     isPdf: true,
     pages: trailer === null ? null : readPageCount(objects, trailer),
     encrypted: trailer?.has('Encrypt') ?? false,
-    bytes: buf.length,
+    bytes: bytes.length,
     version,
   };
 }

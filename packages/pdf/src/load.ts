@@ -2,7 +2,7 @@ import type { PDFDocument } from 'pdf-lib';
 
 // Loaded on first use: importing pdf-lib adds up to 24 MB of RSS (8 MB to the gateway at idle,
 // 12 MB to the emulator, measured), and they only need it for a PDF the fast path can't read.
-export const pdfLib = () => import('pdf-lib');
+export const pdfLib = (): Promise<typeof import('pdf-lib')> => import('pdf-lib');
 
 export async function loadPdf(bytes: Uint8Array): Promise<PDFDocument> {
   const { PDFDocument, ParseSpeeds } = await pdfLib();

@@ -1,4 +1,5 @@
-import { constants, inflateSync } from 'node:zlib';
+import { indexOfText, lastIndexOfText } from './bytes';
+import { inflateAtMost } from './inflate';
 import { PdfLexer, isRegular, isWhitespace, type LexBudget, type PdfDict, type PdfValue } from './pdf-syntax';
 
 export type PdfRef = { num: number; gen: number };
@@ -27,7 +28,7 @@ export class PdfObjects {
   private readonly lexBudget: LexBudget = { bytes: MAX_LEXED_BYTES };
   private inflateBudget = MAX_INFLATED_BYTES;
 
-  constructor(private readonly buf: Buffer) {
+  constructor(private readonly buf: Uint8Array) {
     this.objectStreamSearchFrom = buf.length;
   }
 
@@ -36,7 +37,7 @@ export class PdfObjects {
     const trailer = this.trailerAtStartxref();
     if (trailer?.has('Root')) return trailer;
     for (let from = this.buf.length, tries = 0; from >= 0 && tries < MAX_TRAILER_CANDIDATES; tries++) {
-      const at = this.buf.lastIndexOf('trailer', from);
+      const at = lastIndexOfText(this.buf, 'trailer', from);
       if (at === -1) break;
       from = at - 1;
       const dict = this.lexer(at + 'trailer'.length).readDict();
@@ -59,7 +60,7 @@ export class PdfObjects {
   }
 
   private trailerAtStartxref(): PdfDict | null {
-    const startxref = this.buf.lastIndexOf('startxref');
+    const startxref = lastIndexOfText(this.buf, 'startxref');
     if (startxref === -1) return null;
     const lexer = this.lexer(startxref + 'startxref'.length);
     const offset = lexer.next();
@@ -68,7 +69,7 @@ export class PdfObjects {
     lexer.pos = offset.value;
     const first = lexer.next();
     if (first?.kind === 'keyword' && first.value === 'xref') {
-      const trailer = this.buf.indexOf('trailer', offset.value);
+      const trailer = indexOfText(this.buf, 'trailer', offset.value);
       if (trailer === -1) return null;
       lexer.pos = trailer + 'trailer'.length;
       return lexer.readDict();
@@ -82,7 +83,7 @@ export class PdfObjects {
   private findUncompressed(ref: PdfRef): { header: number; body: number } | null {
     const needle = `${ref.num} ${ref.gen} obj`;
     for (let from = this.buf.length, tries = 0; from >= 0 && tries < MAX_FALSE_MATCHES; tries++) {
-      const at = this.buf.lastIndexOf(needle, from);
+      const at = lastIndexOfText(this.buf, needle, from);
       if (at === -1) return null;
       if (!isRegular(this.buf[at - 1]) && !isRegular(this.buf[at + needle.length])) {
         return { header: at, body: at + needle.length };
@@ -108,7 +109,7 @@ export class PdfObjects {
       let at = this.objectStreamTypes[i];
       if (at === undefined) {
         if (this.objectStreamSearchFrom < 0) return;
-        at = this.buf.lastIndexOf('/ObjStm', this.objectStreamSearchFrom);
+        at = lastIndexOfText(this.buf, '/ObjStm', this.objectStreamSearchFrom);
         this.objectStreamSearchFrom = at - 1;
         if (at === -1) return;
         this.objectStreamTypes.push(at);
@@ -150,7 +151,7 @@ export class PdfObjects {
   /** Start of the `num gen obj` header of the object whose dictionary contains `pos`, or -1. */
   private objectHeaderBefore(pos: number): number {
     const windowStart = Math.max(0, pos - OBJECT_HEADER_WINDOW);
-    const obj = this.buf.subarray(windowStart, pos).lastIndexOf('obj');
+    const obj = lastIndexOfText(this.buf.subarray(windowStart, pos), 'obj');
     if (obj === -1) return -1;
     let at = windowStart + obj;
     for (let fields = 0; fields < 2; fields++) {
@@ -173,7 +174,7 @@ export class PdfObjects {
       if (after?.kind === 'keyword' && after.value === 'endstream') return this.buf.subarray(start, start + length);
     }
     // A wrong /Length is a common defect; the data then runs to `endstream`.
-    const end = this.buf.indexOf('endstream', start);
+    const end = indexOfText(this.buf, 'endstream', start);
     return end === -1 ? null : this.buf.subarray(start, end);
   }
 
@@ -181,16 +182,10 @@ export class PdfObjects {
     const filter = dict.get('Filter');
     if (filter === undefined) return raw;
     if (!isName(filter, 'FlateDecode') || dict.has('DecodeParms') || this.inflateBudget <= 0) return null;
-    try {
-      // Z_SYNC_FLUSH: accept a stream cut short or followed by stray bytes, as viewers do.
-      const data = inflateSync(raw, { maxOutputLength: this.inflateBudget, finishFlush: constants.Z_SYNC_FLUSH });
-      this.inflateBudget -= data.length;
-      return data;
-    } catch {
-      // Failed inflates are not counted against the budget, which they may have used up: stop.
-      this.inflateBudget = 0;
-      return null;
-    }
+    const data = inflateAtMost(raw, this.inflateBudget);
+    // A failed inflate is not counted against the budget, which it may have used up: stop.
+    this.inflateBudget = data === null ? 0 : this.inflateBudget - data.length;
+    return data;
   }
 
   private integer(value: PdfValue | undefined): number | null {

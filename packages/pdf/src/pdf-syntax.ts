@@ -1,6 +1,7 @@
 // Just enough PDF syntax to read a few dictionaries straight out of the file bytes: the
 // trailer, the catalog, the root page-tree node and object-stream headers. Nested values are
 // skipped, not parsed.
+import { latin1 } from './bytes';
 
 export type PdfValue =
   | { type: 'ref'; num: number; gen: number }
@@ -201,11 +202,6 @@ export class PdfLexer {
     }
     return null;
   }
-}
-
-export function latin1(bytes: Uint8Array, start: number, end: number): string {
-  const length = Math.max(0, Math.min(end, bytes.length) - start);
-  return Buffer.from(bytes.buffer, bytes.byteOffset + start, length).toString('latin1');
 }
 
 // Names may escape any byte as #xx (PDF 1.2+), e.g. /Ty#70e is /Type.

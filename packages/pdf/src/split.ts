@@ -33,7 +33,7 @@ type PageRange = { from: number; to: number };
  *
  * @example
  * for (const chunk of await splitPdf(bytes, { maxPages: 100 })) {
- *   const data = Buffer.from(chunk.bytes).toString('base64');
+ *   const data = encodeBase64(chunk.bytes);
  *   // one request per chunk, naming pages chunk.fromPage to chunk.toPage
  * }
  */

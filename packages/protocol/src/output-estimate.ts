@@ -51,15 +51,17 @@ export function deltaContentBytes(payload: { delta?: Record<string, unknown> }):
   const delta = payload.delta;
   const field = typeof delta?.type === 'string' ? CONTENT_FIELD[delta.type] : undefined;
   const value = field === undefined ? undefined : delta![field];
-  return typeof value === 'string' ? Buffer.byteLength(value) : 0;
+  return typeof value === 'string' ? encoder.encode(value).length : 0;
 }
 
-const PREFIX = Buffer.from('{"type":"content_block_delta","index":');
-const DELTA = Buffer.from(',"delta":{"type":"');
-const CLOSE = Buffer.from('"}}');
+// Uint8Array and TextEncoder, not Buffer: the SDK runs this tap in every runtime the official SDK runs in.
+const encoder = new TextEncoder();
+const PREFIX = encoder.encode('{"type":"content_block_delta","index":');
+const DELTA = encoder.encode(',"delta":{"type":"');
+const CLOSE = encoder.encode('"}}');
 const BACKSLASH = 0x5c;
 /** Each content delta's type and the opening of its string, as the provider writes them. */
-const OPENERS = Object.entries(CONTENT_FIELD).map(([type, field]) => Buffer.from(`${type}","${field}":"`));
+const OPENERS = Object.entries(CONTENT_FIELD).map(([type, field]) => encoder.encode(`${type}","${field}":"`));
 
 /**
  * Content bytes of one `content_block_delta` data line in the layout the provider writes
@@ -67,7 +69,7 @@ const OPENERS = Object.entries(CONTENT_FIELD).map(([type, field]) => Buffer.from
  * bytes without decoding: the string's bytes minus what its JSON escapes add. Returns -1 for
  * anything else (other delta types, another layout): the caller parses those.
  */
-export function scanDeltaLine(buf: Buffer, start: number, end: number): number {
+export function scanDeltaLine(buf: Uint8Array, start: number, end: number): number {
   if (!matches(buf, start, end, PREFIX)) return -1;
   let at = start + PREFIX.length;
   while (at < end && buf[at]! >= 0x30 && buf[at]! <= 0x39) at++;
@@ -83,12 +85,12 @@ export function scanDeltaLine(buf: Buffer, start: number, end: number): number {
 }
 
 /** UTF-8 bytes of a JSON string's value from its raw bytes (between the quotes). */
-function unescapedBytes(buf: Buffer, from: number, to: number): number {
+function unescapedBytes(buf: Uint8Array, from: number, to: number): number {
   let bytes = to - from;
   for (let i = from; i < to; i++) {
     if (buf[i] !== BACKSLASH) continue;
     if (buf[i + 1] === 0x75 /* u */) {
-      const unit = Number.parseInt(buf.toString('latin1', i + 2, i + 6), 16);
+      const unit = Number.parseInt(String.fromCharCode(buf[i + 2]!, buf[i + 3]!, buf[i + 4]!, buf[i + 5]!), 16);
       // A surrogate half is 2 of its pair's 4 bytes.
       const utf8 = unit < 0x80 ? 1 : unit < 0x800 || (unit >= 0xd800 && unit <= 0xdfff) ? 2 : 3;
       bytes -= 6 - utf8;
@@ -101,7 +103,7 @@ function unescapedBytes(buf: Buffer, from: number, to: number): number {
   return bytes;
 }
 
-function matches(buf: Buffer, at: number, end: number, text: Buffer): boolean {
+function matches(buf: Uint8Array, at: number, end: number, text: Uint8Array): boolean {
   if (at < 0 || end - at < text.length) return false;
   for (let i = 0; i < text.length; i++) if (buf[at + i] !== text[i]) return false;
   return true;

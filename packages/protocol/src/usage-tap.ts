@@ -24,6 +24,10 @@ export abstract class TapResult {
 
 const LF = 0x0a;
 const CR = 0x0d;
+// Plain Uint8Array and TextDecoder (no Buffer), so the SDK reads usage in browsers and edge runtimes too.
+const utf8 = new TextDecoder();
+// Event names are ASCII; WHATWG's latin1 (windows-1252) reads them byte for byte.
+const ascii = new TextDecoder('latin1');
 const INTERESTING = new Set(['message_start', 'message_delta', 'message_stop', 'error']);
 
 /**
@@ -35,19 +39,19 @@ const INTERESTING = new Set(['message_start', 'message_delta', 'message_stop', '
  * without decoding, and other events are skipped by their `event:` line.
  */
 export class SseUsageTap extends TapResult {
-  #carry: Buffer | null = null;
+  #carry: Uint8Array | null = null;
   #skipLeadingLf = false;
   #event = '';
   #data: string[] = [];
 
   write(chunk: Uint8Array): void {
-    let buf = asBuffer(chunk);
+    let buf = chunk;
     if (this.#skipLeadingLf) {
       this.#skipLeadingLf = false;
       if (buf[0] === LF) buf = buf.subarray(1);
     }
     if (this.#carry) {
-      buf = Buffer.concat([this.#carry, buf]);
+      buf = concat([this.#carry, buf], this.#carry.length + buf.length);
       this.#carry = null;
     }
     let start = 0;
@@ -61,7 +65,7 @@ export class SseUsageTap extends TapResult {
       }
       start = i + 1;
     }
-    if (start < buf.length) this.#carry = Buffer.from(buf.subarray(start));
+    if (start < buf.length) this.#carry = buf.slice(start);
   }
 
   /** Call when the stream ends: a last event without its blank line still counts. */
@@ -74,11 +78,11 @@ export class SseUsageTap extends TapResult {
     this.#dispatch();
   }
 
-  #line(buf: Buffer, start: number, end: number): void {
+  #line(buf: Uint8Array, start: number, end: number): void {
     if (start === end) return this.#dispatch();
     // Field names are ASCII; the value is decoded only for events we read.
     if (startsWith(buf, start, end, 'event:')) {
-      this.#event = buf.toString('latin1', start + 6, end).trim();
+      this.#event = ascii.decode(buf.subarray(start + 6, end)).trim();
     } else if (startsWith(buf, start, end, 'data:')) {
       const from = buf[start + 5] === 0x20 ? start + 6 : start + 5;
       if (this.#event === 'content_block_delta') {
@@ -91,7 +95,7 @@ export class SseUsageTap extends TapResult {
       } else if (this.#event !== '' && !INTERESTING.has(this.#event)) {
         return;
       }
-      this.#data.push(buf.toString('utf8', from, end));
+      this.#data.push(utf8.decode(buf.subarray(from, end)));
     }
   }
 
@@ -131,7 +135,7 @@ export class SseUsageTap extends TapResult {
   }
 }
 
-function startsWith(buf: Buffer, start: number, end: number, text: string): boolean {
+function startsWith(buf: Uint8Array, start: number, end: number, text: string): boolean {
   if (end - start < text.length) return false;
   for (let i = 0; i < text.length; i++) if (buf[start + i] !== text.charCodeAt(i)) return false;
   return true;
@@ -142,7 +146,7 @@ function startsWith(buf: Buffer, start: number, end: number, text: string): bool
  * bytes: a message answer is small, and a huge one is passed through untapped.
  */
 export class JsonUsageTap extends TapResult {
-  #chunks: Buffer[] = [];
+  #chunks: Uint8Array[] = [];
   #size = 0;
   readonly #limit: number;
 
@@ -153,7 +157,7 @@ export class JsonUsageTap extends TapResult {
 
   write(chunk: Uint8Array): void {
     this.#size += chunk.length;
-    if (this.#size <= this.#limit) this.#chunks.push(asBuffer(chunk));
+    if (this.#size <= this.#limit) this.#chunks.push(chunk);
     else this.#chunks.length = 0;
   }
 
@@ -161,7 +165,7 @@ export class JsonUsageTap extends TapResult {
     if (this.#size > this.#limit || this.#chunks.length === 0) return;
     let body: Record<string, any>;
     try {
-      body = JSON.parse(Buffer.concat(this.#chunks, this.#size).toString('utf8'));
+      body = JSON.parse(utf8.decode(concat(this.#chunks, this.#size)));
     } catch {
       return;
     } finally {
@@ -182,7 +186,13 @@ export class JsonUsageTap extends TapResult {
   }
 }
 
-/** A Buffer view of the same bytes (no copy), so byte scans and decoding stay cheap. */
-function asBuffer(chunk: Uint8Array): Buffer {
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]!.length === size) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
 }

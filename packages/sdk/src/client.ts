@@ -1,4 +1,5 @@
-import Anthropic, { type APIError, type ClientOptions, type Middleware } from '@anthropic-ai/sdk';
+// By name, not the default: the official CommonJS build's module.exports is a factory function, not the class.
+import { Anthropic, type APIError, type ClientOptions, type Middleware } from '@anthropic-ai/sdk';
 import {
   checkExtraOptions,
   checkGroupId,

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import {
   base64Length,
+  encodeBase64,
   fitsProviderLimits,
   inspectPdf,
   inspectPdfFully,
@@ -91,7 +92,7 @@ function documentBlock(bytes: PdfBytes, opts: DocumentBlockOptions = {}): Anthro
   if (info.encrypted) throw new PdfError('encrypted', 'Encrypted PDFs are not supported by the provider: remove the password first.');
   return {
     type: 'document',
-    source: { type: 'base64', media_type: 'application/pdf', data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') },
+    source: { type: 'base64', media_type: 'application/pdf', data: encodeBase64(data) },
     ...(opts.title !== undefined && { title: opts.title }),
     ...(opts.context !== undefined && { context: opts.context }),
     ...(opts.citations !== undefined && { citations: { enabled: opts.citations } }),
