@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { accountApi } from './admin/routes';
 import type { ServiceDeps } from './admin/service';
 import type { AppEnv } from './app-env';
+import { dashboardRoutes } from './dashboard/routes';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
@@ -42,5 +43,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', proxyRoutes(deps.proxy));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   return app;
 }

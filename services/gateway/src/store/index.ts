@@ -1,6 +1,7 @@
 import { accountQueries } from './accounts';
 import { auditQueries } from './audit';
 import { callQueries } from './calls';
+import { dashboardQueries } from './dashboard';
 import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
@@ -9,6 +10,7 @@ import { usageQueries } from './usage';
 
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
+export type { SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
@@ -29,6 +31,7 @@ export function createStore(db: Database) {
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
+    dashboard: dashboardQueries(db.sql),
     close: () => db.close(),
   };
 }
