@@ -36,8 +36,9 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
 
 /** A table's text, row by row: header, body and footer, as the page shows it. */
 export function tableText(page: Page, id: string): Promise<string[][]> {
-  return page.locator(`table#${id}`).evaluate((t) =>
-    [...(t as HTMLTableElement).rows].map((r) => [...r.cells].map((c) => (c.textContent ?? '').trim())),
+  // A string, evaluated in the page: the tests are compiled without the DOM's types.
+  return page.evaluate<string[][]>(
+    `[...document.getElementById(${JSON.stringify(id)}).rows].map((r) => [...r.cells].map((c) => (c.textContent ?? '').trim()))`,
   );
 }
 

@@ -21,6 +21,12 @@ export const StackedChart: FC<ChartProps> = ({ id, caption, days, series, values
   return (
     <figure class="chart" aria-labelledby={`${id}-title`}>
       <figcaption id={`${id}-title`}>{caption}</figcaption>
+      <ul class="charts-css legend legend-inline legend-square" aria-label={`Legend: ${caption}`}>
+        {series.map((s) => (
+          <li>{s.label}</li>
+        ))}
+      </ul>
+      {series.length === 0 && <p class="note">No usage in this period.</p>}
       <div class="chart-box">
         <table id={id} class="charts-css column multiple stacked show-labels hide-data data-spacing-1 show-primary-axis">
           <caption>{caption}</caption>
@@ -48,11 +54,6 @@ export const StackedChart: FC<ChartProps> = ({ id, caption, days, series, values
           </tbody>
         </table>
       </div>
-      <ul class="charts-css legend legend-inline legend-square" aria-label={`Legend: ${caption}`}>
-        {series.map((s) => (
-          <li>{s.label}</li>
-        ))}
-      </ul>
     </figure>
   );
 };
