@@ -1,11 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-
-// A real browser and axe on a shared 2-core machine: each step may take a while.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 import { accessibilityProblems, launchBrowser, screenshot, signIn, tableText } from './dashboard-browser';
 import { seedDashboard, type DashboardFixture } from './dashboard-seed';
 import { api, startStack, type Stack } from './harness';
+
+// A real browser and axe on a shared 2-core machine: each step may take a while.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 let stack: Stack;
 let f: DashboardFixture;

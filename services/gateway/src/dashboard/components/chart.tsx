@@ -17,7 +17,7 @@ export interface ChartProps {
 export const StackedChart: FC<ChartProps> = ({ id, caption, days, series, values, format }) => {
   const v = (day: string, s: string) => values.get(`${day}|${s}`) ?? 0;
   const max = Math.max(1, ...days.map((d) => series.reduce((t, s) => t + v(d, s.id), 0)));
-  const every = Math.ceil(days.length / 10);
+  const every = Math.ceil(days.length / 6);
   return (
     <figure class="chart" aria-labelledby={`${id}-title`}>
       <figcaption id={`${id}-title`}>{caption}</figcaption>
