@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
 import { z } from 'zod';

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import type { FC } from 'hono/jsx';
 
 export interface ChartProps {
@@ -41,8 +43,9 @@ export const StackedChart: FC<ChartProps> = ({ id, caption, days, series, values
           <tbody>
             {days.map((day, i) => (
               <tr>
-                <th scope="row" class={i % every === 0 ? undefined : 'hide-label'}>
-                  {day.slice(5)}
+                <th scope="row">
+                  {/* Charts.css's own hide-label breaks the layout of long series; only some labels are shown. */}
+                  <span class={i % every === 0 ? undefined : 'visually-hidden'}>{day.slice(5)}</span>
                 </th>
                 {series.map((s) => (
                   <td style={`--size: ${(v(day, s.id) / max).toFixed(4)}`}>

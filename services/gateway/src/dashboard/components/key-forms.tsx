@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import type { FC } from 'hono/jsx';
 import type { MemberRecord } from '../../store';
 import { PostForm } from './controls';

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import type { FC, PropsWithChildren } from 'hono/jsx';
 import type { Viewer } from '../env';
 import { queryOf, REPORTING_ZONE, type ViewState } from '../view-state';

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import { z } from 'zod';
 import { parseOr400 } from '../../lib/validation';
 import { callsTable } from '../calls-table';

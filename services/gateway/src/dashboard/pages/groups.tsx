@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import { TableView } from '../components/table-view';
 import { callsTable } from '../calls-table';
 import { usageBy } from '../data';

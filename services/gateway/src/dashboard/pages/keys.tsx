@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import type { KeyRecord } from '../../store';
 import { CreateKeyForm, KeyActions, SecretOnce } from '../components/key-forms';
 import { TableView } from '../components/table-view';

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import { TableView } from '../components/table-view';
 import { usageBy } from '../data';
 import { usageTable, type PageCtx, type PageResult } from './page';

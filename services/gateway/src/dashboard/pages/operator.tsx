@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import { usageSummary } from '../../admin/usage-summary';
 import { rowCounts, usageCostCents } from '../../billing/prices';
 import { TableView } from '../components/table-view';

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
 import { accountWithPlan } from '../../admin/service';
 import { StackedChart } from '../components/chart';
 import { SplitSwitch } from '../components/controls';
