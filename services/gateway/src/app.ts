@@ -5,6 +5,7 @@ import type { ServiceDeps } from './admin/service';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
+import { dashboardRoutes } from './dashboard/routes';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', proxyRoutes(deps.proxy));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   return app;
 }
 

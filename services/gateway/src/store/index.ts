@@ -1,6 +1,7 @@
 import { accountQueries } from './accounts';
 import { auditQueries } from './audit';
 import { callQueries } from './calls';
+import { dashboardQueries } from './dashboard';
 import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
@@ -10,6 +11,7 @@ import { usageQueries } from './usage';
 
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
+export type { SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
@@ -35,6 +37,7 @@ export function createStore(db: Database) {
       ping: async () => void (await db.sql`select 1`),
       pendingMigrations: () => pendingMigrations(db.sql),
     },
+    dashboard: dashboardQueries(db.sql),
     close: () => db.close(),
   };
 }
