@@ -210,10 +210,16 @@ export function alertQueries(sql: Sql) {
       return r!;
     },
 
-    /** Flips an endpoint's error-rate state; true when this call made the change (one instance wins). */
-    async setErrorAlerting(id: string, alerting: boolean): Promise<boolean> {
-      const r = await sql`update webhook_endpoints set error_rate_alerting = ${alerting} where id = ${id} and error_rate_alerting <> ${alerting} returning 1`;
-      return r.length > 0;
+    /**
+     * Flips an endpoint's error-rate state and, with the flip, queues `event`; true when this
+     * call made the change (one instance wins).
+     */
+    async setErrorAlerting(id: string, alerting: boolean, event: NewAlertEvent | null): Promise<boolean> {
+      return inTransaction(sql, async (t) => {
+        const r = await t`update webhook_endpoints set error_rate_alerting = ${alerting} where id = ${id} and error_rate_alerting <> ${alerting} returning 1`;
+        if (r.length > 0 && event) await insertAlertEvent(t, event);
+        return r.length > 0;
+      });
     },
   };
 }
