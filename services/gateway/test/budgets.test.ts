@@ -147,6 +147,17 @@ describe('budgets', () => {
     expect(list.data.map((b: any) => b.id)).toEqual([mine]);
     expect((await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, { key: s.acct.adminKey, method: 'DELETE' })).body).toEqual({ id: mine, type: 'budget_deleted' });
   });
+
+  it('budgets and webhooks answer admin keys only', async () => {
+    const s = await setup(stack);
+    const app = await s.key();
+    for (const path of ['/v1/organizations/budgets', '/v1/organizations/webhooks']) {
+      for (const key of [undefined, app.key, `kg_admin_${'x'.repeat(40)}`]) {
+        const res = await api(stack.gateway.url, path, key ? { key } : {});
+        expect([path, res.status, res.body.error.type]).toEqual([path, 401, 'authentication_error']);
+      }
+    }
+  });
 });
 
 describe.runIf(TEST_REDIS_URL)('budgets shared through Redis (TEST_REDIS_URL)', () => {
