@@ -47,9 +47,14 @@ export const EnvSchema = z.object({
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
     .optional()
-    .meta(doc('shares per-key rate-limit and spend counters across instances; without it each instance counts alone', '(none)')),
+    .meta(doc('shares rate-limit, spend-cap and budget counters across instances; without it each instance counts alone', '(none)')),
   KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional().meta(doc("trial length of new accounts, instead of each plan's", 'per plan (14)')),
   KEYGATE_INVALIDATION_POLL_MS: ms(250).meta(doc('safety-net poll for key changes (LISTEN/NOTIFY is the fast path)')),
+  KEYGATE_WEBHOOK_POLL_MS: ms(1_000).meta(doc('safety-net poll for due webhook deliveries (a new alert wakes the workers at once)')),
+  KEYGATE_WEBHOOK_RETRY_MS: ms(10_000).meta(doc("a failed webhook delivery's first retry; the delay doubles with each attempt, up to an hour")),
+  KEYGATE_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10).meta(doc('attempts of a webhook delivery before it is marked failed')),
+  KEYGATE_WEBHOOK_TIMEOUT_MS: ms(10_000).meta(doc('a webhook endpoint that has not answered in this long fails the attempt')),
+  KEYGATE_ERROR_RATE_CHECK_MS: ms(10_000).meta(doc("how often each instance checks the error rate of accounts whose webhooks watch it")),
   KEYGATE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .optional()
@@ -83,6 +88,8 @@ export interface Config {
   invalidationPollMs: number;
   /** Where the CLI finds a running gateway's operator API; null = the database directly. */
   gatewayUrl: string | null;
+  webhooks: { pollMs: number; retryMs: number; maxAttempts: number; timeoutMs: number };
+  errorRateCheckMs: number;
 }
 
 export class ConfigError extends Error {
@@ -124,5 +131,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trialDays: e.KEYGATE_TRIAL_DAYS ?? null,
     invalidationPollMs: e.KEYGATE_INVALIDATION_POLL_MS,
     gatewayUrl: e.KEYGATE_URL?.replace(/\/+$/, '') ?? null,
+    webhooks: {
+      pollMs: e.KEYGATE_WEBHOOK_POLL_MS,
+      retryMs: e.KEYGATE_WEBHOOK_RETRY_MS,
+      maxAttempts: e.KEYGATE_WEBHOOK_MAX_ATTEMPTS,
+      timeoutMs: e.KEYGATE_WEBHOOK_TIMEOUT_MS,
+    },
+    errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
   };
 }

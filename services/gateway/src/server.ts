@@ -3,6 +3,8 @@ import { startEmulator, type Emulator } from '@keygate/emulator';
 import { maxHeaderSize } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
+import { DeliveryWorker } from './alerts/delivery';
+import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
 import { createApp } from './app';
 import { KeyResolver } from './auth/resolver';
 import type { Config } from './config';
@@ -35,6 +37,8 @@ export interface Gateway {
   resolver: KeyResolver;
   writer: UsageWriter;
   limits: Limits;
+  /** The webhook delivery worker and the error-rate watch of this instance. */
+  alerts: { delivery: DeliveryWorker; errorRates: ReturnType<typeof watchErrorRates> };
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -52,11 +56,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
-    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock });
+    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock, onRetiredSecret: onRetiredSecret(store, clock, logger) });
 
     const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
     cleanup.unshift(() => writer.close());
-    const limits = await createLimits({ redisUrl: config.redisUrl, store, clock, logger });
+    const limits = await createLimits({
+      redisUrl: config.redisUrl, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
+    });
     cleanup.unshift(() => limits.close());
     // Limits see every call (token and spend counters), whether or not the call log is kept.
     const record = (r: CallRecord) => {
@@ -73,12 +79,18 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => resolver.apply(payload), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => (payload.startsWith('budgets:') ? limits.budgets.apply(payload) : resolver.apply(payload)), {
       listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
     });
     cleanup.unshift(stopWatching);
+    const delivery = new DeliveryWorker(store, box, config.webhooks, logger);
+    await delivery.start();
+    cleanup.unshift(() => delivery.stop());
+    const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
+    cleanup.unshift(() => errorRates.stop());
+
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -134,7 +146,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
+import { alertRoutes } from '../account-api/alert-routes';
 import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { reportRoutes } from './report-routes';
@@ -16,6 +17,7 @@ export function organizationRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
   app.route('/', accountRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', reportRoutes(deps));
+  app.route('/', alertRoutes(deps));
   return app;
 }
 

@@ -1,5 +1,7 @@
 import { accountQueries } from './accounts';
+import { alertQueries } from './alerts';
 import { auditQueries } from './audit';
+import { budgetQueries } from './budgets';
 import { callQueries } from './calls';
 import { dashboardQueries } from './dashboard';
 import type { Database } from './database';
@@ -12,6 +14,8 @@ import { usageQueries } from './usage';
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { SessionKind, SessionRecord, TroubleRow } from './dashboard';
+export { ALERTS_CHANNEL, insertAlertEvent, type ClaimedDelivery, type DeliveryRecord, type NewAlertEvent, type WebhookEndpointPatch, type WebhookEndpointRecord } from './alerts';
+export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, SpendRow } from './budgets';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
@@ -32,6 +36,8 @@ export function createStore(db: Database) {
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
+    budgets: budgetQueries(db.sql),
+    alerts: alertQueries(db.sql),
     /** What readiness asks: does the database answer, and is every migration applied. */
     health: {
       ping: async () => void (await db.sql`select 1`),
