@@ -26,6 +26,14 @@ const EnvSchema = z.object({
   KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional(),
   KEYGATE_INVALIDATION_POLL_MS: ms(250),
   KEYGATE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  KEYGATE_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  KEYGATE_PAYMENT_GRACE_DAYS: z.coerce.number().int().min(0).max(90).default(7),
+  KEYGATE_BILLING_CLOCK_MS: ms(60_000),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, "must be a Stripe secret key ('sk_live_…' or 'sk_test_…')").optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9]+$/, "must be a Stripe webhook signing secret ('whsec_…')").optional(),
+  STRIPE_API_HOST: z.string().min(1).optional(),
+  STRIPE_API_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  STRIPE_API_PROTOCOL: z.enum(['http', 'https']).optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -55,6 +63,14 @@ export interface Config {
   invalidationPollMs: number;
   /** Where the CLI finds a running gateway's operator API; null = the database directly. */
   gatewayUrl: string | null;
+  /** The gateway's address as customers reach it (Stripe Checkout returns there); null = its listening address. */
+  publicUrl: string | null;
+  /** Days calls keep working after a payment falls due and fails. */
+  paymentGraceDays: number;
+  /** How often each instance runs the billing clock (trial ends, grace, invoices). */
+  billingClockMs: number;
+  /** Null without STRIPE_SECRET_KEY: self-hosting, where the operator records payments. */
+  stripe: { secretKey: string; webhookSecret: string; host: string | null; port: number | null; protocol: 'http' | 'https' | null } | null;
 }
 
 export class ConfigError extends Error {
@@ -74,6 +90,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       'Invalid configuration:\n  KEYGATE_SECRET: required with DATABASE_URL (it encrypts provider keys at rest; use 32+ random characters)',
     );
+  }
+  if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY (webhook events are verified with it)');
   }
   return {
     port: e.PORT,
@@ -96,5 +115,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trialDays: e.KEYGATE_TRIAL_DAYS ?? null,
     invalidationPollMs: e.KEYGATE_INVALIDATION_POLL_MS,
     gatewayUrl: e.KEYGATE_URL?.replace(/\/+$/, '') ?? null,
+    publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
+    paymentGraceDays: e.KEYGATE_PAYMENT_GRACE_DAYS,
+    billingClockMs: e.KEYGATE_BILLING_CLOCK_MS,
+    stripe: e.STRIPE_SECRET_KEY
+      ? {
+          secretKey: e.STRIPE_SECRET_KEY,
+          webhookSecret: e.STRIPE_WEBHOOK_SECRET!,
+          host: e.STRIPE_API_HOST ?? null,
+          port: e.STRIPE_API_PORT ?? null,
+          protocol: e.STRIPE_API_PROTOCOL ?? null,
+        }
+      : null,
   };
 }

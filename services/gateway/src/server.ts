@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { createApp } from './app';
 import { KeyResolver } from './auth/resolver';
+import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway } from './lib/data-dir';
 import { randomBase62 } from './lib/ids';
@@ -31,6 +32,7 @@ export interface Gateway {
   resolver: KeyResolver;
   writer: UsageWriter;
   limits: Limits;
+  billing: GatewayBilling;
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -58,6 +60,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       limits.admission.observe(r);
     };
 
+    let url = '';
+    const billing = openBilling(config, store, clock, logger, () => url);
+    cleanup.unshift(billing.startClock());
+
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
     cleanup.unshift(() => emulator.close());
@@ -67,12 +73,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY where PostgreSQL delivers it (not the embedded database), and a poll of
     // the invalidations table everywhere, so a revoked key is refused within a second.
-    const stopWatching = await watchInvalidations(store.db, (payload) => resolver.apply(payload), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => (resolver.apply(payload), billing.book.apply(payload)), {
       listen: !store.db.embedded,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
     });
     cleanup.unshift(stopWatching);
+    await billing.book.load();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -92,6 +99,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       evict: resolver,
       trialDays: config.trialDays,
       flushLastUsed,
+      billing,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -102,19 +110,19 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         maxPdfPages: config.maxPdfPages,
         record,
         logger,
-        admit: (principal, call) => limits.admission.admit(principal, call),
+        admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
       },
     });
 
     const server = await listen(app.fetch, config);
     cleanup.unshift(() => closeServer(server));
     const port = (server.address() as AddressInfo).port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, billing, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

@@ -1,13 +1,19 @@
 import { accountQueries } from './accounts';
 import { auditQueries } from './audit';
 import { callQueries } from './calls';
+import { catalogQueries } from './catalog';
 import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
+import { invoiceQueries } from './invoices';
 import { requestQueries } from './requests';
+import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord } from './accounts';
+export type { CatalogPatch, CatalogPlan } from './catalog';
+export type { InvoiceLine, InvoiceRecord, NewInvoice, NoticeRecord, SeatRecord } from './invoices';
+export type { Cause, Decide, SubscriptionPatch, SubscriptionRecord, SubscriptionState, TransitionRecord } from './subscriptions';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
@@ -29,6 +35,9 @@ export function createStore(db: Database) {
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
+    catalog: catalogQueries(db.sql),
+    subscriptions: subscriptionQueries(db.sql),
+    invoices: invoiceQueries(db.sql),
     close: () => db.close(),
   };
 }
