@@ -24,6 +24,10 @@ export function effectiveState(s: Standing, now: number, graceDays: number): { s
   const grace = graceDays * DAY;
   const paidUntil = s.paidUntil?.getTime() ?? null;
   if (s.state === 'suspended') return { state: 'suspended', block: null, since: null };
+  const periodEnd = s.currentPeriodEnd?.getTime() ?? null;
+  if (s.state === 'canceled' || (s.cancelAtPeriodEnd && periodEnd !== null && now >= periodEnd)) {
+    return { state: 'canceled', block: 'canceled', since: s.state === 'canceled' ? null : s.currentPeriodEnd };
+  }
   if (paidUntil !== null && now < paidUntil) return { state: 'active', block: null, since: null };
   const trialEnd = s.trialEndsAt?.getTime() ?? null;
   switch (s.state) {
@@ -31,8 +35,6 @@ export function effectiveState(s: Standing, now: number, graceDays: number): { s
       if (trialEnd === null || now < trialEnd || s.hasPaymentMethod) return { state: 'trialing', block: null, since: null };
       return { state: 'paused', block: 'trial_ended', since: s.trialEndsAt };
     case 'active': {
-      const periodEnd = s.currentPeriodEnd?.getTime() ?? null;
-      if (s.cancelAtPeriodEnd && periodEnd !== null && now >= periodEnd) return { state: 'canceled', block: 'canceled', since: s.currentPeriodEnd };
       // Paid by the operator (no Stripe): the paid period ending is a payment due, with the same grace as a failed one.
       if (!s.stripeSubscriptionId && paidUntil !== null) {
         return now < paidUntil + grace ? { state: 'past_due', block: null, since: s.paidUntil } : { state: 'unpaid', block: 'paid_period_ended', since: s.paidUntil };
@@ -41,7 +43,8 @@ export function effectiveState(s: Standing, now: number, graceDays: number): { s
     }
     case 'past_due': {
       const since = s.pastDueSince?.getTime() ?? now;
-      return now < since + grace ? { state: 'past_due', block: null, since: s.pastDueSince } : { state: 'unpaid', block: 'payment_failed', since: s.pastDueSince };
+      if (now < since + grace) return { state: 'past_due', block: null, since: s.pastDueSince };
+      return { state: 'unpaid', block: s.stripeSubscriptionId ? 'payment_failed' : 'paid_period_ended', since: s.pastDueSince };
     }
     case 'unpaid':
       return { state: 'unpaid', block: 'unpaid', since: null };

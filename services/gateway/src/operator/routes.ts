@@ -97,8 +97,11 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
 
   for (const [action, status] of [['suspend', 'suspended'], ['reactivate', 'active']] as const) {
     app.post(`/accounts/:account_id/${action}`, async (c) => {
-      const account = await updateAccount(deps, c.req.param('account_id'), { status }, actor(c));
-      await recordSuspension(billing, account.id, status === 'suspended', actor(c));
+      const id = c.req.param('account_id');
+      // Recorded while the account is still in the state being left, so the transition names it.
+      if (status === 'suspended') await recordSuspension(billing, id, true, actor(c));
+      const account = await updateAccount(deps, id, { status }, actor(c));
+      if (status === 'active') await recordSuspension(billing, id, false, actor(c));
       return c.json(accountJson(account));
     });
   }
