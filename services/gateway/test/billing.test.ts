@@ -225,6 +225,12 @@ describe('plans and seats', () => {
     expect(text).toContain(`Invoice ${invoice.number}`);
     expect(text).toContain('€19.00');
     expect((await admin(acct, '/invoices/inv_doesnotexist')).status).toBe(404);
+    // The billing page's one call: subscription, upcoming invoice, past invoices, the plan comparison.
+    const overview = (await admin(acct, '/billing/overview')).body;
+    expect(overview.invoices.map((i: any) => i.id)).toEqual([invoice.id]);
+    expect(overview.upcoming).toMatchObject({ currency: 'EUR', period_start: new Date(end).toISOString() });
+    expect(overview.plans.map((p: any) => p.id)).toEqual(['solo', 'team', 'scale']);
+    expect(overview.subscription.seats).toMatchObject({ members: 1, charged: 1 });
     // The next period rolled on.
     expect(Date.parse((await admin(acct, '/billing/subscription')).body.current_period.start)).toBe(end);
   });

@@ -6,7 +6,7 @@ import { invoiceHtml } from '../billing/invoice-html';
 import { invoiceJson, upcomingInvoice, upcomingJson } from '../billing/invoices';
 import { cancelAtPeriodEnd, changePlan, changeSubscription, requireSubscription, type BillingDeps } from '../billing/lifecycle';
 import { chargedSeats } from '../billing/proration';
-import { catalogJson, subscriptionView } from '../billing/view';
+import { billingOverview, catalogJson, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
 import type { Cause } from '../store';
@@ -23,6 +23,9 @@ export function billingRoutes(deps: BillingDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
   app.get('/billing/plans', async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }));
+
+  /** Everything the dashboard's billing page shows, in one answer. */
+  app.get('/billing/overview', async (c) => c.json({ type: 'billing_overview', ...(await billingOverview(deps, c.var.scope.accountId)) }));
 
   app.get('/billing/subscription', async (c) => c.json(await subscriptionView(deps, c.var.scope.accountId)));
 

@@ -1,5 +1,6 @@
 import { planJson } from '../admin/serialize';
 import type { CatalogPlan, NoticeRecord, TransitionRecord } from '../store';
+import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';
 import { chargedSeats, DAY } from './proration';
@@ -72,4 +73,15 @@ export async function subscriptionView(deps: BillingDeps, accountId: string) {
     transitions: (await deps.store.subscriptions.transitions(accountId)).slice(-20).map(transitionJson),
     usage_costs: { currency: 'USD', note: 'Model usage is billed by the provider in USD and reported apart; it is never added to the subscription.', report: '/v1/organizations/cost_report' },
   };
+}
+
+/** The whole billing page in one call: subscription, upcoming invoice, recent invoices and the plan comparison. */
+export async function billingOverview(deps: BillingDeps, accountId: string, invoiceLimit = 12) {
+  const [subscription, upcoming, invoices, plans] = await Promise.all([
+    subscriptionView(deps, accountId),
+    upcomingInvoice(deps, accountId),
+    deps.store.invoices.list(accountId, { limit: invoiceLimit }),
+    deps.store.catalog.list(),
+  ]);
+  return { subscription, upcoming: upcomingJson(upcoming).invoice, invoices: invoices.rows.map(invoiceJson), plans: plans.map(catalogJson) };
 }
