@@ -83,7 +83,8 @@ export async function cancelAtPeriodEnd(deps: BillingDeps, accountId: string, ca
 
 /** The operator's suspension as a subscription state; reactivation returns to the state it interrupted. */
 export async function recordSuspension(deps: BillingDeps, accountId: string, suspended: boolean, actor: string): Promise<void> {
-  await changeSubscription(deps, accountId, { kind: 'operator', actor, ref: suspended ? 'suspend' : 'reactivate' }, (s) => {
+  // The account's own `account.suspend` / `account.reactivate` entry is this transition's audit entry.
+  await changeSubscription(deps, accountId, { kind: 'operator', actor, ref: suspended ? 'suspend' : 'reactivate', audit: false }, (s) => {
     if (suspended) return s.state === 'suspended' ? null : { state: 'suspended', resumeState: s.state };
     return s.state === 'suspended' ? { state: s.resumeState ?? 'trialing', resumeState: null } : null;
   });

@@ -38,6 +38,8 @@ export interface Cause {
   kind: 'webhook' | 'operator' | 'admin' | 'clock';
   actor: string;
   ref: string | null;
+  /** False when the caller's own audit entry already tells this change (a suspension's `account.suspend`). */
+  audit?: boolean;
 }
 
 export interface TransitionRecord {
@@ -137,7 +139,7 @@ export function subscriptionQueries(sql: Sql) {
             insert into subscription_transitions (id, account_id, from_state, to_state, from_plan, to_plan, cause, cause_ref, at)
             values (${newId('subtr')}, ${accountId}, ${before!.state}, ${after.state}, ${before!.planId}, ${after.planId}, ${cause.kind}, ${cause.ref}, ${at})`;
           const action = after.state !== before!.state ? `subscription.${after.state}` : 'account.plan_change';
-          await writeAudit(t, accountId, {
+          if (cause.audit !== false) await writeAudit(t, accountId, {
             actor: cause.actor,
             action,
             targetId: accountId,
