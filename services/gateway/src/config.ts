@@ -59,6 +59,25 @@ export const EnvSchema = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .optional()
     .meta(doc("CLI only: send every command to this gateway's operator API (with `KEYGATE_OPERATOR_TOKEN`)", '(none)')),
+  KEYGATE_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional()
+    .meta(doc("the gateway's address as customers reach it (Stripe Checkout returns there)", 'its listening address')),
+  KEYGATE_PAYMENT_GRACE_DAYS: z.coerce.number().int().min(0).max(90).default(7).meta(doc('days calls keep working after a payment falls due and fails')),
+  KEYGATE_BILLING_CLOCK_MS: ms(60_000).meta(doc('how often each instance runs the billing clock (trial ends, grace, invoices)')),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, "must be a Stripe secret key ('sk_live_…' or 'sk_test_…')")
+    .optional()
+    .meta(doc('Stripe secret key; without it the operator records payments (`keygate account mark-paid`)', '(self-hosting)')),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_[A-Za-z0-9]+$/, "must be a Stripe webhook signing secret ('whsec_…')")
+    .optional()
+    .meta(doc("Stripe webhook signing secret (required with `STRIPE_SECRET_KEY`)", '(none)')),
+  STRIPE_API_HOST: z.string().min(1).optional().meta(doc("Stripe API host override (tests point it at a loopback stand-in)", "Stripe's")),
+  STRIPE_API_PORT: z.coerce.number().int().min(1).max(65535).optional().meta(doc('Stripe API port override', "Stripe's")),
+  STRIPE_API_PROTOCOL: z.enum(['http', 'https']).optional().meta(doc('Stripe API protocol override', "Stripe's")),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -90,6 +109,14 @@ export interface Config {
   gatewayUrl: string | null;
   webhooks: { pollMs: number; retryMs: number; maxAttempts: number; timeoutMs: number };
   errorRateCheckMs: number;
+  /** The gateway's address as customers reach it (Stripe Checkout returns there); null = its listening address. */
+  publicUrl: string | null;
+  /** Days calls keep working after a payment falls due and fails. */
+  paymentGraceDays: number;
+  /** How often each instance runs the billing clock (trial ends, grace, invoices). */
+  billingClockMs: number;
+  /** Null without STRIPE_SECRET_KEY: self-hosting, where the operator records payments. */
+  stripe: { secretKey: string; webhookSecret: string; host: string | null; port: number | null; protocol: 'http' | 'https' | null } | null;
 }
 
 export class ConfigError extends Error {
@@ -109,6 +136,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(
       'Invalid configuration:\n  KEYGATE_SECRET: required with DATABASE_URL (it encrypts provider keys at rest; use 32+ random characters)',
     );
+  }
+  if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY (webhook events are verified with it)');
   }
   return {
     port: e.PORT,
@@ -138,5 +168,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.KEYGATE_WEBHOOK_TIMEOUT_MS,
     },
     errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
+    publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
+    paymentGraceDays: e.KEYGATE_PAYMENT_GRACE_DAYS,
+    billingClockMs: e.KEYGATE_BILLING_CLOCK_MS,
+    stripe: e.STRIPE_SECRET_KEY
+      ? {
+          secretKey: e.STRIPE_SECRET_KEY,
+          webhookSecret: e.STRIPE_WEBHOOK_SECRET!,
+          host: e.STRIPE_API_HOST ?? null,
+          port: e.STRIPE_API_PORT ?? null,
+          protocol: e.STRIPE_API_PROTOCOL ?? null,
+        }
+      : null,
   };
 }

@@ -7,6 +7,7 @@ import { DeliveryWorker } from './alerts/delivery';
 import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
 import { createApp } from './app';
 import { KeyResolver } from './auth/resolver';
+import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
 import { newRequestId, parserRefusal } from './lib/errors';
@@ -39,6 +40,7 @@ export interface Gateway {
   limits: Limits;
   /** The webhook delivery worker and the error-rate watch of this instance. */
   alerts: { delivery: DeliveryWorker; errorRates: ReturnType<typeof watchErrorRates> };
+  billing: GatewayBilling;
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -70,6 +72,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       limits.admission.observe(r);
     };
 
+    let url = '';
+    const billing = openBilling(config, store, clock, logger, () => url);
+    cleanup.unshift(billing.startClock());
+
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
     cleanup.unshift(() => emulator.close());
@@ -79,7 +85,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => (payload.startsWith('budgets:') ? limits.budgets.apply(payload) : resolver.apply(payload)), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => (payload.startsWith('budgets:') ? limits.budgets.apply(payload) : (resolver.apply(payload), billing.book.apply(payload))), {
       listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
@@ -91,6 +97,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
     cleanup.unshift(() => errorRates.stop());
 
+    await billing.book.load();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -117,6 +124,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         // The writer retries a failed batch with a backoff of up to 30 s.
         stallMs: Math.max(60_000, config.flushIntervalMs * 20),
       }),
+      billing,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -127,7 +135,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         maxPdfPages: config.maxPdfPages,
         record,
         logger,
-        admit: (principal, call) => limits.admission.admit(principal, call),
+        admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
         onUpstreamStatus: providerKeyCheck({
           logger,
           clock,
@@ -141,12 +149,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const server = await listen(app.fetch, config, logger);
     cleanup.unshift(() => closeServer(server));
     const port = (server.address() as AddressInfo).port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

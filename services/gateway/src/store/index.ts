@@ -6,12 +6,18 @@ import { callQueries } from './calls';
 import { dashboardQueries } from './dashboard';
 import type { Database } from './database';
 import { keyQueries } from './keys';
+import { invoiceQueries } from './invoices';
 import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
+import { catalogQueries } from './catalog';
 import { requestQueries } from './requests';
+import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
+export type { CatalogPatch, CatalogPlan } from './catalog';
+export type { InvoiceLine, InvoiceRecord, NewInvoice, NoticeRecord, SeatRecord } from './invoices';
+export type { Cause, Decide, SubscriptionPatch, SubscriptionRecord, SubscriptionState, TransitionRecord } from './subscriptions';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export { ALERTS_CHANNEL, insertAlertEvent, type ClaimedDelivery, type DeliveryRecord, type NewAlertEvent, type WebhookEndpointPatch, type WebhookEndpointRecord } from './alerts';
@@ -44,6 +50,9 @@ export function createStore(db: Database) {
       pendingMigrations: () => pendingMigrations(db.sql),
     },
     dashboard: dashboardQueries(db.sql),
+    catalog: catalogQueries(db.sql),
+    subscriptions: subscriptionQueries(db.sql),
+    invoices: invoiceQueries(db.sql),
     close: () => db.close(),
   };
 }
