@@ -11,8 +11,8 @@ import { createLogger, type Logger } from './lib/logger';
 import { createLimits, type Limits } from './limits';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import type { CallRecord } from './usage/record';
-import { UsageWriter } from './usage/writer';
+import type { CallRecord } from './call-log/record';
+import { UsageWriter } from './call-log/writer';
 
 export interface GatewayOptions {
   logger?: Logger;

@@ -4,7 +4,7 @@ import { monthOf } from '../billing/statement';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { usageFigures } from '../usage/usage';
 import type { BucketSpec, Buckets, TakeResult } from './buckets';
 import type { SpendLedger } from './spend';
