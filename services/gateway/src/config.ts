@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -17,6 +18,9 @@ const EnvSchema = z.object({
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000),
   KEYGATE_FLUSH_INTERVAL_MS: ms(250),
   KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on'),
+  KEYGATE_SPOOL_DIR: z.string().min(1).optional(),
+  KEYGATE_SPOOL_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3),
+  KEYGATE_SPOOL_SYNC_MS: ms(50),
   KEYGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   KEYGATE_DB_SCHEMA: z
     .string()
@@ -45,6 +49,12 @@ export interface Config {
   keyCacheTtlMs: number;
   flushIntervalMs: number;
   callLog: boolean;
+  /** The call log's local spool (default `<dataDir>/spool`): each record is appended there before it counts as recorded. */
+  spoolDir: string;
+  /** Bound on the spool's size on disk; past it new records wait in memory only (and `status().spoolFull` says so). 0 turns the spool off. */
+  spoolMaxBytes: number;
+  /** Group commit: spooled records are written and fdatasync'ed once per this interval; a call counts as recorded when that completes. */
+  spoolSyncMs: number;
   logLevel: Env['KEYGATE_LOG_LEVEL'];
   /** The PostgreSQL schema Keygate's tables live in (DATABASE_URL only); null = the default search_path. */
   dbSchema: string | null;
@@ -90,6 +100,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
+    spoolDir: e.KEYGATE_SPOOL_DIR ?? join(e.KEYGATE_DATA_DIR, 'spool'),
+    spoolMaxBytes: e.KEYGATE_SPOOL_MAX_BYTES,
+    spoolSyncMs: e.KEYGATE_SPOOL_SYNC_MS,
     logLevel: e.KEYGATE_LOG_LEVEL,
     dbSchema: e.KEYGATE_DB_SCHEMA ?? null,
     redisUrl: e.REDIS_URL ?? null,

@@ -12,7 +12,8 @@ import { createLimits, type Limits } from './limits';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
 import type { CallRecord } from './call-log/record';
-import { UsageWriter } from './call-log/writer';
+import { Spool } from './call-log/spool';
+import { CallLogWriter } from './call-log/writer';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -29,7 +30,7 @@ export interface Gateway {
   config: Config;
   store: Store;
   resolver: KeyResolver;
-  writer: UsageWriter;
+  writer: CallLogWriter;
   limits: Limits;
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
@@ -48,7 +49,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   try {
     const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock });
 
-    const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
+    // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
+    const spool = config.callLog && config.spoolMaxBytes > 0
+      ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
+      : null;
+    if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
+    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
     cleanup.unshift(() => writer.close());
     const limits = await createLimits({ redisUrl: config.redisUrl, store, clock, logger });
     cleanup.unshift(() => limits.close());
