@@ -54,9 +54,12 @@ describe('Spool', () => {
 
   it('deletes a segment once PostgreSQL has committed every record in it', async () => {
     const sink = new Sink();
-    const w = new CallLogWriter(sink, { flushIntervalMs: 5, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    sink.down = true;
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, probeMs: 10, retryCapMs: 50, spool: await Spool.open(spoolOpts()), logger: silentLogger });
     for (let i = 0; i < 50; i++) w.enqueue(record(i));
-    await until(() => sink.ids.length === 50 && segments().length === 0);
+    await until(() => segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 51);
+    sink.down = false;
+    await until(() => sink.ids.length === 50 && w.status().spoolBytes === 0 && segments().length === 0);
     expect(w.status()).toMatchObject({ queued: 0, spoolBytes: 0, spoolSegments: 0 });
     await w.close();
   });
@@ -75,10 +78,11 @@ describe('Spool', () => {
     expect(spool.skippedLines).toBe(2);
     expect(logs.filter((l) => l.includes('torn or damaged'))).toHaveLength(2);
     // New segments continue the numbering, never overwrite an old one.
+    sink.down = true;
     w.enqueue(record(5));
     await until(() => segments().length === 1);
     expect(segments()).toEqual(['calls-000000000009.jsonl']);
-    await w.close();
+    await w.close(0);
   });
 
   it('an outage longer than memory holds: records wait on disk, and all arrive once it is over', async () => {
@@ -126,6 +130,7 @@ describe('Spool', () => {
     expect(logs.filter((l) => l.includes('call spool full'))).toHaveLength(1);
     sink.down = false;
     await until(() => sink.ids.length === 5 && segments().length === 0);
+    await until(() => spool.status().bytes === 0);
     w.enqueue(record(20));
     expect(w.status().spoolFull).toBe(false);
     expect(logs.some((l) => l.includes('room again'))).toBe(true);

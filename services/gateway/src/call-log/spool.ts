@@ -1,8 +1,9 @@
-import { mkdir, open, readdir, readFile, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from './record';
 import { decodeSegment, encodeLine } from './segment';
+import { lock, syncDir } from './spool-dir';
 
 /** A call record on its way to PostgreSQL, and the spool segment that holds it, if any. */
 export interface SpoolEntry {
@@ -234,9 +235,13 @@ export class Spool {
     } catch (err) {
       this.#opts.logger.error('call spool fdatasync failed', { error: err });
     }
-    const settle = new Set([...touched, ...this.#settleLater]);
-    this.#settleLater.clear();
-    for (const seg of settle) await this.#settleNow(seg);
+    for (const seg of touched) this.#settleLater.add(seg);
+    // Commits that land while segments are being closed are settled in this round too.
+    while (this.#settleLater.size > 0) {
+      const segs = [...this.#settleLater];
+      this.#settleLater.clear();
+      for (const seg of segs) await this.#settleNow(seg);
+    }
   }
 
   async #failed(seg: Segment, group: Array<{ entry: SpoolEntry; size: number }>, err: unknown): Promise<void> {
@@ -308,38 +313,5 @@ export class Spool {
     this.#closed = true;
     for (const seg of this.#segments.values()) await seg.handle?.close().catch(() => {});
     await unlink(join(this.#opts.dir, 'lock')).catch(() => {});
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** One process per spool: a lock file holding the owner's pid; a dead owner's lock is taken over. */
-async function lock(path: string): Promise<void> {
-  try {
-    await writeFile(path, String(process.pid), { flag: 'wx' });
-    return;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  const owner = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-  if (owner && owner !== process.pid && alive(owner)) {
-    throw new Error(`the call spool ${path.replace(/\/lock$/, '')} is in use by process ${owner}; give each gateway its own KEYGATE_SPOOL_DIR`);
-  }
-  await writeFile(path, String(process.pid));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
