@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { resolveDataDir } from './lib/data-dir';
 
@@ -38,6 +39,9 @@ export const EnvSchema = z.object({
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)')),
   KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(doc('how often queued call records are written to the database, in batches')),
   KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on').meta(doc('keeps the call log; `off` is for benchmarks only')),
+  KEYGATE_SPOOL_DIR: z.string().min(1).optional().meta(doc('local append-only spool of finished calls, replayed after a crash or an outage', '<data dir>/spool')),
+  KEYGATE_SPOOL_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3).meta(doc('spool size bound in bytes; when full the gateway says so and keeps serving (0 turns the spool off)')),
+  KEYGATE_SPOOL_SYNC_MS: ms(50).meta(doc('group commit: the spool is fsynced at most this long after a call ends (a kill -9 can lose calls that ended within it)')),
   KEYGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info').meta(doc('log lines (JSON on stderr) at this level and above')),
   KEYGATE_DB_SCHEMA: z
     .string()
@@ -97,6 +101,12 @@ export interface Config {
   keyCacheTtlMs: number;
   flushIntervalMs: number;
   callLog: boolean;
+  /** The call log's local spool (default `<dataDir>/spool`): each record is appended there before it counts as recorded. */
+  spoolDir: string;
+  /** Bound on the spool's size on disk; past it new records wait in memory only (and `status().spoolFull` says so). 0 turns the spool off. */
+  spoolMaxBytes: number;
+  /** Group commit: spooled records are written and fdatasync'ed once per this interval; a call counts as recorded when that completes. */
+  spoolSyncMs: number;
   logLevel: Env['KEYGATE_LOG_LEVEL'];
   /** The PostgreSQL schema Keygate's tables live in (DATABASE_URL only); null = the default search_path. */
   dbSchema: string | null;
@@ -155,6 +165,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
+    spoolDir: e.KEYGATE_SPOOL_DIR ?? join(e.KEYGATE_DATA_DIR, 'spool'),
+    spoolMaxBytes: e.KEYGATE_SPOOL_MAX_BYTES,
+    spoolSyncMs: e.KEYGATE_SPOOL_SYNC_MS,
     logLevel: e.KEYGATE_LOG_LEVEL,
     dbSchema: e.KEYGATE_DB_SCHEMA ?? null,
     redisUrl: e.REDIS_URL ?? null,

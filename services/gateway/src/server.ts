@@ -18,8 +18,9 @@ import { readiness } from './health/readiness';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import type { CallRecord } from './usage/record';
-import { UsageWriter } from './usage/writer';
+import type { CallRecord } from './call-log/record';
+import { Spool } from './call-log/spool';
+import { CallLogWriter } from './call-log/writer';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -36,7 +37,7 @@ export interface Gateway {
   config: Config;
   store: Store;
   resolver: KeyResolver;
-  writer: UsageWriter;
+  writer: CallLogWriter;
   limits: Limits;
   /** The webhook delivery worker and the error-rate watch of this instance. */
   alerts: { delivery: DeliveryWorker; errorRates: ReturnType<typeof watchErrorRates> };
@@ -60,7 +61,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   try {
     const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock, onRetiredSecret: onRetiredSecret(store, clock, logger) });
 
-    const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
+    // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
+    const spool = config.callLog && config.spoolMaxBytes > 0
+      ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
+      : null;
+    if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
+    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
     cleanup.unshift(() => writer.close());
     const limits = await createLimits({
       redisUrl: config.redisUrl, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),

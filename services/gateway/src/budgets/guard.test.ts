@@ -4,7 +4,7 @@ import { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
 import { MemorySpendLedger } from '../limits/spend';
 import type { BudgetRecord } from '../store';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { BudgetBook } from './book';
 import { BudgetGuard, type Crossing } from './guard';
 

@@ -4,7 +4,7 @@ import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { SpendLedger } from '../limits/spend';
 import type { BudgetRecord, SpendRow, UsageRow } from '../store';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { usageFigures } from '../usage/usage';
 import type { BudgetBook } from './book';
 import { periodOf, type Period } from './period';

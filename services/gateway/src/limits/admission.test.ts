@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { BudgetBook } from '../budgets/book';
 import { BudgetGuard } from '../budgets/guard';
 import { Admission } from './admission';
