@@ -76,6 +76,8 @@ const headers = fc.record({
   badByte: sometimes(fc.constantFrom('\x00', '\x7f', '\xff', '\x01'), 10),
 });
 
+type HeaderChoice = typeof headers extends fc.Arbitrary<infer T> ? T : never;
+
 const framing = fc.oneof({ weight: 8, arbitrary: fc.constant('length' as const) }, { weight: 2, arbitrary: fc.constant('chunked' as const) }, { weight: 1, arbitrary: fc.constantFrom('short' as const, 'long' as const) });
 
 const pacing = fc.oneof(
@@ -85,7 +87,7 @@ const pacing = fc.oneof(
   { weight: 1, arbitrary: fc.record({ pieces: fc.constant(2), pauseMs: fc.constant(0), stallMs: fc.constant(1_300) }) },
 );
 
-type Case = { body: { kind: string; bytes: Buffer }; headers: fc.infer<typeof headers>; framing: 'length' | 'chunked' | 'short' | 'long'; pacing: { pieces: number; pauseMs: number; stallMs: number } | null; path: string };
+type Case = { body: { kind: string; bytes: Buffer }; headers: HeaderChoice; framing: 'length' | 'chunked' | 'short' | 'long'; pacing: { pieces: number; pauseMs: number; stallMs: number } | null; path: string };
 
 function request(c: Case): Part[] {
   const h: Array<[string, string]> = [['host', 'gateway'], ['connection', 'close']];
