@@ -109,7 +109,7 @@ describe('no secret in any log line, error body, call record or audit row', () =
 
     await stack.gateway.writer.flush();
     const sql = stack.gateway.store.db.sql;
-    const tables: Record<string, unknown[]> = {
+    const tables: Record<string, readonly unknown[]> = {
       calls: await sql`select * from calls`,
       audit_log: await sql`select * from audit_log`,
       invalidations: await sql`select * from invalidations`,
