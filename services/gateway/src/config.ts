@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { resolveDataDir } from './lib/data-dir';
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** A duration where 0 is allowed (it means none, or off, as the setting says). */
+const msOrZero = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
 /**
  * What a setting is for, and what happens when it is unset and has no default value. The
@@ -34,6 +36,10 @@ export const EnvSchema = z.object({
     .meta(doc('bearer token of the operator API (`/operator/v1`); 16+ characters', 'generated in the data dir')),
   KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000).meta(doc('no answer (or no bytes mid-stream) from the provider for this long → 504 / cut')),
   KEYGATE_BODY_IDLE_MS: ms(30_000).meta(doc('a request body pausing this long gets 408')),
+  KEYGATE_HEADERS_TIMEOUT_MS: ms(10_000).meta(doc('a request line and headers not received within this long get 408 and the connection is closed (slowloris)')),
+  KEYGATE_REQUEST_TIMEOUT_MS: msOrZero(300_000).meta(doc('a whole request (headers and body, not the answer) not received within this long gets 408; 0: no bound')),
+  KEYGATE_MAX_SOCKETS_PER_ADDRESS: z.coerce.number().int().positive().default(256).meta(doc('open connections one client address may hold; further ones get 429 and are closed')),
+  KEYGATE_SHUTDOWN_GRACE_MS: msOrZero(30_000).meta(doc('on SIGTERM, how long calls and streams in flight may run on before they are ended with an overloaded_error')),
   KEYGATE_MAX_PDF_PAGES: z.coerce.number().int().positive().default(100).meta(doc("PDF pages per request before a 400 that points to the SDK's split helper")),
   KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024).meta(doc('request size before 413')),
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)')),
@@ -96,6 +102,11 @@ export interface Config {
   operatorToken: string | null;
   upstreamTimeoutMs: number;
   bodyIdleMs: number;
+  headersTimeoutMs: number;
+  /** 0: no bound. */
+  requestTimeoutMs: number;
+  maxSocketsPerAddress: number;
+  shutdownGraceMs: number;
   maxPdfPages: number;
   maxBodyBytes: number;
   keyCacheTtlMs: number;
@@ -150,6 +161,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
     throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY (webhook events are verified with it)');
   }
+  if (e.KEYGATE_REQUEST_TIMEOUT_MS > 0 && e.KEYGATE_REQUEST_TIMEOUT_MS < e.KEYGATE_HEADERS_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration:\n  KEYGATE_REQUEST_TIMEOUT_MS: must be 0 or at least KEYGATE_HEADERS_TIMEOUT_MS (the headers are part of the request)');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -160,6 +174,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     operatorToken: e.KEYGATE_OPERATOR_TOKEN ?? null,
     upstreamTimeoutMs: e.KEYGATE_UPSTREAM_TIMEOUT_MS,
     bodyIdleMs: e.KEYGATE_BODY_IDLE_MS,
+    headersTimeoutMs: e.KEYGATE_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.KEYGATE_REQUEST_TIMEOUT_MS,
+    maxSocketsPerAddress: e.KEYGATE_MAX_SOCKETS_PER_ADDRESS,
+    shutdownGraceMs: e.KEYGATE_SHUTDOWN_GRACE_MS,
     maxPdfPages: e.KEYGATE_MAX_PDF_PAGES,
     maxBodyBytes: e.KEYGATE_MAX_BODY_BYTES,
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,

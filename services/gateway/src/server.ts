@@ -1,6 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
-import { maxHeaderSize } from 'node:http';
+import { maxHeaderSize, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
 import { DeliveryWorker } from './alerts/delivery';
@@ -13,8 +13,11 @@ import { announceGateway, DataDirInUseError, runningGateway, StartupError } from
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
+import { capSocketsPerAddress, serverOptions, type SocketCap } from './lib/server-limits';
+import { drainServer } from './lib/shutdown';
 import { createLimits, type Limits } from './limits';
 import { readiness } from './health/readiness';
+import { InFlightCalls } from './proxy/in-flight';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
@@ -47,6 +50,9 @@ export interface Gateway {
   /** The built-in emulator that answers kg_test_ keys. */
   emulator: Emulator;
   operatorToken: string;
+  /** Connections refused by the per-address bound. */
+  sockets: SocketCap;
+  /** Stops accepting, lets calls in flight finish within the shutdown grace, ends the rest, then closes everything. */
   close(): Promise<void>;
 }
 
@@ -114,6 +120,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       return flushLastUsed();
     });
 
+    const inFlight = new InFlightCalls();
     const app = createApp({
       store,
       box,
@@ -141,6 +148,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         maxPdfPages: config.maxPdfPages,
         record,
         logger,
+        inFlight,
         admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
         onUpstreamStatus: providerKeyCheck({
           logger,
@@ -153,14 +161,15 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
 
     const server = await listen(app.fetch, config, logger);
-    cleanup.unshift(() => closeServer(server));
+    const sockets = capSocketsPerAddress(server as Server, config.maxSocketsPerAddress, logger);
+    cleanup.unshift(() => drainServer(server as Server, { graceMs: config.shutdownGraceMs, endInFlight: () => inFlight.endAll(), logger }));
     const port = (server.address() as AddressInfo).port;
     url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '', sockets,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {
@@ -174,16 +183,13 @@ export class PortInUseError extends StartupError {}
 
 function listen(fetch: (req: Request, env: any) => Response | Promise<Response>, config: Config, logger: Logger): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
+    const server = serve({ fetch, port: config.port, hostname: config.host, serverOptions: serverOptions(config) }, () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') reject(new PortInUseError(`port ${config.port} on ${config.host} is already in use (another gateway, or another program); stop it or set PORT`));
       else if (err.code === 'EACCES') reject(new PortInUseError(`not allowed to listen on port ${config.port} on ${config.host}; choose another PORT`));
       else reject(err);
     });
     if ('requestTimeout' in server) {
-      // Streams and large uploads may take long; upstream timeouts bound them instead.
-      server.requestTimeout = 0;
-      server.keepAliveTimeout = 65_000;
       const answered = new WeakSet<Socket>();
       server.on('clientError', (err: Error, socket: Socket) => {
         // The parser stays failed and reports every further chunk of the same connection.
@@ -215,15 +221,6 @@ function refuseUnparsed(err: Error & { code?: string }, socket: Socket, maxHeade
   const linger = setTimeout(() => socket.destroy(), 1_000);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
-}
-
-function closeServer(server: ServerType): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
-    // Open streams get a moment to finish, then are cut.
-    setTimeout(() => ('closeAllConnections' in server ? server.closeAllConnections() : undefined), 2_000).unref();
-  });
 }
 
 async function runAll(steps: Array<() => Promise<unknown> | unknown>, logger: Logger): Promise<void> {
