@@ -11,7 +11,7 @@ import { usageQueries } from './usage';
 
 export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
-export type { SessionKind, SessionRecord, TroubleRow } from './dashboard';
+export type { GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';

@@ -35,7 +35,7 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
     viewer.kind === 'admin' ? deps.store.members.list(viewer.accountId, { status: 'all' }, { limit: 1000 }) : Promise.resolve({ rows: [], hasMore: false }),
   ]);
   const names = new Map(keys.rows.map((k) => [k.id, k.name]));
-  const table = callsTable('calls', 'Calls, newest first', page.rows, names, (path) => p.href(path));
+  const table = callsTable('calls', 'Calls, newest first', page.rows, names, (path) => p.href(path), p.range.zone);
   const base = `/dashboard/calls${queryOf(state)}`;
   const join = base.includes('?') ? '&' : '?';
   const first = page.rows[0]?.id;
