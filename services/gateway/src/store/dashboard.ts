@@ -82,7 +82,7 @@ export function dashboardQueries(sql: Sql) {
         select error_type as "errorType", max(status)::int as status, count(*)::int as calls,
                (count(*) filter (where retry_count > 0))::int as retried, sum(retry_count)::int as retries
         from calls
-        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to}
+        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to} and endpoint = 'messages'
           and (status >= 400 or error_type is not null or retry_count > 0)
           and (${memberId}::text is null or member_id = ${memberId})
         group by error_type
