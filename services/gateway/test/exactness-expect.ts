@@ -1,19 +1,13 @@
 import { priceFor } from '../src/billing/prices';
+import type { Figures } from '../src/dashboard/data';
 import type { CallRecord } from '../src/usage/record';
+
+export type { Figures };
 
 /**
  * The independent side of the exactness test: figures summed straight from the call records
  * in JavaScript, local days from Intl, with none of the gateway's report code.
  */
-export interface Figures {
-  uncached_input_tokens: number;
-  cache_creation: { ephemeral_1h_input_tokens: number; ephemeral_5m_input_tokens: number };
-  cache_read_input_tokens: number;
-  output_tokens: number;
-  server_tool_use: { web_search_requests: number };
-  requests: number;
-  errors: number;
-}
 
 const zero = (): Figures => ({
   uncached_input_tokens: 0, cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
