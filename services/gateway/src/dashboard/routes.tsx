@@ -30,7 +30,7 @@ import { csvResponse } from './table';
 import { parseState, queryOf, rangeOf } from './view-state';
 import { whoLabel } from './who';
 
-const label = z.string().trim().max(100).transform((s) => s || null);
+const label = z.string().trim().max(100).optional().transform((s) => s || null);
 const CreateKey = z.object({ name: label, kind: z.enum(['live', 'test']), member_id: label, app: label, environment: label });
 const Rotate = z.object({ grace_period_seconds: z.coerce.number().int().min(0).max(7 * 86_400) });
 
