@@ -2,7 +2,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { accessibilityProblems, launchBrowser, parseCsv, screenshot, signIn, tableText } from './dashboard-browser';
 import { seedDashboard, type DashboardFixture } from './dashboard-seed';
-import { api, callModel, startStack, type Stack } from './harness';
+import { readFile } from 'node:fs/promises';
+import { api, callAt, callModel, startStack, type Stack } from './harness';
 
 // A real browser and axe on a shared 2-core machine: each step may take a while.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
@@ -89,7 +90,8 @@ describe('dashboard, signed in as an account admin', () => {
     expect(new URL(page.url()).searchParams.get('period')).toBe('30d');
     expect((await tableText(page, 'by-day')).length).toBe(1 + 30 + 1);
     const requests30 = num((await tableText(page, 'totals'))[1]![8]!);
-    expect(requests30).toBe(8 + 4);
+    // Requests count every call, errors included (migration 004): 10 today, 4 on earlier days.
+    expect(requests30).toBe(10 + 4);
     await page.getByRole('link', { name: 'Model', exact: true }).click();
     const url = new URL(page.url());
     expect([url.searchParams.get('period'), url.searchParams.get('split')]).toEqual(['30d', 'model']);
@@ -97,7 +99,7 @@ describe('dashboard, signed in as an account admin', () => {
     expect(models).toEqual(['claude-haiku-4-5', 'claude-opus-4-5', 'claude-sonnet-4-5']);
     await screenshot(page, '02-overview-30d-by-model');
     await page.getByRole('link', { name: 'Today', exact: true }).click();
-    expect(num((await tableText(page, 'totals'))[1]![8]!)).toBe(8);
+    expect(num((await tableText(page, 'totals'))[1]![8]!)).toBe(10);
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Members' }).click();
     expect(new URL(page.url()).searchParams.get('period')).toBe('today');
     expect(new URL(page.url()).searchParams.get('split')).toBe('model');
@@ -111,7 +113,7 @@ describe('dashboard, signed in as an account admin', () => {
     expect(await accessibilityProblems(page)).toEqual([]);
     const perKey = await tableText(page, 'per-key');
     expect(perKey.slice(1).map((r) => r[0])).toEqual(['alice laptop']);
-    expect(num(perKey[1]![8]!)).toBe(4 + 2);
+    expect(num(perKey[1]![8]!)).toBe(5 + 2);
 
     await page.getByRole('link', { name: 'alice laptop' }).first().click();
     expect(new URL(page.url()).pathname).toBe(`/dashboard/keys/${f.aliceKey.id}`);
@@ -121,6 +123,14 @@ describe('dashboard, signed in as an account admin', () => {
     await visit('/dashboard/groups?period=30d', '06-groups');
     const groups = await tableText(page, 'groups');
     expect(groups.slice(1).map((r) => r[0])).toEqual(expect.arrayContaining(['refactor-1', 'ci-run-7', 'batch-12']));
+    const col = (label: string) => groups[0]!.indexOf(label);
+    const [rounds, retries, wasted] = await stack.gateway.store.db.sql`
+      select count(*)::int as rounds, sum(retry_count)::int as retries,
+             coalesce(sum(retry_count) filter (where status >= 400 or error_type is not null), 0)::int as wasted
+      from calls where account_id = ${f.acct.id} and group_id = 'refactor-1'`.then(([r]) => [r!.rounds, r!.retries, r!.wasted]);
+    const refactor = groups.find((r) => r[0] === 'refactor-1')!;
+    expect([num(refactor[col('Round trips')]!), num(refactor[col('Retries')]!), num(refactor[col('Wasted retries')]!)]).toEqual([rounds, retries, wasted]);
+    expect(rounds).toBe(5);
     await page.getByRole('link', { name: 'refactor-1' }).click();
     await screenshot(page, '07-group');
     expect(await accessibilityProblems(page)).toEqual([]);
@@ -144,17 +154,34 @@ describe('dashboard, signed in as an account admin', () => {
     await visit('/dashboard/keys?period=30d', '10-keys');
   });
 
-  it('exports exactly the table on screen as CSV', async () => {
+  it('exports exactly the table on screen as CSV: the link downloads a file', async () => {
     await page.goto(`${base}/dashboard?period=30d&split=key`);
     for (const id of ['by-day', 'by-split']) {
-      // The link's own URL, fetched with the page's session (the browser context's cookies).
-      const href = (await page.locator(`a.csv[href*="table=${id}"]`).getAttribute('href'))!;
-      const res = await context.request.get(base + href);
-      expect(res.headers()['content-disposition']).toMatch(/^attachment; filename=".+\.csv"$/);
-      const csv = parseCsv(await res.text());
+      const [download] = await Promise.all([page.waitForEvent('download'), page.locator(`a.csv[href*="table=${id}"]`).click()]);
+      expect(download.suggestedFilename()).toBe(`overview-${id}.csv`);
+      const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
       expect(csv).toEqual(await tableText(page, id));
       expect(csv.length).toBeGreaterThan(3);
     }
+  });
+
+  it("the call log's CSV is the whole filtered log, streamed from the database in batches, not only the page on screen", async () => {
+    const at = new Date(Date.now() - 2 * DAY).toISOString();
+    await stack.gateway.store.calls.insertBatch(
+      Array.from({ length: 1100 }, (_, i) => callAt(f.acct.id, at, { keyId: f.bobKey.id, memberId: f.bob.id, model: 'claude-haiku-4-5', latencyMs: i, usage: { input_tokens: i, output_tokens: 1 } })),
+    );
+    await page.goto(`${base}/dashboard/calls?period=30d&key=${f.bobKey.id}`);
+    const onScreen = await tableText(page, 'calls');
+    expect(onScreen.length - 1).toBe(50);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: /CSV of the whole filtered log/ }).click()]);
+    const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
+    const [{ n }] = (await stack.gateway.store.db.sql`select count(*)::int as n from calls where key_id = ${f.bobKey.id}`) as unknown as [{ n: number }];
+    expect(csv.length - 1).toBe(n);
+    expect(n).toBe(1100 + 4);
+    expect(csv.slice(0, 51)).toEqual(onScreen);
+    expect(new Set(csv.slice(1).map((r) => r[1]))).toEqual(new Set(['bob ci']));
+    await stack.gateway.store.db.sql`delete from calls where key_id = ${f.bobKey.id} and created_at = ${at}`;
+    await stack.gateway.store.db.sql`delete from usage_hourly where key_id = ${f.bobKey.id} and hour = ${new Date(Math.floor(Date.parse(at) / 3_600_000) * 3_600_000)}`;
   });
 
   it('creates a key from the page (secret shown once), then revokes it: the proxy refuses it within a second', async () => {
@@ -184,6 +211,31 @@ describe('dashboard, signed in as an account admin', () => {
       body: 'name=forged&kind=live',
     });
     expect(res.status).toBe(403);
+  });
+
+  it('sets the reporting time zone on the settings page: every page names it, and days and totals follow the API in that zone', async () => {
+    await visit('/dashboard/settings', '12-settings');
+    await page.getByLabel(/Reporting time zone/).fill('Asia/Kolkata');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    expect(await page.locator('main').textContent()).toMatch(/\+5:30 from UTC/);
+    await page.goto(`${base}/dashboard/settings`);
+    await page.getByLabel(/Reporting time zone/).fill('America/New_York');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    expect(await page.getByRole('status').textContent()).toContain('Settings saved');
+    expect((await api(base, '/v1/organizations/me', { key: f.acct.adminKey })).body.time_zone).toBe('America/New_York');
+    for (const path of ['/dashboard', '/dashboard/members', '/dashboard/keys', '/dashboard/groups', '/dashboard/calls', '/dashboard/models', '/dashboard/settings']) {
+      await page.goto(`${base}${path}?period=7d`);
+      expect(await page.locator('footer [data-zone]').textContent(), path).toBe('America/New_York');
+    }
+    await page.goto(`${base}/dashboard?period=7d`);
+    await screenshot(page, '13-overview-new-york');
+    const days = (await tableText(page, 'by-day')).slice(1, -1);
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(new Date());
+    expect(days.at(-1)![0]).toBe(today);
+    const summary = (await api(base, `/v1/organizations/usage_summary?by=day&starting_at=${new Date(Date.now() - 9 * DAY).toISOString()}`, { key: f.acct.adminKey })).body;
+    expect(summary.time_zone).toBe('America/New_York');
+    const apiDays = new Map(summary.data.map((r: any) => [r.day, r.requests]));
+    expect(days.map((r) => [r[0], num(r[8]!)])).toEqual(days.map((r) => [r[0], apiDays.get(r[0]) ?? 0]));
   });
 
   it('signs out: the session ends on the server too', async () => {

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { accessibilityProblems, launchBrowser, screenshot, signIn, tableText } from './dashboard-browser';
 import { seedDashboard, type DashboardFixture } from './dashboard-seed';
-import { api, startStack, type Stack } from './harness';
+import { api, callModel, startStack, type Stack } from './harness';
 
 // A real browser and axe on a shared 2-core machine: each step may take a while.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
@@ -69,6 +69,47 @@ describe('dashboard, signed in as a member', () => {
     expect(revoke.status).toBe(403);
   });
 
+  it('creates and revokes their own keys when the account allows it, and only their own', async () => {
+    const allow = (on: boolean) => api(base, '/v1/organizations/me', { key: f.acct.adminKey, body: { members_manage_own_keys: on } });
+    expect((await allow(true)).body.members_manage_own_keys).toBe(true);
+    const page = await freshPage();
+    await signIn(page, base, f.aliceKey.secret);
+    await page.goto(`${base}/dashboard/keys`);
+    await page.getByText('Create a key').click();
+    expect(await page.getByLabel('Member').count()).toBe(0);
+    await page.getByLabel('Name').fill('alice second laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await screenshot(page, '26-member-key-created');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    const secret = (await page.locator('#new-secret').textContent())!;
+    expect((await callModel(base, secret)).status).toBe(200);
+    const made = (await api(base, '/v1/organizations/api_keys?limit=100', { key: f.acct.adminKey })).body.data.find((k: any) => k.name === 'alice second laptop');
+    expect(made).toMatchObject({ status: 'active' });
+    const [{ member_id }] = (await stack.gateway.store.db.sql`select member_id from api_keys where id = ${made.id}`) as unknown as [{ member_id: string }];
+    expect(member_id).toBe(f.alice.id);
+
+    await page.getByRole('link', { name: 'alice second laptop' }).first().click();
+    expect(await page.getByRole('button', { name: 'Rotate' }).count()).toBe(0);
+    await screenshot(page, '27-member-own-key');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    expect((await callModel(base, secret)).status).toBe(401);
+
+    // Another member's key stays out of reach, forms or not; with the setting off, no key can be made.
+    const csrf = await page.goto(`${base}/dashboard/keys`).then(() => page.locator('input[name=_csrf]').first().getAttribute('value'));
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'kg_session')!;
+    const post = (path: string, body: string) =>
+      fetch(base + path, { method: 'POST', headers: { cookie: `kg_session=${cookie.value}`, 'content-type': 'application/x-www-form-urlencoded', origin: base }, body: `_csrf=${csrf}&${body}`, redirect: 'manual' });
+    expect((await post(`/dashboard/keys/${f.bobKey.id}/revoke`, '')).status).toBe(404);
+    expect((await post(`/dashboard/keys/${f.aliceKey.id}/rotate`, 'grace_period_seconds=0')).status).toBe(403);
+    const forBob = await post('/dashboard/keys', `name=sneaky&kind=live&member_id=${f.bob.id}`);
+    expect(forBob.status).toBe(201);
+    const [sneaky] = await stack.gateway.store.db.sql`select member_id from api_keys where name = 'sneaky'`;
+    expect(sneaky!.member_id).toBe(f.alice.id);
+    await allow(false);
+    expect((await post('/dashboard/keys', 'name=later&kind=live')).status).toBe(403);
+    expect((await callModel(base, f.bobKey.secret)).status).toBe(200);
+  });
+
   it('works at phone width', async () => {
     const page = await freshPage({ width: 390, height: 844 });
     await signIn(page, base, f.acct.adminKey);
@@ -93,6 +134,34 @@ describe('dashboard sign-in', () => {
     const usage = await tableText(page, 'usage-by-account');
     expect(usage.slice(1).map((r) => r[0])).toContain('Dashboard Co');
     expect((await tableText(page, 'plans')).slice(1).map((r) => r[0])).toEqual(['Solo', 'Team', 'Scale']);
+  });
+
+  it("the operator opens one account's pages read-only from the cross-account view", async () => {
+    const page = await freshPage();
+    await signIn(page, base, stack.config.operatorToken!);
+    await page.goto(`${base}/dashboard?period=30d`);
+    await page.getByRole('link', { name: 'Dashboard Co' }).first().click();
+    expect(new URL(page.url()).searchParams.get('account')).toBe(f.acct.id);
+    expect(await page.locator('h1').textContent()).toBe('Overview');
+    expect(await page.locator('header').textContent()).toContain('Operator (read-only) · Dashboard Co');
+    await screenshot(page, '28-operator-account');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Keys' }).click();
+    expect(new URL(page.url()).searchParams.get('account')).toBe(f.acct.id);
+    expect((await tableText(page, 'keys')).slice(1).map((r) => r[0])).toEqual(expect.arrayContaining(['alice laptop', 'bob ci', 'web app']));
+    expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    await page.goto(`${base}/dashboard/keys/${f.bobKey.id}?account=${f.acct.id}`);
+    expect(await page.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
+    const csrf = await page.locator('input[name=_csrf]').first().getAttribute('value');
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'kg_session')!;
+    const revoke = await fetch(`${base}/dashboard/keys/${f.bobKey.id}/revoke?account=${f.acct.id}`, {
+      method: 'POST',
+      headers: { cookie: `kg_session=${cookie.value}`, 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      body: `_csrf=${csrf}`,
+    });
+    expect(revoke.status).toBe(403);
+    await page.getByRole('link', { name: 'All accounts' }).click();
+    expect(await page.locator('h1').textContent()).toBe('Accounts (operator)');
   });
 
   it('refuses an app key of no member, and rate-limits failed attempts per key prefix', async () => {

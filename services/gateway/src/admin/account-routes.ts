@@ -8,7 +8,7 @@ import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
 import { name } from './schemas';
 import type { AdminEnv } from './scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';
-import { accountWithPlan, type ServiceDeps } from './service';
+import { accountWithPlan, updateAccount, type ServiceDeps } from './service';
 
 const role = z.enum(['admin', 'developer']);
 
@@ -28,21 +28,35 @@ const UpdateUser = z
   .strictObject({ name: name.optional(), role: role.optional() })
   .refine((b) => b.name !== undefined || b.role !== undefined, 'Send at least one of name and role.');
 
+/** The account's own settings; the operator changes its plan, status and provider key. */
+const UpdateSettings = z
+  .strictObject({ time_zone: z.string().min(1).max(100).optional(), members_manage_own_keys: z.boolean().optional() })
+  .refine((b) => b.time_zone !== undefined || b.members_manage_own_keys !== undefined, 'Send at least one of time_zone and members_manage_own_keys.');
+
 const Billing = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month such as 2026-11').optional() });
 
 /** The account itself and its members (seats), in the provider's Admin API shapes. */
 export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
-  app.get('/me', async (c) => {
-    const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
+  async function me(accountId: string) {
+    const { account, plan } = await accountWithPlan(deps, accountId);
     const used = await deps.store.members.countActive(account.id);
-    return c.json({
+    return {
       ...accountJson(account),
       plan: planJson(plan),
       in_trial: !!account.trialEndsAt && account.trialEndsAt.getTime() > deps.clock(),
       seats: { used, max: plan.maxSeats },
-    });
+    };
+  }
+
+  app.get('/me', async (c) => c.json(await me(c.var.scope.accountId)));
+
+  app.post('/me', async (c) => {
+    const body = await jsonBody(c, UpdateSettings);
+    const change = { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys };
+    await updateAccount(deps, c.var.scope.accountId, change, c.var.scope.actor);
+    return c.json(await me(c.var.scope.accountId));
   });
 
   app.get('/users', async (c) => {

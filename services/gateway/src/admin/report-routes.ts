@@ -36,7 +36,8 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
 
   app.get('/usage_report/messages', async (c) => {
     const q = parseQuery(c, UsageReportParams, REPORT_ARRAYS);
-    return c.json(await usageReport(deps.store, c.var.scope.accountId, q, deps.clock()));
+    const { account } = await accountWithPlan(deps, c.var.scope.accountId);
+    return c.json(await usageReport(deps.store, account.id, q, deps.clock(), account.timeZone));
   });
 
   app.get('/cost_report', async (c) => {
@@ -48,7 +49,8 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   /** Keygate's addition: totals by one dimension over a range, as `keygate usage` prints them. */
   app.get('/usage_summary', async (c) => {
     const q = parseQuery(c, Summary, REPORT_ARRAYS);
-    return c.json(await usageSummary(deps.store, c.var.scope.accountId, q, deps.clock()));
+    const { account } = await accountWithPlan(deps, c.var.scope.accountId);
+    return c.json(await usageSummary(deps.store, account.id, q, deps.clock(), account.timeZone));
   });
 
   app.get('/requests', async (c) => {

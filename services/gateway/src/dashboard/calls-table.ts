@@ -1,10 +1,11 @@
 import { rowCounts, usageCostCents } from '../billing/prices';
 import type { RequestRecord, UsageRow } from '../store';
 import { usageFigures } from '../usage/usage';
-import { num, usd, when, type Column, type Table } from './table';
+import { localTime } from '../reports/time-zone';
+import { num, usd, type Column, type Table } from './table';
 
-const COLUMNS: Column[] = [
-  { label: 'Time (UTC)' }, { label: 'Key' }, { label: 'Model' }, { label: 'Group' }, { label: 'Status' },
+const columns = (zone: string): Column[] => [
+  { label: `Time (${zone})` }, { label: 'Key' }, { label: 'Model' }, { label: 'Group' }, { label: 'Status' },
   ...['Latency ms', 'TTFB ms', 'Retries', 'Uncached input', 'Cache writes 5m', 'Cache writes 1h', 'Cache reads', 'Output', 'Web searches', 'Cost (USD)'].map(
     (label) => ({ label, numeric: true }),
   ),
@@ -17,9 +18,10 @@ export function callsTable(
   calls: RequestRecord[],
   keyNames: Map<string, string>,
   href: (path: string, f: Record<string, string>) => string,
+  zone: string,
 ): Table {
   return {
-    id, caption, columns: COLUMNS, empty: 'No calls match.',
+    id, caption, columns: columns(zone), empty: 'No calls match.',
     rows: calls.map((r) => {
       const u = usageFigures(r.usage);
       const counts = rowCounts({
@@ -28,7 +30,7 @@ export function callsTable(
       } as UsageRow);
       const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
-        when(r.createdAt),
+        localTime(zone, r.createdAt.getTime()),
         r.keyId ? { text: keyNames.get(r.keyId) ?? r.keyId, href: href(`/dashboard/keys/${r.keyId}`, {}) } : '(none)',
         r.model ?? '',
         r.groupId ? { text: r.groupId, href: href(`/dashboard/groups/${encodeURIComponent(r.groupId)}`, {}) } : '',

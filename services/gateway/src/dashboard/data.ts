@@ -3,6 +3,7 @@ import { costReport, type CostReportParams } from '../reports/cost-report';
 import { accountWithPlan } from '../admin/service';
 import { reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
 import { usageSummary } from '../reports/usage-summary';
+import { localDate } from '../reports/time-zone';
 import type { AccountViewer, DashboardDeps } from './env';
 import type { Range, ViewState } from './view-state';
 
@@ -79,7 +80,7 @@ export async function costs(s: ReportScope, by: By | null): Promise<Map<string, 
       for (const item of bucket.results as { cost_type: string | null; amount: string; [k: string]: unknown }[]) {
         if (item.cost_type === 'subscription') continue;
         const id = by && by !== 'day' ? String(item[FIELD[by]]) : '';
-        const k = `${bucket.starting_at.slice(0, 10)}|${id}`;
+        const k = `${localDate(s.range.zone, Date.parse(bucket.starting_at))}|${id}`;
         out.set(k, (out.get(k) ?? 0) + Number(item.amount));
       }
     }
@@ -100,7 +101,7 @@ function costOf(all: Map<string, number>, id: string | null, day?: string): numb
 /** Usage over the range by one dimension (or by day), with cost: the account API's usage summary and cost report. */
 export async function usageBy(s: ReportScope, by: By): Promise<UsageLine[]> {
   const q = { by, starting_at: s.range.from, ending_at: s.range.to, ...reportFilters(s) };
-  const [summary, cost] = await Promise.all([usageSummary(s.deps.store, s.viewer.accountId, q, s.deps.clock()), costs(s, by)]);
+  const [summary, cost] = await Promise.all([usageSummary(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone), costs(s, by)]);
   const label = by === 'key' ? 'api_key_name' : by === 'member' ? 'user_email' : null;
   return summary.data.map((row) => {
     const r = row as Record<string, unknown> & Figures;
@@ -137,14 +138,35 @@ export async function dailySplit(s: ReportScope, split: 'key' | 'member' | 'mode
     const q: z.infer<typeof UsageReportParams> = {
       starting_at: s.range.from, ending_at: s.range.to, bucket_width: '1d', group_by: [FIELD[split]], limit: 31, page, ...reportFilters(s),
     };
-    const report = await usageReport(s.deps.store, s.viewer.accountId, q, s.deps.clock());
+    const report = await usageReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
     for (const bucket of report.data) {
       for (const r of bucket.results) {
-        const k = `${bucket.starting_at.slice(0, 10)}|${r[FIELD[split]]}`;
+        const k = `${localDate(s.range.zone, Date.parse(bucket.starting_at))}|${r[FIELD[split]]}`;
         tokens.set(k, (tokens.get(k) ?? 0) + allTokens(r));
       }
     }
     page = report.next_page ?? undefined;
   } while (page);
   return { tokens, cost: await costs(s, split) };
+}
+
+export interface GroupLine extends UsageLine {
+  retries: number;
+  wasted: number;
+}
+
+/** Usage per request group (costliest first) with its retries: the groups page's rows. */
+export async function groupLines(s: ReportScope): Promise<GroupLine[]> {
+  const f = reportFilters(s);
+  const [lines, retries] = await Promise.all([
+    usageBy(s, 'group'),
+    s.deps.store.dashboard.groupRetries(s.viewer.accountId, s.range.from, s.range.to, {
+      memberId: f.user_ids?.[0], keyId: f.api_key_ids?.[0], model: f.models?.[0], groupId: f.group_ids?.[0],
+    }),
+  ]);
+  const byGroup = new Map(retries.map((r) => [r.groupId, r]));
+  return lines
+    .filter((l) => l.id)
+    .map((l) => ({ ...l, retries: byGroup.get(l.id!)?.retries ?? 0, wasted: byGroup.get(l.id!)?.wasted ?? 0 }))
+    .sort((a, b) => b.costCents - a.costCents || b.figures.requests - a.figures.requests);
 }

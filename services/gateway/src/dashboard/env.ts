@@ -1,11 +1,13 @@
 import type { KeyResolver } from '../auth/resolver';
 import type { AppEnv } from '../app-env';
 import type { ServiceDeps } from '../admin/service';
+import type { AccountRecord } from '../store';
 import type { ViewState } from './view-state';
 
 /** Who is signed in, and so whose rows they may see. */
 export type Viewer =
-  | { kind: 'admin'; accountId: string; keyId: string; memberId: string | null; csrf: string }
+  /** `readOnly`: the operator looking at one account's pages from the cross-account view. */
+  | { kind: 'admin'; accountId: string; keyId: string; memberId: string | null; csrf: string; readOnly?: boolean }
   | { kind: 'member'; accountId: string; keyId: string; memberId: string; csrf: string }
   | { kind: 'operator'; csrf: string };
 
@@ -20,5 +22,6 @@ export interface DashboardDeps extends ServiceDeps {
 
 export interface DashboardEnv {
   Bindings: AppEnv['Bindings'];
-  Variables: AppEnv['Variables'] & { viewer: Viewer; state: ViewState; sessionHash: Buffer };
+  /** `account`: the account the pages show (null on the operator's cross-account view). */
+  Variables: AppEnv['Variables'] & { viewer: Viewer; state: ViewState; sessionHash: Buffer; account: AccountRecord | null };
 }

@@ -4,6 +4,8 @@ import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
 import { z } from 'zod';
 import { createKey, deleteKey, rotateKey } from '../admin/keys';
+import { updateAccount } from '../admin/service';
+import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
 import { loadAssets } from './assets';
@@ -15,6 +17,8 @@ import { groupPage, groupsPage } from './pages/groups';
 import { keyPage, keysPage } from './pages/keys';
 import { memberPage, membersPage } from './pages/members';
 import { modelsPage } from './pages/models';
+import { settingsPage } from './pages/settings';
+import { requireKeyRights } from './key-rights';
 import { operatorPage } from './pages/operator';
 import { overviewPage } from './pages/overview';
 import { pageCtx, type PageCtx, type PageResult } from './pages/page';
@@ -26,9 +30,11 @@ import { csvResponse } from './table';
 import { parseState, queryOf, rangeOf } from './view-state';
 import { whoLabel } from './who';
 
-const label = z.string().trim().max(100).transform((s) => s || null);
+const label = z.string().trim().max(100).optional().transform((s) => s || null);
 const CreateKey = z.object({ name: label, kind: z.enum(['live', 'test']), member_id: label, app: label, environment: label });
 const Rotate = z.object({ grace_period_seconds: z.coerce.number().int().min(0).max(7 * 86_400) });
+
+const Settings = z.object({ time_zone: z.string().trim().min(1).max(100), members_manage_own_keys: z.literal('on').optional() });
 
 const idOf = (c: Context) => c.req.param('id') ?? '';
 
@@ -78,7 +84,15 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   app.use('*', sessionAuth(deps.store));
   app.use('*', async function viewState(c, next) {
-    c.set('state', parseState(c.req.query()));
+    const state = parseState(c.req.query());
+    let viewer = c.var.viewer;
+    if (viewer.kind !== 'operator') state.account = undefined;
+    else if (state.account) viewer = { kind: 'admin', accountId: state.account, keyId: 'operator', memberId: null, csrf: viewer.csrf, readOnly: true };
+    const account = viewer.kind === 'operator' ? null : await deps.store.accounts.get(viewer.accountId);
+    if (viewer.kind !== 'operator' && !account) throw new GatewayError('not_found_error', `No account '${viewer.accountId}'.`);
+    c.set('viewer', viewer);
+    c.set('state', state);
+    c.set('account', account);
     await next();
   });
 
@@ -91,10 +105,11 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (c.req.query('format') === 'csv') return csvResponse(c, page.tables, c.req.query('table'), page.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'));
     const who = await whoLabel(deps, c.var.viewer);
     const state = c.var.state;
-    const rangeLabel = rangeOf(state, deps.clock()).label;
+    const zone = c.var.account?.timeZone ?? UTC;
+    const rangeLabel = rangeOf(state, deps.clock(), zone).label;
     return c.html(
-      <Layout title={page.title} viewer={c.var.viewer} state={state} section={page.section} who={who}>
-        <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} />
+      <Layout title={page.title} viewer={c.var.viewer} state={state} section={page.section} who={who} zone={zone}>
+        <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} zone={zone} />
         {page.body}
       </Layout>,
       page.status ?? 200,
@@ -102,16 +117,13 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   };
   const page = (build: (p: PageCtx, c: Context<DashboardEnv>) => Promise<PageResult>) => async (c: Context<DashboardEnv>) =>
     render(c, await build(pageCtx(c, deps), c));
-  const adminOnly = (p: PageCtx) => {
-    if (p.viewer.kind !== 'admin') throw new GatewayError('permission_error', 'Only an account admin can change keys here.');
-    return { accountId: p.viewer.accountId, actor: p.viewer.keyId };
-  };
+  const rights = (p: PageCtx, keyId?: string) => requireKeyRights(deps, p.viewer, p.c.var.account, keyId);
 
   app.get('/', async (c) => {
     if (c.var.viewer.kind !== 'operator') return render(c, await overviewPage(pageCtx(c, deps)));
     const url = new URL(c.req.url);
     const csv = (id: string) => `${url.pathname}${queryOf(c.var.state) || '?'}${queryOf(c.var.state) ? '&' : ''}format=csv&table=${id}`;
-    const view = await operatorPage(deps, rangeOf(c.var.state, deps.clock()), csv);
+    const view = await operatorPage(deps, rangeOf(c.var.state, deps.clock()), csv, (id) => `/dashboard${queryOf(c.var.state, { account: id })}`);
     return render(c, { title: 'Accounts (operator)', section: '/dashboard', ...view });
   });
   app.get('/members', page((p) => membersPage(p)));
@@ -122,27 +134,41 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   app.get('/groups/:id', page((p, c) => groupPage(p, idOf(c))));
   app.get('/calls', page((p) => callsPage(p)));
   app.get('/models', page((p) => modelsPage(p)));
+  app.get('/settings', page((p) => settingsPage(p)));
+  app.post(
+    '/settings',
+    page(async (p, c) => {
+      if (p.viewer.kind !== 'admin' || p.viewer.readOnly) throw new GatewayError('permission_error', 'Only an account admin can change the settings.');
+      const body = parseOr400(Settings, await c.req.parseBody());
+      const account = await updateAccount(deps, p.viewer.accountId, { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys === 'on' }, p.viewer.keyId);
+      c.set('account', account);
+      return settingsPage(pageCtx(c, deps), true);
+    }),
+  );
 
   app.post(
     '/keys',
     page(async (p, c) => {
-      const scope = adminOnly(p);
+      const scope = await rights(p);
       const body = parseOr400(CreateKey, await c.req.parseBody());
-      const { key, secret } = await createKey(deps, { ...body, accountId: scope.accountId, memberId: body.member_id, createdBy: scope.actor });
+      const memberId = scope.ownMemberId ?? body.member_id;
+      const { key, secret } = await createKey(deps, { ...body, accountId: scope.accountId, memberId, createdBy: scope.actor });
       return keysPage(p, { name: key.name, secret });
     }),
   );
   app.post(
     '/keys/:id/rotate',
     page(async (p, c) => {
+      const scope = await rights(p, idOf(c));
+      if (!scope.canRotate) throw new GatewayError('permission_error', 'Only an account admin can rotate keys; revoke this one and create another.');
       const body = parseOr400(Rotate, await c.req.parseBody());
-      const { key, secret } = await rotateKey(deps, adminOnly(p), idOf(c), body.grace_period_seconds);
+      const { key, secret } = await rotateKey(deps, scope, idOf(c), body.grace_period_seconds);
       return keyPage(p, key.id, { name: key.name, secret });
     }),
   );
   app.post('/keys/:id/revoke', async (c) => {
     const p = pageCtx(c, deps);
-    await deleteKey(deps, adminOnly(p), idOf(c));
+    await deleteKey(deps, await rights(p, idOf(c)), idOf(c));
     return c.redirect(p.href('/dashboard/keys'), 303);
   });
   return app;

@@ -17,6 +17,8 @@ export interface Table {
   rows: Cell[][];
   foot?: Cell[];
   empty?: string;
+  /** For a table shown a page at a time: every row, batch by batch, for the CSV export. */
+  allRows?: () => AsyncIterable<Cell[][]>;
 }
 
 export const cellText = (c: Cell) => (typeof c === 'string' ? c : c.text);
@@ -32,8 +34,10 @@ export function csvResponse(c: Context, tables: Table[], id: string | undefined,
   c.header('content-disposition', `attachment; filename="${name}-${table.id}.csv"`);
   return stream(c, async (s) => {
     await s.write(csvLine(table.columns.map((col) => col.label)));
-    for (let i = 0; i < table.rows.length; i += 500) {
-      await s.write(table.rows.slice(i, i + 500).map(csvLine).join(''));
+    if (table.allRows) {
+      for await (const batch of table.allRows()) await s.write(batch.map(csvLine).join(''));
+    } else {
+      for (let i = 0; i < table.rows.length; i += 500) await s.write(table.rows.slice(i, i + 500).map(csvLine).join(''));
     }
     if (table.foot) await s.write(csvLine(table.foot));
   });

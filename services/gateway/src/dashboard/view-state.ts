@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
+import { dayStart, localDate, monthStart, nextDayStart, shiftDays, startOfDay, UTC } from '../reports/time-zone';
 
 export const PERIODS = { today: 'Today', '7d': '7 days', '30d': '30 days', month: 'This month', 'last-month': 'Last month', custom: 'Custom' } as const;
 export type Period = keyof typeof PERIODS;
 export const SPLITS = { member: 'Member', key: 'Key', model: 'Model' } as const;
 export type Split = keyof typeof SPLITS;
 
-/** The reporting time zone; day buckets are the API's, which are UTC days. */
-export const REPORTING_ZONE = 'UTC';
 const DAY = 86_400_000;
 const MAX_DAYS = 400;
 
@@ -27,12 +26,14 @@ const State = z.object({
   group: id,
   app: id,
   env: id,
+  /** The operator's read-only look at one account. */
+  account: id,
   status: z.union([z.enum(['ok', 'error']), z.string().regex(/^[1-5]\d\d$/, "must be 'ok', 'error' or an HTTP status")]).optional(),
 });
 
 export type ViewState = z.infer<typeof State>;
 export const FILTERS = ['key', 'member', 'model', 'group', 'app', 'env', 'status'] as const;
-const KEPT = ['period', 'from', 'to', 'split', ...FILTERS] as const;
+const KEPT = ['period', 'from', 'to', 'split', ...FILTERS, 'account'] as const;
 
 export function parseState(query: Record<string, string>): ViewState {
   const known = Object.fromEntries(KEPT.filter((k) => query[k]).map((k) => [k, query[k]]));
@@ -63,31 +64,31 @@ export interface Range {
   from: Date;
   /** Exclusive. */
   to: Date;
-  /** Each UTC day of the range, `YYYY-MM-DD`. */
+  /** Each local day of the range, `YYYY-MM-DD`. */
   days: string[];
   label: string;
+  /** The account's reporting time zone: days start at its midnight, as the API's day buckets do. */
+  zone: string;
 }
 
-const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
-
-/** The period as a range of whole days in the reporting zone. */
-export function rangeOf(state: ViewState, now: number): Range {
-  const today = Math.floor(now / DAY) * DAY;
-  const d = new Date(today);
-  const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+/** The period as a range of whole local days in the reporting zone. */
+export function rangeOf(state: ViewState, now: number, zone: string = UTC): Range {
+  const today = startOfDay(zone, now);
+  const tomorrow = nextDayStart(zone, today);
+  const thisMonth = monthStart(zone, now);
   const bounds: Record<Period, () => [number, number]> = {
-    today: () => [today, today + DAY],
-    '7d': () => [today - 6 * DAY, today + DAY],
-    '30d': () => [today - 29 * DAY, today + DAY],
-    month: () => [monthStart, today + DAY],
-    'last-month': () => [Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1), monthStart],
-    custom: () => [Date.parse(`${state.from}T00:00:00Z`), Date.parse(`${state.to}T00:00:00Z`) + DAY],
+    today: () => [today, tomorrow],
+    '7d': () => [shiftDays(zone, today, -6), tomorrow],
+    '30d': () => [shiftDays(zone, today, -29), tomorrow],
+    month: () => [thisMonth, tomorrow],
+    'last-month': () => [monthStart(zone, now, -1), thisMonth],
+    custom: () => [dayStart(zone, state.from!), nextDayStart(zone, dayStart(zone, state.to!))],
   };
   const [from, to] = bounds[state.period]();
   if (!(to > from)) throw new GatewayError('invalid_request_error', 'to: must be on or after from.');
   if (to - from > MAX_DAYS * DAY) throw new GatewayError('invalid_request_error', `to: a period covers at most ${MAX_DAYS} days.`);
   const days: string[] = [];
-  for (let t = from; t < to; t += DAY) days.push(isoDay(t));
+  for (let t = from; t < to; t = nextDayStart(zone, t)) days.push(localDate(zone, t));
   const label = days.length === 1 ? days[0]! : `${days[0]} to ${days.at(-1)}`;
-  return { from: new Date(from), to: new Date(to), days, label };
+  return { from: new Date(from), to: new Date(to), days, label, zone };
 }

@@ -4,6 +4,7 @@ import { billingSubject, dailyCharges } from '../billing/statement';
 import type { AccountRecord, PlanRecord, Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets } from './buckets';
 import { timestamp } from './query';
+import { dayStart } from './time-zone';
 import { filtersOf, reportFilters } from './usage-report';
 
 const GROUP_BY = ['workspace_id', 'description', 'api_key_id', 'user_id', 'model', 'group_id'] as const;
@@ -67,7 +68,7 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
  * from the list prices (billing/prices.ts), live keys only (test keys are never billed
  * upstream); the plan's charge is a `subscription` item in the plan's currency, spread over
  * the month's days and left out when a filter narrows the report to keys, members, models
- * or groups.
+ * or groups. A plan day (a UTC day) counts in the local day of the same date.
  */
 export async function costReport(
   store: Pick<Store, 'usage' | 'members'>,
@@ -76,12 +77,12 @@ export async function costReport(
   q: z.infer<typeof CostReportParams>,
   now: number,
 ) {
-  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now });
+  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now, timeZone: account.timeZone });
   const groups = new Set(q.group_by ?? []);
   const dims = (['api_key_id', 'user_id', 'group_id'] as const).filter((d) => groups.has(d));
   const filters = filtersOf(q);
   const rows = await store.usage.fromRollups({
-    accountId: account.id, from: page.from, to: page.to, bucketSeconds: 86_400, groupBy: [...dims, 'model'] as UsageDimension[], filters, excludeTestKeys: true,
+    accountId: account.id, from: page.from, to: page.to, bucketSeconds: 86_400, timeZone: page.zone, groupBy: [...dims, 'model'] as UsageDimension[], filters, excludeTestKeys: true,
   });
 
   const byBucket = new Map<number, Map<string, CostItem>>();
@@ -93,7 +94,7 @@ export async function costReport(
     if (existing) existing.cents += item.cents;
     else items.set(id, { ...item });
   };
-  for (const row of rows) for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) add(row.bucket!.getTime(), part);
+  for (const row of rows) for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) add(page.key(row.bucket!), part);
 
   const narrowed = Object.values(filters).some((v) => v && v.length);
   if (!narrowed) {
@@ -101,7 +102,7 @@ export async function costReport(
     for (const day of dailyCharges(subject, page.from, page.to)) {
       if (day.cents <= 0) continue;
       const seats = plan.perSeat ? `, ${day.seats} seat${day.seats === 1 ? '' : 's'}` : '';
-      add(day.day.getTime(), {
+      add(dayStart(page.zone, day.day.toISOString().slice(0, 10)), {
         currency: plan.currency, cents: day.cents, description: `${plan.name} plan${seats}`, cost_type: 'subscription',
         model: null, token_type: null, api_key_id: null, user_id: null, group_id: null,
       });

@@ -30,6 +30,20 @@ export interface TroubleRow {
   retries: number;
 }
 
+/** Retries in one request group: every retry attempt, and those spent on calls that still ended in an error. */
+export interface GroupRetries {
+  groupId: string;
+  retries: number;
+  wasted: number;
+}
+
+export interface TroubleFilter {
+  memberId?: string | null;
+  keyId?: string | null;
+  model?: string | null;
+  groupId?: string | null;
+}
+
 export function dashboardQueries(sql: Sql) {
   return {
     async createSession(s: NewSession): Promise<void> {
@@ -68,11 +82,26 @@ export function dashboardQueries(sql: Sql) {
         select error_type as "errorType", max(status)::int as status, count(*)::int as calls,
                (count(*) filter (where retry_count > 0))::int as retried, sum(retry_count)::int as retries
         from calls
-        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to}
+        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to} and endpoint = 'messages'
           and (status >= 400 or error_type is not null or retry_count > 0)
           and (${memberId}::text is null or member_id = ${memberId})
         group by error_type
         order by calls desc`;
+    },
+
+    /** Retries per request group over a range, from the retried calls only (the partial `calls_trouble` index). */
+    async groupRetries(accountId: string, from: Date, to: Date, f: TroubleFilter): Promise<GroupRetries[]> {
+      return sql<GroupRetries[]>`
+        select group_id as "groupId", sum(retry_count)::int as retries,
+               coalesce(sum(retry_count) filter (where status >= 400 or error_type is not null), 0)::int as wasted
+        from calls
+        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to}
+          and retry_count > 0 and group_id is not null and endpoint = 'messages'
+          and (${f.memberId ?? null}::text is null or member_id = ${f.memberId ?? null})
+          and (${f.keyId ?? null}::text is null or key_id = ${f.keyId ?? null})
+          and (${f.model ?? null}::text is null or model = ${f.model ?? null})
+          and (${f.groupId ?? null}::text is null or group_id = ${f.groupId ?? null})
+        group by group_id`;
     },
   };
 }

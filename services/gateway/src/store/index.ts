@@ -19,7 +19,7 @@ export type { CatalogPatch, CatalogPlan } from './catalog';
 export type { InvoiceLine, InvoiceRecord, NewInvoice, NoticeRecord, SeatRecord } from './invoices';
 export type { Cause, Decide, SubscriptionPatch, SubscriptionRecord, SubscriptionState, TransitionRecord } from './subscriptions';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
-export type { SessionKind, SessionRecord, TroubleRow } from './dashboard';
+export type { GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export { ALERTS_CHANNEL, insertAlertEvent, type ClaimedDelivery, type DeliveryRecord, type NewAlertEvent, type WebhookEndpointPatch, type WebhookEndpointRecord } from './alerts';
 export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, SpendRow } from './budgets';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';

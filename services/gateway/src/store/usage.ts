@@ -18,6 +18,8 @@ export interface UsageQuery {
   to: Date;
   /** Bucket width in seconds; null sums the whole range. */
   bucketSeconds: number | null;
+  /** Day buckets (86,400 s) start at local midnight in this IANA zone instead of UTC's. */
+  timeZone?: string | null;
   groupBy: readonly UsageDimension[];
   filters?: UsageFilters;
   /** Cost reports leave out test keys: the emulator answers them and nobody is billed. */
@@ -70,9 +72,11 @@ export function usageQueries(sql: Sql) {
     const time = source === 'hourly' ? sql`u.hour` : sql`u.created_at`;
     const app = source === 'hourly' ? sql`k.app` : sql`u.app`;
     const environment = source === 'hourly' ? sql`k.environment` : sql`u.environment`;
+    const zone = q.bucketSeconds === 86_400 && q.timeZone && q.timeZone !== 'UTC' ? q.timeZone : null;
     return sql<UsageRow[]>`
       select
         case when ${q.bucketSeconds}::float8 is null then null
+             when ${zone}::text is not null then date_trunc('day', ${time}, ${zone}::text)
              else to_timestamp(floor(extract(epoch from ${time}) / ${q.bucketSeconds}::float8) * ${q.bucketSeconds}::float8) end as bucket,
         case when ${g('account_id')} then u.account_id end as account_id,
         case when ${g('api_key_id')} then u.key_id end as api_key_id,

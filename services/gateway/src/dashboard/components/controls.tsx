@@ -15,7 +15,7 @@ export const KeptFields: FC<{ state: ViewState; except: string[] }> = ({ state, 
 );
 
 /** Today, 7 days, 30 days, this month, last month as links; a custom range as a GET form. */
-export const PeriodPicker: FC<{ state: ViewState; path: string; rangeLabel: string }> = ({ state, path, rangeLabel }) => (
+export const PeriodPicker: FC<{ state: ViewState; path: string; rangeLabel: string; zone: string }> = ({ state, path, rangeLabel, zone }) => (
   <nav class="period" aria-label="Period">
     <ul class="pills">
       {(Object.keys(PERIODS) as Period[])
@@ -41,7 +41,7 @@ export const PeriodPicker: FC<{ state: ViewState; path: string; rangeLabel: stri
     </form>
     <p class="range">
       <span class="visually-hidden">Showing </span>
-      {rangeLabel} <span class="zone">(times in UTC)</span>
+      {rangeLabel} <span class="zone">(days in {zone})</span>
     </p>
   </nav>
 );

@@ -15,7 +15,8 @@ export const SecretOnce: FC<{ name: string; secret: string }> = ({ name, secret 
   </section>
 );
 
-export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRecord[] }> = ({ csrf, action, members }) => (
+/** `members` null: a member creating their own key, which is always theirs. */
+export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRecord[] | null }> = ({ csrf, action, members }) => (
   <details class="form-block">
     <summary>Create a key</summary>
     <PostForm action={action} csrf={csrf} class="stack">
@@ -29,15 +30,17 @@ export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRe
           <option value="test">test (built-in emulator)</option>
         </select>
       </label>
-      <label>
-        Member
-        <select name="member_id">
-          <option value="">none (an app or environment key)</option>
-          {members.map((m) => (
-            <option value={m.id}>{m.email}</option>
-          ))}
-        </select>
-      </label>
+      {members && (
+        <label>
+          Member
+          <select name="member_id">
+            <option value="">none (an app or environment key)</option>
+            {members.map((m) => (
+              <option value={m.id}>{m.email}</option>
+            ))}
+          </select>
+        </label>
+      )}
       <label>
         App <input name="app" maxlength={100} />
       </label>
@@ -49,9 +52,9 @@ export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRe
   </details>
 );
 
-export const KeyActions: FC<{ csrf: string; base: string; query: string }> = ({ csrf, base, query }) => (
+export const KeyActions: FC<{ csrf: string; base: string; query: string; rotate: boolean }> = ({ csrf, base, query, rotate }) => (
   <div class="actions">
-    <PostForm action={`${base}/rotate${query}`} csrf={csrf} class="inline">
+    {rotate && <PostForm action={`${base}/rotate${query}`} csrf={csrf} class="inline">
       <label>
         Old secret keeps working for
         <select name="grace_period_seconds">
@@ -62,7 +65,7 @@ export const KeyActions: FC<{ csrf: string; base: string; query: string }> = ({ 
         </select>
       </label>
       <button type="submit">Rotate</button>
-    </PostForm>
+    </PostForm>}
     <PostForm action={`${base}/revoke${query}`} csrf={csrf} class="inline">
       <button type="submit" class="danger">
         Revoke

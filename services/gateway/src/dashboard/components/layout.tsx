@@ -2,7 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { FC, PropsWithChildren } from 'hono/jsx';
 import type { Viewer } from '../env';
-import { queryOf, REPORTING_ZONE, type ViewState } from '../view-state';
+import { queryOf, type ViewState } from '../view-state';
 import { PostForm } from './controls';
 
 const ACCOUNT_NAV = [
@@ -12,6 +12,7 @@ const ACCOUNT_NAV = [
   ['/dashboard/groups', 'Groups'],
   ['/dashboard/calls', 'Call log'],
   ['/dashboard/models', 'Models'],
+  ['/dashboard/settings', 'Settings'],
 ] as const;
 
 export interface LayoutProps {
@@ -21,6 +22,8 @@ export interface LayoutProps {
   /** The nav entry this page belongs to. */
   section?: string;
   who?: string;
+  /** The reporting time zone, shown on every page. */
+  zone?: string;
 }
 
 export const Document: FC<PropsWithChildren<{ title: string }>> = ({ title, children }) => (
@@ -36,9 +39,11 @@ export const Document: FC<PropsWithChildren<{ title: string }>> = ({ title, chil
   </html>
 );
 
-export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, state, section, who, children }) => {
+export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, state, section, who, zone, children }) => {
   const q = state ? queryOf(state) : '';
-  const nav = viewer?.kind === 'operator' ? [['/dashboard', 'Accounts']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : ACCOUNT_NAV;
+  const readOnly = viewer?.kind === 'admin' && viewer.readOnly;
+  const nav: (readonly [string, string])[] =
+    viewer?.kind === 'operator' ? [['/dashboard', 'Accounts']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : [...ACCOUNT_NAV];
   return (
     <Document title={title}>
       <a class="skip" href="#main">
@@ -51,6 +56,11 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, stat
         {viewer && (
           <nav aria-label="Dashboard">
             <ul>
+              {readOnly && state && (
+                <li>
+                  <a href={`/dashboard${queryOf(state, { account: undefined })}`}>All accounts</a>
+                </li>
+              )}
               {nav.map(([path, label]) => (
                 <li>
                   <a href={path + q} aria-current={section === path ? 'page' : undefined}>
@@ -75,7 +85,12 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, stat
         {children}
       </main>
       <footer>
-        <p>Reporting time zone: {REPORTING_ZONE}. Day buckets are the account API's. Costs are estimates in USD from list prices, live keys only.</p>
+        {zone && (
+          <p>
+            Reporting time zone: <strong data-zone={zone}>{zone}</strong>. Days start at its midnight, as the account API's day buckets do. Costs are
+            estimates in USD from list prices, live keys only.
+          </p>
+        )}
       </footer>
     </Document>
   );

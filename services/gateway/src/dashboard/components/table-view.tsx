@@ -6,13 +6,14 @@ import { cellText, type Cell, type Table } from '../table';
 const CellView: FC<{ cell: Cell }> = ({ cell }) => (typeof cell === 'string' ? <>{cell}</> : <a href={cell.href}>{cell.text}</a>);
 
 /** A plain HTML table (readable without JavaScript), with a link to the same table as CSV. */
-export const TableView: FC<{ table: Table; csvHref?: string }> = ({ table, csvHref }) => (
+export const TableView: FC<{ table: Table; csvHref?: string; csvLabel?: string }> = ({ table, csvHref, csvLabel }) => (
   <section class="table-block" aria-labelledby={`${table.id}-caption`}>
     <div class="table-head">
       <h2 id={`${table.id}-caption`}>{table.caption}</h2>
       {csvHref && (
         <a class="csv" href={csvHref} download>
-          Export CSV<span class="visually-hidden"> of {table.caption}</span>
+          {csvLabel ?? 'Export CSV'}
+          <span class="visually-hidden"> of {table.caption}</span>
         </a>
       )}
     </div>

@@ -2,6 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { KeyRecord } from '../../store';
 import { CreateKeyForm, KeyActions, SecretOnce } from '../components/key-forms';
+import { keyRights } from '../key-rights';
 import { TableView } from '../components/table-view';
 import { usageBy, usageByDay } from '../data';
 import { when, type Table } from '../table';
@@ -28,6 +29,7 @@ export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
     usageBy(p.scope, 'key'),
   ]);
   const emails = new Map(members.rows.map((m) => [m.id, m.email]));
+  const rights = keyRights(viewer, p.c.var.account);
   const link = (id: string) => p.href(`/dashboard/keys/${id}`);
   const tables: Table[] = [
     {
@@ -42,7 +44,7 @@ export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
   const body = (
     <>
       {flash && <SecretOnce {...flash} />}
-      {viewer.kind === 'admin' && <CreateKeyForm csrf={viewer.csrf} action={`/dashboard/keys${queryOf(p.state)}`} members={members.rows} />}
+      {rights && <CreateKeyForm csrf={viewer.csrf} action={`/dashboard/keys${queryOf(p.state)}`} members={rights.ownMemberId ? null : members.rows} />}
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}
@@ -58,6 +60,7 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
   const key = await deps.store.keys.get(viewer.accountId, id);
   if (!key || (viewer.kind === 'member' && key.memberId !== viewer.memberId)) throw notFound('key', id);
   const scope = { ...p.scope, narrow: { key: id } };
+  const rights = keyRights(viewer, p.c.var.account);
   const [days, models] = await Promise.all([usageByDay(scope), usageBy(scope, 'model')]);
   const tables = [usageTable('per-day', 'Per day', 'Day', days), usageTable('per-model', 'Per model', 'Model', models)];
   const body = (
@@ -72,7 +75,7 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
         <div><dt>Last used</dt><dd>{when(key.lastUsedAt)}</dd></div>
         <div><dt>Created</dt><dd>{when(key.createdAt)}</dd></div>
       </dl>
-      {viewer.kind === 'admin' && <KeyActions csrf={viewer.csrf} base={`/dashboard/keys/${key.id}`} query={queryOf(p.state)} />}
+      {rights && key.status === 'active' && <KeyActions csrf={viewer.csrf} base={`/dashboard/keys/${key.id}`} query={queryOf(p.state)} rotate={rights.canRotate} />}
       <p>
         <a href={p.href('/dashboard/calls', { key: key.id })}>This key's calls</a>
       </p>

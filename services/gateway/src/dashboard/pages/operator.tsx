@@ -9,8 +9,8 @@ import { when, type Table } from '../table';
 import type { Range } from '../view-state';
 import { usageTable } from './page';
 
-/** The operator's cross-account view: accounts, plans, and usage across accounts. */
-export async function operatorPage(deps: DashboardDeps, range: Range, csv: (id: string) => string) {
+/** The operator's cross-account view: accounts, plans, and usage across accounts; each account opens read-only. */
+export async function operatorPage(deps: DashboardDeps, range: Range, csv: (id: string) => string, open: (accountId: string) => string) {
   const q = { by: 'account' as const, starting_at: range.from, ending_at: range.to };
   const [accounts, plans, summary, priced] = await Promise.all([
     deps.store.accounts.list({}, { limit: 1000 }),
@@ -25,12 +25,12 @@ export async function operatorPage(deps: DashboardDeps, range: Range, csv: (id: 
     return { id: r.account_id as string, label: (r.account_name as string | null) ?? (r.account_id as string), figures: r, costCents: cost.get(r.account_id as string) ?? 0 };
   });
   const tables: Table[] = [
-    usageTable('usage-by-account', 'Usage by account', 'Account', lines),
+    usageTable('usage-by-account', 'Usage by account', 'Account', lines, (l) => (l.id ? open(l.id) : null)),
     {
       id: 'accounts',
       caption: 'Accounts',
-      columns: ['Account', 'Id', 'Plan', 'Status', 'Trial ends', 'Created'].map((label) => ({ label })),
-      rows: accounts.rows.map((a) => [a.name, a.id, a.planId, a.status, when(a.trialEndsAt), when(a.createdAt)]),
+      columns: ['Account', 'Id', 'Plan', 'Status', 'Time zone', 'Trial ends', 'Created'].map((label) => ({ label })),
+      rows: accounts.rows.map((a) => [{ text: a.name, href: open(a.id) }, a.id, a.planId, a.status, a.timeZone, when(a.trialEndsAt), when(a.createdAt)]),
     },
     {
       id: 'plans',

@@ -27,7 +27,7 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
     deps.store.members.countActive(viewer.accountId),
   ]);
   const sum = total(days);
-  const calls = sum.figures.requests + sum.figures.errors;
+  const calls = sum.figures.requests;
   const series = splitLines.map((l) => ({ id: String(l.id), label: l.label ?? l.id ?? '(none)' }));
 
   const tables: Table[] = [

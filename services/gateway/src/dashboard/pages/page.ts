@@ -34,7 +34,7 @@ export function pageCtx(c: Context<DashboardEnv>, deps: DashboardDeps): PageCtx 
   const viewer = c.var.viewer;
   if (viewer.kind === 'operator') throw new GatewayError('not_found_error', 'This page shows one account: the operator sees the accounts view.');
   const state = c.var.state;
-  const range = rangeOf(state, deps.clock());
+  const range = rangeOf(state, deps.clock(), c.var.account?.timeZone);
   return {
     c, deps, viewer, state, range,
     scope: { deps, viewer, range, state },
