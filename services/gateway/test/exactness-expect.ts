@@ -1,6 +1,6 @@
 import { priceFor } from '../src/billing/prices';
 import type { Figures } from '../src/dashboard/data';
-import type { CallRecord } from '../src/usage/record';
+import type { CallRecord } from '../src/call-log/record';
 
 export type { Figures };
 

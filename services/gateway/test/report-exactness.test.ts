@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dailySplit, groupLines, usageBy, usageByDay, type ReportScope } from '../src/dashboard/data';
 import type { AccountViewer, DashboardDeps } from '../src/dashboard/env';
 import { parseState, rangeOf } from '../src/dashboard/view-state';
-import type { CallRecord } from '../src/usage/record';
+import type { CallRecord } from '../src/call-log/record';
 import { aggregate, bucketOf, costItems, counts, FIELD, localDay, type Dim, type Figures } from './exactness-expect';
 import { RANGE, seedExactness, type ExactnessFixture } from './exactness-seed';
 import { api, startStack, type Stack } from './harness';
