@@ -4,6 +4,7 @@ import { maxHeaderSize } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
 import { createApp } from './app';
+import { scheduleCallLogMaintenance } from './call-log/retention';
 import { KeyResolver } from './auth/resolver';
 import type { Config } from './config';
 import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
@@ -56,6 +57,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
     cleanup.unshift(() => writer.close());
+    // Partitions ahead of time and retention per plan: at start, then daily.
+    cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
     const limits = await createLimits({ redisUrl: config.redisUrl, store, clock, logger });
     cleanup.unshift(() => limits.close());
     // Limits see every call (token and spend counters), whether or not the call log is kept.

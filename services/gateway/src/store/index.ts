@@ -5,6 +5,7 @@ import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
+import { partitionQueries } from './partitions';
 import { requestQueries } from './requests';
 import { usageQueries } from './usage';
 
@@ -13,6 +14,7 @@ export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
+export type { CallPartition } from './partitions';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -27,6 +29,7 @@ export function createStore(db: Database) {
     members: memberQueries(db.sql),
     keys: keyQueries(db.sql),
     calls: callQueries(db.sql),
+    partitions: partitionQueries(db.sql),
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
