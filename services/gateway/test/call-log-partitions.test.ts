@@ -134,8 +134,8 @@ describe('010_calls_partitioned on an existing call log', () => {
                 on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update
                 set requests = usage_hourly.requests + 1, input_tokens = usage_hourly.input_tokens + excluded.input_tokens`;
     }
-    const [{ kind }] = await store.db.sql`select relkind as kind from pg_class where oid = 'calls'::regclass`;
-    expect(kind).toBe('r');
+    const [before] = await store.db.sql`select relkind as kind from pg_class where oid = 'calls'::regclass`;
+    expect(before!.kind).toBe('r');
 
     expect(await migrate(store.db.sql)).toEqual(['010_calls_partitioned.sql']);
     expect(await partitionOf(store, old[0]!.id)).toEqual(['calls_p202501']);
