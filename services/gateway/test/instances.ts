@@ -4,7 +4,10 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { createAccount, createKey, type NewKey, type ServiceDeps } from '../src/admin/service';
 import { randomBase62 } from '../src/lib/ids';
+import { SecretBox } from '../src/lib/secret-box';
+import { createStore, openDatabase, type Store } from '../src/store';
 import { freePort } from './own-postgres';
 
 /**
@@ -201,6 +204,44 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       await sql`drop schema if exists ${sql(schema)} cascade`;
       await sql.end();
       rmSync(work, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Seeded {
+  store: Store;
+  deps: ServiceDeps;
+  accountId: string;
+  adminKey: string;
+  newKey(limits?: Partial<NewKey>): Promise<{ id: string; secret: string }>;
+  /** How often each call id of `keyId` is recorded. */
+  recordCounts(keyId: string): Promise<Map<string, number>>;
+  close(): Promise<void>;
+}
+
+/** A store on the cluster's schema, an account on it (with an admin key) and its keys. */
+export async function seedCluster(cluster: Pick<Cluster, 'databaseUrl' | 'schema' | 'env'>, providerKey: string): Promise<Seeded> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-seed-'));
+  const store = createStore(await openDatabase({ url: cluster.databaseUrl, dataDir, schema: cluster.schema, max: 2 }));
+  const deps: ServiceDeps = { store, box: new SecretBox(cluster.env.KEYGATE_SECRET!), clock: Date.now };
+  const created = await createAccount(deps, { name: 'Cluster', plan: 'team', providerKey, adminEmail: 'admin@cluster.test', adminName: 'Admin', trialDays: 30 });
+  const accountId = created.account.id;
+  return {
+    store,
+    deps,
+    accountId,
+    adminKey: created.admin!.secret,
+    async newKey(limits = {}) {
+      const { key, secret } = await createKey(deps, { accountId, kind: 'live', memberId: null, app: 'cluster', environment: 'test', ...limits });
+      return { id: key.id, secret };
+    },
+    async recordCounts(keyId) {
+      const rows = await store.db.sql<{ id: string; n: number }[]>`select id, count(*)::int as n from calls where key_id = ${keyId} group by id`;
+      return new Map(rows.map((r) => [r.id, r.n]));
+    },
+    async close() {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -20,6 +20,7 @@ export interface LoadOptions {
   stop?: () => boolean;
   headers?: Record<string, string>;
   stream?: boolean;
+  hangUp?: boolean;
   /** Sees each answer as it comes. */
   onAnswer?: (a: Answer) => void;
 }
@@ -27,24 +28,34 @@ export interface LoadOptions {
 const body = (stream: boolean) =>
   JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, stream, messages: [{ role: 'user', content: 'hello' }] });
 
-/** One model call with an app key; never throws. */
-export async function call(url: string, key: string, headers: Record<string, string> = {}, stream = false): Promise<Answer> {
+/** One model call with an app key; never throws. `hangUp`: the client goes away after the first bytes of the answer. */
+export async function call(url: string, key: string, headers: Record<string, string> = {}, stream = false, hangUp = false): Promise<Answer> {
   const sentAt = Date.now();
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), 30_000);
   try {
     const res = await fetch(`${url}/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
       body: body(stream),
-      signal: AbortSignal.timeout(30_000),
+      signal: abort.signal,
     });
+    const requestId = res.headers.get('keygate-request-id') ?? res.headers.get('request-id');
+    const seen = { requestId, status: res.status, sentAt, instance: res.headers.get('x-keygate-instance') };
+    if (hangUp) {
+      await res.body?.getReader().read();
+      abort.abort();
+      return { ...seen, at: Date.now(), error: 'client_hung_up' };
+    }
     const text = await res.text();
     let error: string | null = null;
     if (res.status >= 400) error = (JSON.parse(text) as { error?: { type?: string } }).error?.type ?? 'unknown';
     else if (stream && !text.includes('event: message_stop')) error = 'stream_incomplete';
-    const requestId = res.headers.get('keygate-request-id') ?? res.headers.get('request-id');
-    return { requestId, status: res.status, sentAt, at: Date.now(), instance: res.headers.get('x-keygate-instance'), error };
+    return { ...seen, at: Date.now(), error };
   } catch (err) {
     return { requestId: null, status: 0, sentAt, at: Date.now(), instance: null, error: String((err as Error).cause ?? err) };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -56,7 +67,7 @@ export async function drive(url: string, key: string, opts: LoadOptions): Promis
   await Promise.all(
     Array.from({ length: opts.concurrency }, async () => {
       while (!done()) {
-        const a = await call(url, key, opts.headers, opts.stream);
+        const a = await call(url, key, opts.headers, opts.stream, opts.hangUp);
         answers.push(a);
         opts.onAnswer?.(a);
       }

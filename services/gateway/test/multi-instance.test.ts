@@ -1,14 +1,10 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createKey, type NewKey, type ServiceDeps } from '../src/admin/service';
+import type { NewKey } from '../src/admin/service';
 import { rowCounts, usageCostCents } from '../src/billing/prices';
-import { SecretBox } from '../src/lib/secret-box';
-import { createStore, openDatabase, type Store, type UsageRow } from '../src/store';
+import type { UsageRow } from '../src/store';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
-import { SPOOL_SYNC_MS, startCluster, type Cluster } from './instances';
+import { seedCluster, SPOOL_SYNC_MS, startCluster, type Cluster, type Seeded } from './instances';
 import { call, drive, tally, type Answer } from './load';
 
 /**
@@ -19,16 +15,8 @@ const REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
 let emulator: Emulator;
 let cluster: Cluster;
-let store: Store;
-let deps: ServiceDeps;
-let accountId: string;
-let adminKey: string;
-let dataDir: string;
-
-async function newKey(limits: Partial<NewKey> = {}): Promise<{ id: string; secret: string }> {
-  const { key, secret } = await createKey(deps, { accountId, kind: 'live', memberId: null, app: 'cluster', environment: 'test', ...limits });
-  return { id: key.id, secret };
-}
+let seeded: Seeded;
+const newKey = (limits: Partial<NewKey> = {}) => seeded.newKey(limits);
 
 const answered = (a: Answer) => a.requestId !== null && a.status > 0;
 
@@ -37,8 +25,7 @@ async function recordsOf(keyId: string, answers: Answer[]): Promise<Map<string, 
   const wanted = answers.filter(answered).map((a) => a.requestId!);
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const rows = await store.db.sql<{ id: string; n: number }[]>`select id, count(*)::int as n from calls where key_id = ${keyId} group by id`;
-    const counts = new Map(rows.map((r) => [r.id, r.n]));
+    const counts = await seeded.recordCounts(keyId);
     if (wanted.every((id) => counts.has(id)) || Date.now() > deadline) return counts;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -52,7 +39,7 @@ function notOnce(answers: Answer[], counts: Map<string, number>): string[] {
 
 /** The rollups count each recorded call once. */
 async function expectRollupsMatch(keyId: string): Promise<void> {
-  const [row] = await store.db.sql<{ calls: number; rollup: number }[]>`
+  const [row] = await seeded.store.db.sql<{ calls: number; rollup: number }[]>`
     select (select count(*)::int from calls where key_id = ${keyId}) as calls,
            (select coalesce(sum(requests), 0)::int from usage_hourly where key_id = ${keyId}) as rollup`;
   expect(row!.rollup).toBe(row!.calls);
@@ -63,20 +50,14 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)('three gateways behind HAProxy, o
   beforeAll(async () => {
     emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
     cluster = await startCluster({ count: 3, databaseUrl: TEST_DATABASE_URL!, redisUrl: REDIS_URL, upstreamUrl: emulator.url });
-    dataDir = mkdtempSync(join(tmpdir(), 'keygate-multi-'));
-    store = createStore(await openDatabase({ url: TEST_DATABASE_URL!, dataDir, schema: cluster.schema, max: 2 }));
-    deps = { store, box: new SecretBox(cluster.env.KEYGATE_SECRET!), clock: Date.now };
-    const created = await createAccount(deps, { name: 'Cluster', plan: 'team', providerKey: PROVIDER_KEY, adminEmail: 'admin@cluster.test', adminName: 'Admin', trialDays: 30 });
-    accountId = created.account.id;
-    adminKey = created.admin!.secret;
+    seeded = await seedCluster(cluster, PROVIDER_KEY);
     await cluster.waitFor('gw3', 'UP');
   }, 120_000);
 
   afterAll(async () => {
-    await store?.close();
+    await seeded?.close();
     await cluster?.close();
     await emulator?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('spreads the load over the instances and records every answered call exactly once', async () => {
@@ -118,7 +99,7 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)('three gateways behind HAProxy, o
     expect(refusals).toBeGreaterThanOrEqual(6);
     const counts = await recordsOf(key.id, answers);
     expect(notOnce(answers, counts)).toEqual([]);
-    const rows = await store.db.sql<(UsageRow & { status: number })[]>`
+    const rows = await seeded.store.db.sql<(UsageRow & { status: number })[]>`
       select status, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_5m_tokens,
              cache_creation_1h_tokens, web_search_requests from calls where key_id = ${key.id} and status = 200 order by created_at, id`;
     // How many calls it takes to reach the cap, counted in the order they finished.
@@ -134,7 +115,7 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)('three gateways behind HAProxy, o
   it('a key revoked through one instance is refused by every instance within a second', async () => {
     const key = await newKey();
     for (const gw of cluster.instances) for (let i = 0; i < 2; i++) expect((await call(gw.url, key.secret)).status).toBe(200);
-    const res = await api(cluster.instances[0]!.url, `/v1/organizations/api_keys/${key.id}`, { key: adminKey, body: { status: 'inactive' } });
+    const res = await api(cluster.instances[0]!.url, `/v1/organizations/api_keys/${key.id}`, { key: seeded.adminKey, body: { status: 'inactive' } });
     expect(res.status).toBe(200);
     const changedAt = performance.now();
     const delays = await Promise.all(
