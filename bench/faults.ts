@@ -168,7 +168,8 @@ async function throughput() {
         await runWrk({ url: `${cluster.url}/v1/messages`, bodyFile, headers, connections: 32, seconds: 2 });
         const runs = [];
         for (let i = 0; i < 3; i++) runs.push(await runWrk({ url: `${cluster.url}/v1/messages`, bodyFile, headers, connections: 64, seconds: 4 }));
-        rows.push({ setup, rps: runs.map((r) => Math.round(r.rps)), errors: runs.reduce((s, r) => s + r.errors, 0) });
+        // Answers other than 2xx (a balancer's 503) count as errors, not as throughput.
+        rows.push({ setup, rps: runs.map((r) => Math.round(r.rps * (1 - r.errors / Math.max(1, r.requests)))), errors: runs.reduce((s, r) => s + r.errors, 0) });
       } finally {
         await seeded.close();
         await cluster.close();
@@ -202,7 +203,7 @@ for (const r of results) {
 if (!ONLY || ONLY.has('throughput')) {
   console.error('throughput…');
   const rows = await throughput();
-  console.log('\n| setup (wrk, 64 connections, 3 × 4 s) | requests per second, each run | errors |');
+  console.log('\n| setup (wrk, 64 connections, 3 × 4 s) | answered (2xx) per second, each run | errors |');
   console.log('|---|---|---:|');
   for (const r of rows) console.log(`| ${r.setup} | ${r.rps.join(', ')} | ${r.errors} |`);
 }

@@ -81,7 +81,8 @@ backend gateways
   balance roundrobin
   option httpchk GET /readyz
   http-check expect status 200
-  default-server inter 200ms fall 1 rise 2
+  timeout check 2s
+  default-server inter 250ms fall 2 rise 2
   http-response set-header x-keygate-instance %[srv_name]
 ${servers.map((s) => `  server ${s.name} ${new URL(s.url).host} check`).join('\n')}
 `;
@@ -236,8 +237,14 @@ export async function seedCluster(cluster: Pick<Cluster, 'databaseUrl' | 'schema
       return { id: key.id, secret };
     },
     async recordCounts(keyId) {
-      const rows = await store.db.sql<{ id: string; n: number }[]>`select id, count(*)::int as n from calls where key_id = ${keyId} group by id`;
-      return new Map(rows.map((r) => [r.id, r.n]));
+      // A connection of its own each time: a pool that lived through a database restart may hang.
+      const sql = postgres(cluster.databaseUrl, { max: 1, onnotice: () => {}, connection: { search_path: cluster.schema } });
+      try {
+        const rows = await sql<{ id: string; n: number }[]>`select id, count(*)::int as n from calls where key_id = ${keyId} group by id`;
+        return new Map(rows.map((r) => [r.id, r.n]));
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
     },
     async close() {
       await store.close();

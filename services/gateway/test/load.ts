@@ -33,6 +33,7 @@ export async function call(url: string, key: string, headers: Record<string, str
   const sentAt = Date.now();
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), 30_000);
+  let seen: Omit<Answer, 'at' | 'error'> | null = null;
   try {
     const res = await fetch(`${url}/v1/messages`, {
       method: 'POST',
@@ -41,7 +42,7 @@ export async function call(url: string, key: string, headers: Record<string, str
       signal: abort.signal,
     });
     const requestId = res.headers.get('keygate-request-id') ?? res.headers.get('request-id');
-    const seen = { requestId, status: res.status, sentAt, instance: res.headers.get('x-keygate-instance') };
+    seen = { requestId, status: res.status, sentAt, instance: res.headers.get('x-keygate-instance') };
     if (hangUp) {
       await res.body?.getReader().read();
       abort.abort();
@@ -53,7 +54,10 @@ export async function call(url: string, key: string, headers: Record<string, str
     else if (stream && !text.includes('event: message_stop')) error = 'stream_incomplete';
     return { ...seen, at: Date.now(), error };
   } catch (err) {
-    return { requestId: null, status: 0, sentAt, at: Date.now(), instance: null, error: String((err as Error).cause ?? err) };
+    const error = String((err as Error).cause ?? err);
+    // Answered, then the body broke off (a stream cut): the call was still the gateway's.
+    if (seen) return { ...seen, at: Date.now(), error: `body broke off: ${error}` };
+    return { requestId: null, status: 0, sentAt, at: Date.now(), instance: null, error };
   } finally {
     clearTimeout(timer);
   }
