@@ -6,6 +6,7 @@ import { Agent } from 'undici';
 import { DeliveryWorker } from './alerts/delivery';
 import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
 import { createApp } from './app';
+import { scheduleCallLogMaintenance } from './call-log/retention';
 import { KeyResolver } from './auth/resolver';
 import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
@@ -74,6 +75,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
     const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
     cleanup.unshift(() => writer.close());
+    // Partitions ahead of time and retention per plan: at start, then daily.
+    cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
     const limits = await createLimits({
       redisUrl: config.redisUrl, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
     });

@@ -80,7 +80,11 @@ export function callQueries(sql: Sql) {
     async ping(): Promise<void> {
       await sql`select 1`;
     },
-    /** Inserts a batch and folds it into the hourly rollups, atomically; replays are ignored. */
+    /**
+     * Inserts a batch and folds it into the hourly rollups, atomically; replays are ignored (a
+     * replayed record carries its first created_at, so it meets itself on the partitioned
+     * table's key (id, created_at)).
+     */
     async insertBatch(records: CallRecord[]): Promise<void> {
       if (records.length === 0) return;
       // A call replayed from the spool may meet itself in one batch; count it once.
@@ -93,7 +97,7 @@ export function callQueries(sql: Sql) {
         const inserted = await tx<{ id: string }[]>`
           insert into calls (${tx(columns)})
           select ${tx(columns)} from json_populate_recordset(null::calls, ${JSON.stringify(rows)}::text::json)
-          on conflict (id) do nothing returning id`;
+          on conflict (id, created_at) do nothing returning id`;
         // A batch retried after a lost commit acknowledgement must not count twice.
         const fresh = inserted.length === records.length ? records : records.filter((r) => inserted.some((i) => i.id === r.id));
         const rollups = rollUp(fresh);

@@ -10,6 +10,7 @@ import { invoiceQueries } from './invoices';
 import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
 import { catalogQueries } from './catalog';
+import { partitionQueries } from './partitions';
 import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
@@ -25,6 +26,7 @@ export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
+export type { CallPartition } from './partitions';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -39,6 +41,7 @@ export function createStore(db: Database) {
     members: memberQueries(db.sql),
     keys: keyQueries(db.sql),
     calls: callQueries(db.sql),
+    partitions: partitionQueries(db.sql),
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
