@@ -11,12 +11,15 @@ alter table calls_unpartitioned rename constraint calls_pkey to calls_unpartitio
 alter index calls_account_time rename to calls_unpartitioned_account_time;
 alter index calls_key_time rename to calls_unpartitioned_key_time;
 alter index calls_group rename to calls_unpartitioned_group;
+alter index calls_trouble rename to calls_unpartitioned_trouble;
 
 create table calls (like calls_unpartitioned including defaults including constraints) partition by range (created_at);
 alter table calls add constraint calls_pkey primary key (id, created_at);
 create index calls_account_time on calls (account_id, created_at desc);
 create index calls_key_time on calls (key_id, created_at desc);
 create index calls_group on calls (account_id, group_id) where group_id is not null;
+create index calls_trouble on calls (account_id, created_at)
+  where status >= 400 or error_type is not null or retry_count > 0;
 
 -- A call in a month that has no partition yet (a clock far off, a spool replayed late) lands
 -- here rather than failing; creating that month's partition moves it out.
