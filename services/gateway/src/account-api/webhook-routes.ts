@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../admin/scope';
+import { createEndpoint } from '../alerts/endpoints';
 import { ALERT_EVENT_TYPES } from '../alerts/events';
 import { GatewayError } from '../lib/errors';
-import { newId, randomBase62 } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
 import { jsonBody } from '../lib/validation';
 import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
@@ -72,17 +72,8 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
 
   app.post('/webhooks', async (c) => {
     const b = await jsonBody(c, CreateEndpoint);
-    const secret = `whsec_${randomBase62(32)}`;
-    const id = newId('whk');
-    const rate = errorRatePatch(b.error_rate ?? null);
-    const endpoint = await deps.store.alerts.createEndpoint(
-      {
-        id, accountId: c.var.scope.accountId, url: b.url, description: b.description ?? null, events: b.events, status: 'active',
-        errorRateThreshold: rate.errorRateThreshold ?? null, errorRateWindowSeconds: rate.errorRateWindowSeconds ?? null,
-        errorRateMinCalls: rate.errorRateMinCalls ?? 10, createdBy: c.var.scope.actor, secretSealed: deps.box.seal(secret),
-      },
-      { actor: c.var.scope.actor, action: 'webhook.create', targetId: id, details: { events: b.events } },
-    );
+    const rate = b.error_rate ? { threshold: b.error_rate.threshold_percent / 100, windowSeconds: b.error_rate.window_seconds, minCalls: b.error_rate.min_calls } : null;
+    const { endpoint, secret } = await createEndpoint(deps, c.var.scope, { url: b.url, events: b.events, description: b.description ?? null, errorRate: rate });
     // The only time the secret leaves the gateway.
     return c.json({ ...endpointJson(endpoint), secret }, 201);
   });

@@ -4,7 +4,7 @@ import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';
 import { chargedSeats, DAY } from './proration';
-import { billingRefusal, effectiveState } from './standing';
+import { effectiveState, standingMessage } from './standing';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -46,12 +46,14 @@ export async function subscriptionView(deps: BillingDeps, accountId: string) {
   const notices = await deps.store.invoices.notices(accountId);
   const trialEnd = s.trialEndsAt?.getTime() ?? null;
   const inTrial = e.state === 'trialing' && trialEnd !== null && trialEnd > now;
+  const trialNotice = inTrial ? notices.find((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd) : undefined;
+  const standing = standingMessage(e, deps.graceDays);
   const banner = e.block
-    ? { kind: 'blocked', message: billingRefusal(e.block, e.since).message }
-    : inTrial && notices.some((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd)
-      ? { kind: 'trial_will_end', message: notices.find((n) => n.kind === 'trial_will_end')!.message }
-      : e.state === 'past_due'
-        ? { kind: 'past_due', message: `A payment is overdue: calls stop ${deps.graceDays} days after it fell due. Pay on the billing page (/dashboard/billing).` }
+    ? { kind: 'blocked', message: standing! }
+    : trialNotice
+      ? { kind: 'trial_will_end', message: trialNotice.message }
+      : standing
+        ? { kind: e.state, message: standing }
         : null;
   return {
     type: 'subscription' as const,
