@@ -30,7 +30,9 @@ export async function changeSubscription(deps: BillingDeps, accountId: string, c
     const patch = await decide(current, t);
     const state = patch?.state;
     if (state && state !== current.state && NOTIFIED.has(state)) {
-      const e = effectiveState({ ...current, ...patch }, at.getTime(), deps.graceDays);
+      // The state the clock saw coming knows its cause and date; a recorded state alone does not.
+      const seen = effectiveState(current, at.getTime(), deps.graceDays);
+      const e = seen.state === state ? seen : effectiveState({ ...current, ...patch }, at.getTime(), deps.graceDays);
       const message = standingMessage(e, deps.graceDays) ?? `The subscription is ${state}.`;
       await insertAlertEvent(t, billingNotice(accountId, { kind: state, state, message, at, dueAt: e.since, cause: `${cause.kind}: ${cause.ref}` }));
     }

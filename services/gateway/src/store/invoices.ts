@@ -116,13 +116,13 @@ export function invoiceQueries(sql: Sql) {
 
     /**
      * Records a notice once per account, kind and due time; true when it is new. A new notice's
-     * `alert` is queued in the same transaction (and the notice marked as handed to the outbox).
+     * `alert` is queued in the same transaction.
      */
     async notice(n: Pick<NoticeRecord, 'accountId' | 'kind' | 'dueAt' | 'message'>, alert?: NewAlertEvent): Promise<boolean> {
       return inTransaction(sql, async (t) => {
         const rows = await t`
-          insert into billing_notices (id, account_id, kind, due_at, message, delivered_at)
-          values (${newId('notice')}, ${n.accountId}, ${n.kind}, ${n.dueAt}, ${n.message}, ${alert ? t`now()` : null})
+          insert into billing_notices (id, account_id, kind, due_at, message)
+          values (${newId('notice')}, ${n.accountId}, ${n.kind}, ${n.dueAt}, ${n.message})
           on conflict do nothing returning id`;
         if (rows.length > 0 && alert) await insertAlertEvent(t, alert);
         return rows.length > 0;
