@@ -9,8 +9,8 @@ import { jsonBody } from '../lib/validation';
 import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
 import type { DeliveryRecord, Store, WebhookEndpointPatch, WebhookEndpointRecord } from '../store';
 
-const url = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
-const events = z
+export const endpointUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
+export const endpointEvents = z
   .array(z.enum(ALERT_EVENT_TYPES))
   .min(1)
   .transform((e) => [...new Set(e)]);
@@ -23,9 +23,9 @@ const errorRate = z
   .nullable();
 const description = z.string().trim().max(500).nullable();
 
-const CreateEndpoint = z.strictObject({ url, events, description: description.optional(), error_rate: errorRate.optional() });
+const CreateEndpoint = z.strictObject({ url: endpointUrl, events: endpointEvents, description: description.optional(), error_rate: errorRate.optional() });
 const UpdateEndpoint = z
-  .strictObject({ url: url.optional(), events: events.optional(), description: description.optional(), error_rate: errorRate.optional(), status: z.enum(['active', 'disabled']).optional() })
+  .strictObject({ url: endpointUrl.optional(), events: endpointEvents.optional(), description: description.optional(), error_rate: errorRate.optional(), status: z.enum(['active', 'disabled']).optional() })
   .refine((b) => Object.keys(b).length > 0, 'Send at least one of url, events, description, error_rate and status.');
 const Deliveries = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 

@@ -131,6 +131,7 @@ export class SubscriptionBook {
   }
 }
 
-const NO_ROW: Omit<Standing, 'trialEndsAt'> = {
+/** An account without a subscription row: trialing on its account's trial. */
+export const NO_ROW: Omit<Standing, 'trialEndsAt'> = {
   state: 'trialing', paidUntil: null, pastDueSince: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, hasPaymentMethod: false, stripeSubscriptionId: null,
 };

@@ -12,6 +12,8 @@ const ACCOUNT_NAV = [
   ['/dashboard/groups', 'Groups'],
   ['/dashboard/calls', 'Call log'],
   ['/dashboard/models', 'Models'],
+  ['/dashboard/budgets', 'Budgets'],
+  ['/dashboard/billing', 'Billing'],
 ] as const;
 
 export interface LayoutProps {
@@ -38,7 +40,7 @@ export const Document: FC<PropsWithChildren<{ title: string }>> = ({ title, chil
 
 export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, state, section, who, children }) => {
   const q = state ? queryOf(state) : '';
-  const nav = viewer?.kind === 'operator' ? [['/dashboard', 'Accounts']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : ACCOUNT_NAV;
+  const nav = viewer?.kind === 'operator' ? [['/dashboard', 'Accounts'], ['/dashboard/billing', 'Billing']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : ACCOUNT_NAV;
   return (
     <Document title={title}>
       <a class="skip" href="#main">
