@@ -4,8 +4,8 @@ import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
 import type { AdminEnv, Scope } from '../admin/scope';
 import { invoiceHtml } from '../billing/invoice-html';
 import { invoiceJson, upcomingInvoice, upcomingJson } from '../billing/invoices';
-import { cancelAtPeriodEnd, changePlan, changeSubscription, requireSubscription, type BillingDeps } from '../billing/lifecycle';
-import { chargedSeats } from '../billing/proration';
+import { portalUrl, startCheckout } from '../billing/checkout';
+import { cancelAtPeriodEnd, changePlan, type BillingDeps } from '../billing/lifecycle';
 import { billingOverview, catalogJson, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
@@ -43,27 +43,12 @@ export function billingRoutes(deps: BillingDeps): Hono<AdminEnv> {
   });
 
   app.post('/billing/checkout', async (c) => {
-    const stripe = requireStripe(deps);
     const body = await jsonBody(c, CheckoutBody);
-    const { accountId } = c.var.scope;
-    const s = await requireSubscription(deps, accountId);
-    const plan = await deps.store.catalog.get(body.plan ?? s.planId);
-    if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${body.plan}'.`);
-    const members = await deps.store.members.countActive(accountId);
-    if (plan.maxSeats !== null && members > plan.maxSeats) {
-      throw new GatewayError('invalid_request_error', `plan: the ${plan.name} plan has ${plan.maxSeats} seat(s) and the account has ${members} members; remove members first.`);
-    }
-    const customerId = s.stripeCustomerId ?? (await linkCustomer(deps, stripe, accountId, c.var.scope));
-    const session = await stripe.checkout(s, customerId, plan, chargedSeats(plan, members), deps.clock());
-    return c.json({ type: 'checkout_session', id: session.id, url: session.url, plan: plan.id, seats: chargedSeats(plan, members) });
+    const session = await startCheckout(deps, c.var.scope.accountId, body.plan, causeOf(c.var.scope, 'checkout'));
+    return c.json({ type: 'checkout_session', ...session });
   });
 
-  app.post('/billing/portal', async (c) => {
-    const stripe = requireStripe(deps);
-    const s = await requireSubscription(deps, c.var.scope.accountId);
-    if (!s.stripeCustomerId) throw new GatewayError('invalid_request_error', 'This account has no Stripe customer yet: start a subscription with POST /v1/organizations/billing/checkout.');
-    return c.json({ type: 'portal_session', url: await stripe.portal(s.stripeCustomerId) });
-  });
+  app.post('/billing/portal', async (c) => c.json({ type: 'portal_session', url: await portalUrl(deps, c.var.scope.accountId) }));
 
   app.get('/invoices', async (c) => {
     const q = parseQuery(c, ListInvoices);
@@ -85,18 +70,4 @@ export function billingRoutes(deps: BillingDeps): Hono<AdminEnv> {
   });
 
   return app;
-}
-
-function requireStripe(deps: BillingDeps) {
-  if (!deps.stripe) {
-    throw new GatewayError('invalid_request_error', 'Payments are not set up on this gateway (no STRIPE_SECRET_KEY): ask your Keygate operator, who records payments with `keygate account mark-paid`.');
-  }
-  return deps.stripe;
-}
-
-async function linkCustomer(deps: BillingDeps, stripe: NonNullable<BillingDeps['stripe']>, accountId: string, scope: Scope): Promise<string> {
-  const account = await deps.store.accounts.get(accountId);
-  const customerId = await stripe.createCustomer(accountId, account?.name ?? accountId);
-  await changeSubscription(deps, accountId, causeOf(scope, 'stripe customer'), (s) => (s.stripeCustomerId ? null : { stripeCustomerId: customerId }));
-  return customerId;
 }
