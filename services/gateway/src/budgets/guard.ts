@@ -40,6 +40,8 @@ export class BudgetGuard {
   /** Keys with a monthly spend cap, as last admitted: the cap is read from the key, not the book. */
   readonly #caps = new Map<string, number>();
   readonly #fired = new Set<string>();
+  /** Charges still on their way to a shared ledger (Redis). */
+  readonly #charging = new Set<Promise<unknown>>();
 
   constructor(deps: GuardDeps) {
     this.#deps = deps;
@@ -75,9 +77,16 @@ export class BudgetGuard {
     for (const c of counters.values()) {
       const total = this.#deps.ledger.add(c.scope, c.period.label, micro);
       const announce = (t: number | null) => t !== null && c.rules.forEach((rule) => this.#crossed(rule, c.period, t));
-      if (total instanceof Promise) void total.then(announce);
-      else announce(total);
+      if (total instanceof Promise) {
+        const charge = total.then(announce).finally(() => this.#charging.delete(charge));
+        this.#charging.add(charge);
+      } else announce(total);
     }
+  }
+
+  /** Resolves once every charge made so far has reached the ledger (tests, shutdown). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#charging]);
   }
 
   #rules(accountId: string, keyId: string | null, memberId: string | null, budgets: readonly BudgetRecord[]): BudgetRecord[] {

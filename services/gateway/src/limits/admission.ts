@@ -61,6 +61,11 @@ export class Admission {
   }
 
   /** Charges a recorded call to its key's token bucket and to the budgets it counts toward. */
+  /** Resolves once every recorded call has been charged to the shared counters. */
+  settled(): Promise<void> {
+    return this.#deps.budgets.settled();
+  }
+
   observe(record: CallRecord): void {
     this.#deps.budgets.observe(record);
     const tpm = record.keyId ? this.#tpm.get(record.keyId) : undefined;
