@@ -44,6 +44,7 @@ export const EnvSchema = z.object({
   KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024).meta(doc('request size before 413')),
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)')),
   KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(doc('how often queued call records are written to the database, in batches')),
+  KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS: ms(5_000).meta(doc('a call-log batch insert that PostgreSQL has not finished in this long (a lock, a stalled disk) is cancelled and retried; its records wait in the spool, and calls are served meanwhile')),
   KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on').meta(doc('keeps the call log; `off` is for benchmarks only')),
   KEYGATE_SPOOL_DIR: z.string().min(1).optional().meta(doc('local append-only spool of finished calls, replayed after a crash or an outage', '<data dir>/spool')),
   KEYGATE_SPOOL_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3).meta(doc('spool size bound in bytes; when full the gateway says so and keeps serving (0 turns the spool off)')),
@@ -112,6 +113,7 @@ export interface Config {
   keyCacheTtlMs: number;
   flushIntervalMs: number;
   callLog: boolean;
+  callLogStatementTimeoutMs: number;
   /** The call log's local spool (default `<dataDir>/spool`): each record is appended there before it counts as recorded. */
   spoolDir: string;
   /** Bound on the spool's size on disk; past it new records wait in memory only (and `status().spoolFull` says so). 0 turns the spool off. */
@@ -183,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
+    callLogStatementTimeoutMs: e.KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS,
     spoolDir: e.KEYGATE_SPOOL_DIR ?? join(e.KEYGATE_DATA_DIR, 'spool'),
     spoolMaxBytes: e.KEYGATE_SPOOL_MAX_BYTES,
     spoolSyncMs: e.KEYGATE_SPOOL_SYNC_MS,

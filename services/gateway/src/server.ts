@@ -73,7 +73,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
       : null;
     if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
-    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
+    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, statementTimeoutMs: config.callLogStatementTimeoutMs, spool, logger });
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
     cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
