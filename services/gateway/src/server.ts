@@ -11,6 +11,8 @@ import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
 import { createLimits, type Limits } from './limits';
+import { metricsFor, type GatewayMetrics } from './metrics/metrics';
+import { serveMetrics } from './metrics/routes';
 import { readiness } from './health/readiness';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
@@ -35,6 +37,10 @@ export interface Gateway {
   resolver: KeyResolver;
   writer: UsageWriter;
   limits: Limits;
+  /** Null when metrics are off (neither KEYGATE_METRICS_TOKEN nor KEYGATE_METRICS_PORT). */
+  metrics: GatewayMetrics | null;
+  /** The port of KEYGATE_METRICS_PORT's listener (null without it). */
+  metricsPort: number | null;
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -52,16 +58,21 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
-    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock });
-
     const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
     cleanup.unshift(() => writer.close());
-    const limits = await createLimits({ redisUrl: config.redisUrl, store, clock, logger });
+    const limits = await createLimits({ redisUrl: config.redisUrl, onRedisDown: config.limitsOnRedisDown, store, clock, logger });
     cleanup.unshift(() => limits.close());
+    const metrics: GatewayMetrics | null = metricsFor(config, {
+      ...(config.callLog ? { callLog: () => ({ queued: writer.pending, dropped: writer.dropped }) } : {}),
+      limits: () => limits.status(),
+      keyCacheEntries: (): number => resolver.size,
+    }, clock);
+    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock, ...(metrics ? { onLookup: (hit: boolean) => metrics.keyLookup(hit) } : {}) });
     // Limits see every call (token and spend counters), whether or not the call log is kept.
     const record = (r: CallRecord) => {
       if (config.callLog) writer.enqueue(r);
       limits.admission.observe(r);
+      metrics?.observeCall(r);
     };
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
@@ -73,7 +84,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => resolver.apply(payload), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => (resolver.apply(payload), metrics?.invalidationApplied()), {
       listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
@@ -98,6 +109,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       evict: resolver,
       trialDays: config.trialDays,
       flushLastUsed,
+      metrics: metrics && config.metricsToken ? { registry: metrics, token: config.metricsToken } : null,
       readiness: readiness({
         database: store.health,
         callLog: config.callLog ? writer : null,
@@ -128,13 +140,15 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const server = await listen(app.fetch, config, logger);
     cleanup.unshift(() => closeServer(server));
+    const metricsServer = metrics && config.metricsPort !== null ? await serveMetrics(metrics, { host: config.host, port: config.metricsPort, token: config.metricsToken }) : null;
+    if (metricsServer) cleanup.unshift(() => metricsServer.close());
     const port = (server.address() as AddressInfo).port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, metrics, metricsPort: metricsServer?.port ?? null, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

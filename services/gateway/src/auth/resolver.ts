@@ -27,6 +27,8 @@ export interface ResolverOptions {
   maxEntries?: number;
   /** Unknown keys one client may present per minute before it gets 429 without a lookup. */
   maxUnknownPerMinute?: number;
+  /** Sees each lookup: answered from memory (a known or a known-unknown key) or not. */
+  onLookup?(hit: boolean): void;
 }
 
 const MINUTE = 60_000;
@@ -52,6 +54,7 @@ export class KeyResolver {
   readonly #now: () => number;
   readonly #maxEntries: number;
   readonly #maxUnknown: number;
+  readonly #onLookup: (hit: boolean) => void;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -61,6 +64,7 @@ export class KeyResolver {
     this.#now = opts.clock ?? Date.now;
     this.#maxEntries = opts.maxEntries ?? 100_000;
     this.#maxUnknown = opts.maxUnknownPerMinute ?? 120;
+    this.#onLookup = opts.onLookup ?? (() => {});
   }
 
   /** Keys held in memory (known and unknown), for tests and metrics. */
@@ -109,9 +113,10 @@ export class KeyResolver {
   async #lookup(hash: string, client: string): Promise<Principal | null> {
     const now = this.#now();
     const hit = this.#cache.get(hash);
-    if (hit && hit.expiresAt > now) return hit.principal;
+    if (hit && hit.expiresAt > now) return this.#fromMemory(hit.principal);
     const missUntil = this.#misses.get(hash);
-    if (missUntil !== undefined && missUntil > now) return null;
+    if (missUntil !== undefined && missUntil > now) return this.#fromMemory(null);
+    this.#onLookup(false);
     let pending = this.#inflight.get(hash);
     if (!pending) {
       this.#checkUnknownBudget(client, now);
@@ -128,6 +133,11 @@ export class KeyResolver {
       this.#inflight.set(hash, pending);
     }
     return pending;
+  }
+
+  #fromMemory(principal: Principal | null): Principal | null {
+    this.#onLookup(true);
+    return principal;
   }
 
   #remember(hash: string, principal: Principal | null): void {

@@ -1,3 +1,5 @@
+import { pino, type DestinationStream } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export interface Logger {
@@ -5,9 +7,10 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** A logger whose every line carries `bindings` (a request's id, for one). */
+  child(bindings: Record<string, unknown>): Logger;
 }
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 // Anything shaped like a credential is masked before it can reach a log line.
 const SECRET = /\b(sk-ant-|kg_(?:live|test|admin)_)[A-Za-z0-9_-]{4,}/g;
 
@@ -15,15 +18,60 @@ export function redact(text: string): string {
   return text.replace(SECRET, '$1[redacted]');
 }
 
-/** One JSON line per entry on stderr. */
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const min = ORDER[level];
-  const log = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < min) return;
-    const entry = { level: lvl, time: new Date().toISOString(), msg, ...fields };
-    write(redact(JSON.stringify(entry, (_k, v) => (v instanceof Error ? { name: v.name, message: v.message } : v))) + '\n');
+/** True when `text` holds something shaped like a credential. */
+export function looksSecret(text: string): boolean {
+  SECRET.lastIndex = 0;
+  const found = SECRET.test(text);
+  SECRET.lastIndex = 0;
+  return found;
+}
+
+// Fields that hold credentials by name, wherever a caller puts them; the regex covers the rest.
+const REDACT_PATHS = [
+  'authorization', 'apiKey', 'providerKey', 'secret', 'token', 'password',
+  'headers.authorization', 'headers["x-api-key"]', '*.authorization', '*.apiKey', '*.providerKey', '*.secret', '*.token',
+];
+
+function serializeError(value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = (value as { code?: unknown }).code;
+  return { name: value.name, message: value.message, ...(typeof code === 'string' ? { code } : {}) };
+}
+
+/**
+ * JSON lines (pino) on stderr, or to `write` (tests capture lines with it). Every line goes
+ * through `redact` whole, so a secret in a message, a field or an error's text is masked.
+ */
+export function createLogger(level: LogLevel = 'info', write?: (line: string) => void): Logger {
+  const sink = write ?? stderrWriter();
+  const destination: DestinationStream = { write: (line: string) => sink(redact(line)) };
+  const base = pino(
+    {
+      level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { error: serializeError, err: serializeError },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    },
+    destination,
+  );
+  return wrap(base);
+}
+
+function stderrWriter(): (line: string) => void {
+  const dest = pino.destination({ fd: 2, sync: true });
+  return (line) => dest.write(line);
+}
+
+function wrap(p: pino.Logger): Logger {
+  return {
+    debug: (msg, fields) => (fields ? p.debug(fields, msg) : p.debug(msg)),
+    info: (msg, fields) => (fields ? p.info(fields, msg) : p.info(msg)),
+    warn: (msg, fields) => (fields ? p.warn(fields, msg) : p.warn(msg)),
+    error: (msg, fields) => (fields ? p.error(fields, msg) : p.error(msg)),
+    child: (bindings) => wrap(p.child(bindings)),
   };
-  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
 }
 
 export const silentLogger: Logger = createLogger('silent');

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/resolver';
-import { rowCounts, usageCostCents } from '../billing/prices';
+import { figureCounts, rowCounts, usageCostCents } from '../billing/prices';
 import { monthOf } from '../billing/statement';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
@@ -22,6 +22,7 @@ export interface AdmissionDeps {
 /** The call being admitted: only what limits look at. */
 export interface AdmittedCall {
   endpoint: string;
+  requestId?: string;
 }
 
 /**
@@ -45,10 +46,10 @@ export class Admission {
     if (tpm != null || cap != null) this.#tracked.set(principal.key.id, { tpm, capCents: cap });
     else if (this.#tracked.size > 0) this.#tracked.delete(principal.key.id);
     if (rpm == null && tpm == null && cap == null) return;
-    return this.#check(principal.key.id, rpm, tpm, cap);
+    return this.#check(principal.key.id, rpm, tpm, cap, call);
   }
 
-  async #check(keyId: string, rpm: number | null, tpm: number | null, capCents: number | null): Promise<void> {
+  async #check(keyId: string, rpm: number | null, tpm: number | null, capCents: number | null, call: AdmittedCall): Promise<void> {
     const now = this.#deps.clock();
     if (capCents != null) {
       const month = monthOf(now);
@@ -56,7 +57,9 @@ export class Admission {
       try {
         spentMicroUsd = await this.#deps.spend.spent(keyId, month, () => this.#seed(keyId, month));
       } catch (error) {
-        this.#deps.logger.warn('spend seed failed; spend cap not enforced for this call', { keyId, error });
+        // A refusal by the ledger itself (its store is down, limits fail closed) stands.
+        if (error instanceof GatewayError) throw error;
+        this.#deps.logger.warn('spend seed failed; spend cap not enforced for this call', { keyId, requestId: call.requestId, error });
       }
       if (spentMicroUsd >= capCents * 10_000) {
         throw new GatewayError(
@@ -82,6 +85,9 @@ export class Admission {
     return rows.reduce((sum, row) => sum + usageCostCents(row.model, rowCounts(row)) * 10_000, 0);
   }
 
+  // Charges happen after the answer: a failure must not become an unhandled rejection.
+  readonly #chargeFailed = (error: unknown): void => this.#deps.logger.warn('charging a call to its limits failed', { error });
+
   /** Charges a recorded call to its key's token bucket and month-to-date spend. */
   observe(record: CallRecord): void {
     const tracked = record.keyId ? this.#tracked.get(record.keyId) : undefined;
@@ -90,18 +96,11 @@ export class Admission {
     const now = this.#deps.clock();
     if (tracked.tpm != null) {
       const tokens = u.inputTokens + u.cacheCreationInputTokens + u.outputTokens;
-      if (tokens > 0) void Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tracked.tpm), tokens, -Infinity, now));
+      if (tokens > 0) Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tracked.tpm), tokens, -Infinity, now)).catch(this.#chargeFailed);
     }
     if (tracked.capCents != null) {
-      const cents = usageCostCents(record.model, {
-        uncached_input_tokens: u.inputTokens,
-        output_tokens: u.outputTokens,
-        cache_read_input_tokens: u.cacheReadInputTokens,
-        'cache_creation.ephemeral_5m_input_tokens': u.cacheCreation5mTokens,
-        'cache_creation.ephemeral_1h_input_tokens': u.cacheCreation1hTokens,
-        web_search_requests: u.webSearchRequests,
-      });
-      void Promise.resolve(this.#deps.spend.add(record.keyId, monthOf(record.createdAt.getTime()), cents * 10_000));
+      const cents = usageCostCents(record.model, figureCounts(u));
+      Promise.resolve(this.#deps.spend.add(record.keyId, monthOf(record.createdAt.getTime()), cents * 10_000)).catch(this.#chargeFailed);
     }
   }
 }
