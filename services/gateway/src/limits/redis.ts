@@ -76,15 +76,17 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   });
   let outage: 'start' | 'later' | null = null;
   let starting = true;
+  let closing = false;
   let failedCommand = false;
   const mode = closed ? 'refused with 429 (KEYGATE_LIMITS_ON_REDIS_DOWN=closed)' : 'counted in this instance only (KEYGATE_LIMITS_ON_REDIS_DOWN=open)';
   const wentDown = (error: unknown) => {
-    if (outage || starting) return;
+    if (outage || starting || closing) return;
     outage = 'later';
     logger.warn(`redis unreachable: calls of keys with limits are ${mode} until it answers`, { error });
   };
   // ioredis reports every failed reconnection here; without a listener they would end the process.
   redis.on('error', wentDown);
+  redis.on('close', () => wentDown(new Error('connection to Redis closed')));
   redis.on('ready', () => {
     failedCommand = false;
     if (outage) logger.info('redis reachable again: limits are shared through it');
@@ -182,6 +184,7 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
       return isDown();
     },
     async close() {
+      closing = true;
       await redis.quit().catch(() => redis.disconnect());
     },
   };
