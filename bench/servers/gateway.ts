@@ -18,7 +18,8 @@ await serveArm(async () => {
     KEYGATE_UPSTREAM_URL: process.env.BENCH_UPSTREAM!,
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
-    KEYGATE_LOG_LEVEL: 'warn',
+    KEYGATE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    KEYGATE_METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN ?? '',
   });
   const gateway = await startGateway(config, { schema });
   const sql = gateway.store.db.sql;

@@ -26,11 +26,9 @@ export function looksSecret(text: string): boolean {
   return found;
 }
 
-// Fields that hold credentials by name, wherever a caller puts them; the regex covers the rest.
-const REDACT_PATHS = [
-  'authorization', 'apiKey', 'providerKey', 'secret', 'token', 'password',
-  'headers.authorization', 'headers["x-api-key"]', '*.authorization', '*.apiKey', '*.providerKey', '*.secret', '*.token',
-];
+// Fields that hold credentials by name; the regex covers values anywhere else. No wildcard
+// paths: one made every line 5 µs dearer (pino clones the object to censor it).
+const REDACT_PATHS = ['authorization', 'apiKey', 'providerKey', 'secret', 'token', 'password', 'headers.authorization', 'headers["x-api-key"]'];
 
 function serializeError(value: unknown): unknown {
   if (!(value instanceof Error)) return value;
@@ -64,13 +62,16 @@ function stderrWriter(): (line: string) => void {
   return (line) => dest.write(line);
 }
 
-function wrap(p: pino.Logger): Logger {
+/** A child is made on its first line: most requests log none, and a pino child costs a few µs. */
+function wrap(parent: pino.Logger, bindings?: Record<string, unknown>): Logger {
+  let made: pino.Logger | null = bindings ? null : parent;
+  const p = () => (made ??= parent.child(bindings!));
   return {
-    debug: (msg, fields) => (fields ? p.debug(fields, msg) : p.debug(msg)),
-    info: (msg, fields) => (fields ? p.info(fields, msg) : p.info(msg)),
-    warn: (msg, fields) => (fields ? p.warn(fields, msg) : p.warn(msg)),
-    error: (msg, fields) => (fields ? p.error(fields, msg) : p.error(msg)),
-    child: (bindings) => wrap(p.child(bindings)),
+    debug: (msg, fields) => (fields ? p().debug(fields, msg) : p().debug(msg)),
+    info: (msg, fields) => (fields ? p().info(fields, msg) : p().info(msg)),
+    warn: (msg, fields) => (fields ? p().warn(fields, msg) : p().warn(msg)),
+    error: (msg, fields) => (fields ? p().error(fields, msg) : p().error(msg)),
+    child: (more) => wrap(p(), more),
   };
 }
 

@@ -32,12 +32,18 @@ export class AccessLog {
 
   write(log: Logger, requestId: string, req: AccessRequest, now: number): void {
     const call = this.#held.get(requestId);
-    if (call) this.#held.delete(requestId);
-    const base = { method: req.method, path: req.path, status: call?.status ?? req.status, latencyMs: round(call?.latencyMs ?? now - req.startedAt) };
-    if (!call) return QUIET.has(req.path) ? log.debug('access', base) : log.info('access', base);
+    if (!call) {
+      const line = { method: req.method, path: req.path, status: req.status, latencyMs: round(now - req.startedAt) };
+      return QUIET.has(req.path) ? log.debug('access', line) : log.info('access', line);
+    }
+    this.#held.delete(requestId);
     const u = call.usage ? usageFigures(call.usage) : null;
+    // One literal, no spread: this runs once per call.
     log.info('access', {
-      ...base,
+      method: req.method,
+      path: req.path,
+      status: call.status,
+      latencyMs: round(call.latencyMs),
       accountId: call.accountId,
       keyId: call.keyId,
       model: call.model,
