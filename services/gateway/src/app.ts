@@ -9,6 +9,10 @@ import { healthRoutes } from './health/routes';
 import { AccessLog } from './metrics/access-log';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
+import { dashboardRoutes } from './dashboard/routes';
+import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
+import type { BillingDeps } from './billing/lifecycle';
+import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
@@ -23,12 +27,13 @@ export interface AppDeps extends ServiceDeps {
   readiness: () => Promise<Readiness>;
   /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN). */
   metrics?: { registry: GatewayMetrics; token: string } | null;
+  billing?: BillingDeps;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver };
+  const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver, billing: deps.billing ?? plainBilling(deps.store, deps.clock) };
   const access = new AccessLog();
   const proxy: ProxyOptions = {
     ...deps.proxy,
@@ -73,8 +78,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
   app.route('/', proxyRoutes(proxy));
+  app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   return app;
 }
 

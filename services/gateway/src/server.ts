@@ -3,8 +3,11 @@ import { startEmulator, type Emulator } from '@keygate/emulator';
 import { maxHeaderSize } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
+import { DeliveryWorker } from './alerts/delivery';
+import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
 import { createApp } from './app';
 import { KeyResolver } from './auth/resolver';
+import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
 import { newRequestId, parserRefusal } from './lib/errors';
@@ -17,8 +20,9 @@ import { readiness } from './health/readiness';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import type { CallRecord } from './usage/record';
-import { UsageWriter } from './usage/writer';
+import type { CallRecord } from './call-log/record';
+import { Spool } from './call-log/spool';
+import { CallLogWriter } from './call-log/writer';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -35,12 +39,15 @@ export interface Gateway {
   config: Config;
   store: Store;
   resolver: KeyResolver;
-  writer: UsageWriter;
+  writer: CallLogWriter;
   limits: Limits;
   /** Null when metrics are off (neither KEYGATE_METRICS_TOKEN nor KEYGATE_METRICS_PORT). */
   metrics: GatewayMetrics | null;
   /** The port of KEYGATE_METRICS_PORT's listener (null without it). */
   metricsPort: number | null;
+  /** The webhook delivery worker and the error-rate watch of this instance. */
+  alerts: { delivery: DeliveryWorker; errorRates: ReturnType<typeof watchErrorRates> };
+  billing: GatewayBilling;
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -58,22 +65,38 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
-    const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
+    // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
+    const spool = config.callLog && config.spoolMaxBytes > 0
+      ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
+      : null;
+    if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
+    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
     cleanup.unshift(() => writer.close());
-    const limits = await createLimits({ redisUrl: config.redisUrl, onRedisDown: config.limitsOnRedisDown, store, clock, logger });
+    const limits = await createLimits({
+      redisUrl: config.redisUrl, onRedisDown: config.limitsOnRedisDown, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
+    });
     cleanup.unshift(() => limits.close());
     const metrics: GatewayMetrics | null = metricsFor(config, {
-      ...(config.callLog ? { callLog: () => ({ queued: writer.pending, dropped: writer.dropped }) } : {}),
+      ...(config.callLog ? { callLog: { status: () => writer.status(), spooled: spool !== null } } : {}),
       limits: () => limits.status(),
       keyCacheEntries: (): number => resolver.size,
     }, clock);
-    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock, ...(metrics ? { onLookup: (hit: boolean) => metrics.keyLookup(hit) } : {}) });
+    const resolver = new KeyResolver(store, box, {
+      ttlMs: config.keyCacheTtlMs,
+      clock,
+      onRetiredSecret: onRetiredSecret(store, clock, logger),
+      ...(metrics ? { onLookup: (hit: boolean) => metrics.keyLookup(hit) } : {}),
+    });
     // Limits see every call (token and spend counters), whether or not the call log is kept.
     const record = (r: CallRecord) => {
       if (config.callLog) writer.enqueue(r);
       limits.admission.observe(r);
       metrics?.observeCall(r);
     };
+
+    let url = '';
+    const billing = openBilling(config, store, clock, logger, () => url);
+    cleanup.unshift(billing.startClock());
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
@@ -84,12 +107,26 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => (resolver.apply(payload), metrics?.invalidationApplied()), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => {
+      if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
+      else {
+        resolver.apply(payload);
+        billing.book.apply(payload);
+      }
+      metrics?.invalidationApplied();
+    }, {
       listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
     });
     cleanup.unshift(stopWatching);
+    const delivery = new DeliveryWorker(store, box, config.webhooks, logger);
+    await delivery.start();
+    cleanup.unshift(() => delivery.stop());
+    const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
+    cleanup.unshift(() => errorRates.stop());
+
+    await billing.book.load();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -117,6 +154,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         // The writer retries a failed batch with a backoff of up to 30 s.
         stallMs: Math.max(60_000, config.flushIntervalMs * 20),
       }),
+      billing,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -127,7 +165,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         maxPdfPages: config.maxPdfPages,
         record,
         logger,
-        admit: (principal, call) => limits.admission.admit(principal, call),
+        admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
         onUpstreamStatus: providerKeyCheck({
           logger,
           clock,
@@ -143,12 +181,13 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const metricsServer = metrics && config.metricsPort !== null ? await serveMetrics(metrics, { host: config.host, port: config.metricsPort, token: config.metricsToken }) : null;
     if (metricsServer) cleanup.unshift(() => metricsServer.close());
     const port = (server.address() as AddressInfo).port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, metrics, metricsPort: metricsServer?.port ?? null, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, metrics, metricsPort: metricsServer?.port ?? null,
+      flushLastUsed, emulator, operatorToken: operatorToken ?? '',
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

@@ -27,6 +27,8 @@ export interface ResolverOptions {
   maxEntries?: number;
   /** Unknown keys one client may present per minute before it gets 429 without a lookup. */
   maxUnknownPerMinute?: number;
+  /** Told when a rotated-away secret is presented after its grace period (the call is refused). */
+  onRetiredSecret?: (p: Principal) => void;
   /** Sees each lookup: answered from memory (a known or a known-unknown key) or not. */
   onLookup?(hit: boolean): void;
 }
@@ -54,6 +56,7 @@ export class KeyResolver {
   readonly #now: () => number;
   readonly #maxEntries: number;
   readonly #maxUnknown: number;
+  readonly #onRetiredSecret: ((p: Principal) => void) | undefined;
   readonly #onLookup: (hit: boolean) => void;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
@@ -64,6 +67,7 @@ export class KeyResolver {
     this.#now = opts.clock ?? Date.now;
     this.#maxEntries = opts.maxEntries ?? 100_000;
     this.#maxUnknown = opts.maxUnknownPerMinute ?? 120;
+    this.#onRetiredSecret = opts.onRetiredSecret;
     this.#onLookup = opts.onLookup ?? (() => {});
   }
 
@@ -102,7 +106,10 @@ export class KeyResolver {
     const now = this.#now();
     if (p.key.status !== 'active') throw new GatewayError('authentication_error', `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`);
     if (p.key.expiresAt && p.key.expiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key has expired: ask an account admin for a new one.');
-    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
+    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) {
+      this.#onRetiredSecret?.(p);
+      throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
+    }
     if (!p.memberActive) throw new GatewayError('authentication_error', "This key's member was removed from the account: ask an account admin for a key of your own.");
     if (p.key.kind === 'admin' && p.memberRole === 'developer') {
       throw new GatewayError('permission_error', "This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.");

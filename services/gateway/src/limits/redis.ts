@@ -34,7 +34,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], 
 return false
 `;
 
-const SPEND_TTL_MS = 40 * 86_400_000;
+// A counter outlives its period by a week, then expires (no sweep needed).
+const SPEND_TTL_MARGIN_MS = 7 * 86_400_000;
 // Lua cannot take -Infinity as an argument; this is far below any bucket.
 const NO_MINIMUM = -1e15;
 
@@ -55,10 +56,11 @@ export interface RedisLimitsOptions {
 }
 
 /**
- * Rate-limit buckets and spend counters in Redis, shared by every instance. A Redis that is
- * unreachable, at startup or later, never stops the gateway: the client keeps reconnecting,
- * each outage is logged once, and meanwhile limits fall back to counters in this process
- * (`open`) or refuse the calls of keys that have limits (`closed`).
+ * Rate-limit buckets and budget spend counters in Redis, shared by every instance. A Redis
+ * that is unreachable, at startup or later, never stops the gateway: the client keeps
+ * reconnecting, each outage is logged once, and meanwhile limits fall back to counters in
+ * this process (`open`), or (`closed`) refuse the calls that a rate limit or a hard-capped
+ * budget (a key's spend cap among them) could refuse; soft budgets are counted here either way.
  */
 export async function connectRedisLimits(url: string, opts: RedisLimitsOptions): Promise<RedisLimits> {
   const { logger } = opts;
@@ -78,11 +80,13 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   let starting = true;
   let closing = false;
   let failedCommand = false;
-  const mode = closed ? 'refused with 429 (KEYGATE_LIMITS_ON_REDIS_DOWN=closed)' : 'counted in this instance only (KEYGATE_LIMITS_ON_REDIS_DOWN=open)';
+  const mode = closed
+    ? 'refused with 429 (KEYGATE_LIMITS_ON_REDIS_DOWN=closed; soft budgets are counted in this instance)'
+    : 'counted in this instance only (KEYGATE_LIMITS_ON_REDIS_DOWN=open)';
   const wentDown = (error: unknown) => {
     if (outage || starting || closing) return;
     outage = 'later';
-    logger.warn(`redis unreachable: calls of keys with limits are ${mode} until it answers`, { error });
+    logger.warn(`redis unreachable: calls under rate limits and budgets are ${mode} until it answers`, { error });
   };
   // ioredis reports every failed reconnection here; without a listener they would end the process.
   redis.on('error', wentDown);
@@ -98,7 +102,7 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    logger.warn(`redis unreachable at start (REDIS_URL); the gateway serves, and calls of keys with limits are ${mode} until it answers`, { error });
+    logger.warn(`redis unreachable at start (REDIS_URL); the gateway serves, and calls under rate limits and budgets are ${mode} until it answers`, { error });
     outage = 'start';
   }
   starting = false;
@@ -108,19 +112,19 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   };
   const isDown = () => redis.status !== 'ready' || failedCommand;
   const local = { buckets: new MemoryBuckets(), spend: new MemorySpendLedger() };
-  const refusal = () =>
+  const refusal = (what: string) =>
     new GatewayError(
       'rate_limit_error',
-      "This key's limits cannot be checked: the gateway's limit store (Redis) is unreachable, and this gateway refuses calls of keys with limits until it is back. Retry in a few seconds.",
+      `${what} cannot be checked: the gateway's limit store (Redis) is unreachable, and this gateway refuses such calls until it is back. Retry in a few seconds.`,
       { headers: { 'retry-after': '5' } },
     );
-  /** What to do when Redis failed: `check` is a limit test (refused when closed), else a charge. */
-  const fallback = <T>(error: unknown, check: boolean, locally: () => T): T => {
+  /** What to do when Redis failed: `refuse` names a check that closed mode refuses, null for a charge. */
+  const fallback = <T>(error: unknown, refuse: string | null, locally: () => T): T => {
     if (error !== null) {
       failedCommand = true;
       wentDown(error);
     }
-    if (closed && check) throw refusal();
+    if (closed && refuse !== null) throw refusal(refuse);
     return locally();
   };
   const ok = <T>(value: T): T => {
@@ -130,15 +134,15 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
 
   const buckets: Buckets = {
     async take(spec: BucketSpec, cost: number, minimum: number, now: number): Promise<TakeResult> {
-      const check = minimum !== -Infinity;
-      if (redis.status !== 'ready') return fallback(null, check, () => local.buckets.take(spec, cost, minimum, now));
+      const refuse = minimum !== -Infinity ? "This key's rate limit" : null;
+      if (redis.status !== 'ready') return fallback(null, refuse, () => local.buckets.take(spec, cost, minimum, now));
       const rate = spec.capacity / spec.periodMs;
       let reply: [number, string];
       try {
         const min = Number.isFinite(minimum) ? minimum : NO_MINIMUM;
         reply = ok(await call.kgTake(PREFIX + spec.key, spec.capacity, spec.periodMs, cost, min, now));
       } catch (error) {
-        return fallback(error, check, () => local.buckets.take(spec, cost, minimum, now));
+        return fallback(error, refuse, () => local.buckets.take(spec, cost, minimum, now));
       }
       const [admitted, left] = reply;
       const tokens = Number(left);
@@ -147,32 +151,34 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   };
 
   const spend: SpendLedger = {
-    async spent(keyId, month, seed) {
-      const key = `${PREFIX}spend:${keyId}:${month}`;
-      if (redis.status !== 'ready') return fallback(null, true, () => local.spend.spent(keyId, month, seed));
+    async spent(scopeId, period, seed, hardCap) {
+      const key = `${PREFIX}spend:${scopeId}:${period.label}`;
+      const refuse = hardCap ? 'A hard-capped budget of this call' : null;
+      if (redis.status !== 'ready') return fallback(null, refuse, () => local.spend.spent(scopeId, period, seed));
       try {
         const current = ok(await redis.get(key));
         if (current !== null) return Number(current);
       } catch (error) {
-        return fallback(error, true, () => local.spend.spent(keyId, month, seed));
+        return fallback(error, refuse, () => local.spend.spent(scopeId, period, seed));
       }
       const seeded = Math.round(await seed());
       try {
         // Another instance may have seeded it meanwhile (and added to it): its figure wins.
-        await redis.set(key, String(seeded), 'PX', SPEND_TTL_MS, 'NX');
+        await redis.set(key, String(seeded), 'PX', period.end - period.start + SPEND_TTL_MARGIN_MS, 'NX');
         return Number(ok(await redis.get(key)) ?? seeded);
       } catch (error) {
-        return fallback(error, false, () => seeded);
+        return fallback(error, null, () => seeded);
       }
     },
-    async add(keyId, month, microUsd) {
+    async add(scopeId, label, microUsd) {
       // Counted here too, so the fallback's figures are current when Redis goes away.
-      local.spend.add(keyId, month, microUsd);
-      if (redis.status !== 'ready') return;
+      const here = local.spend.add(scopeId, label, microUsd);
+      if (redis.status !== 'ready') return here;
       try {
-        ok(await call.kgAddIfSeeded(`${PREFIX}spend:${keyId}:${month}`, Math.round(microUsd)));
+        const total = ok(await call.kgAddIfSeeded(`${PREFIX}spend:${scopeId}:${label}`, Math.round(microUsd)));
+        return total === null ? null : Number(total);
       } catch (error) {
-        fallback(error, false, () => undefined);
+        return fallback(error, null, () => here);
       }
     },
   };

@@ -1,23 +1,14 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { figureCounts, usageCostCents } from '../billing/prices';
 import type { LimitsStatus } from '../limits';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
+import type { CallLogStatus } from '../call-log/writer';
 import { usageFigures } from '../usage/usage';
 import { BoundedLabel, ERROR_CATEGORIES, errorCategory, type ErrorCategory } from './labels';
 
-/**
- * What the call log reports about itself. `spool` is there when records are spooled to disk
- * before the database (the durable call log); without it no spool metrics are shown.
- */
-export interface CallLogStatus {
-  queued: number;
-  dropped: number;
-  spool?: { bytes: number; oldestAgeMs: number | null };
-}
-
 export interface MetricsSources {
-  /** Absent when the call log is off. */
-  callLog?: () => CallLogStatus;
+  /** Absent when the call log is off; `spooled` when records reach a disk spool before the database. */
+  callLog?: { status: () => CallLogStatus; spooled: boolean };
   limits?: () => LimitsStatus;
   keyCacheEntries?: () => number;
 }
@@ -180,12 +171,14 @@ function scraped<M extends Counter<any> | Gauge<any>>(Kind: new (config: any) =>
 type AddCounter = ReturnType<typeof scraped<Counter<string>>>;
 type AddGauge = ReturnType<typeof scraped<Gauge<string>>>;
 
-function callLogMetrics(status: () => CallLogStatus, counter: AddCounter, gauge: AddGauge): void {
-  gauge('keygate_call_log_queue_depth', 'Call records waiting to be written to the database.', [], (g) => g.set(status().queued));
-  counter('keygate_call_log_dropped_total', 'Call records dropped because the queue was full.', [], (c) => c.inc(status().dropped));
-  if (status().spool === undefined) return;
-  gauge('keygate_call_log_spool_bytes', 'Bytes of call records in the local spool, not yet committed to the database.', [], (g) => g.set(status().spool?.bytes ?? 0));
-  gauge('keygate_call_log_spool_oldest_age_seconds', 'Age of the oldest spooled record (0: the spool is empty).', [], (g) => g.set((status().spool?.oldestAgeMs ?? 0) / 1000));
+function callLogMetrics(log: NonNullable<MetricsSources['callLog']>, counter: AddCounter, gauge: AddGauge): void {
+  const { status } = log;
+  gauge('keygate_call_log_queue_depth', 'Call records waiting in memory to be written to the database.', [], (g) => g.set(status().queued));
+  counter('keygate_call_log_dropped_total', 'Call records lost: no room in the spool and none in memory.', [], (c) => c.inc(status().dropped));
+  if (!log.spooled) return;
+  gauge('keygate_call_log_spool_bytes', 'Bytes of call records in the local spool, not yet committed to the database.', [], (g) => g.set(status().spoolBytes));
+  gauge('keygate_call_log_spool_oldest_age_seconds', 'Age of the oldest call record not yet committed to the database (0: none waits).', [], (g) => g.set((status().oldestAgeMs ?? 0) / 1000));
+  gauge('keygate_call_log_spool_full', '1 while the spool has no room: new call records are held in memory only.', [], (g) => g.set(status().spoolFull ? 1 : 0));
 }
 
 function limitsMetrics(status: () => LimitsStatus, gauge: AddGauge): void {

@@ -9,10 +9,13 @@ import { accountJson, keyJson, memberJson, planJson } from '../admin/serialize';
 import { accountWithPlan, createAccount, updateAccount } from '../admin/service';
 import { REPORT_ARRAYS } from '../reports/usage-report';
 import { summaryParams, usageSummary } from '../reports/usage-summary';
+import { changePlan, recordSuspension, type BillingDeps } from '../billing/lifecycle';
+import { plainBilling } from '../billing/setup';
 import { GatewayError, renderError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { jsonBody } from '../lib/validation';
 import { operatorActor, operatorAuth } from './auth';
+import { operatorBillingRoutes } from './billing-routes';
 
 const plan = z.enum(['solo', 'team', 'scale']);
 
@@ -28,7 +31,7 @@ const CreateAccount = z.strictObject({
 const ListAccounts = z.object({ ...listParams, search: name.optional(), status: z.enum(['active', 'suspended']).optional() });
 
 const UpdateAccount = z
-  .strictObject({ name: name.optional(), plan: plan.optional() })
+  .strictObject({ name: name.optional(), plan: z.string().min(1).max(64).optional() })
   .refine((b) => b.name !== undefined || b.plan !== undefined, 'Send at least one of name and plan.');
 
 const ProviderKey = z.strictObject({ provider_key: z.string().min(1) });
@@ -38,6 +41,7 @@ const CrossAccountUsage = summaryParams(['account', 'model', 'day'] as const);
 export interface OperatorDeps extends KeyRouteDeps {
   operatorToken: string | null;
   logger?: Logger;
+  billing?: BillingDeps;
 }
 
 /** The operator API: whoever runs the gateway manages accounts here, and any account's data. */
@@ -46,8 +50,8 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
   app.onError((err, c) => renderError(err, c, (error, requestId) => deps.logger?.error('unhandled error', { requestId, error, stack: error.stack })));
   app.use('*', operatorAuth(deps.operatorToken));
   const actor = (c: { req: { header(name: string): string | undefined } }) => operatorActor(c.req.header('keygate-actor'));
-
-  app.get('/plans', async (c) => c.json({ data: (await deps.store.accounts.plans()).map(planJson), has_more: false }));
+  const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
+  app.route('/', operatorBillingRoutes(billing, actor));
 
   app.post('/accounts', async (c) => {
     const body = await jsonBody(c, CreateAccount);
@@ -91,16 +95,23 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
 
   app.post('/accounts/:account_id', async (c) => {
     const body = await jsonBody(c, UpdateAccount);
-    return c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), body, actor(c))));
+    const id = c.req.param('account_id');
+    // A plan change is a subscription transition: seat rules, proration and the audit log follow it.
+    if (body.plan) await changePlan(billing, id, body.plan, { kind: 'operator', actor: actor(c), ref: 'plan change' });
+    if (!body.name) return c.json(accountJson((await accountWithPlan(deps, id)).account));
+    return c.json(accountJson(await updateAccount(deps, id, { name: body.name }, actor(c))));
   });
 
-  app.post('/accounts/:account_id/suspend', async (c) =>
-    c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { status: 'suspended' }, actor(c)))),
-  );
-
-  app.post('/accounts/:account_id/reactivate', async (c) =>
-    c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { status: 'active' }, actor(c)))),
-  );
+  for (const [action, status] of [['suspend', 'suspended'], ['reactivate', 'active']] as const) {
+    app.post(`/accounts/:account_id/${action}`, async (c) => {
+      const id = c.req.param('account_id');
+      // Recorded while the account is still in the state being left, so the transition names it.
+      if (status === 'suspended') await recordSuspension(billing, id, true, actor(c));
+      const account = await updateAccount(deps, id, { status }, actor(c));
+      if (status === 'active') await recordSuspension(billing, id, false, actor(c));
+      return c.json(accountJson(account));
+    });
+  }
 
   app.post('/accounts/:account_id/provider_key', async (c) => {
     const body = await jsonBody(c, ProviderKey);

@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
 import { errorBody, GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { clientHeaders, upstreamHeaders } from './headers';
 import { JsonUsageTap, settleUsage, SseUsageTap } from '@keygate/protocol';
 

@@ -5,7 +5,7 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { validateMessagesBody } from './validate';
