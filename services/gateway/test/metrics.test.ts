@@ -140,6 +140,14 @@ describe('/metrics after a known workload', () => {
     expect(sum(samples, 'keygate_limits_on_redis_down', { mode: 'open' })).toBe(1);
     expect(sum(samples, 'keygate_limits_redis_down')).toBe(0);
     expect(sum(samples, 'keygate_call_log_queue_depth')).toBeGreaterThanOrEqual(0);
+    // The harness's gateway spools its call records: after a flush the gauges match the writer's own figures.
+    await stack.gateway.writer.flush();
+    const settled = parse((await scrape(stack.gateway.url)).text);
+    const status = stack.gateway.writer.status();
+    expect(settled.map((s) => s.name)).toEqual(expect.arrayContaining(['keygate_call_log_spool_bytes', 'keygate_call_log_spool_oldest_age_seconds', 'keygate_call_log_spool_full']));
+    expect(sum(settled, 'keygate_call_log_spool_bytes')).toBe(status.spoolBytes);
+    expect(sum(settled, 'keygate_call_log_spool_full')).toBe(0);
+    expect(sum(settled, 'keygate_call_log_queue_depth')).toBe(status.queued);
     const before = sum(parse((await scrape(stack.gateway.url)).text), 'keygate_invalidations_received_total');
     const acct = await stack.seedAccount();
     const k = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} })).body as { id: string };

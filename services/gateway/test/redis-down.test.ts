@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { api, callModel, startStack, type Stack } from './harness';
+import { api, callAt, callModel, startStack, type Stack } from './harness';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -42,6 +42,17 @@ async function keyWithRpm(stack: Stack, rpm: number) {
   const acct = await stack.seedAccount();
   return (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { limits: { requests_per_minute: rpm } } })).body.key as string;
 }
+
+/** An account with one key and one budget; `spentCents` already in its rollups for today. */
+async function budgeted(stack: Stack, budget: { hard_cap: boolean; limit_cents: number }, spentCents = 0) {
+  const acct = await stack.seedAccount();
+  const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} })).body as { id: string; key: string };
+  expect((await api(stack.gateway.url, '/v1/organizations/budgets', { key: acct.adminKey, body: { scope: 'account', period: 'daily', ...budget } })).status).toBe(201);
+  // Opus 4.5 output: 400 tokens cost one cent.
+  if (spentCents > 0) await stack.gateway.store.calls.insertBatch([callAt(acct.id, new Date().toISOString(), { keyId: key.id, usage: { output_tokens: spentCents * 400 } })]);
+  return key.key;
+}
+const oneCent = { 'x-emulator-output-tokens': '400' };
 
 const redisWarnings = (stack: Stack) => stack.logs.filter((l) => /redis unreachable/.test(l));
 
@@ -111,5 +122,29 @@ describe('per-key limits while Redis is down', () => {
     redis.start();
     await until(async () => (await callModel(stack!.gateway.url, key)).status === 200);
     expect(await metric(stack, 'keygate_limits_redis_down')).toBe('keygate_limits_redis_down 0');
+  });
+
+  it('open: budgets are seeded from the rollups and counted in this instance, so a hard cap still holds', async () => {
+    redis = await ownRedis();
+    stack = await startStack({ REDIS_URL: redis.url });
+    const key = await budgeted(stack, { hard_cap: true, limit_cents: 100 }, 99);
+    expect((await callModel(stack.gateway.url, key, oneCent)).status).toBe(200);
+    await until(async () => (await callModel(stack!.gateway.url, key)).status === 429);
+    const res = await callModel(stack.gateway.url, key);
+    expect(res.body.error.message).toMatch(/daily budget .* is used up/);
+    expect(res.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('closed: calls under a hard-capped budget are refused; soft budgets only alert, so their calls are counted here and served', async () => {
+    redis = await ownRedis();
+    stack = await startStack({ REDIS_URL: redis.url, KEYGATE_LIMITS_ON_REDIS_DOWN: 'closed' });
+    const hard = await budgeted(stack, { hard_cap: true, limit_cents: 10_000 });
+    const res = await callModel(stack.gateway.url, hard);
+    expect(res.status).toBe(429);
+    expect(res.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringMatching(/hard-capped budget .* limit store \(Redis\) is unreachable/) } });
+    expect(res.headers.get('retry-after')).toBe('5');
+    const soft = await budgeted(stack, { hard_cap: false, limit_cents: 100 }, 99);
+    for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, soft, oneCent)).status).toBe(200);
+    expect((await callModel(stack.gateway.url, stack.appKey)).status).toBe(200);
   });
 });
