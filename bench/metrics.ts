@@ -1,11 +1,13 @@
 /**
- * What metrics and access lines cost on the call path: the same build in three processes,
+ * What metrics and access lines cost on the call path: the same build in five processes,
  * metrics off, metrics on (KEYGATE_METRICS_TOKEN) and metrics on with an access line per call
- * (KEYGATE_LOG_LEVEL=info, lines to stderr), at concurrency 1 in interleaved rounds:
- *   TEST_DATABASE_URL=postgres://… pnpm exec tsx bench/metrics.ts 2>/dev/null
- * (stderr carries the access lines of the third arm.) Prints a Markdown table.
+ * (KEYGATE_LOG_LEVEL=info) written to stderr synchronously, asynchronously one write per line,
+ * and as the gateway does by default (asynchronously in 4 KB batches), at concurrency 1 in
+ * interleaved rounds. stderr should be a pipe, as under a log collector:
+ *   TEST_DATABASE_URL=postgres://… pnpm exec tsx bench/metrics.ts 2> >(wc -c)
+ * Prints a Markdown table.
  */
-import { createLogger } from '../services/gateway/src/lib/logger';
+import { createLogger, stderrSink, type LineSink } from '../services/gateway/src/lib/logger';
 import { AccessLog } from '../services/gateway/src/metrics/access-log';
 import { GatewayMetrics } from '../services/gateway/src/metrics/metrics';
 import type { CallRecord } from '../services/gateway/src/call-log/record';
@@ -48,7 +50,35 @@ const accessLine = (log: typeof lineLog) => (i: number) => {
 };
 const lineOn = cpuPerCall(100_000, accessLine(lineLog));
 const lineOff = cpuPerCall(100_000, accessLine(quietLog));
-console.log(`In process: observeCall ${observe.toFixed(2)} µs CPU per call; child logger + access line ${lineOn.toFixed(2)} µs at info (line built and serialized, not written), ${lineOff.toFixed(2)} µs at warn.\n`);
+console.log(`In process: observeCall ${observe.toFixed(2)} µs CPU per call; child logger + access line ${lineOn.toFixed(2)} µs at info (line built and serialized, not written), ${lineOff.toFixed(2)} µs at warn.`);
+
+/**
+ * CPU µs per access line written to this process's stderr (all threads: libuv's pool does the
+ * asynchronous writes), one line per turn of the event loop as when serving, less the same
+ * loop with lines built but not written.
+ */
+async function writtenLine(sink: LineSink | null, n = 20_000): Promise<number> {
+  const write = accessLine(createLogger('info', sink ?? (() => {})));
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    write(i);
+    await turn();
+  }
+  sink?.flush();
+  await new Promise((r) => setTimeout(r, 300));
+  const t = process.cpuUsage(t0);
+  return (t.user + t.system) / n;
+}
+const unwritten = await writtenLine(null);
+const written = {
+  sync: (await writtenLine(stderrSink({ sync: true }))) - unwritten,
+  perLine: (await writtenLine(stderrSink({ minLength: 0, flushMs: 0 }))) - unwritten,
+  batched: (await writtenLine(stderrSink())) - unwritten,
+};
+console.log(
+  `Writing one access line to stderr, CPU µs per line beyond building it: synchronous ${written.sync.toFixed(2)}, asynchronous one write per line ${written.perLine.toFixed(2)}, asynchronous in 4 KB batches (the default) ${written.batched.toFixed(2)}.\n`,
+);
 
 const body = Buffer.from(JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'x'.repeat(1000) }] }));
 const arms: Arm[] = [];
@@ -59,7 +89,9 @@ try {
   const variants = {
     'metrics off': {},
     'metrics on': { BENCH_METRICS_TOKEN: TOKEN },
-    'metrics on, access lines': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info' },
+    'metrics on, access lines, sync stderr': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info', BENCH_LOG_SINK: 'sync' },
+    'metrics on, access lines, async stderr, one write per line': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info', BENCH_LOG_SINK: 'unbatched' },
+    'metrics on, access lines (default: async stderr, 4 KB batches)': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info' },
   };
   const targets = [];
   for (const [name, env] of Object.entries(variants)) {

@@ -261,4 +261,6 @@ async function runAll(steps: Array<() => Promise<unknown> | unknown>, logger: Lo
       logger.warn('shutdown step failed', { error });
     }
   }
+  // Log lines held back by an asynchronous destination are written before close resolves.
+  logger.flush();
 }

@@ -9,6 +9,8 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
   /** A logger whose every line carries `bindings` (a request's id, for one). */
   child(bindings: Record<string, unknown>): Logger;
+  /** Writes the lines still held back (an asynchronous destination's queue) before returning. */
+  flush(): void;
 }
 
 // Anything shaped like a credential is masked before it can reach a log line.
@@ -36,13 +38,49 @@ function serializeError(value: unknown): unknown {
   return { name: value.name, message: value.message, ...(typeof code === 'string' ? { code } : {}) };
 }
 
+/** Where log lines go; `flush` writes what it holds back. */
+export interface LineSink {
+  write(line: string): void;
+  flush(): void;
+}
+
 /**
- * JSON lines (pino) on stderr, or to `write` (tests capture lines with it). Every line goes
- * through `redact` whole, so a secret in a message, a field or an error's text is masked.
+ * stderr through sonic-boom. Asynchronous unless `sync`: lines wait in memory until
+ * `minLength` bytes do (4 KB, a dozen access lines) or `flushMs` has passed (250 ms), then go
+ * out in one write in the background, so a call never waits on stderr (often a pipe to a log
+ * collector). One asynchronous write per line (`minLength: 0`) costs more than a synchronous
+ * one (bench/RESULTS.md). `flush` writes what waits synchronously: at shutdown, and (pino) at
+ * process exit; a kill -9 loses at most `flushMs` of lines.
  */
-export function createLogger(level: LogLevel = 'info', write?: (line: string) => void): Logger {
-  const sink = write ?? stderrWriter();
-  const destination: DestinationStream = { write: (line: string) => sink(redact(line)) };
+export function stderrSink(opts: { sync?: boolean; minLength?: number; flushMs?: number } = {}): LineSink {
+  const sync = opts.sync ?? false;
+  const dest = pino.destination({
+    fd: 2,
+    sync,
+    // A stalled reader (a full pipe) holds up to 16 MiB here, then lines are dropped: the calls go on.
+    ...(sync ? {} : { minLength: opts.minLength ?? 4096, periodicFlush: opts.flushMs ?? 250, maxLength: 16 * 1024 * 1024 }),
+  });
+  return {
+    write: (line) => dest.write(line),
+    flush() {
+      if (sync) return;
+      try {
+        dest.flushSync();
+      } catch {
+        // stderr closed or not ready: nothing more can be written there.
+      }
+    },
+  };
+}
+
+/**
+ * JSON lines (pino) to `sink`: stderr, asynchronously, unless told otherwise (tests capture
+ * lines with a function, written synchronously). Every line goes through `redact` whole, so a
+ * secret in a message, a field or an error's text is masked.
+ */
+export function createLogger(level: LogLevel = 'info', sink: ((line: string) => void) | LineSink = stderrSink()): Logger {
+  const out: LineSink = typeof sink === 'function' ? { write: sink, flush: () => {} } : sink;
+  const destination: DestinationStream = { write: (line: string) => out.write(redact(line)) };
   const base = pino(
     {
       level,
@@ -54,16 +92,11 @@ export function createLogger(level: LogLevel = 'info', write?: (line: string) =>
     },
     destination,
   );
-  return wrap(base);
-}
-
-function stderrWriter(): (line: string) => void {
-  const dest = pino.destination({ fd: 2, sync: true });
-  return (line) => dest.write(line);
+  return wrap(base, out.flush);
 }
 
 /** A child is made on its first line: most requests log none, and a pino child costs a few µs. */
-function wrap(parent: pino.Logger, bindings?: Record<string, unknown>): Logger {
+function wrap(parent: pino.Logger, flush: () => void, bindings?: Record<string, unknown>): Logger {
   let made: pino.Logger | null = bindings ? null : parent;
   const p = () => (made ??= parent.child(bindings!));
   return {
@@ -71,8 +104,9 @@ function wrap(parent: pino.Logger, bindings?: Record<string, unknown>): Logger {
     info: (msg, fields) => (fields ? p().info(fields, msg) : p().info(msg)),
     warn: (msg, fields) => (fields ? p().warn(fields, msg) : p().warn(msg)),
     error: (msg, fields) => (fields ? p().error(fields, msg) : p().error(msg)),
-    child: (more) => wrap(p(), more),
+    child: (more) => wrap(p(), flush, more),
+    flush,
   };
 }
 
-export const silentLogger: Logger = createLogger('silent');
+export const silentLogger: Logger = createLogger('silent', () => {});
