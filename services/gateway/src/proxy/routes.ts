@@ -90,6 +90,14 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
       return RESPONSE_ALREADY_SENT;
     }
     if (err instanceof GatewayError) opts.record(rejected(call, err));
+    if (err instanceof GatewayError && !req.complete && !res.headersSent) {
+      // Refused before its body was read (too large, stalled): answer, then read the rest and
+      // drop it, so the client finishes sending and reads the answer instead of a reset.
+      res.setHeader('connection', 'close');
+      sendError(res, err, call.requestId);
+      req.resume();
+      return RESPONSE_ALREADY_SENT;
+    }
     throw err;
   } finally {
     leave?.();
