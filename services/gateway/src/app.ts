@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { PatternRouter } from 'hono/router/pattern-router';
-import { accountApi } from './admin/routes';
-import type { ServiceDeps } from './admin/service';
+import { accountApi } from './account-api/routes';
+import type { ServiceDeps } from './accounts/service';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createAccount, createKey, type ServiceDeps } from '../src/admin/service';
+import { createAccount, createKey, type ServiceDeps } from '../src/accounts/service';
 import { loadConfig, type Config } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';

@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
-import { organizationRoutes } from '../admin/routes';
-import { name } from '../admin/schemas';
-import type { KeyRouteDeps } from '../admin/key-routes';
-import type { AdminEnv } from '../admin/scope';
-import { accountJson, keyJson, memberJson, planJson } from '../admin/serialize';
-import { accountWithPlan, createAccount, updateAccount } from '../admin/service';
+import { organizationRoutes } from '../account-api/routes';
+import { name } from '../account-api/schemas';
+import type { KeyRouteDeps } from '../account-api/key-routes';
+import type { AdminEnv } from '../accounts/scope';
+import { accountJson, keyJson, memberJson, planJson } from '../account-api/serialize';
+import { accountWithPlan, createAccount, updateAccount } from '../accounts/service';
 import { REPORT_ARRAYS } from '../reports/usage-report';
 import { summaryParams, usageSummary } from '../reports/usage-summary';
 import { GatewayError, renderError } from '../lib/errors';

@@ -2,9 +2,9 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { costReport, CostReportParams } from '../reports/cost-report';
 import { listJson, listParams, pageQuery, parseQuery, timestamp } from '../reports/query';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 import { auditJson, requestJson } from './serialize';
-import { accountWithPlan, type ServiceDeps } from './service';
+import { accountWithPlan, type ServiceDeps } from '../accounts/service';
 import { REPORT_ARRAYS, usageReport, UsageReportParams } from '../reports/usage-report';
 import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from '../reports/usage-summary';
 

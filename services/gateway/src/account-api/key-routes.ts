@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
 import type { KeyPatch } from '../store';
-import { createKey, deleteKey, rotateKey, updateKey } from './keys';
+import { createKey, deleteKey, rotateKey, updateKey } from '../accounts/keys';
 import { listJson, listParams, optionalJsonBody, pageQuery, parseQuery, timestamp } from '../reports/query';
 import { name } from './schemas';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 import { keyJson } from './serialize';
-import type { ServiceDeps } from './service';
+import type { ServiceDeps } from '../accounts/service';
 
 const status = z.enum(['active', 'inactive', 'archived']);
 const kind = z.enum(['live', 'test', 'admin']);

@@ -4,7 +4,7 @@ import type { KeyResolver } from '../auth/resolver';
 import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { reportRoutes } from './report-routes';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 
 /**
  * The account API's routes, for whichever account `c.var.scope` names: mounted under

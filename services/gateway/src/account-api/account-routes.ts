@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { billingSubject, monthlyStatement, monthOf, monthRange } from '../billing/statement';
 import { GatewayError } from '../lib/errors';
 import { jsonBody } from '../lib/validation';
-import { addMember, removeMember, updateMember } from './members';
+import { addMember, removeMember, updateMember } from '../accounts/members';
 import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
 import { name } from './schemas';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';
-import { accountWithPlan, type ServiceDeps } from './service';
+import { accountWithPlan, type ServiceDeps } from '../accounts/service';
 
 const role = z.enum(['admin', 'developer']);
 
