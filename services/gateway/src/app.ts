@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './account-api/routes';
 import type { ServiceDeps } from './accounts/service';
+import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', proxyRoutes(deps.proxy));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  app.route('/', apiDocsRoutes(app));
   return app;
 }
 

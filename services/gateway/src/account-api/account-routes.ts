@@ -2,9 +2,9 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { billingSubject, monthlyStatement, monthOf, monthRange } from '../billing/statement';
 import { GatewayError } from '../lib/errors';
-import { jsonBody } from '../lib/validation';
+import { operation } from '../lib/operation';
 import { addMember, removeMember, updateMember } from '../accounts/members';
-import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
+import { listJson, listParams, pageQuery } from '../reports/query';
 import { name } from './schemas';
 import type { AdminEnv } from '../accounts/scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';
@@ -34,7 +34,8 @@ const Billing = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'm
 export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
-  app.get('/me', async (c) => {
+  const tag = 'Account and members';
+  app.get('/me', operation({ tag, summary: 'The account, its plan, trial and seats' }), async (c) => {
     const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
     const used = await deps.store.members.countActive(account.id);
     return c.json({
@@ -45,35 +46,35 @@ export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     });
   });
 
-  app.get('/users', async (c) => {
-    const q = parseQuery(c, ListUsers);
+  app.get('/users', operation({ tag, summary: 'List members (seats)', query: ListUsers }), async (c) => {
+    const q = c.req.valid('query');
     const page = await deps.store.members.list(c.var.scope.accountId, { status: q.status, email: q.email ?? null }, pageQuery(q));
     return c.json(listJson(page, memberJson));
   });
 
-  app.post('/users', async (c) => {
-    const body = await jsonBody(c, AddUser);
+  app.post('/users', operation({ tag, summary: 'Add a member (a seat, within the plan)', body: AddUser, status: 201 }), async (c) => {
+    const body = c.req.valid('json');
     return c.json(memberJson(await addMember(deps, c.var.scope, body)), 201);
   });
 
-  app.get('/users/:id', async (c) => {
+  app.get('/users/:id', operation({ tag, summary: 'A member' }), async (c) => {
     const member = await deps.store.members.get(c.var.scope.accountId, c.req.param('id'));
     if (!member) throw new GatewayError('not_found_error', `No member with id '${c.req.param('id')}'.`);
     return c.json(memberJson(member));
   });
 
-  app.post('/users/:id', async (c) => {
-    const body = await jsonBody(c, UpdateUser);
+  app.post('/users/:id', operation({ tag, summary: "Change a member's name or role", body: UpdateUser }), async (c) => {
+    const body = c.req.valid('json');
     return c.json(memberJson(await updateMember(deps, c.var.scope, c.req.param('id'), body)));
   });
 
-  app.delete('/users/:id', async (c) => {
+  app.delete('/users/:id', operation({ tag, summary: "Remove a member: their keys are refused at once, their usage stays theirs" }), async (c) => {
     const member = await removeMember(deps, c.var.scope, c.req.param('id'));
     return c.json({ id: member.id, type: 'user_deleted' as const });
   });
 
-  app.get('/billing', async (c) => {
-    const q = parseQuery(c, Billing);
+  app.get('/billing', operation({ tag, summary: "The month's plan statement: seat-days, trial, amount", query: Billing }), async (c) => {
+    const q = c.req.valid('query');
     const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
     const month = q.month ?? monthOf(deps.clock());
     const { from, to } = monthRange(month);

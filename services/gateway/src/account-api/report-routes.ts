@@ -1,11 +1,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { costReport, CostReportParams } from '../reports/cost-report';
-import { listJson, listParams, pageQuery, parseQuery, timestamp } from '../reports/query';
 import type { AdminEnv } from '../accounts/scope';
+import type { ServiceDeps } from '../accounts/service';
+import { operation } from '../lib/operation';
+import { claudeCodeReport, ClaudeCodeReportParams } from '../reports/claude-code-report';
+import { costReport, CostReportParams } from '../reports/cost-report';
+import { MISSING_FILTERS } from '../reports/params';
+import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
+import { usageReport, UsageReportParams } from '../reports/usage-report';
 import { auditJson, requestJson } from './serialize';
-import { accountWithPlan, type ServiceDeps } from '../accounts/service';
-import { REPORT_ARRAYS, usageReport, UsageReportParams } from '../reports/usage-report';
 import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from '../reports/usage-summary';
 
 const ListRequests = z.object({
@@ -34,25 +37,26 @@ const Summary = summaryParams(ACCOUNT_SUMMARY_BY);
 export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
-  app.get('/usage_report/messages', async (c) => {
-    const q = parseQuery(c, UsageReportParams, REPORT_ARRAYS);
-    return c.json(await usageReport(deps.store, c.var.scope.accountId, q, deps.clock()));
+  const tag = 'Usage and cost';
+  const usage = operation({
+    tag, summary: 'Token usage in minute, hour or day buckets, in the provider\'s usage-report shape', query: UsageReportParams, refused: MISSING_FILTERS,
   });
+  app.get('/usage_report/messages', usage, async (c) => c.json(await usageReport(deps.store, c.var.scope.accountId, c.req.valid('query'), deps.clock())));
 
-  app.get('/cost_report', async (c) => {
-    const q = parseQuery(c, CostReportParams, REPORT_ARRAYS);
-    const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
-    return c.json(await costReport(deps.store, account, plan, q, deps.clock()));
+  const claudeCode = operation({
+    tag, summary: 'Claude Code sessions, tokens and estimated cost per member (actor) and model, for one UTC day', query: ClaudeCodeReportParams,
   });
+  app.get('/usage_report/claude_code', claudeCode, async (c) => c.json(await claudeCodeReport(deps.store, c.var.scope.accountId, c.req.valid('query'))));
+
+  const cost = operation({ tag, summary: 'Estimated USD cost per day, in cents as decimal strings', query: CostReportParams, refused: MISSING_FILTERS });
+  app.get('/cost_report', cost, async (c) => c.json(await costReport(deps.store, c.var.scope.accountId, c.req.valid('query'), deps.clock())));
 
   /** Keygate's addition: totals by one dimension over a range, as `keygate usage` prints them. */
-  app.get('/usage_summary', async (c) => {
-    const q = parseQuery(c, Summary, REPORT_ARRAYS);
-    return c.json(await usageSummary(deps.store, c.var.scope.accountId, q, deps.clock()));
-  });
+  const summary = operation({ tag, summary: 'Usage totals over a range by one dimension', query: Summary, refused: MISSING_FILTERS });
+  app.get('/usage_summary', summary, async (c) => c.json(await usageSummary(deps.store, c.var.scope.accountId, c.req.valid('query'), deps.clock())));
 
-  app.get('/requests', async (c) => {
-    const q = parseQuery(c, ListRequests);
+  app.get('/requests', operation({ tag: 'Call log', summary: 'The call log, newest first, one page at a time', query: ListRequests }), async (c) => {
+    const q = c.req.valid('query');
     const page = await deps.store.requests.list(
       c.var.scope.accountId,
       {
@@ -69,8 +73,8 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     return c.json(listJson(page, requestJson));
   });
 
-  app.get('/audit_log', async (c) => {
-    const q = parseQuery(c, ListAudit);
+  app.get('/audit_log', operation({ tag: 'Audit log', summary: 'Who changed what, newest first', query: ListAudit }), async (c) => {
+    const q = c.req.valid('query');
     const page = await deps.store.audit.list(c.var.scope.accountId, { action: q.action ?? null, targetId: q.target_id ?? null, actor: q.actor ?? null }, pageQuery(q));
     return c.json(listJson(page, auditJson));
   });

@@ -66,7 +66,7 @@ function callRow(r: CallRecord) {
   const u = usageFigures(r.usage);
   return {
     id: r.id, account_id: r.accountId, key_id: r.keyId, member_id: r.memberId, app: r.app, environment: r.environment,
-    group_id: r.groupId, endpoint: r.endpoint, model: r.model, stream: r.stream, status: r.status, error_type: r.errorType,
+    group_id: r.groupId, client: r.client, endpoint: r.endpoint, model: r.model, stream: r.stream, status: r.status, error_type: r.errorType,
     input_tokens: u.inputTokens, output_tokens: u.outputTokens, cache_creation_input_tokens: u.cacheCreationInputTokens,
     cache_creation_5m_tokens: u.cacheCreation5mTokens, cache_creation_1h_tokens: u.cacheCreation1hTokens,
     cache_read_input_tokens: u.cacheReadInputTokens, web_search_requests: u.webSearchRequests, service_tier: u.serviceTier,

@@ -1,6 +1,7 @@
 import { accountQueries } from './accounts';
 import { auditQueries } from './audit';
 import { callQueries } from './calls';
+import { claudeCodeQueries } from './claude-code';
 import type { Database } from './database';
 import { keyQueries } from './keys';
 import { memberQueries } from './members';
@@ -14,6 +15,7 @@ export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './k
 export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
 export type { Page, PageQuery } from './pagination';
 export type { RequestFilter, RequestRecord } from './requests';
+export type { ClaudeCodeRow } from './claude-code';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
@@ -27,6 +29,7 @@ export function createStore(db: Database) {
     members: memberQueries(db.sql),
     keys: keyQueries(db.sql),
     calls: callQueries(db.sql),
+    claudeCode: claudeCodeQueries(db.sql),
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
