@@ -4,6 +4,7 @@ import { maxHeaderSize } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
 import { createApp } from './app';
+import type { RouteTable } from './api-docs/openapi';
 import { KeyResolver } from './auth/resolver';
 import type { Config } from './config';
 import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
@@ -40,6 +41,8 @@ export interface Gateway {
   /** The built-in emulator that answers kg_test_ keys. */
   emulator: Emulator;
   operatorToken: string;
+  /** The app's route table: what tests derive route lists from. */
+  routes: RouteTable['routes'];
   close(): Promise<void>;
 }
 
@@ -134,7 +137,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '',
+      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '', routes: app.routes,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {
