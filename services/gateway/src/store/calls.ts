@@ -75,6 +75,20 @@ function callRow(r: CallRecord) {
   };
 }
 
+/** How rows for the hourly rollups join those already there: the writer's upsert, also the benchmark's. */
+export function addToRollups(sql: Sql) {
+  return sql`
+    on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
+      requests = usage_hourly.requests + excluded.requests,
+      errors = usage_hourly.errors + excluded.errors,
+      input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
+      output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
+      cache_creation_5m_tokens = usage_hourly.cache_creation_5m_tokens + excluded.cache_creation_5m_tokens,
+      cache_creation_1h_tokens = usage_hourly.cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
+      cache_read_input_tokens = usage_hourly.cache_read_input_tokens + excluded.cache_read_input_tokens,
+      web_search_requests = usage_hourly.web_search_requests + excluded.web_search_requests`;
+}
+
 export function callQueries(sql: Sql) {
   return {
     /** Inserts a batch and folds it into the hourly rollups, atomically; replays are ignored. */
@@ -95,15 +109,7 @@ export function callQueries(sql: Sql) {
         if (rollups.length === 0) return;
         await tx`
           insert into usage_hourly ${tx(rollups)}
-          on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
-            requests = usage_hourly.requests + excluded.requests,
-            errors = usage_hourly.errors + excluded.errors,
-            input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
-            output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
-            cache_creation_5m_tokens = usage_hourly.cache_creation_5m_tokens + excluded.cache_creation_5m_tokens,
-            cache_creation_1h_tokens = usage_hourly.cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
-            cache_read_input_tokens = usage_hourly.cache_read_input_tokens + excluded.cache_read_input_tokens,
-            web_search_requests = usage_hourly.web_search_requests + excluded.web_search_requests`;
+          ${addToRollups(sql)}`;
       });
     },
   };
