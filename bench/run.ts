@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { makePaddedTestPdf } from '@keygate/pdf';
@@ -102,7 +102,7 @@ try {
     stats,
   };
   const out = process.env.BENCH_OUT ?? join(ROOT, 'bench', 'RESULTS.md');
-  writeFileSync(out, renderResults(results));
+  writeFileSync(out, keepOtherSections(renderResults(results), existsSync(out) ? readFileSync(out, 'utf8') : ''));
   console.log(`wrote ${out}`);
 } finally {
   for (const a of running.splice(0).reverse()) await a.close();
@@ -160,4 +160,14 @@ async function pdfBody(mb: number): Promise<Buffer> {
   const data = Buffer.from(pdf).toString('base64');
   const content = [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'Summarize this document.' }];
   return Buffer.from(JSON.stringify({ model: MODEL, max_tokens: 256, messages: [{ role: 'user', content }] }));
+}
+
+/**
+ * The side-by-side run rewrites its own sections; the sections other scripts add (bench/embedded.ts,
+ * bench/spool.ts, …) are kept, from the first heading (or its marker comment) this run does not write.
+ */
+function keepOtherSections(fresh: string, previous: string): string {
+  const own = new Set([...fresh.matchAll(/^## .*$/gm)].map((m) => m[0]));
+  const foreign = [...previous.matchAll(/^(?:<!--[^\n]*-->\n)?(## .*)$/gm)].find((m) => !own.has(m[1]!));
+  return foreign ? `${fresh.trimEnd()}\n\n${previous.slice(foreign.index)}` : fresh;
 }

@@ -36,6 +36,19 @@ function install(name) {
   return join(dir, tool.bin);
 }
 
+/** Debian packages the tests drive (the dashboard's browser, the load balancer), by binary. */
+export const SYSTEM_PACKAGES = { '/usr/bin/chromium': 'chromium', '/usr/sbin/haproxy': 'haproxy' };
+
+/** Installs the missing Debian packages with apt-get (as root); says which command to run otherwise. */
+export function ensureSystemPackages() {
+  const missing = Object.entries(SYSTEM_PACKAGES).filter(([bin]) => !existsSync(bin)).map(([, pkg]) => pkg);
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) throw new Error(`the tests need Debian's ${missing.join(' and ')}: run \`sudo apt-get install -y ${missing.join(' ')}\``);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: ['ignore', 'ignore', 'inherit'], env });
+}
+
 /** Installs what is missing and returns every tool's binary path. */
 export function ensureTools(names = Object.keys(TOOLS)) {
   const paths = {};
@@ -44,6 +57,7 @@ export function ensureTools(names = Object.keys(TOOLS)) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  ensureSystemPackages();
   const paths = ensureTools(process.argv.slice(2).filter((a) => !a.startsWith('--')).length ? process.argv.slice(2).filter((a) => !a.startsWith('--')) : undefined);
   if (process.argv.includes('--json')) console.log(JSON.stringify(paths));
   else for (const [name, path] of Object.entries(paths)) console.log(`${name}: ${path}`);

@@ -18,6 +18,7 @@ await serveArm(async () => {
     KEYGATE_UPSTREAM_URL: process.env.BENCH_UPSTREAM!,
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
+    ...(process.env.BENCH_SPOOL_MAX_BYTES ? { KEYGATE_SPOOL_MAX_BYTES: process.env.BENCH_SPOOL_MAX_BYTES } : {}),
     KEYGATE_LOG_LEVEL: 'warn',
   });
   const gateway = await startGateway(config, { schema });

@@ -25,6 +25,7 @@ export {
   type ToolSpec,
   type ZodToolSpec,
 } from './tool-loop';
+export { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, type VerifyWebhookOptions } from './webhooks';
 export { pdf, PdfError, PDF_LIMITS, type DocumentBlockOptions, type PdfBytes, type PdfChunk, type PdfErrorCode, type PdfInspection, type PdfLimitOptions, type SplitPdfOptions } from './pdf';
 export { summarizePdf, type ChunkSummary, type PdfSummary, type SummarizePdfOptions, type SummaryFormat } from './summarize-pdf';
 

@@ -3,7 +3,7 @@
 // dist/, with every npm dependency left external, so plain `node` runs it.
 // `node scripts/build.mjs` builds; `ensureBuilt()` builds only when dist is missing or older
 // than a source file.
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -67,6 +67,8 @@ export async function build() {
     chunkNames: 'cli/[name]-[hash]',
     logLevel: 'warning',
   });
+  // Files the code reads beside itself (new URL('./assets/…', import.meta.url)); every chunk sits in dist/cli.
+  cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });
   rmSync(DIST, { recursive: true, force: true });
   renameSync(out, DIST);
 }

@@ -6,6 +6,10 @@ import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
+import { dashboardRoutes } from './dashboard/routes';
+import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
+import type { BillingDeps } from './billing/lifecycle';
+import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
@@ -18,12 +22,13 @@ export interface AppDeps extends ServiceDeps {
   /** Writes pending last-use times, so key listings show them. */
   flushLastUsed?: () => Promise<void>;
   readiness: () => Promise<Readiness>;
+  billing?: BillingDeps;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver };
+  const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver, billing: deps.billing ?? plainBilling(deps.store, deps.clock) };
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();
@@ -57,8 +62,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   app.route('/', proxyRoutes(deps.proxy));
+  app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/', apiDocsRoutes(app));
   return app;
 }

@@ -1,23 +1,31 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
-import { maxHeaderSize } from 'node:http';
+import { maxHeaderSize, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
+import { DeliveryWorker } from './alerts/delivery';
+import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
 import { createApp } from './app';
 import type { RouteTable } from './api-docs/openapi';
+import { scheduleCallLogMaintenance } from './call-log/retention';
 import { KeyResolver } from './auth/resolver';
+import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
+import { capSocketsPerAddress, serverOptions, type SocketCap } from './lib/server-limits';
+import { drainServer } from './lib/shutdown';
 import { createLimits, type Limits } from './limits';
 import { readiness } from './health/readiness';
+import { InFlightCalls } from './proxy/in-flight';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import type { CallRecord } from './usage/record';
-import { UsageWriter } from './usage/writer';
+import type { CallRecord } from './call-log/record';
+import { Spool } from './call-log/spool';
+import { CallLogWriter } from './call-log/writer';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -34,8 +42,11 @@ export interface Gateway {
   config: Config;
   store: Store;
   resolver: KeyResolver;
-  writer: UsageWriter;
+  writer: CallLogWriter;
   limits: Limits;
+  /** The webhook delivery worker and the error-rate watch of this instance. */
+  alerts: { delivery: DeliveryWorker; errorRates: ReturnType<typeof watchErrorRates> };
+  billing: GatewayBilling;
   /** Writes pending last-use times now (they are otherwise written every 10 s). */
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -43,6 +54,9 @@ export interface Gateway {
   operatorToken: string;
   /** The app's route table: what tests derive route lists from. */
   routes: RouteTable['routes'];
+  /** Connections refused by the per-address bound. */
+  sockets: SocketCap;
+  /** Stops accepting, lets calls in flight finish within the shutdown grace, ends the rest, then closes everything. */
   close(): Promise<void>;
 }
 
@@ -55,17 +69,30 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
-    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock });
+    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock, onRetiredSecret: onRetiredSecret(store, clock, logger) });
 
-    const writer = new UsageWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, logger });
+    // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
+    const spool = config.callLog && config.spoolMaxBytes > 0
+      ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
+      : null;
+    if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
+    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
     cleanup.unshift(() => writer.close());
-    const limits = await createLimits({ redisUrl: config.redisUrl, store, clock, logger });
+    // Partitions ahead of time and retention per plan: at start, then daily.
+    cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
+    const limits = await createLimits({
+      redisUrl: config.redisUrl, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
+    });
     cleanup.unshift(() => limits.close());
     // Limits see every call (token and spend counters), whether or not the call log is kept.
     const record = (r: CallRecord) => {
       if (config.callLog) writer.enqueue(r);
       limits.admission.observe(r);
     };
+
+    let url = '';
+    const billing = openBilling(config, store, clock, logger, () => url);
+    cleanup.unshift(billing.startClock());
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
@@ -76,12 +103,19 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => resolver.apply(payload), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => (payload.startsWith('budgets:') ? limits.budgets.apply(payload) : (resolver.apply(payload), billing.book.apply(payload))), {
       listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
     });
     cleanup.unshift(stopWatching);
+    const delivery = new DeliveryWorker(store, box, config.webhooks, logger);
+    await delivery.start();
+    cleanup.unshift(() => delivery.stop());
+    const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
+    cleanup.unshift(() => errorRates.stop());
+
+    await billing.book.load();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -92,6 +126,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       return flushLastUsed();
     });
 
+    const inFlight = new InFlightCalls();
     const app = createApp({
       store,
       box,
@@ -108,6 +143,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         // The writer retries a failed batch with a backoff of up to 30 s.
         stallMs: Math.max(60_000, config.flushIntervalMs * 20),
       }),
+      billing,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -118,7 +154,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         maxPdfPages: config.maxPdfPages,
         record,
         logger,
-        admit: (principal, call) => limits.admission.admit(principal, call),
+        inFlight,
+        admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
         onUpstreamStatus: providerKeyCheck({
           logger,
           clock,
@@ -130,14 +167,16 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
 
     const server = await listen(app.fetch, config, logger);
-    cleanup.unshift(() => closeServer(server));
+    const sockets = capSocketsPerAddress(server as Server, config.maxSocketsPerAddress, logger);
+    cleanup.unshift(() => drainServer(server as Server, { graceMs: config.shutdownGraceMs, endInFlight: () => inFlight.endAll(), logger }));
     const port = (server.address() as AddressInfo).port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, flushLastUsed, emulator, operatorToken: operatorToken ?? '', routes: app.routes,
+      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '', sockets,
+      routes: app.routes,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {
@@ -151,16 +190,13 @@ export class PortInUseError extends StartupError {}
 
 function listen(fetch: (req: Request, env: any) => Response | Promise<Response>, config: Config, logger: Logger): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
+    const server = serve({ fetch, port: config.port, hostname: config.host, serverOptions: serverOptions(config) }, () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') reject(new PortInUseError(`port ${config.port} on ${config.host} is already in use (another gateway, or another program); stop it or set PORT`));
       else if (err.code === 'EACCES') reject(new PortInUseError(`not allowed to listen on port ${config.port} on ${config.host}; choose another PORT`));
       else reject(err);
     });
     if ('requestTimeout' in server) {
-      // Streams and large uploads may take long; upstream timeouts bound them instead.
-      server.requestTimeout = 0;
-      server.keepAliveTimeout = 65_000;
       const answered = new WeakSet<Socket>();
       server.on('clientError', (err: Error, socket: Socket) => {
         // The parser stays failed and reports every further chunk of the same connection.
@@ -192,15 +228,6 @@ function refuseUnparsed(err: Error & { code?: string }, socket: Socket, maxHeade
   const linger = setTimeout(() => socket.destroy(), 1_000);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
-}
-
-function closeServer(server: ServerType): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
-    // Open streams get a moment to finish, then are cut.
-    setTimeout(() => ('closeAllConnections' in server ? server.closeAllConnections() : undefined), 2_000).unref();
-  });
 }
 
 async function runAll(steps: Array<() => Promise<unknown> | unknown>, logger: Logger): Promise<void> {

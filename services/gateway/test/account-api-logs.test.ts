@@ -33,6 +33,8 @@ describe('GET /v1/organizations/requests (the call log)', () => {
 
   it('shows a call made through the gateway moments ago', async () => {
     const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: f.acct.adminKey, body: { kind: 'test' } })).body;
+    // The fixture's account has no trial left: it pays, or its calls get 402.
+    await api(stack.gateway.url, `/operator/v1/accounts/${f.acct.id}/mark_paid`, { bearer: 'operator-token-0123456789', body: { until: '2099-01-01' } });
     const call = await callModel(stack.gateway.url, key.key, { 'keygate-group-id': 'live-check' });
     await stack.gateway.writer.flush();
     const { body } = await get('/v1/organizations/requests?group_id=live-check');

@@ -57,9 +57,9 @@ export interface ClaudeOptions {
 
 /**
  * `claude -p` as a child process, with only the environment given (HOME is the temp home).
- * `--tools ""`: the emulator answers any request that offers custom tools with a call to the
- * first one, so Claude Code's agent loop would never end; without tools it answers with text,
- * as a model answers a plain prompt. `--no-session-persistence` lets a session id be used twice.
+ * Claude Code runs with its default tool set (a dozen tools, as users run it); the emulator
+ * calls a tool only when the prompt names it, so "hi" gets a text answer and one turn.
+ * `--no-session-persistence` lets a session id be used twice.
  * Traffic that is not for ANTHROPIC_BASE_URL (telemetry, update checks, unless
  * CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1) goes to a proxy on a closed loopback port, so
  * nothing leaves the machine. Killed after `timeoutMs`.
@@ -74,7 +74,7 @@ export function runClaude(opts: ClaudeOptions): Promise<ClaudeRun> {
     NO_PROXY: '127.0.0.1,localhost',
     ...opts.env,
   };
-  const args = ['-p', opts.prompt, '--tools', '', '--session-id', opts.sessionId, '--no-session-persistence'];
+  const args = ['-p', opts.prompt, '--session-id', opts.sessionId, '--no-session-persistence'];
   const child = spawn(CLAUDE_BIN, args, { cwd: opts.home, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';

@@ -109,7 +109,7 @@ describe('usage --by member,day with cost and live/test columns', () => {
     expect(none.cost_usd).toBeCloseTo(cost(shared.id), 6);
 
     const text = await keygate(['usage', '--account', acct.id, '--by', 'member,day', '--since', 'today']);
-    expect(text.stdout).toMatch(/USER_ID\s+USER_EMAIL\s+DAY\s+REQUESTS\s+LIVE\s+TEST\s+ERRORS\s+INPUT.*COST_USD/);
+    expect(text.stdout).toMatch(/USER_ID\s+USER_EMAIL\s+DAY\s+REQUESTS\s+LIVE\s+TEST\s+ERRORS\s+ERROR_RATE\s+INPUT.*COST_USD/);
     expect(text.stdout).toMatch(/Estimated cost \(live keys\): \d+\.\d{4} USD/);
 
     const everyAccount = await keygate.json(['usage', '--by', 'account,model', '--since', 'today']);

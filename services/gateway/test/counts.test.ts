@@ -89,7 +89,7 @@ async function callsOf(n: number): Promise<Record<string, any>[]> {
 
 beforeAll(async () => {
   stack = await startStack({ KEYGATE_UPSTREAM_TIMEOUT_MS: '1000', KEYGATE_MAX_BODY_BYTES: String(64 * 1024) });
-  acct = await stack.seedAccount({ name: 'Counts', trialDays: 0 });
+  acct = await stack.seedAccount({ name: 'Counts', trialDays: 14 });
   const create = async (b: object) => (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: b })).body;
   keys = { main: await create({ name: 'main' }), limited: await create({ name: 'limited', limits: { requests_per_minute: 1 } }) };
   const statuses: number[] = [];
@@ -148,7 +148,7 @@ describe('requests = every call, errors = the calls among them that failed, in e
     expect(counts((await json(['usage', '--by', 'account'])).find((r: any) => r.account_id === acct.id))).toEqual(TOTAL);
     const table = await runKeygate(stack, ['usage', '--account', acct.id, '--by', 'key', '--since', since]);
     expect(table.stdout).toMatch(/ERROR_RATE/);
-    expect(table.stdout).toMatch(/main\s+20\s+15\s+75\.0%/);
-    expect(table.stdout).toMatch(/limited\s+2\s+1\s+50\.0%/);
+    expect(table.stdout).toMatch(/main\s+20\s+20\s+0\s+15\s+75\.0%/);
+    expect(table.stdout).toMatch(/limited\s+2\s+2\s+0\s+1\s+50\.0%/);
   });
 });

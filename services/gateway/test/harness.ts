@@ -10,7 +10,7 @@ import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { createStore, openDatabase, type Store } from '../src/store';
-import type { CallRecord } from '../src/usage/record';
+import type { CallRecord } from '../src/call-log/record';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
 export const PROVIDER_KEY = `sk-ant-api03-${randomBase62(40)}`;
@@ -51,7 +51,8 @@ export interface Stack {
  * A real gateway on loopback, with the emulator as the provider and a fresh account. It uses
  * TEST_DATABASE_URL (each stack in its own schema) or, without it, the embedded database.
  */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(env: Record<string, string> = {}, opts: { clock?: () => number } = {}): Promise<Stack> {
+  const clock = opts.clock ?? Date.now;
   const emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'keygate-test-'));
@@ -67,8 +68,8 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
   });
   const logs: string[] = [];
   const logger = createLogger('debug', (line) => logs.push(line));
-  const gateway = await startGateway(config, { logger, schema });
-  const deps = { store: gateway.store, box: new (await import('../src/lib/secret-box')).SecretBox(config.secret!), clock: Date.now };
+  const gateway = await startGateway(config, { logger, schema, clock });
+  const deps = { store: gateway.store, box: new (await import('../src/lib/secret-box')).SecretBox(config.secret!), clock };
   const { account } = await createAccount(deps, { name: 'Test account', plan: 'team', providerKey: PROVIDER_KEY });
   const newKey: Stack['newKey'] = async (opts = {}) => {
     const { key, secret } = await createKey(deps, { accountId: account.id, kind: opts.kind ?? 'live', memberId: opts.memberId ?? null, app: opts.app ?? null, environment: opts.environment ?? null });
@@ -117,7 +118,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
         ...env,
         ...peerEnv,
       });
-      const peer = await startGateway(peerConfig, { logger, schema });
+      const peer = await startGateway(peerConfig, { logger, schema, clock });
       peers.push(peer);
       return peer;
     },

@@ -121,24 +121,32 @@ describe('rotation', () => {
   it('keeps the id and the usage history; the old secret works during the grace period, then is refused', async () => {
     const k = await newKey({ app: 'rotating' });
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
+    const requestedAt = Date.now();
     const rotated = (await api(stack.gateway.url, `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: 2 } })).body;
-    const rotatedAt = Date.now();
+    const expiresAt = Date.parse(rotated.previous_key_expires_at);
     expect(rotated.id).toBe(k.id);
-    expect(Date.parse(rotated.previous_key_expires_at) - rotatedAt).toBeGreaterThan(1000);
+    // The grace period starts inside the request, on the machine's one clock: never before it was asked for.
+    expect(expiresAt - requestedAt).toBeGreaterThanOrEqual(2000);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(2000);
     for (const gw of [stack.gateway, peer]) {
       expect((await callModel(gw.url, k.key)).status).toBe(200);
       expect((await callModel(gw.url, rotated.key)).status).toBe(200);
     }
     let served = 5;
+    let sentAt = Date.now();
     let old = await callModel(peer.url, k.key);
     while (old.status === 200) {
+      // Served: the peer checked before the announced expiry, so the call was sent before it.
+      expect(sentAt).toBeLessThan(expiresAt);
       served++;
       // Generous: a loaded CI machine may be slow, but the old secret must stop working.
-      expect(Date.now() - rotatedAt).toBeLessThan(10_000);
+      expect(Date.now() - requestedAt).toBeLessThan(10_000);
       await new Promise((r) => setTimeout(r, 25));
+      sentAt = Date.now();
       old = await callModel(peer.url, k.key);
     }
-    expect(Date.now() - rotatedAt).toBeGreaterThanOrEqual(1900);
+    // Refused: not one moment before the expiry the rotation announced.
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
     expect(old.status).toBe(401);
     expect(old.body.error.message).toMatch(/rotated/);
     expect((await callModel(stack.gateway.url, rotated.key)).status).toBe(200);
@@ -155,6 +163,20 @@ describe('rotation', () => {
 });
 
 describe('rotation, whatever the clocks say', () => {
+  it('a rotation that waits for the key row still gives the whole grace period, counted from when it could act', async () => {
+    const k = await newKey();
+    let releasedAt = 0;
+    const held = stack.gateway.store.db.sql.begin(async (tx) => {
+      await tx`select id from api_keys where id = ${k.id} for update`;
+      await new Promise((r) => setTimeout(r, 600));
+      releasedAt = Date.now();
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const rotated = (await api(stack.gateway.url, `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: 2 } })).body;
+    await held;
+    // The lock wait is not taken out of the grace period (it was when the expiry was stamped from BEGIN's now()).
+    expect(Date.parse(rotated.previous_key_expires_at) - releasedAt).toBeGreaterThanOrEqual(2000);
+  });
   it('previous_key_expires_at is the expiry the database enforces, not the app clock plus the grace period', async () => {
     const k = await newKey();
     // An app clock an hour ahead of the database's.

@@ -8,7 +8,7 @@ import { listJson, listParams, pageQuery } from '../reports/query';
 import { name } from './schemas';
 import type { AdminEnv } from '../accounts/scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';
-import { accountWithPlan, type ServiceDeps } from '../accounts/service';
+import { accountWithPlan, updateAccount, type ServiceDeps } from '../accounts/service';
 
 const role = z.enum(['admin', 'developer']);
 
@@ -28,6 +28,11 @@ const UpdateUser = z
   .strictObject({ name: name.optional(), role: role.optional() })
   .refine((b) => b.name !== undefined || b.role !== undefined, 'Send at least one of name and role.');
 
+/** The account's own settings; the operator changes its plan, status and provider key. */
+const UpdateSettings = z
+  .strictObject({ time_zone: z.string().min(1).max(100).optional(), members_manage_own_keys: z.boolean().optional() })
+  .refine((b) => b.time_zone !== undefined || b.members_manage_own_keys !== undefined, 'Send at least one of time_zone and members_manage_own_keys.');
+
 const Billing = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'must be a month such as 2026-11').optional() });
 
 /** The account itself and its members (seats), in the provider's Admin API shapes. */
@@ -35,15 +40,25 @@ export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
   const tag = 'Account and members';
-  app.get('/me', operation({ tag, summary: 'The account, its plan, trial and seats' }), async (c) => {
-    const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
+  async function me(accountId: string) {
+    const { account, plan } = await accountWithPlan(deps, accountId);
     const used = await deps.store.members.countActive(account.id);
-    return c.json({
+    return {
       ...accountJson(account),
       plan: planJson(plan),
       in_trial: !!account.trialEndsAt && account.trialEndsAt.getTime() > deps.clock(),
       seats: { used, max: plan.maxSeats },
-    });
+    };
+  }
+
+  app.get('/me', operation({ tag, summary: 'The account, its plan, trial, seats and settings' }), async (c) => c.json(await me(c.var.scope.accountId)));
+
+  const settings = operation({ tag, summary: "Change the account's settings: its report time zone, whether members manage their own keys", body: UpdateSettings });
+  app.post('/me', settings, async (c) => {
+    const body = c.req.valid('json');
+    const change = { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys };
+    await updateAccount(deps, c.var.scope.accountId, change, c.var.scope.actor);
+    return c.json(await me(c.var.scope.accountId));
   });
 
   app.get('/users', operation({ tag, summary: 'List members (seats)', query: ListUsers }), async (c) => {

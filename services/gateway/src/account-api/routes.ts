@@ -1,6 +1,10 @@
 import { Hono } from 'hono';
+import { billingRoutes } from './billing-routes';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
+import { alertRoutes } from './alert-routes';
+import type { BillingDeps } from '../billing/lifecycle';
+import { plainBilling } from '../billing/setup';
 import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { reportRoutes } from './report-routes';
@@ -11,16 +15,18 @@ import type { AdminEnv } from '../accounts/scope';
  * `/v1/organizations` behind admin keys, and under `/operator/v1/accounts/:account_id`
  * behind the operator token, so both answer alike.
  */
-export function organizationRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
+export function organizationRoutes(deps: KeyRouteDeps & { billing?: BillingDeps }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.route('/', accountRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', reportRoutes(deps));
+  app.route('/', alertRoutes(deps));
+  app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }
 
 /** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
-export function accountApi(deps: KeyRouteDeps & { resolver: KeyResolver }): Hono<AdminEnv> {
+export function accountApi(deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));
   app.use('*', async function adminScope(c, next) {

@@ -17,6 +17,9 @@ export function accountJson(a: AccountRecord) {
     provider_key_failed_at: iso(a.providerKeyFailedAt),
     trial_ends_at: iso(a.trialEndsAt),
     created_at: iso(a.createdAt),
+    /** The IANA zone report day buckets start in. */
+    time_zone: a.timeZone,
+    members_manage_own_keys: a.membersManageOwnKeys,
   };
 }
 

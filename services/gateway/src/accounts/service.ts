@@ -4,6 +4,7 @@ import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
 import { PlanTooSmallError, type AccountPatch, type AccountRecord, type AuditEntry, type KeyRecord, type MemberRecord, type PlanRecord, type Store } from '../store';
+import { checkTimeZone } from '../reports/time-zone';
 import { createdAudit } from './keys';
 
 export { createKey, type NewKey } from './keys';
@@ -96,6 +97,8 @@ export interface AccountChange {
   plan?: string;
   status?: AccountRecord['status'];
   providerKey?: string;
+  timeZone?: string;
+  membersManageOwnKeys?: boolean;
 }
 
 /** Renames, moves to another plan, suspends or reactivates, or sets the provider key; effective everywhere at once. */
@@ -108,6 +111,8 @@ export async function updateAccount(deps: ServiceDeps, id: string, change: Accou
     if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${change.plan}' (expected solo, team or scale).`);
     patch.planId = plan.id;
   }
+  if (change.timeZone !== undefined) patch.timeZone = checkTimeZone(change.timeZone);
+  if (change.membersManageOwnKeys !== undefined) patch.membersManageOwnKeys = change.membersManageOwnKeys;
   if (change.providerKey !== undefined) {
     checkProviderKey(change.providerKey);
     patch.provider = { sealed: deps.box.seal(change.providerKey), hint: providerKeyHint(change.providerKey) };
@@ -128,5 +133,9 @@ function accountAudit(before: AccountRecord, patch: AccountPatch, actor: string)
   if (patch.planId && patch.planId !== before.planId) entry('account.plan_change', { from: before.planId, to: patch.planId });
   if (patch.name && patch.name !== before.name) entry('account.rename', { from: before.name, to: patch.name });
   if (patch.provider) entry('account.provider_key_set', { hint: patch.provider.hint });
+  if (patch.timeZone && patch.timeZone !== before.timeZone) entry('account.time_zone', { from: before.timeZone, to: patch.timeZone });
+  if (patch.membersManageOwnKeys !== undefined && patch.membersManageOwnKeys !== before.membersManageOwnKeys) {
+    entry('account.members_manage_own_keys', { to: patch.membersManageOwnKeys });
+  }
   return out;
 }

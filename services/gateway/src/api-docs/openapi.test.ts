@@ -2,7 +2,7 @@ import { validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import { createApp, type AppDeps } from '../app';
 import { createLogger } from '../lib/logger';
-import { documentedRoutes, openApiPath } from './openapi';
+import { DOCUMENTED_APIS, documentedRoutes, notJsonApi, openApiPath } from './openapi';
 
 // Building the app registers every route; no handler runs, so the dependencies are never touched.
 const app = createApp({
@@ -24,6 +24,28 @@ describe('OpenAPI document of the account and operator APIs', () => {
     expect(routes.some((r) => r.path === '/v1/organizations/usage_report/claude_code')).toBe(true);
     expect(routes.some((r) => r.path === '/operator/v1/accounts/:account_id/api_keys/:id/rotate')).toBe(true);
     expect(routes.filter((r) => !r.spec).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  });
+
+  it('leaves out exactly the routes that are not JSON APIs: the printable invoice, the Stripe webhook, the dashboard', () => {
+    const all = [...new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`))];
+    const left = all.filter((id) => {
+      const [method, path] = id.split(' ') as [string, string];
+      return notJsonApi({ method, path });
+    });
+    const invoice = '/invoices/:file{inv_[0-9A-Za-z]+\\.html}';
+    expect(left.filter((id) => !id.includes(' /dashboard')).sort()).toEqual([
+      `GET /operator/v1/accounts/:account_id${invoice}`,
+      `GET /v1/organizations${invoice}`,
+      'POST /billing/stripe/webhook',
+    ]);
+    expect(left.filter((id) => id.includes(' /dashboard')).length).toBeGreaterThan(5);
+    // Under the documented prefixes, only the printable invoices are left out.
+    const underApis = app.routes.filter((r) => r.method !== 'ALL' && DOCUMENTED_APIS.some((a) => r.path.startsWith(`${a.prefix}/`)));
+    const documented = new Set(routes.map((r) => `${r.method} ${r.path}`));
+    expect([...new Set(underApis.map((r) => `${r.method} ${r.path}`).filter((id) => !documented.has(id)))].sort()).toEqual([
+      `GET /operator/v1/accounts/:account_id${invoice}`,
+      `GET /v1/organizations${invoice}`,
+    ]);
   });
 
   it('lists every one of those routes, under its method and path', async () => {

@@ -1,6 +1,7 @@
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import type { AccountRecord, KeyRecord, ResolvedKey, Store } from '../store';
+import { FailedAttempts } from './attempts';
 import { hashKey, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
 
 /** Who is calling, resolved from an app key; everything the hot path needs, in memory. */
@@ -25,11 +26,13 @@ export interface ResolverOptions {
   clock?: () => number;
   /** Keys kept in memory at most; the oldest entry goes first. */
   maxEntries?: number;
-  /** Unknown keys one client may present per minute before it gets 429 without a lookup. */
+  /** Unknown app keys one client may present per minute before it gets 429 without a lookup. */
   maxUnknownPerMinute?: number;
+  /** Told when a rotated-away secret is presented after its grace period (the call is refused). */
+  onRetiredSecret?: (p: Principal) => void;
+  /** The same for admin keys, counted apart: they manage an account, so the budget is smaller. */
+  maxUnknownAdminPerMinute?: number;
 }
-
-const MINUTE = 60_000;
 
 const SEND_INSTEAD = "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
 
@@ -42,7 +45,7 @@ export class KeyResolver {
   readonly #cache = new Map<string, Entry>();
   // Unknown hashes live apart, so forged keys can't push real ones out of the cache.
   readonly #misses = new Map<string, number>();
-  readonly #unknownByClient = new Map<string, { count: number; resetAt: number }>();
+  readonly #failed: FailedAttempts;
   readonly #inflight = new Map<string, Promise<Principal | null>>();
   readonly #lastUsed = new Map<string, Date>();
   readonly #store: Pick<Store, 'keys'>;
@@ -51,7 +54,8 @@ export class KeyResolver {
   readonly #negativeTtl: number;
   readonly #now: () => number;
   readonly #maxEntries: number;
-  readonly #maxUnknown: number;
+  readonly #onRetiredSecret: ((p: Principal) => void) | undefined;
+  readonly #budget: Record<KeyKind, number>;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -60,7 +64,10 @@ export class KeyResolver {
     this.#negativeTtl = opts.negativeTtlMs ?? Math.min(opts.ttlMs, 5_000);
     this.#now = opts.clock ?? Date.now;
     this.#maxEntries = opts.maxEntries ?? 100_000;
-    this.#maxUnknown = opts.maxUnknownPerMinute ?? 120;
+    this.#onRetiredSecret = opts.onRetiredSecret;
+    const app = opts.maxUnknownPerMinute ?? 120;
+    this.#budget = { live: app, test: app, admin: opts.maxUnknownAdminPerMinute ?? Math.min(app, 30) };
+    this.#failed = new FailedAttempts({ clock: this.#now });
   }
 
   /** Keys held in memory (known and unknown), for tests and metrics. */
@@ -87,7 +94,7 @@ export class KeyResolver {
           : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
       );
     }
-    const principal = await this.#lookup(hashKey(token).toString('hex'), client);
+    const principal = await this.#lookup(hashKey(token).toString('hex'), kind, client);
     if (!principal) throw new GatewayError('authentication_error', 'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.');
     this.#checkActive(principal);
     this.#lastUsed.set(principal.key.id, new Date(this.#now()));
@@ -98,7 +105,10 @@ export class KeyResolver {
     const now = this.#now();
     if (p.key.status !== 'active') throw new GatewayError('authentication_error', `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`);
     if (p.key.expiresAt && p.key.expiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key has expired: ask an account admin for a new one.');
-    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
+    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) {
+      this.#onRetiredSecret?.(p);
+      throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
+    }
     if (!p.memberActive) throw new GatewayError('authentication_error', "This key's member was removed from the account: ask an account admin for a key of your own.");
     if (p.key.kind === 'admin' && p.memberRole === 'developer') {
       throw new GatewayError('permission_error', "This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.");
@@ -106,7 +116,9 @@ export class KeyResolver {
     if (p.account.status !== 'active') throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
   }
 
-  async #lookup(hash: string, client: string): Promise<Principal | null> {
+  // The key is found by its SHA-256 in a map or an index, never compared with a stored secret:
+  // the time a lookup takes says nothing about how close a guess was.
+  async #lookup(hash: string, kind: KeyKind, client: string): Promise<Principal | null> {
     const now = this.#now();
     const hit = this.#cache.get(hash);
     if (hit && hit.expiresAt > now) return hit.principal;
@@ -114,14 +126,15 @@ export class KeyResolver {
     if (missUntil !== undefined && missUntil > now) return null;
     let pending = this.#inflight.get(hash);
     if (!pending) {
-      this.#checkUnknownBudget(client, now);
+      // Each unknown key costs a database lookup: a client guessing keys is cut off early.
+      this.#failed.check(kind, client, this.#budget[kind], kind === 'admin' ? 'admin keys' : 'app keys');
       pending = this.#store.keys
         .resolve(Buffer.from(hash, 'hex'))
         .then((found) => {
           const principal = found ? this.#toPrincipal(found) : null;
           // An eviction that raced this lookup wins: don't cache what it meant to drop.
           if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
-          if (!principal) this.#countUnknown(client);
+          if (!principal) this.#failed.fail(kind, client);
           return principal;
         })
         .finally(() => this.#inflight.delete(hash));
@@ -141,28 +154,6 @@ export class KeyResolver {
       this.#misses.delete(hash);
       this.#misses.set(hash, now + this.#negativeTtl);
       trim(this.#misses, Math.max(1, this.#maxEntries / 10));
-    }
-  }
-
-  /** Each unknown key costs a database lookup: a client guessing keys is cut off early. */
-  #checkUnknownBudget(client: string, now: number): void {
-    const seen = this.#unknownByClient.get(client);
-    if (!seen || seen.resetAt <= now || seen.count < this.#maxUnknown) return;
-    const seconds = Math.ceil((seen.resetAt - now) / 1000);
-    throw new GatewayError('rate_limit_error', `Too many invalid app keys from this client; retry in ${seconds} s.`, {
-      headers: { 'retry-after': String(seconds) },
-    });
-  }
-
-  #countUnknown(client: string): void {
-    const now = this.#now();
-    const seen = this.#unknownByClient.get(client);
-    if (!seen || seen.resetAt <= now) {
-      this.#unknownByClient.delete(client);
-      this.#unknownByClient.set(client, { count: 1, resetAt: now + MINUTE });
-      trim(this.#unknownByClient, 10_000);
-    } else {
-      seen.count++;
     }
   }
 

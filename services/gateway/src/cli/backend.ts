@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import { persistentSecret, runningGateway, StartupError } from '../lib/data-dir';
 import { createLogger } from '../lib/logger';
+import { plainBilling } from '../billing/setup';
 import { operatorRoutes } from '../operator/routes';
 import { openRuntime } from '../runtime';
 
@@ -51,7 +52,7 @@ export async function openBackend(config: Config): Promise<Backend> {
   });
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
-  const app = operatorRoutes({ store: rt.store, box: rt.box, clock: Date.now, operatorToken: token, trialDays: config.trialDays, logger });
+  const app = operatorRoutes({ store: rt.store, box: rt.box, clock: Date.now, operatorToken: token, trialDays: config.trialDays, logger, billing: plainBilling(rt.store, Date.now, config.paymentGraceDays) });
   const via = config.databaseUrl ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `the embedded database in ${config.dataDir}`;
   return client(via, async (path, init) => app.request(path, init), token, () => rt.close());
 }

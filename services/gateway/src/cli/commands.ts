@@ -1,4 +1,5 @@
 import { accountCommands } from './account-commands';
+import { billingCommands } from './billing-commands';
 import type { Command } from './command';
 import { keyCommands } from './key-commands';
 import { memberCommands } from './member-commands';
@@ -12,5 +13,6 @@ export const commands: Record<string, Command> = {
   ...accountCommands,
   ...memberCommands,
   ...keyCommands,
+  ...billingCommands,
   usage: usageCommand,
 };

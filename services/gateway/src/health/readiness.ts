@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 export interface ReadinessDeps {
   database: { ping(): Promise<void>; pendingMigrations(): Promise<string[]> };
   /** The call log writer; null when the call log is off. */
-  callLog: { readonly pending: number; readonly backlogSince: number | null } | null;
+  callLog: { readonly pending: number; readonly backlogSince: number | null; status?(): { spoolFull: boolean; spoolBytes: number; spoolError: string | null } } | null;
   upstreamUrl: string;
   clock?: () => number;
   /** How long the database may take to answer. */
@@ -89,7 +89,10 @@ export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
     if (!deps.callLog) return { ok: true, enabled: false };
     const since = deps.callLog.backlogSince;
     const waitMs = since === null ? 0 : clock() - since;
-    return { ok: waitMs <= deps.stallMs, queued: deps.callLog.pending, oldest_wait_ms: waitMs, limit_ms: deps.stallMs };
+    // A full spool keeps serving, but new calls are then only in memory until written: not ready.
+    const spool = deps.callLog.status?.();
+    const spoolState = spool ? { spool_bytes: spool.spoolBytes, spool_full: spool.spoolFull, spool_error: spool.spoolError } : {};
+    return { ok: waitMs <= deps.stallMs && !spool?.spoolFull, queued: deps.callLog.pending, oldest_wait_ms: waitMs, limit_ms: deps.stallMs, ...spoolState };
   }
 
   async function upstreamState() {

@@ -9,7 +9,7 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 // Anything shaped like a credential is masked before it can reach a log line.
-const SECRET = /\b(sk-ant-|kg_(?:live|test|admin)_)[A-Za-z0-9_-]{4,}/g;
+const SECRET = /\b(sk-ant-|whsec_|kg_(?:live|test|admin)_)[A-Za-z0-9_-]{4,}/g;
 
 export function redact(text: string): string {
   return text.replace(SECRET, '$1[redacted]');

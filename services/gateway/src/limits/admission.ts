@@ -1,20 +1,17 @@
 import type { Principal } from '../auth/resolver';
-import { rowCounts, usageCostCents } from '../billing/prices';
-import { monthOf } from '../billing/statement';
+import type { BudgetGuard } from '../budgets/guard';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { Store } from '../store';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { usageFigures } from '../usage/usage';
 import type { BucketSpec, Buckets, TakeResult } from './buckets';
-import type { SpendLedger } from './spend';
 
 const MINUTE = 60_000;
 
 export interface AdmissionDeps {
   buckets: Buckets;
-  spend: SpendLedger;
-  store: Pick<Store, 'usage'>;
+  /** Budgets and the key's monthly spend cap. */
+  budgets: BudgetGuard;
   clock: () => number;
   logger: Logger;
 }
@@ -25,48 +22,34 @@ export interface AdmittedCall {
 }
 
 /**
- * Per-key limits on `POST /v1/messages`: requests per minute, tokens per minute (input,
- * cache writes and output; cache reads are free, as at the provider) and a monthly spend cap
- * in USD cents. Keys without limits cost nothing here: no counter, no await.
+ * Limits on `POST /v1/messages`: the budgets of the key, its member and its account (the
+ * key's monthly spend cap among them), then the key's requests per minute and tokens per
+ * minute (input, cache writes and output; cache reads are free, as at the provider). Keys
+ * without limits in accounts without budgets cost nothing here: no counter, no await.
  */
 export class Admission {
   readonly #deps: AdmissionDeps;
-  /** Keys with a token or spend limit, as last admitted: recorded calls are charged to them. */
-  readonly #tracked = new Map<string, { tpm: number | null; capCents: number | null }>();
+  /** Keys with a token limit, as last admitted: recorded calls are charged to them. */
+  readonly #tpm = new Map<string, number>();
 
   constructor(deps: AdmissionDeps) {
     this.#deps = deps;
   }
 
   admit(principal: Principal, call: AdmittedCall): void | Promise<void> {
-    const { limitRpm: rpm, limitTpm: tpm, limitMonthlySpendCents: cap } = principal.key;
+    const { limitRpm: rpm, limitTpm: tpm } = principal.key;
     if (call.endpoint !== 'messages') return;
     // Limits can be removed while the key is in use: stop charging it as soon as they are.
-    if (tpm != null || cap != null) this.#tracked.set(principal.key.id, { tpm, capCents: cap });
-    else if (this.#tracked.size > 0) this.#tracked.delete(principal.key.id);
-    if (rpm == null && tpm == null && cap == null) return;
-    return this.#check(principal.key.id, rpm, tpm, cap);
+    if (tpm != null) this.#tpm.set(principal.key.id, tpm);
+    else if (this.#tpm.size > 0) this.#tpm.delete(principal.key.id);
+    const budgets = this.#deps.budgets.admit(principal);
+    if (rpm == null && tpm == null) return budgets;
+    if (budgets instanceof Promise) return budgets.then(() => this.#rates(principal.key.id, rpm, tpm));
+    return this.#rates(principal.key.id, rpm, tpm);
   }
 
-  async #check(keyId: string, rpm: number | null, tpm: number | null, capCents: number | null): Promise<void> {
+  async #rates(keyId: string, rpm: number | null, tpm: number | null): Promise<void> {
     const now = this.#deps.clock();
-    if (capCents != null) {
-      const month = monthOf(now);
-      let spentMicroUsd = 0;
-      try {
-        spentMicroUsd = await this.#deps.spend.spent(keyId, month, () => this.#seed(keyId, month));
-      } catch (error) {
-        this.#deps.logger.warn('spend seed failed; spend cap not enforced for this call', { keyId, error });
-      }
-      if (spentMicroUsd >= capCents * 10_000) {
-        throw new GatewayError(
-          'rate_limit_error',
-          `This key reached its monthly spend cap of $${(capCents / 100).toFixed(2)}. It resets at the start of next month (UTC); an account admin can raise the cap.`,
-          // Retrying cannot help before the month ends: tell the SDKs not to.
-          { headers: { 'x-should-retry': 'false' } },
-        );
-      }
-    }
     if (tpm != null) {
       const r = await this.#deps.buckets.take(tokenBucket(keyId, tpm), 0, 1, now);
       if (!r.ok) throw limited('tokens', tpm, r, now, `This key's rate limit of ${tpm} tokens per minute is exceeded.`);
@@ -77,32 +60,14 @@ export class Admission {
     }
   }
 
-  async #seed(keyId: string, month: string): Promise<number> {
-    const rows = await this.#deps.store.usage.keyUsageByModel(keyId, new Date(`${month}-01T00:00:00Z`));
-    return rows.reduce((sum, row) => sum + usageCostCents(row.model, rowCounts(row)) * 10_000, 0);
-  }
-
-  /** Charges a recorded call to its key's token bucket and month-to-date spend. */
+  /** Charges a recorded call to its key's token bucket and to the budgets it counts toward. */
   observe(record: CallRecord): void {
-    const tracked = record.keyId ? this.#tracked.get(record.keyId) : undefined;
-    if (!tracked || !record.keyId || !record.usage) return;
+    this.#deps.budgets.observe(record);
+    const tpm = record.keyId ? this.#tpm.get(record.keyId) : undefined;
+    if (tpm === undefined || !record.keyId || !record.usage) return;
     const u = usageFigures(record.usage);
-    const now = this.#deps.clock();
-    if (tracked.tpm != null) {
-      const tokens = u.inputTokens + u.cacheCreationInputTokens + u.outputTokens;
-      if (tokens > 0) void Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tracked.tpm), tokens, -Infinity, now));
-    }
-    if (tracked.capCents != null) {
-      const cents = usageCostCents(record.model, {
-        uncached_input_tokens: u.inputTokens,
-        output_tokens: u.outputTokens,
-        cache_read_input_tokens: u.cacheReadInputTokens,
-        'cache_creation.ephemeral_5m_input_tokens': u.cacheCreation5mTokens,
-        'cache_creation.ephemeral_1h_input_tokens': u.cacheCreation1hTokens,
-        web_search_requests: u.webSearchRequests,
-      });
-      void Promise.resolve(this.#deps.spend.add(record.keyId, monthOf(record.createdAt.getTime()), cents * 10_000));
-    }
+    const tokens = u.inputTokens + u.cacheCreationInputTokens + u.outputTokens;
+    if (tokens > 0) void Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tpm), tokens, -Infinity, this.#deps.clock()));
   }
 }
 

@@ -1,25 +1,51 @@
+import { BudgetBook } from '../budgets/book';
+import { BudgetGuard, type Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
 import { Admission } from './admission';
 import { MemoryBuckets } from './buckets';
 import { connectRedisLimits } from './redis';
-import { MemorySpendLedger } from './spend';
+import { MemorySpendLedger, type SpendLedger } from './spend';
 
 export { Admission } from './admission';
 
 export interface Limits {
   admission: Admission;
+  /** Each account's budgets in memory; `budgets:<account>` invalidations go to its `apply`. */
+  budgets: BudgetBook;
   /** `redis` when instances share counters, `memory` when each keeps its own. */
   shared: 'redis' | 'memory';
   close(): Promise<void>;
 }
 
-/** Per-key limits with counters in Redis (REDIS_URL, shared by instances) or in this process. */
-export async function createLimits(opts: { redisUrl: string | null; store: Pick<Store, 'usage'>; clock: () => number; logger: Logger }): Promise<Limits> {
-  const common = { store: opts.store, clock: opts.clock, logger: opts.logger };
+export interface LimitsOptions {
+  redisUrl: string | null;
+  store: Pick<Store, 'budgets'>;
+  clock: () => number;
+  logger: Logger;
+  /** How long an account's budgets are trusted without hearing of a change. */
+  budgetTtlMs?: number;
+  onCrossing?(c: Crossing): void;
+}
+
+/** Per-key rate limits and budgets, with counters in Redis (REDIS_URL, shared by instances) or in this process. */
+export async function createLimits(opts: LimitsOptions): Promise<Limits> {
+  const { store, clock, logger } = opts;
+  const book = new BudgetBook((accountId) => store.budgets.ofAccount(accountId), { ttlMs: opts.budgetTtlMs ?? 30_000, clock });
+  const guard = (ledger: SpendLedger) =>
+    new BudgetGuard({
+      ledger,
+      book,
+      usage: (b, from, to) => store.budgets.spendByModel(b.accountId, b.scope, b.targetId, from, to),
+      clock,
+      logger,
+      ...(opts.onCrossing ? { onCrossing: opts.onCrossing } : {}),
+    });
   if (opts.redisUrl) {
-    const redis = await connectRedisLimits(opts.redisUrl, opts.logger);
-    return { admission: new Admission({ ...common, buckets: redis.buckets, spend: redis.spend }), shared: 'redis', close: () => redis.close() };
+    const redis = await connectRedisLimits(opts.redisUrl, logger);
+    const admission = new Admission({ buckets: redis.buckets, budgets: guard(redis.spend), clock, logger });
+    return { admission, budgets: book, shared: 'redis', close: () => redis.close() };
   }
-  return { admission: new Admission({ ...common, buckets: new MemoryBuckets(), spend: new MemorySpendLedger() }), shared: 'memory', close: async () => {} };
+  const admission = new Admission({ buckets: new MemoryBuckets(), budgets: guard(new MemorySpendLedger()), clock, logger });
+  return { admission, budgets: book, shared: 'memory', close: async () => {} };
 }

@@ -33,7 +33,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], 
 return false
 `;
 
-const SPEND_TTL_MS = 40 * 86_400_000;
+// A counter outlives its period by a week, then expires (no sweep needed).
+const SPEND_TTL_MARGIN_MS = 7 * 86_400_000;
 // Lua cannot take -Infinity as an argument; this is far below any bucket.
 const NO_MINIMUM = -1e15;
 
@@ -68,7 +69,7 @@ export async function connectRedisLimits(url: string, logger: Logger): Promise<R
   const warn = (error: unknown) => {
     if (Date.now() - lastWarning < 10_000) return;
     lastWarning = Date.now();
-    logger.warn('redis unavailable: rate limits and spend caps are not enforced meanwhile', { error });
+    logger.warn('redis unavailable: rate limits, spend caps and budgets are not enforced meanwhile', { error });
   };
 
   const buckets: Buckets = {
@@ -87,8 +88,8 @@ export async function connectRedisLimits(url: string, logger: Logger): Promise<R
   };
 
   const spend: SpendLedger = {
-    async spent(keyId, month, seed) {
-      const key = `${PREFIX}spend:${keyId}:${month}`;
+    async spent(scopeId, period, seed) {
+      const key = `${PREFIX}spend:${scopeId}:${period.label}`;
       try {
         const current = await redis.get(key);
         if (current !== null) return Number(current);
@@ -99,18 +100,20 @@ export async function connectRedisLimits(url: string, logger: Logger): Promise<R
       const seeded = Math.round(await seed());
       try {
         // Another instance may have seeded it meanwhile (and added to it): its figure wins.
-        await redis.set(key, String(seeded), 'PX', SPEND_TTL_MS, 'NX');
+        await redis.set(key, String(seeded), 'PX', period.end - period.start + SPEND_TTL_MARGIN_MS, 'NX');
         return Number((await redis.get(key)) ?? seeded);
       } catch (error) {
         warn(error);
         return seeded;
       }
     },
-    async add(keyId, month, microUsd) {
+    async add(scopeId, label, microUsd) {
       try {
-        await call.kgAddIfSeeded(`${PREFIX}spend:${keyId}:${month}`, Math.round(microUsd));
+        const total = await call.kgAddIfSeeded(`${PREFIX}spend:${scopeId}:${label}`, Math.round(microUsd));
+        return total === null ? null : Number(total);
       } catch (error) {
         warn(error);
+        return null;
       }
     },
   };

@@ -9,10 +9,13 @@ import { accountJson, keyJson, memberJson, planJson } from '../account-api/seria
 import { accountWithPlan, createAccount, updateAccount } from '../accounts/service';
 import { MISSING_FILTERS } from '../reports/params';
 import { summaryParams, usageSummary } from '../reports/usage-summary';
+import { changePlan, recordSuspension, type BillingDeps } from '../billing/lifecycle';
+import { plainBilling } from '../billing/setup';
 import { GatewayError, renderError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { operation } from '../lib/operation';
 import { operatorActor, operatorAuth } from './auth';
+import { operatorBillingRoutes } from './billing-routes';
 
 const plan = z.enum(['solo', 'team', 'scale']);
 
@@ -28,7 +31,7 @@ const CreateAccount = z.strictObject({
 const ListAccounts = z.object({ ...listParams, search: name.optional(), status: z.enum(['active', 'suspended']).optional() });
 
 const UpdateAccount = z
-  .strictObject({ name: name.optional(), plan: plan.optional() })
+  .strictObject({ name: name.optional(), plan: z.string().min(1).max(64).optional() })
   .refine((b) => b.name !== undefined || b.plan !== undefined, 'Send at least one of name and plan.');
 
 const ProviderKey = z.strictObject({ provider_key: z.string().min(1) });
@@ -38,6 +41,7 @@ const CrossAccountUsage = summaryParams(['account', 'model', 'day'] as const);
 export interface OperatorDeps extends KeyRouteDeps {
   operatorToken: string | null;
   logger?: Logger;
+  billing?: BillingDeps;
 }
 
 /** The operator API: whoever runs the gateway manages accounts here, and any account's data. */
@@ -48,7 +52,8 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
   const actor = (c: { req: { header(name: string): string | undefined } }) => operatorActor(c.req.header('keygate-actor'));
 
   const tag = 'Operator';
-  app.get('/plans', operation({ tag, summary: 'The plans' }), async (c) => c.json({ data: (await deps.store.accounts.plans()).map(planJson), has_more: false }));
+  const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
+  app.route('/', operatorBillingRoutes(billing, actor));
 
   const create = operation({ tag, summary: 'Create an account on a plan (trial started), optionally with its first admin and admin key', body: CreateAccount, status: 201 });
   app.post('/accounts', create, async (c) => {
@@ -91,18 +96,27 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
     return c.json({ ...accountJson(account), plan: planJson(plan), seats: { used: seats, max: plan.maxSeats } });
   });
 
-  app.post('/accounts/:account_id', operation({ tag, summary: 'Rename an account or move it to another plan', body: UpdateAccount }), async (c) => {
+  const update = operation({ tag, summary: 'Rename an account or move it to another plan (a subscription change: seat rules, proration)', body: UpdateAccount });
+  app.post('/accounts/:account_id', update, async (c) => {
     const body = c.req.valid('json');
-    return c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), body, actor(c))));
+    const id = c.req.param('account_id');
+    // A plan change is a subscription transition: seat rules, proration and the audit log follow it.
+    if (body.plan) await changePlan(billing, id, body.plan, { kind: 'operator', actor: actor(c), ref: 'plan change' });
+    if (!body.name) return c.json(accountJson((await accountWithPlan(deps, id)).account));
+    return c.json(accountJson(await updateAccount(deps, id, { name: body.name }, actor(c))));
   });
 
-  app.post('/accounts/:account_id/suspend', operation({ tag, summary: "Suspend an account: its keys are refused everywhere at once" }), async (c) =>
-    c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { status: 'suspended' }, actor(c)))),
-  );
-
-  app.post('/accounts/:account_id/reactivate', operation({ tag, summary: 'Reactivate a suspended account' }), async (c) =>
-    c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { status: 'active' }, actor(c)))),
-  );
+  const statusSummary = { suspend: 'Suspend an account: its keys are refused everywhere at once', reactivate: 'Reactivate a suspended account' };
+  for (const [action, status] of [['suspend', 'suspended'], ['reactivate', 'active']] as const) {
+    app.post(`/accounts/:account_id/${action}`, operation({ tag, summary: statusSummary[action] }), async (c) => {
+      const id = c.req.param('account_id');
+      // Recorded while the account is still in the state being left, so the transition names it.
+      if (status === 'suspended') await recordSuspension(billing, id, true, actor(c));
+      const account = await updateAccount(deps, id, { status }, actor(c));
+      if (status === 'active') await recordSuspension(billing, id, false, actor(c));
+      return c.json(accountJson(account));
+    });
+  }
 
   const providerKey = operation({ tag, summary: "Set the account's provider key (stored encrypted; shown only as a hint)", body: ProviderKey });
   app.post('/accounts/:account_id/provider_key', providerKey, async (c) => {

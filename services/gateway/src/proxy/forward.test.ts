@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { forward } from './forward';
 
 const principal = { key: { id: 'key_1', accountId: 'acct_1', memberId: null, app: null, environment: null } } as unknown as Principal;

@@ -2,10 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
-import { errorBody, GatewayError } from '../lib/errors';
+import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { clientHeaders, upstreamHeaders } from './headers';
+import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
 import { JsonUsageTap, settleUsage, SseUsageTap } from '@keygate/protocol';
 
 export interface UpstreamTarget {
@@ -24,6 +25,8 @@ export interface ForwardDeps {
    * answer (the refused provider key: see provider-key-check.ts).
    */
   onUpstreamStatus?(call: ForwardCall, status: number): GatewayError | null;
+  /** Where calls in flight are tracked, so a shutdown can end them. */
+  inFlight?: InFlightCalls;
 }
 
 export interface ForwardCall {
@@ -74,7 +77,7 @@ export function forward(call: ForwardCall, deps: ForwardDeps): Promise<void> {
 }
 
 /** One call in flight: undici's handler for the upstream answer, writing it to the client. */
-class Exchange implements Dispatcher.DispatchHandler {
+class Exchange implements Dispatcher.DispatchHandler, Endable {
   readonly #call: ForwardCall;
   readonly #deps: ForwardDeps;
   readonly #resolve: () => void;
@@ -89,6 +92,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   #tap: SseUsageTap | JsonUsageTap | null = null;
   #replaced = false;
   #done = false;
+  #shutdown = false;
+  readonly #leave: (() => void) | undefined;
 
   constructor(call: ForwardCall, deps: ForwardDeps, resolve: () => void, reject: (err: Error) => void) {
     this.#call = call;
@@ -98,6 +103,29 @@ class Exchange implements Dispatcher.DispatchHandler {
     // The client may have left while the body was checked or limits awaited.
     this.#clientGone = call.res.destroyed;
     call.res.once('close', this.#onClientClose);
+    this.#leave = deps.inFlight?.add(this);
+  }
+
+  /**
+   * The gateway is shutting down and this call outlasted the grace: a stream gets an `error`
+   * event, an answer not started yet a 529 (both overloaded_error), and the upstream is aborted.
+   * undici then reports the abort to onResponseError, which records the call.
+   */
+  end(): void {
+    if (this.#done || this.#shutdown) return;
+    this.#shutdown = true;
+    const { res, requestId } = this.#call;
+    const err = shutdownError();
+    if (!res.headersSent) {
+      this.#status = err.status;
+      sendError(res, err, requestId);
+    } else if (this.#tap instanceof SseUsageTap) {
+      res.end(errorEvent(err, requestId));
+    } else {
+      // A JSON answer half sent cannot carry an error any more.
+      res.destroy();
+    }
+    this.#controller?.abort(new Error('the gateway is shutting down'));
   }
 
   readonly #onClientClose = (): void => {
@@ -112,12 +140,13 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.#clientGone) controller.abort(new Error('client closed the connection'));
+    if (this.#shutdown) controller.abort(new Error('the gateway is shutting down'));
+    else if (this.#clientGone) controller.abort(new Error('client closed the connection'));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // Informational answers (1xx) come here too; the final one follows.
-    if (statusCode < 200) return;
+    if (statusCode < 200 || this.#shutdown) return;
     // undici keeps the raw header buffers on the controller for the whole response: about 4 KB
     // per open stream that nothing here reads again (heap snapshot with 1,000 streams open).
     controller.rawHeaders = null;
@@ -135,17 +164,15 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   /** Answers with our own error; the upstream body is read to its end and dropped. */
   #replace(err: GatewayError): void {
-    const { res, requestId } = this.#call;
     this.#replaced = true;
     this.#status = err.status;
     this.#errorType = err.type;
     this.#tap = new JsonUsageTap();
-    res.writeHead(err.status, { 'content-type': 'application/json', 'request-id': requestId, ...err.headers });
-    res.end(errorBody(err.type, err.message, requestId));
+    sendError(this.#call.res, err, this.#call.requestId);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.#replaced) return;
+    if (this.#replaced || this.#shutdown) return;
     this.#ttfbMs ??= performance.now() - this.#call.startedAt;
     this.#tap!.write(chunk);
     if (!this.#call.res.write(chunk)) {
@@ -163,6 +190,12 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
     const { res, requestId } = this.#call;
     const { logger, timeoutMs } = this.#deps;
+    if (this.#shutdown) {
+      // Answered by end(); recorded as partial, with the usage of what was forwarded.
+      this.#partial = true;
+      this.#finish();
+      return this.#resolve();
+    }
     if (this.#tap === null) {
       // Nothing was sent to the client yet.
       if (this.#clientGone) {
@@ -194,6 +227,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   #finish(): void {
     if (this.#done) return;
     this.#done = true;
+    this.#leave?.();
     const call = this.#call;
     call.res.off('close', this.#onClientClose);
     const tap = this.#tap;
@@ -202,6 +236,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.#errorType = tap.errorType ?? this.#errorType;
       if (tap instanceof SseUsageTap && !tap.complete) this.#partial = true;
     }
+    if (this.#shutdown) this.#errorType = 'shutdown';
     // A stream that ended before the provider's final count gets the estimate from its content.
     const { usage, estimated } = tap ? settleUsage(tap) : { usage: null, estimated: false };
     this.#deps.record(

@@ -5,9 +5,10 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
+import { sendError, shutdownError } from './in-flight';
 import { validateMessagesBody } from './validate';
 
 export interface ProxyOptions extends ForwardDeps {
@@ -59,6 +60,16 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     startedAt,
     createdAt: new Date(),
   };
+  // Until it goes upstream, a call ended by a shutdown is answered and recorded here.
+  let ended = false;
+  const leave = opts.inFlight?.add({
+    end() {
+      ended = true;
+      const err = shutdownError();
+      if (!res.headersSent) sendError(res, err, call.requestId);
+      opts.record(callRecord(call, { ...NOT_SENT, model: call.model, status: err.status, errorType: 'shutdown', partial: true }));
+    },
+  });
   try {
     call.target = targetFor(principal, opts);
     call.groupId = groupIdOf(req.headers);
@@ -73,6 +84,7 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     }
     await opts.admit?.(principal, call);
   } catch (err) {
+    if (ended) return RESPONSE_ALREADY_SENT;
     if (err instanceof ClientGoneError) {
       // No one to answer; the attempt still belongs in the call log.
       opts.record(callRecord(call, { ...NOT_SENT, model: call.model, status: 499, errorType: 'client_closed', partial: true }));
@@ -80,7 +92,10 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     }
     if (err instanceof GatewayError) opts.record(rejected(call, err));
     throw err;
+  } finally {
+    leave?.();
   }
+  if (ended) return RESPONSE_ALREADY_SENT;
   await forward(call, opts);
   return RESPONSE_ALREADY_SENT;
 }

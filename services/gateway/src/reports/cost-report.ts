@@ -64,21 +64,22 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
 /**
  * `GET /v1/organizations/cost_report`: what each day cost, as the provider reports it: USD
  * amounts in cents as decimal strings, estimated from the list prices (billing/prices.ts),
- * live keys only (test keys are never billed upstream). The plan's own charge is not a
- * provider cost type; `GET /v1/organizations/billing` has it.
+ * live keys only (test keys are never billed upstream). Days start at local midnight in the
+ * account's reporting zone (reports/time-zone.ts). The plan's own charge is not a provider
+ * cost type and is in the plan's currency; `GET /v1/organizations/billing` has it.
  */
-export async function costReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof CostReportParams>, now: number) {
-  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now });
+export async function costReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof CostReportParams>, now: number, timeZone?: string) {
+  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now, timeZone });
   const groups = new Set(q.group_by ?? []);
   const byMember = groups.has('user_id') || groups.has('account_id');
   const dims = [...(groups.has('api_key_id') ? ['api_key_id'] : []), ...(byMember ? ['user_id'] : []), ...(groups.has('group_id') ? ['group_id'] : [])];
   const rows = await store.usage.fromRollups({
-    accountId, from: page.from, to: page.to, bucketSeconds: 86_400, groupBy: [...dims, 'model'] as UsageDimension[], filters: filtersOf(q), excludeTestKeys: true,
+    accountId, from: page.from, to: page.to, bucketSeconds: 86_400, timeZone: page.zone, groupBy: [...dims, 'model'] as UsageDimension[], filters: filtersOf(q), excludeTestKeys: true,
   });
 
   const byBucket = new Map<number, Map<string, CostItem>>();
   for (const row of rows) {
-    const t = row.bucket!.getTime();
+    const t = page.key(row.bucket!);
     if (!byBucket.has(t)) byBucket.set(t, new Map());
     const items = byBucket.get(t)!;
     for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) {

@@ -52,16 +52,17 @@ function result(r: UsageRow) {
 
 /**
  * `GET /v1/organizations/usage_report/messages`. Day and hour buckets read the hourly
- * rollups; minute buckets read the call log, over at most 1,440 minutes per page.
+ * rollups; minute buckets read the call log, over at most 1,440 minutes per page. Day buckets
+ * start at local midnight in the account's reporting zone (reports/time-zone.ts).
  */
-export async function usageReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof UsageReportParams>, now: number) {
-  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: q.bucket_width as BucketWidth, limit: q.limit, page: q.page, now });
+export async function usageReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof UsageReportParams>, now: number, timeZone?: string) {
+  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: q.bucket_width as BucketWidth, limit: q.limit, page: q.page, now, timeZone });
   const groupBy = [...new Set((q.group_by ?? []).map((d) => (d === 'account_id' ? 'user_id' : d)))] as UsageDimension[];
-  const query = { accountId, from: page.from, to: page.to, bucketSeconds: page.widthMs / 1000, groupBy, filters: filtersOf(q) };
+  const query = { accountId, from: page.from, to: page.to, bucketSeconds: page.widthMs / 1000, timeZone: page.zone, groupBy, filters: filtersOf(q) };
   const rows = q.bucket_width === '1m' ? await store.usage.fromCalls(query) : await store.usage.fromRollups(query);
   const results = new Map<number, ReturnType<typeof result>[]>();
   for (const row of rows) {
-    const t = row.bucket!.getTime();
+    const t = page.key(row.bucket!);
     if (!results.has(t)) results.set(t, []);
     results.get(t)!.push(result(row));
   }

@@ -4,6 +4,7 @@ import type { Store, UsageDimension, UsageRow } from '../store';
 import { isoSeconds } from './buckets';
 import { timestamp } from './query';
 import { filtersOf, reportFilters } from './params';
+import { localDate, monthStart, UTC } from './time-zone';
 import { reportFigures } from './usage-report';
 
 const HOUR = 3_600_000;
@@ -32,22 +33,23 @@ type Params = { by: SummaryBy; starting_at?: Date | undefined; ending_at?: Date 
 
 /**
  * Usage totals over a range by one dimension, from the hourly rollups (the range widens to
- * whole hours). The default range is the current month (UTC) to now. `accountId` null sums
- * every account: the operator's cross-account view.
+ * whole hours). The default range is the current month to now; days and months are those of
+ * the reporting zone. `accountId` null sums every account: the operator's cross-account view.
  */
-export async function usageSummary(store: Pick<Store, 'usage' | 'keys' | 'members' | 'accounts'>, accountId: string | null, q: Params, now: number) {
-  const monthStart = Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth(), 1);
-  const from = new Date(Math.floor((q.starting_at?.getTime() ?? monthStart) / HOUR) * HOUR);
+export async function usageSummary(
+  store: Pick<Store, 'usage' | 'keys' | 'members' | 'accounts'>, accountId: string | null, q: Params, now: number, timeZone = UTC,
+) {
+  const from = new Date(Math.floor((q.starting_at?.getTime() ?? monthStart(timeZone, now)) / HOUR) * HOUR);
   const to = new Date(Math.ceil((q.ending_at?.getTime() ?? now) / HOUR) * HOUR);
   if (to <= from) throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
   if (to.getTime() - from.getTime() > MAX_DAYS * 24 * HOUR) throw new GatewayError('invalid_request_error', `ending_at: a summary covers at most ${MAX_DAYS} days.`);
   const { dim, label } = BY[q.by];
   const rows = await store.usage.fromRollups({
-    accountId, from, to, bucketSeconds: q.by === 'day' ? 86_400 : null, groupBy: dim ? [dim] : [], filters: filtersOf(q),
+    accountId, from, to, bucketSeconds: q.by === 'day' ? 86_400 : null, timeZone, groupBy: dim ? [dim] : [], filters: filtersOf(q),
   });
   const labels = await labelsFor(store, accountId, q.by, rows);
   const data = rows.map((row) => {
-    const value = dim ? row[dim] : row.bucket!.toISOString().slice(0, 10);
+    const value = dim ? row[dim] : localDate(timeZone, row.bucket!.getTime());
     return {
       [dim ?? 'day']: value,
       ...(label ? { [label]: value ? (labels.get(value) ?? null) : null } : {}),
@@ -55,7 +57,7 @@ export async function usageSummary(store: Pick<Store, 'usage' | 'keys' | 'member
     };
   });
   if (q.by !== 'day') data.sort((a, b) => b.requests - a.requests);
-  return { type: 'usage_summary' as const, by: q.by, starting_at: isoSeconds(from), ending_at: isoSeconds(to), data };
+  return { type: 'usage_summary' as const, by: q.by, time_zone: timeZone, starting_at: isoSeconds(from), ending_at: isoSeconds(to), data };
 }
 
 function labelsFor(store: Pick<Store, 'keys' | 'members' | 'accounts'>, accountId: string | null, by: SummaryBy, rows: UsageRow[]): Promise<Map<string, string>> {

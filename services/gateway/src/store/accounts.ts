@@ -20,6 +20,10 @@ export interface AccountRecord {
   providerKeyFailedAt: Date | null;
   trialEndsAt: Date | null;
   createdAt: Date;
+  /** The IANA zone report day buckets start in. */
+  timeZone: string;
+  /** Members may create and revoke their own keys from the dashboard. */
+  membersManageOwnKeys: boolean;
 }
 
 export type ProviderKeyStatus = 'ok' | 'failing';
@@ -57,12 +61,15 @@ export interface AccountPatch {
   planId?: string;
   status?: AccountStatus;
   provider?: { sealed: string; hint: string };
+  timeZone?: string;
+  membersManageOwnKeys?: boolean;
 }
 
 const accountCols = (sql: Sql) => sql`
   t.id, t.name, t.plan_id as "planId", t.status, t.provider_key_sealed as "providerKeySealed",
   t.provider_key_hint as "providerKeyHint", t.provider_key_status as "providerKeyStatus",
-  t.provider_key_failed_at as "providerKeyFailedAt", t.trial_ends_at as "trialEndsAt", t.created_at as "createdAt"`;
+  t.provider_key_failed_at as "providerKeyFailedAt", t.trial_ends_at as "trialEndsAt", t.created_at as "createdAt",
+  t.time_zone as "timeZone", t.members_manage_own_keys as "membersManageOwnKeys"`;
 
 const planCols = (sql: Sql) => sql`
   id, name, price_cents as "priceCents", currency, per_seat as "perSeat", max_seats as "maxSeats", trial_days as "trialDays"`;
@@ -153,7 +160,9 @@ export function accountQueries(sql: Sql) {
             provider_key_sealed = ${patch.provider?.sealed ?? before.providerKeySealed},
             provider_key_hint = ${patch.provider?.hint ?? before.providerKeyHint},
             provider_key_status = ${patch.provider ? 'ok' : before.providerKeyStatus},
-            provider_key_failed_at = ${patch.provider ? null : before.providerKeyFailedAt}
+            provider_key_failed_at = ${patch.provider ? null : before.providerKeyFailedAt},
+            time_zone = ${patch.timeZone ?? before.timeZone},
+            members_manage_own_keys = ${patch.membersManageOwnKeys ?? before.membersManageOwnKeys}
           where t.id = ${id}
           returning ${accountCols(t)}`;
         return row;

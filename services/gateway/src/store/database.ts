@@ -49,6 +49,9 @@ async function connect(url: string, opts: OpenOptions, embedded: boolean, onClos
     max,
     onnotice: () => {},
     idle_timeout: 60,
+    // The driver's own reconnect delay reaches 20 s within a few failures: a stopped database
+    // would hold every query that long after it is back. Seconds, capped at 2.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 2),
     ...(opts.schema ? { connection: { search_path: opts.schema } } : {}),
   });
   // Fail fast with a clear message rather than on the first request.

@@ -2,8 +2,8 @@ import type { Database, Sql } from './database';
 
 export const INVALIDATION_CHANNEL = 'keygate_invalidate';
 
-/** What a cached key depends on: the key itself, its member, or its account. */
-export type Invalidation = `key:${string}` | `member:${string}` | `account:${string}`;
+/** What a cached key depends on: the key itself, its member, or its account; or an account's budgets. */
+export type Invalidation = `key:${string}` | `member:${string}` | `account:${string}` | `budgets:${string}`;
 
 /**
  * Tells every gateway instance to drop cached keys, from inside the changing transaction:

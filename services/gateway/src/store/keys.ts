@@ -164,7 +164,7 @@ export function keyQueries(sql: Sql) {
 
     /**
      * A new secret for the same key id (so usage, budgets and limits carry over). Older secrets
-     * keep working until `graceMs` from now by the database's clock, then are refused; that
+     * keep working until `graceMs` after the rotation stamps them (database clock), then are refused; that
      * moment is returned as `previousExpiresAt`.
      */
     async rotate(
@@ -180,12 +180,15 @@ export function keyQueries(sql: Sql) {
           where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null
           returning ${keyCols(t)}`;
         if (!key) return undefined;
-        const until = t`now() + make_interval(secs => ${graceMs / 1000})`;
-        const [previous] = await t<{ expiresAt: Date }[]>`
-          update key_secrets set expires_at = ${until} where key_id = ${id} and (expires_at is null or expires_at > ${until})
-          returning expires_at as "expiresAt"`;
         // Secrets expired a day ago can only ever produce the "rotated" message; drop them.
         await t`delete from key_secrets where key_id = ${id} and expires_at < now() - interval '1 day'`;
+        // The grace period runs from the statement's clock, last: now() is frozen at BEGIN, and
+        // the lock wait and round trips before this point were taken out of the grace period.
+        const [previous] = await t<{ expiresAt: Date }[]>`
+          with g as (select clock_timestamp() + make_interval(secs => ${graceMs / 1000}) as until)
+          update key_secrets s set expires_at = g.until from g
+          where s.key_id = ${id} and (s.expires_at is null or s.expires_at > g.until)
+          returning s.expires_at as "expiresAt"`;
         await t`insert into key_secrets (hash, key_id) values (${next.hash}, ${id})`;
         return { key, previousExpiresAt: previous?.expiresAt ?? null };
       }, () => [audit]);

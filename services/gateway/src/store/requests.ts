@@ -1,4 +1,4 @@
-import type { CallRecord } from '../usage/record';
+import type { CallRecord } from '../call-log/record';
 import type { Sql } from './database';
 import { keyset, type Page, type PageQuery } from './pagination';
 
@@ -9,6 +9,8 @@ export interface RequestFilter {
   keyId?: string | null;
   memberId?: string | null;
   groupId?: string | null;
+  app?: string | null;
+  environment?: string | null;
   model?: string | null;
   /** `ok` (below 400, no error), `error`, or one HTTP status. */
   status?: 'ok' | 'error' | number | null;
@@ -34,6 +36,8 @@ export function requestQueries(sql: Sql) {
           and (${f.keyId ?? null}::text is null or t.key_id = ${f.keyId ?? null})
           and (${f.memberId ?? null}::text is null or t.member_id = ${f.memberId ?? null})
           and (${f.groupId ?? null}::text is null or t.group_id = ${f.groupId ?? null})
+          and (${f.app ?? null}::text is null or t.app = ${f.app ?? null})
+          and (${f.environment ?? null}::text is null or t.environment = ${f.environment ?? null})
           and (${f.model ?? null}::text is null or t.model = ${f.model ?? null})
           and (${code}::int is null or t.status = ${code})
           and (${outcome}::text is null

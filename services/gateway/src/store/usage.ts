@@ -18,6 +18,8 @@ export interface UsageQuery {
   to: Date;
   /** Bucket width in seconds; null sums the whole range. */
   bucketSeconds: number | null;
+  /** Day buckets (86,400 s) start at local midnight in this IANA zone instead of UTC's. */
+  timeZone?: string | null;
   groupBy: readonly UsageDimension[];
   filters?: UsageFilters;
   /** Cost reports leave out test keys: the emulator answers them and nobody is billed. */
@@ -64,6 +66,13 @@ export function usageQueries(sql: Sql) {
     const hourly = source === 'hourly';
     const time = hourly ? sql`u.hour` : sql`u.created_at`;
     const joinKeys = q.excludeTestKeys || (hourly && (q.groupBy.includes('app') || q.groupBy.includes('environment')));
+    const zone = q.bucketSeconds === 86_400 && q.timeZone && q.timeZone !== 'UTC' ? q.timeZone : null;
+    const bucket =
+      q.bucketSeconds === null
+        ? sql`null::timestamptz`
+        : zone
+          ? sql`date_trunc('day', ${time}, ${zone}::text)`
+          : sql`date_bin(make_interval(secs => ${q.bucketSeconds}), ${time}, timestamptz 'epoch')`;
     const column = (d: UsageDimension, expr: ReturnType<typeof sql>) => (q.groupBy.includes(d) ? expr : sql`null::text`);
     const anyOf = (expr: ReturnType<typeof sql>, values: string[] | null | undefined) => {
       const v = arr(values);
@@ -71,7 +80,7 @@ export function usageQueries(sql: Sql) {
     };
     return sql<UsageRow[]>`
       select
-        ${q.bucketSeconds === null ? sql`null::timestamptz` : sql`date_bin(make_interval(secs => ${q.bucketSeconds}), ${time}, timestamptz 'epoch')`} as bucket,
+        ${bucket} as bucket,
         ${column('account_id', sql`u.account_id`)} as account_id,
         ${column('api_key_id', sql`u.key_id`)} as api_key_id,
         ${column('user_id', sql`u.member_id`)} as user_id,

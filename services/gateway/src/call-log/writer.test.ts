@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../lib/logger';
 import type { CallRecord } from './record';
-import { UsageWriter } from './writer';
+import { CallLogWriter } from './writer';
 
 const record = (i: number) => ({ id: `req_${i}` }) as CallRecord;
 
@@ -28,10 +28,10 @@ const until = async (cond: () => boolean, ms = 2000) => {
   }
 };
 
-describe('UsageWriter', () => {
+describe('CallLogWriter', () => {
   it('writes records in batches after the flush interval, in order', async () => {
     const sink = new FakeSink();
-    const w = new UsageWriter(sink, { flushIntervalMs: 10, batchSize: 3, logger: silentLogger });
+    const w = new CallLogWriter(sink, { flushIntervalMs: 10, batchSize: 3, logger: silentLogger });
     for (let i = 0; i < 7; i++) w.enqueue(record(i));
     await until(() => sink.ids.length === 7);
     expect(sink.ids).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4', 'req_5', 'req_6']);
@@ -42,7 +42,7 @@ describe('UsageWriter', () => {
   it('keeps a failed batch and retries it: the database going down loses nothing', async () => {
     const sink = new FakeSink();
     sink.failNext = 3;
-    const w = new UsageWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
     for (let i = 0; i < 5; i++) w.enqueue(record(i));
     await until(() => sink.ids.length === 5, 5000);
     expect(sink.ids).toEqual(['req_0', 'req_1', 'req_2', 'req_3', 'req_4']);
@@ -51,7 +51,7 @@ describe('UsageWriter', () => {
 
   it('writes what is queued when closed', async () => {
     const sink = new FakeSink();
-    const w = new UsageWriter(sink, { flushIntervalMs: 60_000, logger: silentLogger });
+    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, logger: silentLogger });
     w.enqueue(record(1));
     w.enqueue(record(2));
     expect(sink.ids).toEqual([]);
@@ -62,7 +62,7 @@ describe('UsageWriter', () => {
   it('counts records dropped past its bound instead of growing without limit', async () => {
     const sink = new FakeSink();
     sink.failNext = 1000;
-    const w = new UsageWriter(sink, { flushIntervalMs: 60_000, maxQueued: 3, logger: silentLogger });
+    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, maxQueued: 3, logger: silentLogger });
     for (let i = 0; i < 5; i++) w.enqueue(record(i));
     expect(w.pending).toBe(3);
     expect(w.dropped).toBe(2);
@@ -76,7 +76,7 @@ describe('UsageWriter', () => {
       if (records.some((r) => bad.has(r.id))) throw Object.assign(new Error('value out of range for type integer'), { code: '22003' });
       return inner(records);
     };
-    const w = new UsageWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
     for (let i = 0; i < 12; i++) w.enqueue(record(i));
     await until(() => w.pending === 0);
     expect(sink.ids.sort()).toEqual(['req_0', 'req_1', 'req_10', 'req_11', 'req_2', 'req_4', 'req_5', 'req_6', 'req_7', 'req_9']);
@@ -91,7 +91,7 @@ describe('UsageWriter', () => {
       calls++;
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     };
-    const w = new UsageWriter(sink, { flushIntervalMs: 60_000, batchSize: 10, logger: silentLogger });
+    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, batchSize: 10, logger: silentLogger });
     for (let i = 0; i < 4; i++) w.enqueue(record(i));
     await w.flush();
     expect(calls).toBe(1);

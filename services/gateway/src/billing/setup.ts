@@ -1,0 +1,43 @@
+import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
+import type { Store } from '../store';
+import { runBillingClock } from './clock';
+import type { BillingDeps } from './lifecycle';
+import { SubscriptionBook } from './standing';
+import { StripeBilling } from './stripe';
+
+export const DEFAULT_GRACE_DAYS = 7;
+
+/** Billing without an in-memory book or Stripe: what the CLI's in-process operator API needs. */
+export function plainBilling(store: Store, clock: () => number, graceDays = DEFAULT_GRACE_DAYS): BillingDeps {
+  return { store, clock, graceDays, stripe: null, book: null };
+}
+
+export interface GatewayBilling extends BillingDeps {
+  book: SubscriptionBook;
+  /** Starts the billing clock's timer; returns its stop function. */
+  startClock(): () => void;
+}
+
+/**
+ * The gateway's billing: subscriptions in memory for admission (load the book once its
+ * invalidations are watched), Stripe when configured, the clock on a timer.
+ */
+export function openBilling(config: Config, store: Store, clock: () => number, logger: Logger, url: () => string): GatewayBilling {
+  const book = new SubscriptionBook(store, { clock, graceDays: config.paymentGraceDays, logger });
+  const stripe = config.stripe ? new StripeBilling({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() }) : null;
+  const deps: GatewayBilling = {
+    store, clock, graceDays: config.paymentGraceDays, book, stripe, logger,
+    startClock() {
+      let running: Promise<unknown> | null = null;
+      const timer = setInterval(() => {
+        running ??= runBillingClock(deps)
+          .catch((error) => logger.warn('billing clock failed', { error }))
+          .finally(() => (running = null));
+      }, config.billingClockMs);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
+  };
+  return deps;
+}

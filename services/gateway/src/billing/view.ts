@@ -1,0 +1,87 @@
+import { planJson } from '../account-api/serialize';
+import type { CatalogPlan, NoticeRecord, TransitionRecord } from '../store';
+import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
+import type { BillingDeps } from './lifecycle';
+import { requireSubscription } from './lifecycle';
+import { chargedSeats, DAY } from './proration';
+import { billingRefusal, effectiveState } from './standing';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** A catalog plan as the APIs show it; the comparison of plans is a list of these. */
+export function catalogJson(p: CatalogPlan) {
+  return {
+    ...planJson(p),
+    min_seats: p.minSeats,
+    default_limits: {
+      requests_per_minute: p.defaultLimitRpm,
+      tokens_per_minute: p.defaultLimitTpm,
+      monthly_spend_cap_cents: p.defaultMonthlySpendCapCents,
+    },
+    retention_days: p.retentionDays,
+    features: p.features,
+    stripe_price_id: p.stripePriceId,
+  };
+}
+
+export function transitionJson(t: TransitionRecord) {
+  return { id: t.id, from: t.fromState, to: t.toState, from_plan: t.fromPlan, to_plan: t.toPlan, cause: t.cause, cause_ref: t.causeRef, at: iso(t.at) };
+}
+
+export function noticeJson(n: NoticeRecord) {
+  return { id: n.id, kind: n.kind, message: n.message, due_at: iso(n.dueAt), created_at: iso(n.createdAt), delivered_at: iso(n.deliveredAt) };
+}
+
+/**
+ * Everything the billing page shows about the subscription: state (as of now, and as
+ * recorded), plan, trial days left, seats, period, how it is paid, the banner and the
+ * history. Usage costs are in USD in the cost report, never added to these EUR figures.
+ */
+export async function subscriptionView(deps: BillingDeps, accountId: string) {
+  const s = await requireSubscription(deps, accountId);
+  const now = deps.clock();
+  const plan = await deps.store.catalog.get(s.planId);
+  const members = await deps.store.members.countActive(accountId);
+  const e = effectiveState(s, now, deps.graceDays);
+  const notices = await deps.store.invoices.notices(accountId);
+  const trialEnd = s.trialEndsAt?.getTime() ?? null;
+  const inTrial = e.state === 'trialing' && trialEnd !== null && trialEnd > now;
+  const banner = e.block
+    ? { kind: 'blocked', message: billingRefusal(e.block, e.since).message }
+    : inTrial && notices.some((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd)
+      ? { kind: 'trial_will_end', message: notices.find((n) => n.kind === 'trial_will_end')!.message }
+      : e.state === 'past_due'
+        ? { kind: 'past_due', message: `A payment is overdue: calls stop ${deps.graceDays} days after it fell due. Pay on the billing page (/dashboard/billing).` }
+        : null;
+  return {
+    type: 'subscription' as const,
+    account_id: accountId,
+    state: e.state,
+    recorded_state: s.state,
+    calls_allowed: !e.block,
+    plan: plan ? catalogJson(plan) : null,
+    trial: { ends_at: iso(s.trialEndsAt), days_left: inTrial ? Math.ceil((trialEnd! - now) / DAY) : 0 },
+    seats: { members, charged: plan ? chargedSeats(plan, members) : members, min: plan?.minSeats ?? 1, max: plan?.maxSeats ?? null },
+    current_period: s.currentPeriodStart ? { start: iso(s.currentPeriodStart), end: iso(s.currentPeriodEnd) } : null,
+    cancel_at_period_end: s.cancelAtPeriodEnd,
+    paid_until: iso(s.paidUntil),
+    past_due_since: iso(s.pastDueSince),
+    grace_days: deps.graceDays,
+    payment: { provider: s.stripeSubscriptionId ? ('stripe' as const) : s.paidUntil ? ('manual' as const) : null, stripe_available: !!deps.stripe, has_payment_method: s.hasPaymentMethod },
+    banner,
+    notices: notices.map(noticeJson),
+    transitions: (await deps.store.subscriptions.transitions(accountId)).slice(-20).map(transitionJson),
+    usage_costs: { currency: 'USD', note: 'Model usage is billed by the provider in USD and reported apart; it is never added to the subscription.', report: '/v1/organizations/cost_report' },
+  };
+}
+
+/** The whole billing page in one call: subscription, upcoming invoice, recent invoices and the plan comparison. */
+export async function billingOverview(deps: BillingDeps, accountId: string, invoiceLimit = 12) {
+  const [subscription, upcoming, invoices, plans] = await Promise.all([
+    subscriptionView(deps, accountId),
+    upcomingInvoice(deps, accountId),
+    deps.store.invoices.list(accountId, { limit: invoiceLimit }),
+    deps.store.catalog.list(),
+  ]);
+  return { subscription, upcoming: upcomingJson(upcoming).invoice, invoices: invoices.rows.map(invoiceJson), plans: plans.map(catalogJson) };
+}

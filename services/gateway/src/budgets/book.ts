@@ -1,0 +1,61 @@
+import type { BudgetRecord } from '../store';
+
+interface Entry {
+  budgets: readonly BudgetRecord[];
+  loadedAt: number;
+}
+
+/**
+ * Each account's budgets, in memory: read once per account (and again after a change, which
+ * every instance hears within a second through `budgets:<account>` invalidations, or after
+ * `ttlMs` as a safety net), so admission never reads them per call.
+ */
+export class BudgetBook {
+  readonly #entries = new Map<string, Entry>();
+  readonly #inflight = new Map<string, Promise<readonly BudgetRecord[]>>();
+  readonly #load: (accountId: string) => Promise<BudgetRecord[]>;
+  readonly #ttlMs: number;
+  readonly #clock: () => number;
+
+  constructor(load: (accountId: string) => Promise<BudgetRecord[]>, opts: { ttlMs: number; clock: () => number }) {
+    this.#load = load;
+    this.#ttlMs = opts.ttlMs;
+    this.#clock = opts.clock;
+  }
+
+  /** The account's budgets: at once when held, else after one read. */
+  of(accountId: string): readonly BudgetRecord[] | Promise<readonly BudgetRecord[]> {
+    const hit = this.#entries.get(accountId);
+    if (hit && this.#clock() - hit.loadedAt < this.#ttlMs) return hit.budgets;
+    let pending = this.#inflight.get(accountId);
+    if (!pending) {
+      pending = this.#load(accountId)
+        .then((budgets) => {
+          // A change heard while reading wins: keep the answer uncached.
+          if (this.#inflight.get(accountId) === pending) this.#entries.set(accountId, { budgets, loadedAt: this.#clock() });
+          return budgets;
+        })
+        .finally(() => {
+          if (this.#inflight.get(accountId) === pending) this.#inflight.delete(accountId);
+        });
+      this.#inflight.set(accountId, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * What is held for the account, stale or not, without reading: calls are charged from this
+   * when recorded, which may be minutes after they were admitted.
+   */
+  cached(accountId: string): readonly BudgetRecord[] | undefined {
+    return this.#entries.get(accountId)?.budgets;
+  }
+
+  /** Applies a `budgets:<account>` invalidation: the next admission reads them again. */
+  apply(payload: string): void {
+    const accountId = payload.slice('budgets:'.length);
+    const e = this.#entries.get(accountId);
+    if (e) e.loadedAt = -Infinity;
+    this.#inflight.delete(accountId);
+  }
+}

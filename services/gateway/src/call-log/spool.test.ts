@@ -1,0 +1,197 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger, silentLogger } from '../lib/logger';
+import type { CallRecord } from './record';
+import { encodeLine } from './segment';
+import { Spool } from './spool';
+import { CallLogWriter } from './writer';
+
+const record = (i: number) => ({ id: `req_${i}`, accountId: 'acct_1', createdAt: new Date(1_700_000_000_000 + i) }) as CallRecord;
+
+class Sink {
+  ids: string[] = [];
+  down = false;
+  async insertBatch(records: CallRecord[]) {
+    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    this.ids.push(...records.map((r) => r.id));
+  }
+  async ping() {
+    if (this.down) throw new Error('down');
+  }
+}
+
+const until = async (cond: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+let dir: string;
+const segments = () => readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+const spoolOpts = (extra = {}) => ({ dir, maxBytes: 1 << 20, syncMs: 5, logger: silentLogger, ...extra });
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'keygate-spool-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('Spool', () => {
+  it('puts each record on disk within the sync interval, before PostgreSQL takes it', async () => {
+    const sink = new Sink();
+    sink.down = true;
+    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    for (let i = 0; i < 3; i++) w.enqueue(record(i));
+    await until(() => segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 4, 1000);
+    const text = readFileSync(join(dir, segments()[0]!), 'utf8');
+    expect(text).toBe([0, 1, 2].map((i) => encodeLine(record(i))).join(''));
+    expect(w.status()).toMatchObject({ queued: 3, spoolSegments: 1, databaseUp: true });
+    await w.close(0);
+  });
+
+  it('deletes a segment once PostgreSQL has committed every record in it', async () => {
+    const sink = new Sink();
+    sink.down = true;
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, probeMs: 10, retryCapMs: 50, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    for (let i = 0; i < 50; i++) w.enqueue(record(i));
+    await until(() => segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 51);
+    sink.down = false;
+    await until(() => sink.ids.length === 50 && w.status().spoolBytes === 0 && segments().length === 0);
+    expect(w.status()).toMatchObject({ queued: 0, spoolBytes: 0, spoolSegments: 0 });
+    await w.close();
+  });
+
+  it('replays what an earlier run left, each call once, skipping a torn last line', async () => {
+    writeFileSync(join(dir, 'calls-000000000007.jsonl'), encodeLine(record(1)) + encodeLine(record(2)) + encodeLine(record(1)));
+    appendFileSync(join(dir, 'calls-000000000007.jsonl'), encodeLine(record(3)).slice(0, 40));
+    writeFileSync(join(dir, 'calls-000000000008.jsonl'), encodeLine(record(4)) + 'deadbeef {"id":"req_9"}\n');
+    const logs: string[] = [];
+    const spool = await Spool.open(spoolOpts({ logger: createLogger('warn', (l) => logs.push(l)) }));
+    expect(spool.recovered.map((s) => s.seq)).toEqual([7, 8]);
+    const sink = new Sink();
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, spool, logger: silentLogger });
+    await until(() => sink.ids.length === 3 && segments().length === 0);
+    expect(sink.ids).toEqual(['req_1', 'req_2', 'req_4']);
+    expect(spool.skippedLines).toBe(2);
+    expect(logs.filter((l) => l.includes('torn or damaged'))).toHaveLength(2);
+    // New segments continue the numbering, never overwrite an old one.
+    sink.down = true;
+    w.enqueue(record(5));
+    await until(() => segments().length === 1);
+    expect(segments()).toEqual(['calls-000000000009.jsonl']);
+    await w.close(0);
+  });
+
+  it('an outage longer than memory holds: records wait on disk, and all arrive once it is over', async () => {
+    const sink = new Sink();
+    sink.down = true;
+    const spool = await Spool.open(spoolOpts({ segmentBytes: 1024 }));
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, maxQueued: 20, probeMs: 10, retryCapMs: 50, spool, logger: silentLogger });
+    for (let i = 0; i < 300; i++) w.enqueue(record(i));
+    await spool.flush();
+    expect(w.status().queued).toBeLessThanOrEqual(20);
+    expect(w.status().segmentsOnDisk).toBeGreaterThan(5);
+    expect(w.dropped).toBe(0);
+    sink.down = false;
+    await until(() => sink.ids.length >= 300 && segments().length === 0);
+    expect(new Set(sink.ids).size).toBe(300);
+    expect(w.status()).toMatchObject({ queued: 0, segmentsOnDisk: 0, spoolBytes: 0, databaseUp: true });
+    await w.close();
+  });
+
+  it('a clean stop with the database down keeps everything for the next start', async () => {
+    const sink = new Sink();
+    sink.down = true;
+    const first = new CallLogWriter(sink, { flushIntervalMs: 5, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    for (let i = 0; i < 10; i++) first.enqueue(record(i));
+    await first.close(50);
+    expect(sink.ids).toEqual([]);
+    const up = new Sink();
+    const second = new CallLogWriter(up, { flushIntervalMs: 5, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    await until(() => up.ids.length === 10 && segments().length === 0);
+    expect(up.ids.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `req_${i}`).sort());
+    await second.close();
+  });
+
+  it('full: says so, keeps the records in memory for PostgreSQL, and spools again once there is room', async () => {
+    const logs: string[] = [];
+    const logger = createLogger('warn', (l) => logs.push(l));
+    const sink = new Sink();
+    sink.down = true;
+    const lineBytes = Buffer.byteLength(encodeLine(record(10)));
+    const spool = await Spool.open(spoolOpts({ maxBytes: lineBytes * 3, logger }));
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, probeMs: 10, retryCapMs: 50, spool, logger });
+    for (let i = 10; i < 15; i++) w.enqueue(record(i));
+    expect(w.status()).toMatchObject({ spoolFull: true, queued: 5 });
+    expect(spool.unspooled).toBe(2);
+    expect(logs.filter((l) => l.includes('call spool full'))).toHaveLength(1);
+    sink.down = false;
+    await until(() => sink.ids.length === 5 && segments().length === 0);
+    await until(() => spool.status().bytes === 0);
+    w.enqueue(record(20));
+    expect(w.status().spoolFull).toBe(false);
+    expect(logs.some((l) => l.includes('room again'))).toBe(true);
+    await until(() => sink.ids.length === 6);
+    await w.close();
+  });
+
+  it('a failing disk: the records it refused still reach PostgreSQL from memory', async () => {
+    const logs: string[] = [];
+    const logger = createLogger('warn', (l) => logs.push(l));
+    const sink = new Sink();
+    const spool = await Spool.open(spoolOpts({ logger }));
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, spool, logger });
+    rmSync(dir, { recursive: true });
+    for (let i = 0; i < 4; i++) w.enqueue(record(i));
+    await until(() => sink.ids.length === 4 && logs.some((l) => l.includes('call spool write failed')));
+    expect(w.status().spoolError).toBe('ENOENT');
+    expect(spool.unspooled).toBeGreaterThanOrEqual(4);
+    expect(w.dropped).toBe(0);
+    await w.close();
+  });
+
+  it('refuses a second live process on the same spool', async () => {
+    writeFileSync(join(dir, 'lock'), String(process.ppid));
+    await expect(Spool.open(spoolOpts())).rejects.toThrow(/in use by process/);
+    writeFileSync(join(dir, 'lock'), '999999999');
+    const spool = await Spool.open(spoolOpts());
+    expect(readFileSync(join(dir, 'lock'), 'utf8')).toBe(String(process.pid));
+    await spool.close();
+  });
+});
+
+describe('CallLogWriter while the database is down', () => {
+  it('retries as soon as the health probe sees the database again, not after a long backoff', async () => {
+    const sink = new Sink();
+    sink.down = true;
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, retryCapMs: 60_000, probeMs: 20, logger: silentLogger });
+    w.enqueue(record(1));
+    await until(() => w.databaseErrors >= 1);
+    await new Promise((r) => setTimeout(r, 200));
+    const upAt = Date.now();
+    sink.down = false;
+    await until(() => sink.ids.length === 1, 2000);
+    expect(Date.now() - upAt).toBeLessThan(1000);
+    expect(w.status().databaseUp).toBe(true);
+    await w.close();
+  });
+
+  it('backs off to the cap, never beyond it', async () => {
+    const sink = new Sink();
+    sink.down = true;
+    let attempts = 0;
+    sink.insertBatch = async () => {
+      attempts++;
+      throw new Error('down');
+    };
+    const w = new CallLogWriter(sink, { flushIntervalMs: 5, retryCapMs: 40, logger: silentLogger });
+    w.enqueue(record(1));
+    await new Promise((r) => setTimeout(r, 600));
+    // 5, 10, 20, 40, 40, … ms: a 30 s cap would have stopped after four or five attempts.
+    expect(attempts).toBeGreaterThan(8);
+    await w.close(0);
+  });
+});

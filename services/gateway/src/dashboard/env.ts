@@ -1,0 +1,27 @@
+import type { KeyResolver } from '../auth/resolver';
+import type { AppEnv } from '../app-env';
+import type { ServiceDeps } from '../accounts/service';
+import type { AccountRecord } from '../store';
+import type { ViewState } from './view-state';
+
+/** Who is signed in, and so whose rows they may see. */
+export type Viewer =
+  /** `readOnly`: the operator looking at one account's pages from the cross-account view. */
+  | { kind: 'admin'; accountId: string; keyId: string; memberId: string | null; csrf: string; readOnly?: boolean }
+  | { kind: 'member'; accountId: string; keyId: string; memberId: string; csrf: string }
+  | { kind: 'operator'; csrf: string };
+
+export type AccountViewer = Exclude<Viewer, { kind: 'operator' }>;
+
+export interface DashboardDeps extends ServiceDeps {
+  resolver: KeyResolver;
+  operatorToken: string | null;
+  /** Writes pending last-use times, so the keys page shows them. */
+  flushLastUsed?: () => Promise<void>;
+}
+
+export interface DashboardEnv {
+  Bindings: AppEnv['Bindings'];
+  /** `account`: the account the pages show (null on the operator's cross-account view). */
+  Variables: AppEnv['Variables'] & { viewer: Viewer; state: ViewState; sessionHash: Buffer; account: AccountRecord | null };
+}

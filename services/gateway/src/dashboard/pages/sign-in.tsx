@@ -1,0 +1,37 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
+import type { FC } from 'hono/jsx';
+import { Document } from '../components/layout';
+
+/** The sign-in form: an admin key, one of a member's own keys, or the operator token. */
+export const SignInPage: FC<{ csrf: string; error?: string }> = ({ csrf, error }) => (
+  <Document title="Sign in">
+    <main id="main" class="sign-in">
+      <h1>Sign in to Keygate</h1>
+      <p>Use an admin key (kg_admin_…) to see the whole account, one of your own member keys to see your usage, or the operator token.</p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <form method="post" action="/dashboard/sign-in" class="stack">
+        <input type="hidden" name="_csrf" value={csrf} />
+        <label for="token">Key or operator token</label>
+        <input id="token" name="token" type="password" autocomplete="off" required />
+        <button type="submit">Sign in</button>
+      </form>
+    </main>
+  </Document>
+);
+
+export const ErrorPage: FC<{ status: number; message: string }> = ({ status, message }) => (
+  <Document title={status === 404 ? 'Not found' : 'Error'}>
+    <main id="main" class="sign-in">
+      <h1>{status === 404 ? 'Not found' : `Error ${status}`}</h1>
+      <p role="alert">{message}</p>
+      <p>
+        <a href="/dashboard">Back to the dashboard</a>
+      </p>
+    </main>
+  </Document>
+);

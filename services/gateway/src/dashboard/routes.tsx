@@ -1,0 +1,175 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
+import { Hono, type Context } from 'hono';
+import { csrf } from 'hono/csrf';
+import { z } from 'zod';
+import { createKey, deleteKey, rotateKey } from '../accounts/keys';
+import { updateAccount } from '../accounts/service';
+import { UTC } from '../reports/time-zone';
+import { errorResponse, GatewayError } from '../lib/errors';
+import { parseOr400 } from '../lib/validation';
+import { loadAssets } from './assets';
+import { PeriodPicker } from './components/controls';
+import { Layout } from './components/layout';
+import type { DashboardDeps, DashboardEnv } from './env';
+import { callsPage } from './pages/calls';
+import { groupPage, groupsPage } from './pages/groups';
+import { keyPage, keysPage } from './pages/keys';
+import { memberPage, membersPage } from './pages/members';
+import { modelsPage } from './pages/models';
+import { settingsPage } from './pages/settings';
+import { requireKeyRights } from './key-rights';
+import { operatorPage } from './pages/operator';
+import { overviewPage } from './pages/overview';
+import { pageCtx, type PageCtx, type PageResult } from './pages/page';
+import { ErrorPage, SignInPage } from './pages/sign-in';
+import { endSession, sessionAuth } from './session';
+import { signIn, signInToken } from './sign-in';
+import { SignInLimiter } from './sign-in-limiter';
+import { csvResponse } from './table';
+import { parseState, queryOf, rangeOf } from './view-state';
+import { whoLabel } from './who';
+
+const label = z.string().trim().max(100).optional().transform((s) => s || null);
+const CreateKey = z.object({ name: label, kind: z.enum(['live', 'test']), member_id: label, app: label, environment: label });
+const Rotate = z.object({ grace_period_seconds: z.coerce.number().int().min(0).max(7 * 86_400) });
+
+const Settings = z.object({ time_zone: z.string().trim().min(1).max(100), members_manage_own_keys: z.literal('on').optional() });
+
+const idOf = (c: Context) => c.req.param('id') ?? '';
+
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+/** The dashboard: server-rendered pages over the same report and account functions as the APIs. */
+export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
+  const app = new Hono<DashboardEnv>();
+  const assets = loadAssets();
+  const limiter = new SignInLimiter({ maxPerAddress: 20, maxPerPrefix: 5, windowMs: 15 * 60_000, clock: deps.clock });
+
+  app.onError((err, c) => {
+    if (!(err instanceof GatewayError)) throw err;
+    if (c.req.query('format') === 'csv') return errorResponse(err, c.var.requestId);
+    for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+    return c.html(<ErrorPage status={err.status} message={err.message} />, err.status as 400);
+  });
+
+  app.get('/assets/:file', (c) => {
+    const css = assets.get(c.req.param('file'));
+    if (!css) throw new GatewayError('not_found_error', 'No such asset.');
+    return c.body(css, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' });
+  });
+
+  app.use('*', async function securityHeaders(c, next) {
+    await next();
+    if (!c.req.path.startsWith('/dashboard/assets/')) for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.header(k, v);
+  });
+  app.use('*', csrf());
+
+  app.get('/sign-in', (c) => c.html(<SignInPage csrf={signInToken(c)} />));
+  app.post('/sign-in', async (c) => {
+    try {
+      await signIn(c, deps, limiter);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+      return c.html(<SignInPage csrf={signInToken(c)} error={err.message} />, err.status as 401);
+    }
+    return c.redirect('/dashboard', 303);
+  });
+
+  app.use('*', sessionAuth(deps.store));
+  app.use('*', async function viewState(c, next) {
+    const state = parseState(c.req.query());
+    let viewer = c.var.viewer;
+    if (viewer.kind !== 'operator') state.account = undefined;
+    else if (state.account) viewer = { kind: 'admin', accountId: state.account, keyId: 'operator', memberId: null, csrf: viewer.csrf, readOnly: true };
+    const account = viewer.kind === 'operator' ? null : await deps.store.accounts.get(viewer.accountId);
+    if (viewer.kind !== 'operator' && !account) throw new GatewayError('not_found_error', `No account '${viewer.accountId}'.`);
+    c.set('viewer', viewer);
+    c.set('state', state);
+    c.set('account', account);
+    await next();
+  });
+
+  app.post('/sign-out', async (c) => {
+    await endSession(c, deps.store);
+    return c.redirect('/dashboard/sign-in', 303);
+  });
+
+  const render = async (c: Context<DashboardEnv>, page: PageResult) => {
+    if (c.req.query('format') === 'csv') return csvResponse(c, page.tables, c.req.query('table'), page.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'));
+    const who = await whoLabel(deps, c.var.viewer);
+    const state = c.var.state;
+    const zone = c.var.account?.timeZone ?? UTC;
+    const rangeLabel = rangeOf(state, deps.clock(), zone).label;
+    return c.html(
+      <Layout title={page.title} viewer={c.var.viewer} state={state} section={page.section} who={who} zone={zone}>
+        <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} zone={zone} />
+        {page.body}
+      </Layout>,
+      page.status ?? 200,
+    );
+  };
+  const page = (build: (p: PageCtx, c: Context<DashboardEnv>) => Promise<PageResult>) => async (c: Context<DashboardEnv>) =>
+    render(c, await build(pageCtx(c, deps), c));
+  const rights = (p: PageCtx, keyId?: string) => requireKeyRights(deps, p.viewer, p.c.var.account, keyId);
+
+  app.get('/', async (c) => {
+    if (c.var.viewer.kind !== 'operator') return render(c, await overviewPage(pageCtx(c, deps)));
+    const url = new URL(c.req.url);
+    const csv = (id: string) => `${url.pathname}${queryOf(c.var.state) || '?'}${queryOf(c.var.state) ? '&' : ''}format=csv&table=${id}`;
+    const view = await operatorPage(deps, rangeOf(c.var.state, deps.clock()), csv, (id) => `/dashboard${queryOf(c.var.state, { account: id })}`);
+    return render(c, { title: 'Accounts (operator)', section: '/dashboard', ...view });
+  });
+  app.get('/members', page((p) => membersPage(p)));
+  app.get('/members/:id', page((p, c) => memberPage(p, idOf(c))));
+  app.get('/keys', page((p) => keysPage(p)));
+  app.get('/keys/:id', page((p, c) => keyPage(p, idOf(c))));
+  app.get('/groups', page((p) => groupsPage(p)));
+  app.get('/groups/:id', page((p, c) => groupPage(p, idOf(c))));
+  app.get('/calls', page((p) => callsPage(p)));
+  app.get('/models', page((p) => modelsPage(p)));
+  app.get('/settings', page((p) => settingsPage(p)));
+  app.post(
+    '/settings',
+    page(async (p, c) => {
+      if (p.viewer.kind !== 'admin' || p.viewer.readOnly) throw new GatewayError('permission_error', 'Only an account admin can change the settings.');
+      const body = parseOr400(Settings, await c.req.parseBody());
+      const account = await updateAccount(deps, p.viewer.accountId, { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys === 'on' }, p.viewer.keyId);
+      c.set('account', account);
+      return settingsPage(pageCtx(c, deps), true);
+    }),
+  );
+
+  app.post(
+    '/keys',
+    page(async (p, c) => {
+      const scope = await rights(p);
+      const body = parseOr400(CreateKey, await c.req.parseBody());
+      const memberId = scope.ownMemberId ?? body.member_id;
+      const { key, secret } = await createKey(deps, { ...body, accountId: scope.accountId, memberId, createdBy: scope.actor });
+      return keysPage(p, { name: key.name, secret });
+    }),
+  );
+  app.post(
+    '/keys/:id/rotate',
+    page(async (p, c) => {
+      const scope = await rights(p, idOf(c));
+      if (!scope.canRotate) throw new GatewayError('permission_error', 'Only an account admin can rotate keys; revoke this one and create another.');
+      const body = parseOr400(Rotate, await c.req.parseBody());
+      const { key, secret } = await rotateKey(deps, scope, idOf(c), body.grace_period_seconds);
+      return keyPage(p, key.id, { name: key.name, secret });
+    }),
+  );
+  app.post('/keys/:id/revoke', async (c) => {
+    const p = pageCtx(c, deps);
+    await deleteKey(deps, await rights(p, idOf(c)), idOf(c));
+    return c.redirect(p.href('/dashboard/keys'), 303);
+  });
+  return app;
+}

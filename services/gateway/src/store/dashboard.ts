@@ -1,0 +1,107 @@
+import type { Sql } from './database';
+
+export type SessionKind = 'admin' | 'member' | 'operator';
+
+export interface NewSession {
+  tokenHash: Buffer;
+  kind: SessionKind;
+  accountId: string | null;
+  memberId: string | null;
+  keyId: string | null;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export interface SessionRecord {
+  kind: SessionKind;
+  accountId: string | null;
+  memberId: string | null;
+  keyId: string | null;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+/** Calls that ended in one error type (null: served), and how many of them were retried. */
+export interface TroubleRow {
+  errorType: string | null;
+  status: number;
+  calls: number;
+  retried: number;
+  retries: number;
+}
+
+/** Retries in one request group: every retry attempt, and those spent on calls that still ended in an error. */
+export interface GroupRetries {
+  groupId: string;
+  retries: number;
+  wasted: number;
+}
+
+export interface TroubleFilter {
+  memberId?: string | null;
+  keyId?: string | null;
+  model?: string | null;
+  groupId?: string | null;
+}
+
+export function dashboardQueries(sql: Sql) {
+  return {
+    async createSession(s: NewSession): Promise<void> {
+      await sql`delete from dashboard_sessions where expires_at < now()`;
+      await sql`
+        insert into dashboard_sessions (token_hash, kind, account_id, member_id, key_id, csrf_token, expires_at)
+        values (${s.tokenHash}, ${s.kind}, ${s.accountId}, ${s.memberId}, ${s.keyId}, ${s.csrfToken}, ${s.expiresAt})`;
+    },
+
+    /**
+     * A live session: not expired, and signed in with a key that is still active, undeleted
+     * and (for a member) whose member is still on the account. Revoking the key ends it.
+     */
+    async session(tokenHash: Buffer): Promise<SessionRecord | null> {
+      const [row] = await sql<SessionRecord[]>`
+        select s.kind, s.account_id as "accountId", s.member_id as "memberId", s.key_id as "keyId",
+               s.csrf_token as "csrfToken", s.expires_at as "expiresAt"
+        from dashboard_sessions s
+        left join api_keys k on k.id = s.key_id
+        left join members m on m.id = s.member_id
+        left join accounts a on a.id = s.account_id
+        where s.token_hash = ${tokenHash} and s.expires_at > now()
+          and (s.kind = 'operator'
+               or (k.deleted_at is null and k.status = 'active' and a.status = 'active'
+                   and (s.member_id is null or m.status = 'active')))`;
+      return row ?? null;
+    },
+
+    async endSession(tokenHash: Buffer): Promise<void> {
+      await sql`delete from dashboard_sessions where token_hash = ${tokenHash}`;
+    },
+
+    /** Failed and retried calls of a range by error type, read through the partial `calls_trouble` index. */
+    async trouble(accountId: string, from: Date, to: Date, memberId: string | null): Promise<TroubleRow[]> {
+      return sql<TroubleRow[]>`
+        select error_type as "errorType", max(status)::int as status, count(*)::int as calls,
+               (count(*) filter (where retry_count > 0))::int as retried, sum(retry_count)::int as retries
+        from calls
+        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to} and endpoint = 'messages'
+          and (status >= 400 or error_type is not null or retry_count > 0)
+          and (${memberId}::text is null or member_id = ${memberId})
+        group by error_type
+        order by calls desc`;
+    },
+
+    /** Retries per request group over a range, from the retried calls only (the partial `calls_trouble` index). */
+    async groupRetries(accountId: string, from: Date, to: Date, f: TroubleFilter): Promise<GroupRetries[]> {
+      return sql<GroupRetries[]>`
+        select group_id as "groupId", sum(retry_count)::int as retries,
+               coalesce(sum(retry_count) filter (where status >= 400 or error_type is not null), 0)::int as wasted
+        from calls
+        where account_id = ${accountId} and created_at >= ${from} and created_at < ${to}
+          and retry_count > 0 and group_id is not null and endpoint = 'messages'
+          and (${f.memberId ?? null}::text is null or member_id = ${f.memberId ?? null})
+          and (${f.keyId ?? null}::text is null or key_id = ${f.keyId ?? null})
+          and (${f.model ?? null}::text is null or model = ${f.model ?? null})
+          and (${f.groupId ?? null}::text is null or group_id = ${f.groupId ?? null})
+        group by group_id`;
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallLogStatus } from '../src/call-log/writer';
+import { startStack, type Stack } from './harness';
+
+async function call(stack: Stack, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${stack.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: `call ${i}` }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    ids.push(res.headers.get('keygate-request-id')!);
+  }
+  return ids;
+}
+
+async function recordedIds(stack: Stack, expected: number): Promise<string[]> {
+  let rows: Record<string, any>[] = [];
+  for (let i = 0; i < 200 && rows.length < expected; i++) {
+    rows = await stack.calls();
+    if (rows.length < expected) await new Promise((r) => setTimeout(r, 50));
+  }
+  return rows.map((r) => r.id);
+}
+
+/** Samples the writer's status while `work` runs. */
+async function watching<T>(stack: Stack, work: () => Promise<T>): Promise<{ result: T; seen: CallLogStatus[] }> {
+  const seen: CallLogStatus[] = [];
+  const timer = setInterval(() => seen.push(stack.gateway.writer.status()), 5);
+  try {
+    return { result: await work(), seen };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+describe('spool full (KEYGATE_SPOOL_MAX_BYTES)', () => {
+  it('keeps serving, says so loudly, and writes every record to PostgreSQL from memory, through an outage too', async () => {
+    const stack = await startStack({ KEYGATE_SPOOL_MAX_BYTES: '3000' });
+    const sql = stack.gateway.store.db.sql;
+    try {
+      await sql`alter table calls rename to calls_offline`;
+      const { result: ids, seen } = await watching(stack, () => call(stack, 20));
+      expect(seen.some((s) => s.spoolFull)).toBe(true);
+      expect(stack.gateway.writer.status()).toMatchObject({ spoolFull: true, databaseUp: false, dropped: 0 });
+      expect(stack.gateway.writer.status().spoolBytes).toBeLessThanOrEqual(3000);
+      expect(stack.logs.filter((l) => l.includes('call spool full'))).toHaveLength(1);
+      await sql`alter table calls_offline rename to calls`;
+      expect((await recordedIds(stack, 20)).sort()).toEqual([...ids].sort());
+      // Room again once PostgreSQL took the spooled records: the next record is spooled.
+      await call(stack, 1);
+      expect(stack.gateway.writer.status().spoolFull).toBe(false);
+      expect(stack.logs.some((l) => l.includes('call spool has room again'))).toBe(true);
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
+describe('disk full for the spool (a 1 MB tmpfs)', () => {
+  let mount: string;
+  beforeAll(() => {
+    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: run it as root (CI and the dev machines do)');
+    mount = mkdtempSync(join(tmpdir(), 'keygate-tmpfs-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mount]);
+  });
+  afterAll(() => {
+    if (!mount) return;
+    execFileSync('umount', [mount]);
+    rmSync(mount, { recursive: true, force: true });
+  });
+
+  it('ENOSPC: keeps serving, records reach PostgreSQL from memory, and spooling resumes when space returns', async () => {
+    const spoolDir = join(mount, 'spool');
+    const stack = await startStack({ KEYGATE_SPOOL_DIR: spoolDir });
+    const filler = join(mount, 'filler');
+    try {
+      const { bavail, bsize } = statfsSync(mount);
+      writeFileSync(filler, Buffer.alloc(Number(bavail) * Number(bsize)));
+      const { result: ids, seen } = await watching(stack, () => call(stack, 15));
+      expect(seen.some((s) => s.spoolError === 'ENOSPC')).toBe(true);
+      expect(stack.logs.some((l) => l.includes('call spool write failed') && l.includes('ENOSPC'))).toBe(true);
+      expect((await recordedIds(stack, 15)).sort()).toEqual([...ids].sort());
+      expect(stack.gateway.writer.status().dropped).toBe(0);
+
+      rmSync(filler);
+      await new Promise((r) => setTimeout(r, 1100));
+      // With PostgreSQL refusing, records stay in the spool: on disk again once there is room.
+      const sql = stack.gateway.store.db.sql;
+      await sql`alter table calls rename to calls_offline`;
+      const later = await call(stack, 3);
+      for (let i = 0; i < 100 && readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length).toBeGreaterThan(0);
+      expect(stack.gateway.writer.status().spoolError).toBeNull();
+      await sql`alter table calls_offline rename to calls`;
+      expect((await recordedIds(stack, 18)).sort()).toEqual([...ids, ...later].sort());
+    } finally {
+      await stack.close();
+      rmSync(filler, { force: true });
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createAccount, createKey } from '../src/accounts/service';
+import { loadConfig } from '../src/config';
+import { openRuntime } from '../src/runtime';
+import { freePort } from './pg-cluster';
+
+const BIN = join(import.meta.dirname, '../bin/keygate.js');
+
+export interface GatewayProcess {
+  url: string;
+  child: ChildProcess;
+  stderr(): string;
+  /** Resolves with the exit code (or signal name). */
+  exited: Promise<number | string>;
+}
+
+/** `keygate serve` as a child process, as an operator runs it; resolves once /health answers. */
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const port = await freePort();
+  const { DATABASE_URL: _d, KEYGATE_DB_SCHEMA: _s, ...inherited } = process.env;
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...inherited, KEYGATE_LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | string>((r) => child.once('exit', (code, signal) => r(code ?? signal ?? -1)));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (i > 900 || child.exitCode !== null) throw new Error(`gateway did not start:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, child, stderr: () => stderr, exited };
+}
+
+/** A fresh account and live app key in the database that `env` names (migrations applied). */
+export async function provision(env: Record<string, string>): Promise<string> {
+  const config = loadConfig(env);
+  const rt = await openRuntime(config);
+  try {
+    const deps = { store: rt.store, box: rt.box, clock: Date.now };
+    const { account } = await createAccount(deps, { name: 'Durability', plan: 'team', providerKey: env.PROVIDER_KEY! });
+    const { secret } = await createKey(deps, { accountId: account.id, kind: 'live', memberId: null, app: null, environment: null });
+    return secret;
+  } finally {
+    await rt.close();
+  }
+}
+
+export interface Answered {
+  id: string;
+  /** When the client had the whole answer (Date.now()). */
+  at: number;
+  status: number;
+}
+
+/**
+ * Client loops calling /v1/messages until `stop()`; every answer the client got is kept with its
+ * request id. Connection errors (the gateway killed) end a loop's call without an answer.
+ */
+export function driveLoad(url: string, key: string, concurrency: number) {
+  const answered: Answered[] = [];
+  let failed = 0;
+  let stopped = false;
+  const loop = async (n: number) => {
+    for (let i = 0; !stopped; i++) {
+      try {
+        const res = await fetch(`${url}/v1/messages`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 32, stream: i % 4 === 0, messages: [{ role: 'user', content: `load ${n}.${i}` }] }),
+        });
+        await res.arrayBuffer();
+        answered.push({ id: res.headers.get('keygate-request-id') ?? '', at: Date.now(), status: res.status });
+      } catch {
+        failed++;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  };
+  const loops = Array.from({ length: concurrency }, (_, n) => loop(n));
+  return {
+    answered,
+    get failed() {
+      return failed;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
