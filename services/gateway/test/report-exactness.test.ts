@@ -123,7 +123,7 @@ describe.each(ZONES)('every report equals a direct aggregation of the call recor
 
   it("the dashboard's tables (overview, members, keys, groups, models, per day) through their data functions", async () => {
     const days = ['2025-03-06', '2025-03-07', '2025-03-08', '2025-03-09', '2025-03-10', '2025-03-11'];
-    const deps = { ...stack.deps, resolver: undefined as never, operatorToken: null } as DashboardDeps;
+    const deps = { ...stack.deps, resolver: undefined as never, operatorToken: null, billing: undefined as never } as DashboardDeps;
     const range = rangeOf(parseState({ period: 'custom', from: days[0]!, to: days.at(-1)! }), Date.now(), zone);
     expect(range.days).toEqual(days);
     const admin: AccountViewer = { kind: 'admin', accountId: f.acct.id, keyId: f.acct.adminKeyId, memberId: null, csrf: 'x' };

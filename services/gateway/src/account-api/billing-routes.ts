@@ -4,8 +4,8 @@ import { listJson, listParams, pageQuery } from '../reports/query';
 import type { AdminEnv, Scope } from '../accounts/scope';
 import { invoiceHtml } from '../billing/invoice-html';
 import { invoiceJson, upcomingInvoice, upcomingJson } from '../billing/invoices';
-import { cancelAtPeriodEnd, changePlan, changeSubscription, requireSubscription, type BillingDeps } from '../billing/lifecycle';
-import { chargedSeats } from '../billing/proration';
+import { portalUrl, startCheckout } from '../billing/checkout';
+import { cancelAtPeriodEnd, changePlan, type BillingDeps } from '../billing/lifecycle';
 import { billingOverview, catalogJson, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
@@ -46,27 +46,13 @@ export function billingRoutes(deps: BillingDeps): Hono<AdminEnv> {
 
   const checkout = operation({ tag, summary: 'A Stripe Checkout session to start paying (the current plan, or the one named)', body: CheckoutBody });
   app.post('/billing/checkout', checkout, async (c) => {
-    const stripe = requireStripe(deps);
     const body = c.req.valid('json');
-    const { accountId } = c.var.scope;
-    const s = await requireSubscription(deps, accountId);
-    const plan = await deps.store.catalog.get(body.plan ?? s.planId);
-    if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${body.plan}'.`);
-    const members = await deps.store.members.countActive(accountId);
-    if (plan.maxSeats !== null && members > plan.maxSeats) {
-      throw new GatewayError('invalid_request_error', `plan: the ${plan.name} plan has ${plan.maxSeats} seat(s) and the account has ${members} members; remove members first.`);
-    }
-    const customerId = s.stripeCustomerId ?? (await linkCustomer(deps, stripe, accountId, c.var.scope));
-    const session = await stripe.checkout(s, customerId, plan, chargedSeats(plan, members), deps.clock());
-    return c.json({ type: 'checkout_session', id: session.id, url: session.url, plan: plan.id, seats: chargedSeats(plan, members) });
+    const session = await startCheckout(deps, c.var.scope.accountId, body.plan, causeOf(c.var.scope, 'checkout'));
+    return c.json({ type: 'checkout_session', ...session });
   });
 
-  app.post('/billing/portal', operation({ tag, summary: "A Stripe customer portal session for the account's payment method" }), async (c) => {
-    const stripe = requireStripe(deps);
-    const s = await requireSubscription(deps, c.var.scope.accountId);
-    if (!s.stripeCustomerId) throw new GatewayError('invalid_request_error', 'This account has no Stripe customer yet: start a subscription with POST /v1/organizations/billing/checkout.');
-    return c.json({ type: 'portal_session', url: await stripe.portal(s.stripeCustomerId) });
-  });
+  const portal = operation({ tag, summary: "A Stripe customer portal session for the account's payment method" });
+  app.post('/billing/portal', portal, async (c) => c.json({ type: 'portal_session', url: await portalUrl(deps, c.var.scope.accountId) }));
 
   app.get('/invoices', operation({ tag, summary: 'List invoices, newest first', query: ListInvoices }), async (c) => {
     const q = c.req.valid('query');
@@ -89,18 +75,4 @@ export function billingRoutes(deps: BillingDeps): Hono<AdminEnv> {
   });
 
   return app;
-}
-
-function requireStripe(deps: BillingDeps) {
-  if (!deps.stripe) {
-    throw new GatewayError('invalid_request_error', 'Payments are not set up on this gateway (no STRIPE_SECRET_KEY): ask your Keygate operator, who records payments with `keygate account mark-paid`.');
-  }
-  return deps.stripe;
-}
-
-async function linkCustomer(deps: BillingDeps, stripe: NonNullable<BillingDeps['stripe']>, accountId: string, scope: Scope): Promise<string> {
-  const account = await deps.store.accounts.get(accountId);
-  const customerId = await stripe.createCustomer(accountId, account?.name ?? accountId);
-  await changeSubscription(deps, accountId, causeOf(scope, 'stripe customer'), (s) => (s.stripeCustomerId ? null : { stripeCustomerId: customerId }));
-  return customerId;
 }

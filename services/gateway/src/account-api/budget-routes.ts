@@ -10,8 +10,8 @@ import type { Store } from '../store';
 const scope = z.enum(['account', 'user', 'api_key']);
 const period = z.enum(['daily', 'weekly', 'monthly']);
 /** USD cents, as the provider bills tokens. */
-const limitCents = z.number().int().min(0).max(100_000_000_000);
-const thresholds = z
+export const limitCents = z.number().int().min(0).max(100_000_000_000);
+export const thresholds = z
   .array(z.number().int().min(1).max(1000))
   .max(10)
   .transform((t) => [...new Set(t)].sort((a, b) => a - b));

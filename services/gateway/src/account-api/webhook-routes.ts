@@ -1,16 +1,16 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
+import { createEndpoint } from '../alerts/endpoints';
 import { ALERT_EVENT_TYPES } from '../alerts/events';
 import { GatewayError } from '../lib/errors';
-import { newId, randomBase62 } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
 import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import type { DeliveryRecord, Store, WebhookEndpointPatch, WebhookEndpointRecord } from '../store';
 
-const url = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
-const events = z
+export const endpointUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
+export const endpointEvents = z
   .array(z.enum(ALERT_EVENT_TYPES))
   .min(1)
   .transform((e) => [...new Set(e)]);
@@ -23,9 +23,9 @@ const errorRate = z
   .nullable();
 const description = z.string().trim().max(500).nullable();
 
-const CreateEndpoint = z.strictObject({ url, events, description: description.optional(), error_rate: errorRate.optional() });
+const CreateEndpoint = z.strictObject({ url: endpointUrl, events: endpointEvents, description: description.optional(), error_rate: errorRate.optional() });
 const UpdateEndpoint = z
-  .strictObject({ url: url.optional(), events: events.optional(), description: description.optional(), error_rate: errorRate.optional(), status: z.enum(['active', 'disabled']).optional() })
+  .strictObject({ url: endpointUrl.optional(), events: endpointEvents.optional(), description: description.optional(), error_rate: errorRate.optional(), status: z.enum(['active', 'disabled']).optional() })
   .refine((b) => Object.keys(b).length > 0, 'Send at least one of url, events, description, error_rate and status.');
 const ListEndpoints = z.object(listParams);
 const Deliveries = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
@@ -75,17 +75,8 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
   const create = operation({ tag, summary: 'Add a webhook endpoint for alert events; its signing secret is in this answer only', body: CreateEndpoint, status: 201 });
   app.post('/webhooks', create, async (c) => {
     const b = c.req.valid('json');
-    const secret = `whsec_${randomBase62(32)}`;
-    const id = newId('whk');
-    const rate = errorRatePatch(b.error_rate ?? null);
-    const endpoint = await deps.store.alerts.createEndpoint(
-      {
-        id, accountId: c.var.scope.accountId, url: b.url, description: b.description ?? null, events: b.events, status: 'active',
-        errorRateThreshold: rate.errorRateThreshold ?? null, errorRateWindowSeconds: rate.errorRateWindowSeconds ?? null,
-        errorRateMinCalls: rate.errorRateMinCalls ?? 10, createdBy: c.var.scope.actor, secretSealed: deps.box.seal(secret),
-      },
-      { actor: c.var.scope.actor, action: 'webhook.create', targetId: id, details: { events: b.events } },
-    );
+    const rate = b.error_rate ? { threshold: b.error_rate.threshold_percent / 100, windowSeconds: b.error_rate.window_seconds, minCalls: b.error_rate.min_calls } : null;
+    const { endpoint, secret } = await createEndpoint(deps, c.var.scope, { url: b.url, events: b.events, description: b.description ?? null, errorRate: rate });
     // The only time the secret leaves the gateway.
     return c.json({ ...endpointJson(endpoint), secret }, 201);
   });

@@ -42,3 +42,16 @@ export function errorRateExceeded(w: { id: string; accountId: string; threshold:
     data: { error_rate: errors / calls, threshold: w.threshold, calls, errors, window_seconds: w.windowSeconds },
   };
 }
+
+/** A billing notice: the trial ends soon, or the subscription moved to a state that stops (or will stop) calls. */
+export function billingNotice(accountId: string, n: { kind: string; state: string; message: string; at: Date; dueAt?: Date | null; cause?: string }): NewAlertEvent {
+  return {
+    accountId,
+    type: 'billing.notice',
+    data: {
+      kind: n.kind, state: n.state, message: n.message, at: iso(n.at), due_at: n.dueAt ? iso(n.dueAt) : null,
+      cause: n.cause ?? null, billing_page: '/dashboard/billing',
+    },
+    dedupKey: n.kind === 'trial_will_end' && n.dueAt ? `billing.notice:trial_will_end:${accountId}:${iso(n.dueAt)}` : null,
+  };
+}

@@ -1,3 +1,4 @@
+import { billingNotice } from '../alerts/events';
 import type { SubscriptionRecord } from '../store';
 import { issueDueInvoices } from './invoices';
 import { changeSubscription, type BillingDeps } from './lifecycle';
@@ -41,11 +42,12 @@ export async function runBillingClock(deps: BillingDeps): Promise<{ transitions:
 async function trialNotice(deps: BillingDeps, s: SubscriptionRecord, now: number): Promise<number> {
   const end = s.trialEndsAt?.getTime();
   if (s.state !== 'trialing' || end === undefined || s.hasPaymentMethod || now >= end || now < end - TRIAL_NOTICE_DAYS * DAY) return 0;
-  const fresh = await deps.store.invoices.notice({
+  const notice = {
     accountId: s.accountId,
     kind: 'trial_will_end',
     dueAt: s.trialEndsAt!,
     message: `The free trial ends on ${s.trialEndsAt!.toISOString().slice(0, 10)}. Subscribe on the billing page (/dashboard/billing) to keep calling models.`,
-  });
+  };
+  const fresh = await deps.store.invoices.notice(notice, billingNotice(s.accountId, { ...notice, state: s.state, at: new Date(now), cause: 'clock' }));
   return fresh ? 1 : 0;
 }

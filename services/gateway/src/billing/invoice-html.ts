@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { InvoiceRecord } from '../store';
 
-const eur = (cents: number) => `${cents < 0 ? '−' : ''}€${(Math.abs(cents) / 100).toFixed(2)}`;
+export const eur = (cents: number) => `${cents < 0 ? '−' : ''}€${(Math.abs(cents) / 100).toFixed(2)}`;
 const date = (d: Date) => d.toISOString().slice(0, 10);
 
 /** A printable invoice (every value escaped); served by the account API and linked from the dashboard. */

@@ -1,8 +1,9 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { PlanTooSmallError, type Cause, type Decide, type Store, type SubscriptionRecord } from '../store';
+import { billingNotice } from '../alerts/events';
+import { insertAlertEvent, PlanTooSmallError, type Cause, type Decide, type Store, type SubscriptionRecord, type SubscriptionState } from '../store';
 import { addMonths } from './proration';
-import type { SubscriptionBook } from './standing';
+import { effectiveState, standingMessage, type SubscriptionBook } from './standing';
 import type { StripeBilling } from './stripe';
 
 export interface BillingDeps {
@@ -16,9 +17,28 @@ export interface BillingDeps {
   logger?: Logger;
 }
 
-/** Changes a subscription and refreshes this instance's copy (others hear it through the database). */
+/** States the account is told about (a `billing.notice` alert): calls stop, or will stop. */
+const NOTIFIED = new Set<SubscriptionState>(['past_due', 'unpaid', 'paused', 'canceled']);
+
+/**
+ * Changes a subscription and refreshes this instance's copy (others hear it through the
+ * database). A move into a state of NOTIFIED queues a `billing.notice` alert in the same transaction.
+ */
 export async function changeSubscription(deps: BillingDeps, accountId: string, cause: Cause, decide: Decide, event?: { id: string; type: string }) {
-  const result = await deps.store.subscriptions.change(accountId, new Date(deps.clock()), cause, decide, event).catch((err) => {
+  const at = new Date(deps.clock());
+  const notifying: Decide = async (current, t) => {
+    const patch = await decide(current, t);
+    const state = patch?.state;
+    if (state && state !== current.state && NOTIFIED.has(state)) {
+      // The state the clock saw coming knows its cause and date; a recorded state alone does not.
+      const seen = effectiveState(current, at.getTime(), deps.graceDays);
+      const e = seen.state === state ? seen : effectiveState({ ...current, ...patch }, at.getTime(), deps.graceDays);
+      const message = standingMessage(e, deps.graceDays) ?? `The subscription is ${state}.`;
+      await insertAlertEvent(t, billingNotice(accountId, { kind: state, state, message, at, dueAt: e.since, cause: `${cause.kind}: ${cause.ref}` }));
+    }
+    return patch;
+  };
+  const result = await deps.store.subscriptions.change(accountId, at, cause, notifying, event).catch((err) => {
     if (!(err instanceof PlanTooSmallError)) throw err;
     throw new GatewayError('invalid_request_error', `plan: ${err.message}; remove members first (on team and scale a seat is a member).`);
   });

@@ -69,6 +69,13 @@ export function billingRefusal(block: Exclude<Block, null>, since: Date | null):
   return new GatewayError('billing_error', what[block], { headers: { 'x-should-retry': 'false' } });
 }
 
+/** What an account is told about its standing (banner, `billing.notice` alert): why calls stop or will stop, and what to do; null when all is well. */
+export function standingMessage(e: { state: SubscriptionState; block: Block; since: Date | null }, graceDays: number): string | null {
+  if (e.block) return billingRefusal(e.block, e.since).message;
+  if (e.state === 'past_due') return `A payment is overdue: calls stop ${graceDays} days after it fell due. Pay on the billing page (${BILLING_PAGE}).`;
+  return null;
+}
+
 /**
  * Every account's subscription in memory, so admission never asks the database: loaded at
  * start, and each account re-read when an `account:<id>` invalidation arrives (the same
@@ -124,6 +131,7 @@ export class SubscriptionBook {
   }
 }
 
-const NO_ROW: Omit<Standing, 'trialEndsAt'> = {
+/** An account without a subscription row: trialing on its account's trial. */
+export const NO_ROW: Omit<Standing, 'trialEndsAt'> = {
   state: 'trialing', paidUntil: null, pastDueSince: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, hasPaymentMethod: false, stripeSubscriptionId: null,
 };

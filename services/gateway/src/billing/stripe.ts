@@ -33,6 +33,13 @@ export class StripeBilling {
     });
   }
 
+  /** Where Checkout and the portal live, for the billing page's form-action policy (the stand-in's origin when overridden). */
+  redirectOrigins(): string[] {
+    const { host, port, protocol } = this.#settings;
+    if (!host) return ['https://checkout.stripe.com', 'https://billing.stripe.com'];
+    return [`${protocol ?? 'https'}://${host}${port ? `:${port}` : ''}`];
+  }
+
   async createCustomer(accountId: string, name: string): Promise<string> {
     const customer = await this.client.customers.create({ name, metadata: { account_id: accountId } }, { idempotencyKey: `keygate-customer-${accountId}` });
     return customer.id;

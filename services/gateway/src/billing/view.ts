@@ -1,10 +1,10 @@
 import { planJson } from '../account-api/serialize';
-import type { CatalogPlan, NoticeRecord, TransitionRecord } from '../store';
+import type { CatalogPlan, NoticeRecord, SubscriptionRecord, TransitionRecord } from '../store';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';
 import { chargedSeats, DAY } from './proration';
-import { billingRefusal, effectiveState } from './standing';
+import { effectiveState, standingMessage } from './standing';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -32,6 +32,31 @@ export function noticeJson(n: NoticeRecord) {
   return { id: n.id, kind: n.kind, message: n.message, due_at: iso(n.dueAt), created_at: iso(n.createdAt), delivered_at: iso(n.deliveredAt) };
 }
 
+/** The state as of now, the trial, and the banner (why calls stop or will stop, the trial notice). */
+function standingOf(deps: Pick<BillingDeps, 'clock' | 'graceDays'>, s: SubscriptionRecord, notices: NoticeRecord[]) {
+  const now = deps.clock();
+  const e = effectiveState(s, now, deps.graceDays);
+  const trialEnd = s.trialEndsAt?.getTime() ?? null;
+  const inTrial = e.state === 'trialing' && trialEnd !== null && trialEnd > now;
+  const trialNotice = inTrial ? notices.find((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd) : undefined;
+  const standing = standingMessage(e, deps.graceDays);
+  const banner = e.block
+    ? { kind: 'blocked', message: standing! }
+    : trialNotice
+      ? { kind: 'trial_will_end', message: trialNotice.message }
+      : standing
+        ? { kind: e.state as string, message: standing }
+        : null;
+  return { e, inTrial, trialEnd, banner };
+}
+
+/** What every dashboard page's banner says about the account's standing (null: nothing to say), and the state. */
+export async function standingBanner(deps: BillingDeps, accountId: string) {
+  const [s, notices] = await Promise.all([requireSubscription(deps, accountId), deps.store.invoices.notices(accountId)]);
+  const { e, banner } = standingOf(deps, s, notices);
+  return { state: e.state, callsAllowed: !e.block, banner };
+}
+
 /**
  * Everything the billing page shows about the subscription: state (as of now, and as
  * recorded), plan, trial days left, seats, period, how it is paid, the banner and the
@@ -42,17 +67,8 @@ export async function subscriptionView(deps: BillingDeps, accountId: string) {
   const now = deps.clock();
   const plan = await deps.store.catalog.get(s.planId);
   const members = await deps.store.members.countActive(accountId);
-  const e = effectiveState(s, now, deps.graceDays);
   const notices = await deps.store.invoices.notices(accountId);
-  const trialEnd = s.trialEndsAt?.getTime() ?? null;
-  const inTrial = e.state === 'trialing' && trialEnd !== null && trialEnd > now;
-  const banner = e.block
-    ? { kind: 'blocked', message: billingRefusal(e.block, e.since).message }
-    : inTrial && notices.some((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd)
-      ? { kind: 'trial_will_end', message: notices.find((n) => n.kind === 'trial_will_end')!.message }
-      : e.state === 'past_due'
-        ? { kind: 'past_due', message: `A payment is overdue: calls stop ${deps.graceDays} days after it fell due. Pay on the billing page (/dashboard/billing).` }
-        : null;
+  const { e, inTrial, trialEnd, banner } = standingOf(deps, s, notices);
   return {
     type: 'subscription' as const,
     account_id: accountId,

@@ -2,6 +2,7 @@ import type { KeyResolver } from '../auth/resolver';
 import type { AppEnv } from '../app-env';
 import type { ServiceDeps } from '../accounts/service';
 import type { AccountRecord } from '../store';
+import type { BillingDeps } from '../billing/lifecycle';
 import type { ViewState } from './view-state';
 
 /** Who is signed in, and so whose rows they may see. */
@@ -18,6 +19,7 @@ export interface DashboardDeps extends ServiceDeps {
   operatorToken: string | null;
   /** Writes pending last-use times, so the keys page shows them. */
   flushLastUsed?: () => Promise<void>;
+  billing: BillingDeps;
 }
 
 export interface DashboardEnv {

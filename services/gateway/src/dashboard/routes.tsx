@@ -8,7 +8,11 @@ import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
+import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
+import { billingPages } from './billing-routes';
+import { budgetPages } from './budget-routes';
+import { StandingBanner } from './components/billing-banner';
 import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
 import type { DashboardDeps, DashboardEnv } from './env';
@@ -25,6 +29,7 @@ import { pageCtx, type PageCtx, type PageResult } from './pages/page';
 import { ErrorPage, SignInPage } from './pages/sign-in';
 import { endSession, sessionAuth } from './session';
 import { signIn, signInToken } from './sign-in';
+import { securityHeaders } from './security-headers';
 import { SignInLimiter } from './sign-in-limiter';
 import { csvResponse } from './table';
 import { parseState, queryOf, rangeOf } from './view-state';
@@ -38,12 +43,7 @@ const Settings = z.object({ time_zone: z.string().trim().min(1).max(100), member
 
 const idOf = (c: Context) => c.req.param('id') ?? '';
 
-const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cache-control': 'no-store',
-};
+const SECURITY_HEADERS = securityHeaders();
 
 /** The dashboard: server-rendered pages over the same report and account functions as the APIs. */
 export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
@@ -66,7 +66,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
 
   app.use('*', async function securityHeaders(c, next) {
     await next();
-    if (!c.req.path.startsWith('/dashboard/assets/')) for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.header(k, v);
+    // A page may widen its own policy (the billing page's redirects to Stripe); the rest get these.
+    if (!c.req.path.startsWith('/dashboard/assets/')) for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
   });
   app.use('*', csrf());
 
@@ -107,9 +108,11 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const state = c.var.state;
     const zone = c.var.account?.timeZone ?? UTC;
     const rangeLabel = rangeOf(state, deps.clock(), zone).label;
+    const standing = c.var.viewer.kind === 'operator' ? null : await standingBanner(deps.billing, c.var.viewer.accountId);
     return c.html(
       <Layout title={page.title} viewer={c.var.viewer} state={state} section={page.section} who={who} zone={zone}>
-        <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} zone={zone} />
+        {standing && <StandingBanner {...standing} />}
+        {!page.periodless && <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} zone={zone} />}
         {page.body}
       </Layout>,
       page.status ?? 200,
@@ -126,6 +129,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const view = await operatorPage(deps, rangeOf(c.var.state, deps.clock()), csv, (id) => `/dashboard${queryOf(c.var.state, { account: id })}`);
     return render(c, { title: 'Accounts (operator)', section: '/dashboard', ...view });
   });
+  billingPages(app, deps, render);
+  budgetPages(app, deps, render);
   app.get('/members', page((p) => membersPage(p)));
   app.get('/members/:id', page((p, c) => memberPage(p, idOf(c))));
   app.get('/keys', page((p) => keysPage(p)));

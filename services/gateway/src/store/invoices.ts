@@ -1,4 +1,5 @@
 import { newId } from '../lib/ids';
+import { insertAlertEvent, type NewAlertEvent } from './alerts';
 import { writeAudit } from './audit';
 import { inTransaction, type Sql } from './database';
 import { keyset, type Page, type PageQuery } from './pagination';
@@ -113,12 +114,19 @@ export function invoiceQueries(sql: Sql) {
         order by created_at, id`;
     },
 
-    /** Records a notice once per account, kind and due time; true when it is new. */
-    async notice(n: Pick<NoticeRecord, 'accountId' | 'kind' | 'dueAt' | 'message'>): Promise<boolean> {
-      const rows = await sql`
-        insert into billing_notices (id, account_id, kind, due_at, message) values (${newId('notice')}, ${n.accountId}, ${n.kind}, ${n.dueAt}, ${n.message})
-        on conflict do nothing returning id`;
-      return rows.length > 0;
+    /**
+     * Records a notice once per account, kind and due time; true when it is new. A new notice's
+     * `alert` is queued in the same transaction.
+     */
+    async notice(n: Pick<NoticeRecord, 'accountId' | 'kind' | 'dueAt' | 'message'>, alert?: NewAlertEvent): Promise<boolean> {
+      return inTransaction(sql, async (t) => {
+        const rows = await t`
+          insert into billing_notices (id, account_id, kind, due_at, message)
+          values (${newId('notice')}, ${n.accountId}, ${n.kind}, ${n.dueAt}, ${n.message})
+          on conflict do nothing returning id`;
+        if (rows.length > 0 && alert) await insertAlertEvent(t, alert);
+        return rows.length > 0;
+      });
     },
 
     async notices(accountId: string): Promise<NoticeRecord[]> {

@@ -12,6 +12,8 @@ const ACCOUNT_NAV = [
   ['/dashboard/groups', 'Groups'],
   ['/dashboard/calls', 'Call log'],
   ['/dashboard/models', 'Models'],
+  ['/dashboard/budgets', 'Budgets'],
+  ['/dashboard/billing', 'Billing'],
   ['/dashboard/settings', 'Settings'],
 ] as const;
 
@@ -43,7 +45,7 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, stat
   const q = state ? queryOf(state) : '';
   const readOnly = viewer?.kind === 'admin' && viewer.readOnly;
   const nav: (readonly [string, string])[] =
-    viewer?.kind === 'operator' ? [['/dashboard', 'Accounts']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : [...ACCOUNT_NAV];
+    viewer?.kind === 'operator' ? [['/dashboard', 'Accounts'], ['/dashboard/billing', 'Billing']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : [...ACCOUNT_NAV];
   return (
     <Document title={title}>
       <a class="skip" href="#main">

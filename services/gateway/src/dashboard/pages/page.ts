@@ -15,6 +15,8 @@ export interface PageResult {
   tables: Table[];
   body: JSX.Element;
   status?: 200 | 201;
+  /** The page does not depend on the reporting period (no period picker). */
+  periodless?: boolean;
 }
 
 export interface PageCtx {
