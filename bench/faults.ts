@@ -94,6 +94,7 @@ async function runFault(f: Fault, upstreamUrl: string) {
     const load = drive(cluster.url, key.secret, { concurrency: 8, stop: () => done, headers: f.headers ?? {}, stream: f.stream ?? false, hangUp: f.hangUp ?? false });
     await sleep(1_000);
     let diedDuringFault = false;
+    const faultAt = Date.now();
     if (f.during) {
       await f.during({
         instance,
@@ -121,7 +122,7 @@ async function runFault(f: Fault, upstreamUrl: string) {
       counts = await seeded.recordCounts(key.id);
     }
     const alive = instance.proc?.exitCode === null && instance.proc?.signalCode === null;
-    return summarise(f, answers, counts, alive && !diedDuringFault, instance.stderr());
+    return summarise(f, answers, counts, alive && !diedDuringFault, instance.stderr(), faultAt);
   } finally {
     await seeded.close().catch(() => {});
     await cluster.close().catch(() => {});
@@ -130,9 +131,10 @@ async function runFault(f: Fault, upstreamUrl: string) {
   }
 }
 
-function summarise(f: Fault, answers: Answer[], counts: Map<string, number>, alive: boolean, stderr: string) {
+function summarise(f: Fault, answers: Answer[], counts: Map<string, number>, alive: boolean, stderr: string, faultAt: number) {
   const answered = answers.filter((a) => a.requestId);
-  const lost = answered.filter((a) => !counts.has(a.requestId!)).length;
+  const lostAnswers = answered.filter((a) => !counts.has(a.requestId!));
+  const lost = lostAnswers.length;
   const twice = [...counts.values()].filter((n) => n > 1).length;
   const answeredIds = new Set(answered.map((a) => a.requestId));
   const unanswered = [...counts.keys()].filter((id) => !answeredIds.has(id)).length;
@@ -145,6 +147,8 @@ function summarise(f: Fault, answers: Answer[], counts: Map<string, number>, ali
     failedAtClient: answers.length - answered.length,
     recorded: answered.length - lost,
     lost,
+    // How long before the fault began each lost call was answered (a kill -9 may lose those within the spool's sync interval).
+    lostBeforeFaultMs: lostAnswers.map((a) => faultAt - a.at),
     twice,
     recordedNotAnswered: unanswered,
     processUp: alive ? 'yes' : `no${crash ? ` (${crash})` : ''}`,
@@ -196,9 +200,10 @@ try {
 console.log(`# ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}; 8 clients per fault, fault at 1 s, load stopped 1.5 s after it is lifted\n`);
 console.log('| fault | what | calls | answers (status × count) | failed at client | answered and recorded | answered, not recorded | recorded twice | recorded, not answered | gateway stayed up |');
 console.log('|---|---|---:|---|---:|---:|---:|---:|---:|---|');
+const lostWhen = (r: ReturnType<typeof summarise>) => (r.lost ? ` (answered ${r.lostBeforeFaultMs.map((ms) => `${ms} ms`).join(', ')} before the fault)` : '');
 for (const r of results) {
   const answers = Object.entries(r.answers).map(([s, n]) => `${s} × ${n}`).join(', ');
-  console.log(`| ${r.fault} | ${r.what} | ${r.calls} | ${answers} | ${r.failedAtClient} | ${r.recorded} | **${r.lost}** | ${r.twice} | ${r.recordedNotAnswered} | ${r.processUp} |`);
+  console.log(`| ${r.fault} | ${r.what} | ${r.calls} | ${answers} | ${r.failedAtClient} | ${r.recorded} | **${r.lost}**${lostWhen(r)} | ${r.twice} | ${r.recordedNotAnswered} | ${r.processUp} |`);
 }
 if (!ONLY || ONLY.has('throughput')) {
   console.error('throughput…');

@@ -1,4 +1,4 @@
-import { createAccount, createKey, loadConfig, SecretBox, startGateway } from '@keygate/gateway';
+import { createAccount, createKey, createLogger, loadConfig, SecretBox, startGateway, stderrSink } from '@keygate/gateway';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +19,13 @@ await serveArm(async () => {
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
     ...(process.env.BENCH_SPOOL_MAX_BYTES ? { KEYGATE_SPOOL_MAX_BYTES: process.env.BENCH_SPOOL_MAX_BYTES } : {}),
-    KEYGATE_LOG_LEVEL: 'warn',
+    KEYGATE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    KEYGATE_METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN ?? '',
   });
-  const gateway = await startGateway(config, { schema });
+  // BENCH_LOG_SINK: log lines written synchronously (`sync`, as before) or one asynchronous write per line (`unbatched`) instead of the default.
+  const sinks = { sync: { sync: true }, unbatched: { minLength: 0, flushMs: 0 } } as const;
+  const sink = sinks[process.env.BENCH_LOG_SINK as keyof typeof sinks];
+  const gateway = await startGateway(config, { schema, ...(sink ? { logger: createLogger(config.logLevel, stderrSink(sink)) } : {}) });
   const sql = gateway.store.db.sql;
   const dropSchema = async () => {
     gateway.resolver.drainLastUsed();

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './account-api/routes';
 import type { ServiceDeps } from './accounts/service';
@@ -6,6 +7,9 @@ import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
+import { AccessLog } from './metrics/access-log';
+import type { GatewayMetrics } from './metrics/metrics';
+import { metricsRoutes } from './metrics/routes';
 import { dashboardRoutes } from './dashboard/routes';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
@@ -22,6 +26,8 @@ export interface AppDeps extends ServiceDeps {
   /** Writes pending last-use times, so key listings show them. */
   flushLastUsed?: () => Promise<void>;
   readiness: () => Promise<Readiness>;
+  /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN). */
+  metrics?: { registry: GatewayMetrics; token: string } | null;
   billing?: BillingDeps;
 }
 
@@ -29,19 +35,29 @@ export interface AppDeps extends ServiceDeps {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver, billing: deps.billing ?? plainBilling(deps.store, deps.clock) };
+  const access = new AccessLog();
+  const proxy: ProxyOptions = {
+    ...deps.proxy,
+    record(r) {
+      access.hold(r);
+      deps.proxy.record(r);
+    },
+  };
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();
+    const startedAt = performance.now();
+    const log = deps.logger.child({ requestId: id });
     c.set('requestId', id);
+    c.set('logger', log);
     await next();
     // Every answer carries a request id; the proxy writes its own (and the provider's) itself.
     const headers = c.res.headers;
     if (!headers.has('request-id') && !headers.has('x-hono-already-sent')) headers.set('request-id', id);
+    access.write(log, id, { method: c.req.method, path: c.req.path, status: c.res.status, startedAt }, performance.now());
   });
 
-  app.onError((err, c) =>
-    renderError(err, c, (error, requestId) => deps.logger.error('unhandled error', { requestId, error, stack: error.stack })),
-  );
+  app.onError((err, c) => renderError(err, c, (error) => (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack })));
 
   let methods: ((path: string) => string[]) | null = null;
   app.notFound(function notFound(c) {
@@ -61,7 +77,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
-  app.route('/', proxyRoutes(deps.proxy));
+  if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
+  app.route('/', proxyRoutes(proxy));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));

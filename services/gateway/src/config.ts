@@ -5,6 +5,7 @@ import { resolveDataDir } from './lib/data-dir';
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 /** A duration where 0 is allowed (it means none, or off, as the setting says). */
 const msOrZero = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
+const port = () => z.coerce.number().int().min(0).max(65535);
 
 /**
  * What a setting is for, and what happens when it is unset and has no default value. The
@@ -13,7 +14,7 @@ const msOrZero = (fallback: number) => z.coerce.number().int().min(0).default(fa
 const doc = (description: string, unset?: string) => ({ description, ...(unset ? { unset } : {}) });
 
 export const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080).meta(doc('port the gateway listens on (0: any free port)')),
+  PORT: port().default(8080).meta(doc('port the gateway listens on (0: any free port)')),
   HOST: z.string().min(1).default('127.0.0.1').meta(doc('address the gateway listens on')),
   DATABASE_URL: z
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
@@ -44,6 +45,7 @@ export const EnvSchema = z.object({
   KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024).meta(doc('request size before 413')),
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)')),
   KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(doc('how often queued call records are written to the database, in batches')),
+  KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS: ms(5_000).meta(doc('a call-log batch insert that PostgreSQL has not finished in this long (a lock, a stalled disk) is cancelled and retried; its records wait in the spool, and calls are served meanwhile')),
   KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on').meta(doc('keeps the call log; `off` is for benchmarks only')),
   KEYGATE_SPOOL_DIR: z.string().min(1).optional().meta(doc('local append-only spool of finished calls, replayed after a crash or an outage', '<data dir>/spool')),
   KEYGATE_SPOOL_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3).meta(doc('spool size bound in bytes; when full the gateway says so and keeps serving (0 turns the spool off)')),
@@ -58,6 +60,19 @@ export const EnvSchema = z.object({
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
     .optional()
     .meta(doc('shares rate-limit, spend-cap and budget counters across instances; without it each instance counts alone', '(none)')),
+  KEYGATE_LIMITS_ON_REDIS_DOWN: z
+    .enum(['open', 'closed'])
+    .default('open')
+    .meta(doc('while Redis is unreachable, rate limits and budgets are counted in this instance (`open`), or calls under a rate limit or a hard-capped budget are refused with 429 (`closed`)')),
+  KEYGATE_METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .meta(doc('serves Prometheus metrics at `/metrics` to `Authorization: Bearer <token>` (also required on KEYGATE_METRICS_PORT when set)', '(off)')),
+  KEYGATE_METRICS_PORT: port()
+    .optional()
+    .meta(doc('serves `/metrics` on this port of HOST too, without a token unless KEYGATE_METRICS_TOKEN is set; keep it off public networks', '(none)')),
+  KEYGATE_METRICS_MAX_ACCOUNTS: z.coerce.number().int().positive().default(100).meta(doc('distinct account labels in metrics; later accounts are counted as `other`')),
   KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional().meta(doc("trial length of new accounts, instead of each plan's", 'per plan (14)')),
   KEYGATE_INVALIDATION_POLL_MS: ms(250).meta(doc('safety-net poll for key changes (LISTEN/NOTIFY is the fast path)')),
   KEYGATE_WEBHOOK_POLL_MS: ms(1_000).meta(doc('safety-net poll for due webhook deliveries (a new alert wakes the workers at once)')),
@@ -112,6 +127,7 @@ export interface Config {
   keyCacheTtlMs: number;
   flushIntervalMs: number;
   callLog: boolean;
+  callLogStatementTimeoutMs: number;
   /** The call log's local spool (default `<dataDir>/spool`): each record is appended there before it counts as recorded. */
   spoolDir: string;
   /** Bound on the spool's size on disk; past it new records wait in memory only (and `status().spoolFull` says so). 0 turns the spool off. */
@@ -123,6 +139,11 @@ export interface Config {
   dbSchema: string | null;
   /** Shared rate-limit and spend counters for several instances; null = in-memory counters. */
   redisUrl: string | null;
+  limitsOnRedisDown: Env['KEYGATE_LIMITS_ON_REDIS_DOWN'];
+  /** Metrics are collected only when one of token or port is set. */
+  metricsToken: string | null;
+  metricsPort: number | null;
+  metricsMaxAccounts: number;
   /** Overrides every plan's trial length; null = the plan's own. */
   trialDays: number | null;
   invalidationPollMs: number;
@@ -183,12 +204,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
+    callLogStatementTimeoutMs: e.KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS,
     spoolDir: e.KEYGATE_SPOOL_DIR ?? join(e.KEYGATE_DATA_DIR, 'spool'),
     spoolMaxBytes: e.KEYGATE_SPOOL_MAX_BYTES,
     spoolSyncMs: e.KEYGATE_SPOOL_SYNC_MS,
     logLevel: e.KEYGATE_LOG_LEVEL,
     dbSchema: e.KEYGATE_DB_SCHEMA ?? null,
     redisUrl: e.REDIS_URL ?? null,
+    limitsOnRedisDown: e.KEYGATE_LIMITS_ON_REDIS_DOWN,
+    metricsToken: e.KEYGATE_METRICS_TOKEN ?? null,
+    metricsPort: e.KEYGATE_METRICS_PORT ?? null,
+    metricsMaxAccounts: e.KEYGATE_METRICS_MAX_ACCOUNTS,
     trialDays: e.KEYGATE_TRIAL_DAYS ?? null,
     invalidationPollMs: e.KEYGATE_INVALIDATION_POLL_MS,
     gatewayUrl: e.KEYGATE_URL?.replace(/\/+$/, '') ?? null,

@@ -4,5 +4,5 @@ export { startGateway, type Gateway, type GatewayOptions } from './server';
 export { createAccount, createKey, type NewAccount, type NewKey } from './accounts/service';
 export { generateKey, parseKey, hashKey, type KeyKind } from './auth/keys';
 export { SecretBox } from './lib/secret-box';
-export { createLogger, type Logger } from './lib/logger';
+export { createLogger, stderrSink, type Logger } from './lib/logger';
 export type { CallRecord } from './call-log/record';

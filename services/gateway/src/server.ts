@@ -18,6 +18,8 @@ import { createLogger, type Logger } from './lib/logger';
 import { capSocketsPerAddress, serverOptions, type SocketCap } from './lib/server-limits';
 import { drainServer } from './lib/shutdown';
 import { createLimits, type Limits } from './limits';
+import { metricsFor, type GatewayMetrics } from './metrics/metrics';
+import { serveMetrics } from './metrics/routes';
 import { readiness } from './health/readiness';
 import { InFlightCalls } from './proxy/in-flight';
 import { providerKeyCheck } from './proxy/provider-key-check';
@@ -44,6 +46,10 @@ export interface Gateway {
   resolver: KeyResolver;
   writer: CallLogWriter;
   limits: Limits;
+  /** Null when metrics are off (neither KEYGATE_METRICS_TOKEN nor KEYGATE_METRICS_PORT). */
+  metrics: GatewayMetrics | null;
+  /** The port of KEYGATE_METRICS_PORT's listener (null without it). */
+  metricsPort: number | null;
   /** The webhook delivery worker and the error-rate watch of this instance. */
   alerts: { delivery: DeliveryWorker; errorRates: ReturnType<typeof watchErrorRates> };
   billing: GatewayBilling;
@@ -69,25 +75,35 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
-    const resolver = new KeyResolver(store, box, { ttlMs: config.keyCacheTtlMs, clock, onRetiredSecret: onRetiredSecret(store, clock, logger) });
-
     // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
     const spool = config.callLog && config.spoolMaxBytes > 0
       ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
       : null;
     if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
-    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, spool, logger });
+    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, statementTimeoutMs: config.callLogStatementTimeoutMs, spool, logger });
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
     cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
     const limits = await createLimits({
-      redisUrl: config.redisUrl, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
+      redisUrl: config.redisUrl, onRedisDown: config.limitsOnRedisDown, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
     });
     cleanup.unshift(() => limits.close());
+    const metrics: GatewayMetrics | null = metricsFor(config, {
+      ...(config.callLog ? { callLog: { status: () => writer.status(), spooled: spool !== null } } : {}),
+      limits: () => limits.status(),
+      keyCacheEntries: (): number => resolver.size,
+    }, clock);
+    const resolver = new KeyResolver(store, box, {
+      ttlMs: config.keyCacheTtlMs,
+      clock,
+      onRetiredSecret: onRetiredSecret(store, clock, logger),
+      ...(metrics ? { onLookup: (hit: boolean) => metrics.keyLookup(hit) } : {}),
+    });
     // Limits see every call (token and spend counters), whether or not the call log is kept.
     const record = (r: CallRecord) => {
       if (config.callLog) writer.enqueue(r);
       limits.admission.observe(r);
+      metrics?.observeCall(r);
     };
 
     let url = '';
@@ -103,7 +119,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => (payload.startsWith('budgets:') ? limits.budgets.apply(payload) : (resolver.apply(payload), billing.book.apply(payload))), {
+    const stopWatching = await watchInvalidations(store.db, (payload) => {
+      if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
+      else {
+        resolver.apply(payload);
+        billing.book.apply(payload);
+      }
+      metrics?.invalidationApplied();
+    }, {
       listen: true,
       pollMs: config.invalidationPollMs,
       onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
@@ -136,6 +159,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       evict: resolver,
       trialDays: config.trialDays,
       flushLastUsed,
+      metrics: metrics && config.metricsToken ? { registry: metrics, token: config.metricsToken } : null,
       readiness: readiness({
         database: store.health,
         callLog: config.callLog ? writer : null,
@@ -169,13 +193,16 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const server = await listen(app.fetch, config, logger);
     const sockets = capSocketsPerAddress(server as Server, config.maxSocketsPerAddress, logger);
     cleanup.unshift(() => drainServer(server as Server, { graceMs: config.shutdownGraceMs, endInFlight: () => inFlight.endAll(), logger }));
+    const metricsServer = metrics && config.metricsPort !== null ? await serveMetrics(metrics, { host: config.host, port: config.metricsPort, token: config.metricsToken }) : null;
+    if (metricsServer) cleanup.unshift(() => metricsServer.close());
     const port = (server.address() as AddressInfo).port;
     url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, flushLastUsed, emulator, operatorToken: operatorToken ?? '', sockets,
+      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, metrics, metricsPort: metricsServer?.port ?? null,
+      flushLastUsed, emulator, operatorToken: operatorToken ?? '', sockets,
       routes: app.routes,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
@@ -238,4 +265,6 @@ async function runAll(steps: Array<() => Promise<unknown> | unknown>, logger: Lo
       logger.warn('shutdown step failed', { error });
     }
   }
+  // Log lines held back by an asynchronous destination are written before close resolves.
+  logger.flush();
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callAt, startStack, type SeededAccount, type Stack } from './harness';
+import type { Gateway } from '../src/server';
 import { startReceiver, type Receiver } from './webhook-receiver';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
@@ -26,11 +27,18 @@ async function setup(stack: Stack) {
   return { acct, member, key, budget, spent };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 60));
+
+
+// A call is charged when its record is made (right after its answer), then in Redis: wait for both.
+async function settleOn(...gateways: Gateway[]): Promise<void> {
+  await new Promise((r) => setTimeout(r, 60));
+  await Promise.all(gateways.map((g) => g.limits.admission.settled()));
+}
 
 describe('budgets', () => {
   let stack: Stack;
   const receivers: Receiver[] = [];
+  const settle = () => settleOn(stack.gateway);
   beforeAll(async () => {
     stack = await startStack({ KEYGATE_WEBHOOK_POLL_MS: '50' });
   });
@@ -174,9 +182,9 @@ describe.runIf(TEST_REDIS_URL)('budgets shared through Redis (TEST_REDIS_URL)', 
     await s.budget({ scope: 'account', limit_cents: 100 });
     // Each instance spends 60 cents: alone, neither would reach the dollar.
     expect((await spend(stack.gateway.url, k1.key, 24_000)).status).toBe(200);
-    await settle();
+    await settleOn(stack.gateway, peer);
     expect((await spend(peer.url, k2.key, 24_000)).status).toBe(200);
-    await settle();
+    await settleOn(stack.gateway, peer);
     expect((await spend(stack.gateway.url, k2.key)).status).toBe(429);
     expect((await spend(peer.url, k1.key)).status).toBe(429);
   });

@@ -11,6 +11,10 @@ export interface Answer {
   instance: string | null;
   /** The error type of an error answer, or the client-side failure. */
   error: string | null;
+  /** The answer's `request-id` header (the provider's on an answer it gave, else the gateway's). */
+  requestIdHeader: string | null;
+  /** What the client read of the body: all of it, or what came before it broke off or the client hung up. */
+  body: string;
 }
 
 export interface LoadOptions {
@@ -33,7 +37,8 @@ export async function call(url: string, key: string, headers: Record<string, str
   const sentAt = Date.now();
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), 30_000);
-  let seen: Omit<Answer, 'at' | 'error'> | null = null;
+  let seen: Omit<Answer, 'at' | 'error' | 'body'> | null = null;
+  let text = '';
   try {
     const res = await fetch(`${url}/v1/messages`, {
       method: 'POST',
@@ -42,22 +47,23 @@ export async function call(url: string, key: string, headers: Record<string, str
       signal: abort.signal,
     });
     const requestId = res.headers.get('keygate-request-id') ?? res.headers.get('request-id');
-    seen = { requestId, status: res.status, sentAt, instance: res.headers.get('x-keygate-instance') };
+    seen = { requestId, status: res.status, sentAt, instance: res.headers.get('x-keygate-instance'), requestIdHeader: res.headers.get('request-id') };
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     if (hangUp) {
-      await res.body?.getReader().read();
+      text = (await reader.read()).value ?? '';
       abort.abort();
-      return { ...seen, at: Date.now(), error: 'client_hung_up' };
+      return { ...seen, at: Date.now(), error: 'client_hung_up', body: text };
     }
-    const text = await res.text();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
     let error: string | null = null;
     if (res.status >= 400) error = (JSON.parse(text) as { error?: { type?: string } }).error?.type ?? 'unknown';
     else if (stream && !text.includes('event: message_stop')) error = 'stream_incomplete';
-    return { ...seen, at: Date.now(), error };
+    return { ...seen, at: Date.now(), error, body: text };
   } catch (err) {
     const error = String((err as Error).cause ?? err);
     // Answered, then the body broke off (a stream cut): the call was still the gateway's.
-    if (seen) return { ...seen, at: Date.now(), error: `body broke off: ${error}` };
-    return { requestId: null, status: 0, sentAt, at: Date.now(), instance: null, error };
+    if (seen) return { ...seen, at: Date.now(), error: `body broke off: ${error}`, body: text };
+    return { requestId: null, status: 0, sentAt, at: Date.now(), instance: null, error, requestIdHeader: null, body: '' };
   } finally {
     clearTimeout(timer);
   }

@@ -32,6 +32,8 @@ export interface ResolverOptions {
   onRetiredSecret?: (p: Principal) => void;
   /** The same for admin keys, counted apart: they manage an account, so the budget is smaller. */
   maxUnknownAdminPerMinute?: number;
+  /** Sees each lookup: answered from memory (a known or a known-unknown key) or not. */
+  onLookup?(hit: boolean): void;
 }
 
 const SEND_INSTEAD = "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
@@ -56,6 +58,7 @@ export class KeyResolver {
   readonly #maxEntries: number;
   readonly #onRetiredSecret: ((p: Principal) => void) | undefined;
   readonly #budget: Record<KeyKind, number>;
+  readonly #onLookup: (hit: boolean) => void;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -68,6 +71,7 @@ export class KeyResolver {
     const app = opts.maxUnknownPerMinute ?? 120;
     this.#budget = { live: app, test: app, admin: opts.maxUnknownAdminPerMinute ?? Math.min(app, 30) };
     this.#failed = new FailedAttempts({ clock: this.#now });
+    this.#onLookup = opts.onLookup ?? (() => {});
   }
 
   /** Keys held in memory (known and unknown), for tests and metrics. */
@@ -121,9 +125,10 @@ export class KeyResolver {
   async #lookup(hash: string, kind: KeyKind, client: string): Promise<Principal | null> {
     const now = this.#now();
     const hit = this.#cache.get(hash);
-    if (hit && hit.expiresAt > now) return hit.principal;
+    if (hit && hit.expiresAt > now) return this.#fromMemory(hit.principal);
     const missUntil = this.#misses.get(hash);
-    if (missUntil !== undefined && missUntil > now) return null;
+    if (missUntil !== undefined && missUntil > now) return this.#fromMemory(null);
+    this.#onLookup(false);
     let pending = this.#inflight.get(hash);
     if (!pending) {
       // Each unknown key costs a database lookup: a client guessing keys is cut off early.
@@ -141,6 +146,11 @@ export class KeyResolver {
       this.#inflight.set(hash, pending);
     }
     return pending;
+  }
+
+  #fromMemory(principal: Principal | null): Principal | null {
+    this.#onLookup(true);
+    return principal;
   }
 
   #remember(hash: string, principal: Principal | null): void {

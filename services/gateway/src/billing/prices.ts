@@ -1,4 +1,5 @@
 import type { UsageRow } from '../store';
+import type { UsageFigures } from '../usage/usage';
 
 /**
  * The provider's list prices in USD per million tokens (per 1,000 searches for web search),
@@ -74,6 +75,18 @@ export function rowCounts(row: UsageRow): TokenCounts {
     'cache_creation.ephemeral_5m_input_tokens': row.cache_creation_5m_tokens,
     'cache_creation.ephemeral_1h_input_tokens': row.cache_creation_1h_tokens,
     web_search_requests: row.web_search_requests,
+  };
+}
+
+/** The counts of one call's usage figures under the report's names. */
+export function figureCounts(u: UsageFigures): TokenCounts {
+  return {
+    uncached_input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cache_read_input_tokens: u.cacheReadInputTokens,
+    'cache_creation.ephemeral_5m_input_tokens': u.cacheCreation5mTokens,
+    'cache_creation.ephemeral_1h_input_tokens': u.cacheCreation1hTokens,
+    web_search_requests: u.webSearchRequests,
   };
 }
 

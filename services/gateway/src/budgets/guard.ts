@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/resolver';
-import { rowCounts, usageCostCents } from '../billing/prices';
+import { figureCounts, rowCounts, usageCostCents } from '../billing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { SpendLedger } from '../limits/spend';
@@ -40,6 +40,8 @@ export class BudgetGuard {
   /** Keys with a monthly spend cap, as last admitted: the cap is read from the key, not the book. */
   readonly #caps = new Map<string, number>();
   readonly #fired = new Set<string>();
+  /** Charges still on their way to a shared ledger (Redis). */
+  readonly #charging = new Set<Promise<unknown>>();
 
   constructor(deps: GuardDeps) {
     this.#deps = deps;
@@ -75,9 +77,16 @@ export class BudgetGuard {
     for (const c of counters.values()) {
       const total = this.#deps.ledger.add(c.scope, c.period.label, micro);
       const announce = (t: number | null) => t !== null && c.rules.forEach((rule) => this.#crossed(rule, c.period, t));
-      if (total instanceof Promise) void total.then(announce);
-      else announce(total);
+      if (total instanceof Promise) {
+        const charge = total.then(announce).finally(() => this.#charging.delete(charge));
+        this.#charging.add(charge);
+      } else announce(total);
     }
+  }
+
+  /** Resolves once every charge made so far has reached the ledger (tests, shutdown). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#charging]);
   }
 
   #rules(accountId: string, keyId: string | null, memberId: string | null, budgets: readonly BudgetRecord[]): BudgetRecord[] {
@@ -104,14 +113,16 @@ export class BudgetGuard {
 
   #spent(rule: BudgetRecord, period: Period): number | Promise<number> {
     const failed = (error: unknown) => {
+      // The ledger's own refusal (its store is down and limits fail closed) stands.
+      if (error instanceof GatewayError) throw error;
       this.#deps.logger.warn('spend seed failed; budget not enforced for this call', { budgetId: rule.id, error });
       return 0;
     };
     try {
-      const v = this.#deps.ledger.spent(scopeOf(rule), period, () => this.#seed(rule, period));
+      const v = this.#deps.ledger.spent(scopeOf(rule), period, () => this.#seed(rule, period), rule.hardCap);
       return v instanceof Promise ? v.catch(failed) : v;
     } catch (error) {
-      return failed(error);
+      return Promise.reject(error).catch(failed);
     }
   }
 
@@ -154,15 +165,7 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
 
 /** A call's cost in USD cents at list prices. */
 export function callCostCents(r: Pick<CallRecord, 'model' | 'usage'>): number {
-  const u = usageFigures(r.usage);
-  return usageCostCents(r.model, {
-    uncached_input_tokens: u.inputTokens,
-    output_tokens: u.outputTokens,
-    cache_read_input_tokens: u.cacheReadInputTokens,
-    'cache_creation.ephemeral_5m_input_tokens': u.cacheCreation5mTokens,
-    'cache_creation.ephemeral_1h_input_tokens': u.cacheCreation1hTokens,
-    web_search_requests: u.webSearchRequests,
-  });
+  return usageCostCents(r.model, figureCounts(usageFigures(r.usage)));
 }
 
 const SCOPE_WORDS = { account: "account's", user: "member's", api_key: "key's" } as const;

@@ -3,7 +3,8 @@ import type { CallRecord } from './record';
 import type { Segment, Spool, SpoolEntry } from './spool';
 
 export interface CallSink {
-  insertBatch(records: CallRecord[]): Promise<void>;
+  /** `statementTimeoutMs`: the database cancels the insert past it (0: no bound). */
+  insertBatch(records: CallRecord[], opts?: { statementTimeoutMs?: number }): Promise<void>;
   /** A cheap round trip that succeeds when the database answers again. */
   ping?(): Promise<void>;
 }
@@ -17,6 +18,12 @@ export interface WriterOptions {
   retryCapMs?: number;
   /** While the database is down, it is probed this often; a batch is retried as soon as it answers. */
   probeMs?: number;
+  /**
+   * A batch insert still running after this long is cancelled by PostgreSQL and retried like
+   * an outage, so a stalled database (a lock, a slow disk) cannot hold the writer, or its
+   * close, indefinitely. 0: no bound.
+   */
+  statementTimeoutMs?: number;
   spool?: Spool | null;
   logger: Logger;
 }
@@ -72,7 +79,7 @@ export class CallLogWriter {
   constructor(sink: CallSink, opts: WriterOptions) {
     this.#sink = sink;
     const { spool = null, ...rest } = opts;
-    this.#opts = { batchSize: 500, maxQueued: 100_000, retryCapMs: 2_000, probeMs: 250, ...rest };
+    this.#opts = { batchSize: 500, maxQueued: 100_000, retryCapMs: 2_000, probeMs: 250, statementTimeoutMs: 0, ...rest };
     this.#spool = spool;
     if (spool) {
       spool.onUnspooled = (entries) => this.#keep(entries);
@@ -242,7 +249,7 @@ export class CallLogWriter {
    */
   async #write(batch: CallRecord[]): Promise<void> {
     try {
-      await this.#sink.insertBatch(batch);
+      await this.#sink.insertBatch(batch, { statementTimeoutMs: this.#opts.statementTimeoutMs });
     } catch (err) {
       if (!isDataError(err)) throw err;
       if (batch.length === 1) {

@@ -60,14 +60,22 @@ export class Admission {
     }
   }
 
+  // Charges happen after the answer: a failure must not become an unhandled rejection.
+  readonly #chargeFailed = (error: unknown): void => this.#deps.logger.warn('charging a call to its limits failed', { error });
+
   /** Charges a recorded call to its key's token bucket and to the budgets it counts toward. */
+  /** Resolves once every recorded call has been charged to the shared counters. */
+  settled(): Promise<void> {
+    return this.#deps.budgets.settled();
+  }
+
   observe(record: CallRecord): void {
     this.#deps.budgets.observe(record);
     const tpm = record.keyId ? this.#tpm.get(record.keyId) : undefined;
     if (tpm === undefined || !record.keyId || !record.usage) return;
     const u = usageFigures(record.usage);
     const tokens = u.inputTokens + u.cacheCreationInputTokens + u.outputTokens;
-    if (tokens > 0) void Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tpm), tokens, -Infinity, this.#deps.clock()));
+    if (tokens > 0) Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tpm), tokens, -Infinity, this.#deps.clock())).catch(this.#chargeFailed);
   }
 }
 

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
+import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { BucketSpec, Buckets, TakeResult } from './buckets';
-import type { SpendLedger } from './spend';
+import { MemoryBuckets, type BucketSpec, type Buckets, type TakeResult } from './buckets';
+import { MemorySpendLedger, type SpendLedger } from './spend';
 
 const PREFIX = 'keygate:';
 
@@ -38,82 +39,146 @@ const SPEND_TTL_MARGIN_MS = 7 * 86_400_000;
 // Lua cannot take -Infinity as an argument; this is far below any bucket.
 const NO_MINIMUM = -1e15;
 
+export type OnRedisDown = 'open' | 'closed';
+
 export interface RedisLimits {
   buckets: Buckets;
   spend: SpendLedger;
+  /** True while Redis cannot be reached (or its last command failed). */
+  readonly down: boolean;
   close(): Promise<void>;
 }
 
+export interface RedisLimitsOptions {
+  logger: Logger;
+  /** While Redis is down: `open` admits and counts in this process, `closed` refuses with 429. */
+  onDown?: OnRedisDown;
+}
+
 /**
- * Rate-limit buckets and spend counters in Redis, shared by every instance. Connects (or
- * fails) at startup; later Redis errors fail open, logged, so an outage of the limiter
- * never takes the gateway down with it.
+ * Rate-limit buckets and budget spend counters in Redis, shared by every instance. A Redis
+ * that is unreachable, at startup or later, never stops the gateway: the client keeps
+ * reconnecting, each outage is logged once, and meanwhile limits fall back to counters in
+ * this process (`open`), or (`closed`) refuse the calls that a rate limit or a hard-capped
+ * budget (a key's spend cap among them) could refuse; soft budgets are counted here either way.
  */
-export async function connectRedisLimits(url: string, logger: Logger): Promise<RedisLimits> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 500, enableAutoPipelining: true });
-  redis.on('error', () => {});
+export async function connectRedisLimits(url: string, opts: RedisLimitsOptions): Promise<RedisLimits> {
+  const { logger } = opts;
+  const closed = opts.onDown === 'closed';
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 500,
+    connectTimeout: 2_000,
+    // Commands fail at once while disconnected instead of waiting in a queue: a call is
+    // decided by the fallback without delay.
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  let outage: 'start' | 'later' | null = null;
+  let starting = true;
+  let closing = false;
+  let failedCommand = false;
+  const mode = closed
+    ? 'refused with 429 (KEYGATE_LIMITS_ON_REDIS_DOWN=closed; soft budgets are counted in this instance)'
+    : 'counted in this instance only (KEYGATE_LIMITS_ON_REDIS_DOWN=open)';
+  const wentDown = (error: unknown) => {
+    if (outage || starting || closing) return;
+    outage = 'later';
+    logger.warn(`redis unreachable: calls under rate limits and budgets are ${mode} until it answers`, { error });
+  };
+  // ioredis reports every failed reconnection here; without a listener they would end the process.
+  redis.on('error', wentDown);
+  redis.on('close', () => wentDown(new Error('connection to Redis closed')));
+  redis.on('ready', () => {
+    failedCommand = false;
+    if (outage) logger.info('redis reachable again: limits are shared through it');
+    outage = null;
+  });
+  redis.defineCommand('kgTake', { numberOfKeys: 1, lua: TAKE });
+  redis.defineCommand('kgAddIfSeeded', { numberOfKeys: 1, lua: ADD_IF_SEEDED });
   try {
     await redis.connect();
     await redis.ping();
-  } catch (err) {
-    redis.disconnect();
-    throw new Error(`REDIS_URL: cannot connect (${(err as Error).message})`);
+  } catch (error) {
+    logger.warn(`redis unreachable at start (REDIS_URL); the gateway serves, and calls under rate limits and budgets are ${mode} until it answers`, { error });
+    outage = 'start';
   }
-  redis.defineCommand('kgTake', { numberOfKeys: 1, lua: TAKE });
-  redis.defineCommand('kgAddIfSeeded', { numberOfKeys: 1, lua: ADD_IF_SEEDED });
+  starting = false;
   const call = redis as unknown as {
     kgTake(key: string, ...args: (string | number)[]): Promise<[number, string]>;
     kgAddIfSeeded(key: string, amount: number): Promise<number | null>;
   };
-  let lastWarning = 0;
-  const warn = (error: unknown) => {
-    if (Date.now() - lastWarning < 10_000) return;
-    lastWarning = Date.now();
-    logger.warn('redis unavailable: rate limits, spend caps and budgets are not enforced meanwhile', { error });
+  const isDown = () => redis.status !== 'ready' || failedCommand;
+  const local = { buckets: new MemoryBuckets(), spend: new MemorySpendLedger() };
+  const refusal = (what: string) =>
+    new GatewayError(
+      'rate_limit_error',
+      `${what} cannot be checked: the gateway's limit store (Redis) is unreachable, and this gateway refuses such calls until it is back. Retry in a few seconds.`,
+      { headers: { 'retry-after': '5' } },
+    );
+  /** What to do when Redis failed: `refuse` names a check that closed mode refuses, null for a charge. */
+  const fallback = <T>(error: unknown, refuse: string | null, locally: () => T): T => {
+    if (error !== null) {
+      failedCommand = true;
+      wentDown(error);
+    }
+    if (closed && refuse !== null) throw refusal(refuse);
+    return locally();
+  };
+  const ok = <T>(value: T): T => {
+    failedCommand = false;
+    return value;
   };
 
   const buckets: Buckets = {
     async take(spec: BucketSpec, cost: number, minimum: number, now: number): Promise<TakeResult> {
+      const refuse = minimum !== -Infinity ? "This key's rate limit" : null;
+      if (redis.status !== 'ready') return fallback(null, refuse, () => local.buckets.take(spec, cost, minimum, now));
       const rate = spec.capacity / spec.periodMs;
+      let reply: [number, string];
       try {
         const min = Number.isFinite(minimum) ? minimum : NO_MINIMUM;
-        const [ok, left] = await call.kgTake(PREFIX + spec.key, spec.capacity, spec.periodMs, cost, min, now);
-        const tokens = Number(left);
-        return { ok: ok === 1, remaining: tokens, retryAfterMs: ok === 1 ? 0 : (minimum - tokens) / rate, resetMs: (spec.capacity - tokens) / rate };
+        reply = ok(await call.kgTake(PREFIX + spec.key, spec.capacity, spec.periodMs, cost, min, now));
       } catch (error) {
-        warn(error);
-        return { ok: true, remaining: spec.capacity, retryAfterMs: 0, resetMs: 0 };
+        return fallback(error, refuse, () => local.buckets.take(spec, cost, minimum, now));
       }
+      const [admitted, left] = reply;
+      const tokens = Number(left);
+      return { ok: admitted === 1, remaining: tokens, retryAfterMs: admitted === 1 ? 0 : (minimum - tokens) / rate, resetMs: (spec.capacity - tokens) / rate };
     },
   };
 
   const spend: SpendLedger = {
-    async spent(scopeId, period, seed) {
+    async spent(scopeId, period, seed, hardCap) {
       const key = `${PREFIX}spend:${scopeId}:${period.label}`;
+      const refuse = hardCap ? 'A hard-capped budget of this call' : null;
+      if (redis.status !== 'ready') return fallback(null, refuse, () => local.spend.spent(scopeId, period, seed));
       try {
-        const current = await redis.get(key);
+        const current = ok(await redis.get(key));
         if (current !== null) return Number(current);
       } catch (error) {
-        warn(error);
-        return 0;
+        return fallback(error, refuse, () => local.spend.spent(scopeId, period, seed));
       }
       const seeded = Math.round(await seed());
       try {
         // Another instance may have seeded it meanwhile (and added to it): its figure wins.
         await redis.set(key, String(seeded), 'PX', period.end - period.start + SPEND_TTL_MARGIN_MS, 'NX');
-        return Number((await redis.get(key)) ?? seeded);
+        return Number(ok(await redis.get(key)) ?? seeded);
       } catch (error) {
-        warn(error);
-        return seeded;
+        return fallback(error, null, () => seeded);
       }
     },
     async add(scopeId, label, microUsd) {
+      // Counted here too, so the fallback's figures are current when Redis goes away.
+      const here = local.spend.add(scopeId, label, microUsd);
+      if (redis.status !== 'ready') return here;
       try {
-        const total = await call.kgAddIfSeeded(`${PREFIX}spend:${scopeId}:${label}`, Math.round(microUsd));
+        const total = ok(await call.kgAddIfSeeded(`${PREFIX}spend:${scopeId}:${label}`, Math.round(microUsd)));
         return total === null ? null : Number(total);
       } catch (error) {
-        warn(error);
-        return null;
+        return fallback(error, null, () => here);
       }
     },
   };
@@ -121,7 +186,11 @@ export async function connectRedisLimits(url: string, logger: Logger): Promise<R
   return {
     buckets,
     spend,
+    get down() {
+      return isDown();
+    },
     async close() {
+      closing = true;
       await redis.quit().catch(() => redis.disconnect());
     },
   };

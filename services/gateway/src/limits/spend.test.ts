@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../lib/logger';
-import { connectRedisLimits } from './redis';
 import { MemorySpendLedger } from './spend';
 
 const JAN = { label: '2026-01', start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('2026-02-01T00:00:00Z') };
@@ -49,11 +47,5 @@ describe('the in-memory spend ledger', () => {
     const ledger = new MemorySpendLedger();
     await expect(ledger.spent('key_1', JAN, async () => Promise.reject(new Error('db down')))).rejects.toThrow('db down');
     expect(await ledger.spent('key_1', JAN, async () => 3)).toBe(3);
-  });
-});
-
-describe('Redis limits', () => {
-  it('refuse to start on a REDIS_URL that cannot be reached, naming it', async () => {
-    await expect(connectRedisLimits('redis://127.0.0.1:1', silentLogger)).rejects.toThrow(/REDIS_URL: cannot connect/);
   });
 });

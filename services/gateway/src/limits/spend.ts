@@ -11,8 +11,12 @@ export interface SpendPeriod {
  * kept current by adding each call's cost as it is recorded: no database read per request.
  */
 export interface SpendLedger {
-  /** The scope's spend this period; `seed` reads the rollups when the ledger has no figure yet. */
-  spent(scopeId: string, period: SpendPeriod, seed: () => Promise<number>): number | Promise<number>;
+  /**
+   * The scope's spend this period; `seed` reads the rollups when the ledger has no figure yet.
+   * `hardCap`: a refusal hangs on the figure, so a ledger that cannot get it may refuse instead
+   * (a GatewayError, which admission answers as it is).
+   */
+  spent(scopeId: string, period: SpendPeriod, seed: () => Promise<number>, hardCap?: boolean): number | Promise<number>;
   /** Adds a recorded call's cost if the scope's period is tracked; answers the new figure (null: not tracked). */
   add(scopeId: string, label: string, microUsd: number): number | null | Promise<number | null>;
   close?(): Promise<void>;

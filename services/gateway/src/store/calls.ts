@@ -99,11 +99,13 @@ export function callQueries(sql: Sql) {
      * replayed record carries its first created_at, so it meets itself on the partitioned
      * table's key (id, created_at)).
      */
-    async insertBatch(records: CallRecord[]): Promise<void> {
+    async insertBatch(records: CallRecord[], opts: { statementTimeoutMs?: number } = {}): Promise<void> {
       if (records.length === 0) return;
       // A call replayed from the spool may meet itself in one batch; count it once.
       if (new Set(records.map((r) => r.id)).size !== records.length) records = [...new Map(records.map((r) => [r.id, r])).values()];
       await sql.begin(async (tx) => {
+        // For this transaction only: reports and migrations may run longer.
+        if (opts.statementTimeoutMs) await tx`select set_config('statement_timeout', ${String(opts.statementTimeoutMs)}, true)`;
         // One JSON parameter rather than 28 per row: a single prepared statement whatever the
         // batch size, and half the CPU per record, client and server together (64 → 31 µs measured).
         const rows = records.map(callRow);
