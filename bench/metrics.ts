@@ -31,7 +31,7 @@ function cpuPerCall(n: number, fn: (i: number) => void): number {
 }
 
 const record = (i: number): CallRecord => ({
-  id: `req_${i}`, accountId: `acct_${i % 20}`, keyId: `key_${i % 50}`, memberId: null, app: null, environment: null, groupId: null,
+  id: `req_${i}`, accountId: `acct_${i % 20}`, keyId: `key_${i % 50}`, memberId: null, app: null, environment: null, groupId: null, client: null,
   endpoint: 'messages', model: i % 3 ? 'claude-opus-4-5' : 'claude-sonnet-4-5', stream: i % 2 === 0, status: i % 17 ? 200 : 529,
   errorType: i % 17 ? null : 'overloaded_error', usage: { input_tokens: 12, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 },
   upstreamMessageId: 'msg_1', upstreamRequestId: 'req_up', retryCount: i % 10 === 0 ? 1 : 0, latencyMs: 12.5, ttfbMs: 3.2, partial: false, estimated: false, createdAt: new Date(),

@@ -9,7 +9,7 @@ const REPORTS = 16;
 function record(accountId: string, i: number, at: number): CallRecord {
   return {
     id: `req_bench${randomUUID().replaceAll('-', '')}`, accountId, keyId: null, memberId: null, app: 'bench', environment: null,
-    groupId: null, endpoint: 'messages', model: i % 2 ? 'claude-opus-4-5' : 'claude-sonnet-4-5', stream: false, status: 200,
+    groupId: null, client: null, endpoint: 'messages', model: i % 2 ? 'claude-opus-4-5' : 'claude-sonnet-4-5', stream: false, status: 200,
     errorType: null, usage: { input_tokens: 100, output_tokens: 20 }, upstreamMessageId: null, upstreamRequestId: null,
     retryCount: 0, latencyMs: 5, ttfbMs: 2, partial: false, estimated: false, createdAt: new Date(at - (i % 3600) * 1000),
   };

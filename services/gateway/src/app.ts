@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
-import { accountApi } from './admin/routes';
-import type { ServiceDeps } from './admin/service';
+import { accountApi } from './account-api/routes';
+import type { ServiceDeps } from './accounts/service';
+import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
@@ -82,6 +83,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
   app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
+  app.route('/', apiDocsRoutes(app));
   return app;
 }
 

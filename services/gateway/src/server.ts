@@ -6,6 +6,7 @@ import { Agent } from 'undici';
 import { DeliveryWorker } from './alerts/delivery';
 import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
 import { createApp } from './app';
+import type { RouteTable } from './api-docs/openapi';
 import { scheduleCallLogMaintenance } from './call-log/retention';
 import { KeyResolver } from './auth/resolver';
 import { openBilling, type GatewayBilling } from './billing/setup';
@@ -57,6 +58,8 @@ export interface Gateway {
   /** The built-in emulator that answers kg_test_ keys. */
   emulator: Emulator;
   operatorToken: string;
+  /** The app's route table: what tests derive route lists from. */
+  routes: RouteTable['routes'];
   /** Connections refused by the per-address bound. */
   sockets: SocketCap;
   /** Stops accepting, lets calls in flight finish within the shutdown grace, ends the rest, then closes everything. */
@@ -200,6 +203,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     return {
       url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, metrics, metricsPort: metricsServer?.port ?? null,
       flushLastUsed, emulator, operatorToken: operatorToken ?? '', sockets,
+      routes: app.routes,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

@@ -143,7 +143,7 @@ describe('010_calls_partitioned on an existing call log', () => {
     expect(await partitionOf(store, old[1]!.id)).toEqual(['calls_p202502']);
     expect(await partitionOf(store, old[2]!.id)).toEqual(['calls_p202502']);
     const indexes = await store.db.sql<{ name: string }[]>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'calls'`;
-    expect(indexes.map((i) => i.name).sort()).toEqual(['calls_account_time', 'calls_group', 'calls_key_time', 'calls_pkey', 'calls_trouble']);
+    expect(indexes.map((i) => i.name).sort()).toEqual(['calls_account_time', 'calls_claude_code', 'calls_group', 'calls_key_time', 'calls_pkey', 'calls_trouble']);
     const [plan] = await store.db.sql`select retention_days from plans where id = 'solo'`;
     expect(plan!.retention_days).toBeGreaterThan(0);
 

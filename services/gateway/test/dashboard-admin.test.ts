@@ -62,7 +62,10 @@ describe('dashboard, signed in as an account admin', () => {
     const summary = (await api(base, `/v1/organizations/usage_summary?by=day&${q}`, { key: f.acct.adminKey })).body;
     const sum = (pick: (r: any) => number) => summary.data.reduce((t: number, r: any) => t + pick(r), 0);
     const cost = (await api(base, `/v1/organizations/cost_report?${q}&limit=31`, { key: f.acct.adminKey })).body;
-    const cents = cost.data.flatMap((b: any) => b.results).filter((i: any) => i.cost_type !== 'subscription').reduce((t: number, i: any) => t + Number(i.amount), 0);
+    const items = cost.data.flatMap((b: any) => b.results);
+    // Usage only, in USD: the plan's charge (EUR) is on the billing page, never summed with it.
+    expect(new Set(items.map((i: any) => i.currency))).toEqual(new Set(['USD']));
+    const cents = items.reduce((t: number, i: any) => t + Number(i.amount), 0);
 
     const [header, totals] = await tableText(page, 'totals');
     const cell = (label: string) => num(totals![header!.indexOf(label)]!);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createAccount, createKey } from '../src/admin/service';
+import { createAccount, createKey } from '../src/accounts/service';
 import { loadConfig } from '../src/config';
 import { openRuntime } from '../src/runtime';
 import { freePort } from './pg-cluster';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createAccount, createKey, type ServiceDeps } from '../src/admin/service';
+import { createAccount, createKey, type ServiceDeps } from '../src/accounts/service';
 import { loadConfig, type Config } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
@@ -250,7 +250,7 @@ type Usage = Record<string, any>;
 
 export function callAt(accountId: string, at: string, o: Partial<CallRecord> & { usage: Usage }): CallRecord {
   return {
-    id: `req_${randomBase62(24)}`, accountId, keyId: null, memberId: null, app: null, environment: null, groupId: null,
+    id: `req_${randomBase62(24)}`, accountId, keyId: null, memberId: null, app: null, environment: null, groupId: null, client: null,
     endpoint: 'messages', model: 'claude-opus-4-5', stream: false, status: 200, errorType: null,
     upstreamMessageId: null, upstreamRequestId: null, retryCount: 0, latencyMs: 12, ttfbMs: 5, partial: false, estimated: false,
     createdAt: new Date(at), ...o,

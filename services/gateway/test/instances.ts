@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createAccount, createKey, type NewKey, type ServiceDeps } from '../src/admin/service';
+import { createAccount, createKey, type NewKey, type ServiceDeps } from '../src/accounts/service';
 import { randomBase62 } from '../src/lib/ids';
 import { SecretBox } from '../src/lib/secret-box';
 import { createStore, openDatabase, type Store } from '../src/store';

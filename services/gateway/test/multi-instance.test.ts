@@ -1,6 +1,6 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewKey } from '../src/admin/service';
+import type { NewKey } from '../src/accounts/service';
 import { rowCounts, usageCostCents } from '../src/billing/prices';
 import type { UsageRow } from '../src/store';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createKey } from '../src/admin/service';
+import { createAccount, createKey } from '../src/accounts/service';
 import { randomBase62 } from '../src/lib/ids';
 import { api, callModel, PROVIDER_KEY, startStack, type Stack } from './harness';
 

@@ -82,14 +82,15 @@ describe.each(ZONES)('every report equals a direct aggregation of the call recor
     }
   });
 
-  it('cost_report by day, for each group_by (live keys only; the plan charge left aside)', async () => {
+  it('cost_report by day, for each group_by (live keys only, USD; the plan charge is on billing)', async () => {
     const costDims = { api_key_id: FIELD.api_key_id, user_id: FIELD.user_id, group_id: FIELD.group_id, model: FIELD.model } as const;
     for (const dims of [[], ['description'], ['api_key_id'], ['user_id'], ['group_id'], ['model'], ['description', 'user_id']] as string[][]) {
       const buckets = await allBuckets(`/v1/organizations/cost_report?${RANGE_QUERY}&limit=31${dims.map((d) => `&group_by[]=${d}`).join('')}`);
       checkDayBuckets(buckets, zone);
       const actual = new Map<string, number>();
       for (const b of buckets) {
-        for (const item of b.results.filter((i: any) => i.cost_type !== 'subscription')) {
+        for (const item of b.results) {
+          expect(item.currency).toBe('USD');
           const parts = dims.flatMap((d) => (d === 'description' ? [item.cost_type, item.token_type, item.model] : [item[d]]));
           const k = `${localDay(zone, Date.parse(b.starting_at))}|${JSON.stringify(parts)}`;
           expect(actual.has(k), `one item per key: ${k}`).toBe(false);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createKey } from '../src/admin/service';
+import { createAccount, createKey } from '../src/accounts/service';
 import { generateKey } from '../src/auth/keys';
 import { randomBase62 } from '../src/lib/ids';
 import { PROVIDER_KEY, startStack, type Stack } from './harness';

@@ -36,11 +36,13 @@ describe('usage report, in the provider shape', () => {
       server_tool_use: { web_search_requests: 1 },
       requests: 1,
       errors: 0,
+      account_id: null,
       api_key_id: f.keyA,
       workspace_id: null,
       model: 'claude-opus-4-5',
       service_tier: null,
       context_window: null,
+      inference_geo: null,
       user_id: null,
       group_id: null,
       app: null,
@@ -73,9 +75,35 @@ describe('usage report, in the provider shape', () => {
     ['models[]', () => 'claude-sonnet-4-5', 200],
     ['group_ids[]', () => 'g1', 100],
     ['user_ids[]', () => f.member, 300],
+    ['account_ids[]', () => f.member, 300],
   ])('filters by %s', async (param, value, input) => {
     const { body } = await get(`${report}?starting_at=2025-03-10&ending_at=2025-03-11&${param}=${value()}`);
     expect(body.data[0].results).toEqual([expect.objectContaining({ uncached_input_tokens: input })]);
+  });
+
+  it("group_by[]=account_id, the provider's user dimension, is the member", async () => {
+    const { body } = await get(`${report}?starting_at=2025-03-10&ending_at=2025-03-11&group_by[]=account_id&group_by[]=model`);
+    const rows = body.data[0].results.map((r: any) => [r.account_id, r.user_id, r.model, r.uncached_input_tokens]);
+    expect(rows).toEqual([
+      [f.member, f.member, 'claude-opus-4-5', 100],
+      [f.member, f.member, 'claude-sonnet-4-5', 200],
+      [null, null, 'claude-opus-4-5', 1000],
+    ]);
+  });
+
+  it("refuses, by name, the provider's dimensions and filters that do not exist here", async () => {
+    for (const dim of ['workspace_id', 'service_tier', 'context_window', 'inference_geo', 'speed', 'service_account_id']) {
+      expect400(await get(`${report}?starting_at=2025-03-01&group_by[]=model&group_by[]=${dim}`), new RegExp(`group_by\\[1\\]: '${dim}' is not a dimension here`));
+    }
+    expect400(await get(`${report}?starting_at=2025-03-01&group_by[]=workspace_id`), /no workspaces/);
+    expect400(await get(`${report}?starting_at=2025-03-01&workspace_ids[]=wrkspc_1`), /^workspace_ids: Keygate has no workspaces/);
+    expect400(await get(`${report}?starting_at=2025-03-01&service_tiers[]=standard`), /^service_tiers: /);
+    expect400(await get(`${report}?starting_at=2025-03-01&inference_geos=us`), /^inference_geos: /);
+  });
+
+  it('refuses an unknown query parameter, naming it and what the route takes', async () => {
+    expect400(await get(`${report}?starting_at=2025-03-01&bucket=1d`), /Unknown query parameter 'bucket' for GET \/v1\/organizations\/usage_report\/messages: it takes starting_at, ending_at, bucket_width, group_by/);
+    expect400(await get(`${report}?starting_at=2025-03-01&foo=1&bar[]=2`), /Unknown query parameters 'foo', 'bar\[\]'/);
   });
 
   it('pages through buckets with limit and next_page', async () => {

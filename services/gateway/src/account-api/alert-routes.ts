@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import type { ServiceDeps } from '../admin/service';
-import type { AdminEnv } from '../admin/scope';
+import type { ServiceDeps } from '../accounts/service';
+import type { AdminEnv } from '../accounts/scope';
 import { budgetRoutes } from './budget-routes';
 import { webhookRoutes } from './webhook-routes';
 

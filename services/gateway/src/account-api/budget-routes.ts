@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AdminEnv } from '../admin/scope';
-import { name } from '../admin/schemas';
+import type { AdminEnv } from '../accounts/scope';
+import { name } from './schemas';
 import { createBudget, deleteBudget, getBudget, listBudgets, updateBudget, type BudgetWithProgress } from '../budgets/service';
-import { jsonBody } from '../lib/validation';
-import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
+import { operation } from '../lib/operation';
+import { listJson, listParams, pageQuery } from '../reports/query';
 import type { Store } from '../store';
 
 const scope = z.enum(['account', 'user', 'api_key']);
@@ -60,25 +60,27 @@ export function budgetJson(b: BudgetWithProgress) {
 /** Budgets of the account, its members and its keys, each with its progress this period. */
 export function budgetRoutes(deps: { store: Store; clock: () => number }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
+  const tag = 'Budgets';
 
-  app.get('/budgets', async (c) => {
-    const q = parseQuery(c, ListBudgets);
+  app.get('/budgets', operation({ tag, summary: 'List budgets, each with its progress this period', query: ListBudgets }), async (c) => {
+    const q = c.req.valid('query');
     const page = await listBudgets(deps, c.var.scope.accountId, { scope: q.scope ?? null, targetId: q.target_id ?? null }, pageQuery(q));
     return c.json(listJson(page, budgetJson));
   });
 
-  app.post('/budgets', async (c) => {
-    const b = await jsonBody(c, CreateBudget);
+  const create = operation({ tag, summary: 'Create a budget on the account, a member or a key (USD cents per period)', body: CreateBudget, status: 201 });
+  app.post('/budgets', create, async (c) => {
+    const b = c.req.valid('json');
     const created = await createBudget(deps, c.var.scope, {
       name: b.name, scope: b.scope, targetId: b.target_id, limitCents: b.limit_cents, hardCap: b.hard_cap, thresholds: b.thresholds_percent, period: b.period,
     });
     return c.json(budgetJson(created), 201);
   });
 
-  app.get('/budgets/:id', async (c) => c.json(budgetJson(await getBudget(deps, c.var.scope.accountId, c.req.param('id')))));
+  app.get('/budgets/:id', operation({ tag, summary: 'A budget and its progress this period' }), async (c) => c.json(budgetJson(await getBudget(deps, c.var.scope.accountId, c.req.param('id')))));
 
-  app.post('/budgets/:id', async (c) => {
-    const b = await jsonBody(c, UpdateBudget);
+  app.post('/budgets/:id', operation({ tag, summary: "Change a budget's name, limit, hard cap, thresholds or period", body: UpdateBudget }), async (c) => {
+    const b = c.req.valid('json');
     const patch = {
       ...(b.name !== undefined && { name: b.name }),
       ...(b.limit_cents !== undefined && { limitCents: b.limit_cents }),
@@ -89,7 +91,7 @@ export function budgetRoutes(deps: { store: Store; clock: () => number }): Hono<
     return c.json(budgetJson(await updateBudget(deps, c.var.scope, c.req.param('id'), patch)));
   });
 
-  app.delete('/budgets/:id', async (c) => {
+  app.delete('/budgets/:id', operation({ tag, summary: 'Delete a budget' }), async (c) => {
     const b = await deleteBudget(deps, c.var.scope, c.req.param('id'));
     return c.json({ id: b.id, type: 'budget_deleted' as const });
   });

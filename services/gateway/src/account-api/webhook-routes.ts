@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AdminEnv } from '../admin/scope';
+import type { AdminEnv } from '../accounts/scope';
 import { createEndpoint } from '../alerts/endpoints';
 import { ALERT_EVENT_TYPES } from '../alerts/events';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
-import { jsonBody } from '../lib/validation';
-import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
+import { operation } from '../lib/operation';
+import { listJson, listParams, pageQuery } from '../reports/query';
 import type { DeliveryRecord, Store, WebhookEndpointPatch, WebhookEndpointRecord } from '../store';
 
 export const endpointUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
@@ -27,6 +27,7 @@ const CreateEndpoint = z.strictObject({ url: endpointUrl, events: endpointEvents
 const UpdateEndpoint = z
   .strictObject({ url: endpointUrl.optional(), events: endpointEvents.optional(), description: description.optional(), error_rate: errorRate.optional(), status: z.enum(['active', 'disabled']).optional() })
   .refine((b) => Object.keys(b).length > 0, 'Send at least one of url, events, description, error_rate and status.');
+const ListEndpoints = z.object(listParams);
 const Deliveries = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 /** The endpoint as listed: never its secret. */
@@ -64,28 +65,31 @@ function errorRatePatch(e: z.infer<typeof errorRate> | undefined): WebhookEndpoi
 export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const notFound = (id: string) => new GatewayError('not_found_error', `No webhook endpoint with id '${id}'.`);
+  const tag = 'Webhooks';
 
-  app.get('/webhooks', async (c) => {
-    const q = parseQuery(c, z.object(listParams));
+  app.get('/webhooks', operation({ tag, summary: 'List webhook endpoints (never their secrets)', query: ListEndpoints }), async (c) => {
+    const q = c.req.valid('query');
     return c.json(listJson(await deps.store.alerts.listEndpoints(c.var.scope.accountId, pageQuery(q)), endpointJson));
   });
 
-  app.post('/webhooks', async (c) => {
-    const b = await jsonBody(c, CreateEndpoint);
+  const create = operation({ tag, summary: 'Add a webhook endpoint for alert events; its signing secret is in this answer only', body: CreateEndpoint, status: 201 });
+  app.post('/webhooks', create, async (c) => {
+    const b = c.req.valid('json');
     const rate = b.error_rate ? { threshold: b.error_rate.threshold_percent / 100, windowSeconds: b.error_rate.window_seconds, minCalls: b.error_rate.min_calls } : null;
     const { endpoint, secret } = await createEndpoint(deps, c.var.scope, { url: b.url, events: b.events, description: b.description ?? null, errorRate: rate });
     // The only time the secret leaves the gateway.
     return c.json({ ...endpointJson(endpoint), secret }, 201);
   });
 
-  app.get('/webhooks/:id', async (c) => {
+  app.get('/webhooks/:id', operation({ tag, summary: 'A webhook endpoint' }), async (c) => {
     const e = await deps.store.alerts.getEndpoint(c.var.scope.accountId, c.req.param('id'));
     if (!e) throw notFound(c.req.param('id'));
     return c.json(endpointJson(e));
   });
 
-  app.post('/webhooks/:id', async (c) => {
-    const b = await jsonBody(c, UpdateEndpoint);
+  const update = operation({ tag, summary: "Change an endpoint's URL, events, description, error-rate alert or status", body: UpdateEndpoint });
+  app.post('/webhooks/:id', update, async (c) => {
+    const b = c.req.valid('json');
     const patch: WebhookEndpointPatch = {
       ...errorRatePatch(b.error_rate),
       ...(b.url !== undefined && { url: b.url }),
@@ -99,15 +103,15 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
     return c.json(endpointJson(e));
   });
 
-  app.delete('/webhooks/:id', async (c) => {
+  app.delete('/webhooks/:id', operation({ tag, summary: 'Delete a webhook endpoint' }), async (c) => {
     const audit = { actor: c.var.scope.actor, action: 'webhook.delete', targetId: c.req.param('id') };
     const e = await deps.store.alerts.removeEndpoint(c.var.scope.accountId, c.req.param('id'), audit);
     if (!e) throw notFound(c.req.param('id'));
     return c.json({ id: e.id, type: 'webhook_endpoint_deleted' as const });
   });
 
-  app.get('/webhooks/:id/deliveries', async (c) => {
-    const q = parseQuery(c, Deliveries);
+  app.get('/webhooks/:id/deliveries', operation({ tag, summary: "An endpoint's latest deliveries, newest first", query: Deliveries }), async (c) => {
+    const q = c.req.valid('query');
     const e = await deps.store.alerts.getEndpoint(c.var.scope.accountId, c.req.param('id'));
     if (!e) throw notFound(c.req.param('id'));
     return c.json({ data: (await deps.store.alerts.deliveries(e.id, q.limit)).map(deliveryJson) });

@@ -1,4 +1,4 @@
-import { planJson } from '../admin/serialize';
+import { planJson } from '../account-api/serialize';
 import type { CatalogPlan, NoticeRecord, SubscriptionRecord, TransitionRecord } from '../store';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';

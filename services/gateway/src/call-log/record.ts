@@ -9,6 +9,8 @@ export interface CallRecord {
   app: string | null;
   environment: string | null;
   groupId: string | null;
+  /** The client, when its headers name it: 'claude_code', else null. */
+  client: string | null;
   endpoint: string;
   model: string | null;
   stream: boolean;

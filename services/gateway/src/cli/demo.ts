@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startEmulator } from '@keygate/emulator';
 import { makeTestPdf } from '@keygate/pdf';
 import { join } from 'node:path';
-import { createAccount, createKey } from '../admin/service';
+import { createAccount, createKey } from '../accounts/service';
 import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { SecretBox } from '../lib/secret-box';

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { costReport, type CostReportParams } from '../reports/cost-report';
-import { accountWithPlan } from '../admin/service';
 import { reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
 import { usageSummary } from '../reports/usage-summary';
 import { localDate } from '../reports/time-zone';
@@ -65,9 +64,11 @@ export function addFigures(a: Figures, b: Figures): Figures {
 export const allTokens = (f: Figures) =>
   f.uncached_input_tokens + f.cache_creation.ephemeral_5m_input_tokens + f.cache_creation.ephemeral_1h_input_tokens + f.cache_read_input_tokens + f.output_tokens;
 
-/** Cost per (day, id) from the account API's cost report, paged through; the plan's charge left out. */
+/**
+ * Usage cost in USD cents per (day, id) from the account API's cost report, paged through. The
+ * plan's charge (in the plan's currency) is not in it: the billing page shows that.
+ */
 export async function costs(s: ReportScope, by: By | null): Promise<Map<string, number>> {
-  const { account, plan } = await accountWithPlan(s.deps, s.viewer.accountId);
   const out = new Map<string, number>();
   const groupBy = by && by !== 'day' ? [FIELD[by]] : [];
   let page: string | undefined;
@@ -75,10 +76,9 @@ export async function costs(s: ReportScope, by: By | null): Promise<Map<string, 
     const q: z.infer<typeof CostReportParams> = {
       starting_at: s.range.from, ending_at: s.range.to, bucket_width: '1d', group_by: groupBy as never, limit: 31, page, ...reportFilters(s),
     };
-    const report = await costReport(s.deps.store, account, plan, q, s.deps.clock());
+    const report = await costReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
     for (const bucket of report.data) {
-      for (const item of bucket.results as { cost_type: string | null; amount: string; [k: string]: unknown }[]) {
-        if (item.cost_type === 'subscription') continue;
+      for (const item of bucket.results as { amount: string; [k: string]: unknown }[]) {
         const id = by && by !== 'day' ? String(item[FIELD[by]]) : '';
         const k = `${localDate(s.range.zone, Date.parse(bucket.starting_at))}|${id}`;
         out.set(k, (out.get(k) ?? 0) + Number(item.amount));

@@ -1,6 +1,6 @@
 import type { KeyResolver } from '../auth/resolver';
 import type { AppEnv } from '../app-env';
-import type { ServiceDeps } from '../admin/service';
+import type { ServiceDeps } from '../accounts/service';
 import type { AccountRecord } from '../store';
 import type { BillingDeps } from '../billing/lifecycle';
 import type { ViewState } from './view-state';

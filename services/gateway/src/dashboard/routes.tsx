@@ -3,8 +3,8 @@
 import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
 import { z } from 'zod';
-import { createKey, deleteKey, rotateKey } from '../admin/keys';
-import { updateAccount } from '../admin/service';
+import { createKey, deleteKey, rotateKey } from '../accounts/keys';
+import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';

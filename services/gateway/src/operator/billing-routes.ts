@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { timestamp } from '../reports/query';
-import type { AdminEnv } from '../admin/scope';
+import type { AdminEnv } from '../accounts/scope';
 import { runBillingClock } from '../billing/clock';
 import { markPaid, type BillingDeps } from '../billing/lifecycle';
 import { catalogJson, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
-import { jsonBody } from '../lib/validation';
+import { operation } from '../lib/operation';
 import type { CatalogPlan } from '../store';
 
 const count = z.number().int().min(0).max(1_000_000_000);
@@ -34,14 +34,16 @@ const PLAN_ID = /^[a-z][a-z0-9_-]{0,31}$/;
 /** The plan catalog, payments recorded by hand (no Stripe), and the billing clock, for the operator. */
 export function operatorBillingRoutes(deps: BillingDeps, actorOf: (c: { req: { header(name: string): string | undefined } }) => string): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
+  const tag = 'Operator';
 
-  app.get('/plans', async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }));
+  app.get('/plans', operation({ tag, summary: 'The plan catalog: prices, seat rules, default limits, retention' }), async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }));
 
   /** Changes a plan's fields (or creates the plan); accounts on it see new prices from their next change or period. */
-  app.post('/plans/:plan_id', async (c) => {
+  const update = operation({ tag, summary: "Change a plan's fields, or create the plan (201)", body: PlanChange });
+  app.post('/plans/:plan_id', update, async (c) => {
     const id = c.req.param('plan_id');
     if (!PLAN_ID.test(id)) throw new GatewayError('invalid_request_error', 'plan id: lower-case letters, digits, - and _ (at most 32).');
-    const b = await jsonBody(c, PlanChange);
+    const b = c.req.valid('json');
     const before = await deps.store.catalog.get(id);
     if (!before && (b.name === undefined || b.price_cents === undefined || b.per_seat === undefined)) {
       throw new GatewayError('invalid_request_error', `No plan '${id}' yet: a new plan needs name, price_cents and per_seat.`);
@@ -66,15 +68,16 @@ export function operatorBillingRoutes(deps: BillingDeps, actorOf: (c: { req: { h
   });
 
   /** Self-hosting without Stripe: the account has paid until a date; calls are allowed until then (plus the grace period). */
-  app.post('/accounts/:account_id/mark_paid', async (c) => {
-    const body = await jsonBody(c, MarkPaid);
+  const markPaidOp = operation({ tag, summary: 'Record a payment made outside Stripe: calls are allowed until the date (plus the grace period)', body: MarkPaid });
+  app.post('/accounts/:account_id/mark_paid', markPaidOp, async (c) => {
+    const body = c.req.valid('json');
     const id = c.req.param('account_id');
     await markPaid(deps, id, body.until, actorOf(c));
     return c.json(await subscriptionView(deps, id));
   });
 
   /** Runs the billing clock now (every instance also runs it on a timer). */
-  app.post('/billing/clock', async (c) => c.json({ type: 'billing_clock', ...(await runBillingClock(deps)) }));
+  app.post('/billing/clock', operation({ tag, summary: 'Run the billing clock now: trial notices and ends, grace periods, cancellations, invoices of finished periods' }), async (c) => c.json({ type: 'billing_clock', ...(await runBillingClock(deps)) }));
 
   return app;
 }

@@ -1,19 +1,19 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
-import { organizationRoutes } from '../admin/routes';
-import { name } from '../admin/schemas';
-import type { KeyRouteDeps } from '../admin/key-routes';
-import type { AdminEnv } from '../admin/scope';
-import { accountJson, keyJson, memberJson, planJson } from '../admin/serialize';
-import { accountWithPlan, createAccount, updateAccount } from '../admin/service';
-import { REPORT_ARRAYS } from '../reports/usage-report';
+import { listJson, listParams, pageQuery } from '../reports/query';
+import { organizationRoutes } from '../account-api/routes';
+import { name } from '../account-api/schemas';
+import type { KeyRouteDeps } from '../account-api/key-routes';
+import type { AdminEnv } from '../accounts/scope';
+import { accountJson, keyJson, memberJson, planJson } from '../account-api/serialize';
+import { accountWithPlan, createAccount, updateAccount } from '../accounts/service';
+import { MISSING_FILTERS } from '../reports/params';
 import { summaryParams, usageSummary } from '../reports/usage-summary';
 import { changePlan, recordSuspension, type BillingDeps } from '../billing/lifecycle';
 import { plainBilling } from '../billing/setup';
 import { GatewayError, renderError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { jsonBody } from '../lib/validation';
+import { operation } from '../lib/operation';
 import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
 
@@ -50,11 +50,14 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
   app.onError((err, c) => renderError(err, c, (error, requestId) => deps.logger?.error('unhandled error', { requestId, error, stack: error.stack })));
   app.use('*', operatorAuth(deps.operatorToken));
   const actor = (c: { req: { header(name: string): string | undefined } }) => operatorActor(c.req.header('keygate-actor'));
+
+  const tag = 'Operator';
   const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
   app.route('/', operatorBillingRoutes(billing, actor));
 
-  app.post('/accounts', async (c) => {
-    const body = await jsonBody(c, CreateAccount);
+  const create = operation({ tag, summary: 'Create an account on a plan (trial started), optionally with its first admin and admin key', body: CreateAccount, status: 201 });
+  app.post('/accounts', create, async (c) => {
+    const body = c.req.valid('json');
     const created = await createAccount(deps, {
       name: body.name,
       plan: body.plan,
@@ -68,33 +71,34 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
     return c.json({ ...accountJson(created.account), admin }, 201);
   });
 
-  app.get('/accounts', async (c) => {
-    const q = parseQuery(c, ListAccounts);
+  app.get('/accounts', operation({ tag, summary: 'List accounts', query: ListAccounts }), async (c) => {
+    const q = c.req.valid('query');
     const page = await deps.store.accounts.list({ search: q.search ?? null, status: q.status ?? null }, pageQuery(q));
     return c.json(listJson(page, accountJson));
   });
 
   /** The cross-account view: usage totals by account, model or day. */
-  app.get('/usage', async (c) => {
-    const q = parseQuery(c, CrossAccountUsage, REPORT_ARRAYS);
-    return c.json(await usageSummary(deps.store, null, q, deps.clock()));
+  const usage = operation({ tag, summary: 'Usage totals across accounts by account, model or day', query: CrossAccountUsage, refused: MISSING_FILTERS });
+  app.get('/usage', usage, async (c) => {
+    return c.json(await usageSummary(deps.store, null, c.req.valid('query'), deps.clock()));
   });
 
   /** A key by its id alone, with its account: key ids are unique across accounts. */
-  app.get('/api_keys/:key_id', async (c) => {
+  app.get('/api_keys/:key_id', operation({ tag, summary: 'A key by its id alone, with its account' }), async (c) => {
     const key = await deps.store.keys.find(c.req.param('key_id'));
     if (!key) throw new GatewayError('not_found_error', `No API key with id '${c.req.param('key_id')}'.`);
     return c.json({ ...keyJson(key), account_id: key.accountId });
   });
 
-  app.get('/accounts/:account_id', async (c) => {
+  app.get('/accounts/:account_id', operation({ tag, summary: 'An account, its plan and seats' }), async (c) => {
     const { account, plan } = await accountWithPlan(deps, c.req.param('account_id'));
     const seats = await deps.store.members.countActive(account.id);
     return c.json({ ...accountJson(account), plan: planJson(plan), seats: { used: seats, max: plan.maxSeats } });
   });
 
-  app.post('/accounts/:account_id', async (c) => {
-    const body = await jsonBody(c, UpdateAccount);
+  const update = operation({ tag, summary: 'Rename an account or move it to another plan (a subscription change: seat rules, proration)', body: UpdateAccount });
+  app.post('/accounts/:account_id', update, async (c) => {
+    const body = c.req.valid('json');
     const id = c.req.param('account_id');
     // A plan change is a subscription transition: seat rules, proration and the audit log follow it.
     if (body.plan) await changePlan(billing, id, body.plan, { kind: 'operator', actor: actor(c), ref: 'plan change' });
@@ -102,8 +106,9 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
     return c.json(accountJson(await updateAccount(deps, id, { name: body.name }, actor(c))));
   });
 
+  const statusSummary = { suspend: 'Suspend an account: its keys are refused everywhere at once', reactivate: 'Reactivate a suspended account' };
   for (const [action, status] of [['suspend', 'suspended'], ['reactivate', 'active']] as const) {
-    app.post(`/accounts/:account_id/${action}`, async (c) => {
+    app.post(`/accounts/:account_id/${action}`, operation({ tag, summary: statusSummary[action] }), async (c) => {
       const id = c.req.param('account_id');
       // Recorded while the account is still in the state being left, so the transition names it.
       if (status === 'suspended') await recordSuspension(billing, id, true, actor(c));
@@ -113,8 +118,9 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
     });
   }
 
-  app.post('/accounts/:account_id/provider_key', async (c) => {
-    const body = await jsonBody(c, ProviderKey);
+  const providerKey = operation({ tag, summary: "Set the account's provider key (stored encrypted; shown only as a hint)", body: ProviderKey });
+  app.post('/accounts/:account_id/provider_key', providerKey, async (c) => {
+    const body = c.req.valid('json');
     return c.json(accountJson(await updateAccount(deps, c.req.param('account_id'), { providerKey: body.provider_key }, actor(c))));
   });
 

@@ -38,7 +38,7 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
   const url = await listen((req, res) => {
     const call = {
       req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
-      model: null, stream: true, requestId: 'req_test', groupId: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
+      model: null, stream: true, requestId: 'req_test', groupId: null, client: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
     };
     forward(call, { dispatcher, timeoutMs, record: (r) => records.push(r), logger: silentLogger }).catch((err) => {
       errors.push(err);
@@ -172,7 +172,7 @@ describe('forward', () => {
       await once(res, 'close');
       const call = {
         req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
-        model: null, stream: true, requestId: 'req_gone', groupId: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
+        model: null, stream: true, requestId: 'req_gone', groupId: null, client: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
       };
       void forward(call, { dispatcher, timeoutMs: 5_000, record: (r) => records.push(r), logger: silentLogger });
     });

@@ -41,6 +41,7 @@ export interface ForwardCall {
   stream: boolean;
   requestId: string;
   groupId: string | null;
+  client: string | null;
   retryCount: number;
   startedAt: number;
   createdAt: Date;
@@ -267,6 +268,7 @@ export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, re
     app: key.app,
     environment: key.environment,
     groupId: call.groupId,
+    client: call.client,
     endpoint: call.endpoint,
     stream: call.stream,
     retryCount: call.retryCount,

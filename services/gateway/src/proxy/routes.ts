@@ -55,6 +55,7 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     stream: false,
     requestId: c.var.requestId,
     groupId: null,
+    client: clientOf(req.headers),
     retryCount: Math.min(Math.max(Number.parseInt(String(req.headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0), 1000),
     startedAt,
     createdAt: new Date(),
@@ -123,6 +124,14 @@ function groupIdOf(headers: Record<string, string | string[] | undefined>): stri
     throw new GatewayError('invalid_request_error', 'keygate-group-id: must be 1 to 128 visible ASCII characters.');
   }
   return id;
+}
+
+/** Claude Code names itself in its session header, its beta flag or its user agent (`claude-cli/…`). */
+function clientOf(headers: Record<string, string | string[] | undefined>): string | null {
+  if (headers['x-claude-code-session-id'] !== undefined) return 'claude_code';
+  const beta = headers['anthropic-beta'];
+  if ((Array.isArray(beta) ? beta.join(',') : (beta ?? '')).includes('claude-code-')) return 'claude_code';
+  return String(headers['user-agent'] ?? '').startsWith('claude-cli/') ? 'claude_code' : null;
 }
 
 const NOT_SENT = { usage: null, estimated: false, upstreamMessageId: null, upstreamRequestId: null, ttfbMs: null } as const;

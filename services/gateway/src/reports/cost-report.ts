@@ -1,19 +1,18 @@
 import { z } from 'zod';
 import { formatCents, priceFor, rowCounts, TOKEN_TYPES, tokenCostCents, webSearchCostCents, type TokenType } from '../billing/prices';
-import { billingSubject, dailyCharges } from '../billing/statement';
-import type { AccountRecord, PlanRecord, Store, UsageDimension, UsageRow } from '../store';
+import type { Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets } from './buckets';
+import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';
-import { dayStart } from './time-zone';
-import { filtersOf, reportFilters } from './usage-report';
 
-const GROUP_BY = ['workspace_id', 'description', 'api_key_id', 'user_id', 'model', 'group_id'] as const;
+/** The provider's `description`, plus Keygate's key, member (`account_id` or `user_id`), model and request group. */
+const GROUP_BY = ['description', 'api_key_id', 'account_id', 'user_id', 'model', 'group_id'] as const;
 
 export const CostReportParams = z.object({
   starting_at: timestamp,
   ending_at: timestamp.optional(),
   bucket_width: z.literal('1d', { error: "bucket_width: the cost report has day buckets only ('1d')" }).default('1d'),
-  group_by: z.array(z.enum(GROUP_BY)).optional(),
+  group_by: groupBy(GROUP_BY),
   ...reportFilters,
   limit: z.coerce.number().int().min(1).optional(),
   page: z.string().optional(),
@@ -28,7 +27,6 @@ const TOKEN_LABEL: Record<TokenType, string> = {
 };
 
 interface CostItem {
-  currency: string;
   cents: number;
   description: string | null;
   cost_type: string | null;
@@ -43,7 +41,7 @@ interface CostItem {
 function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): CostItem[] {
   const price = priceFor(row.model);
   const counts = rowCounts(row);
-  const base = { currency: 'USD', api_key_id: row.api_key_id, user_id: row.user_id, group_id: row.group_id, model: byModel || byDescription ? row.model : null };
+  const base = { api_key_id: row.api_key_id, user_id: row.user_id, group_id: row.group_id, model: byModel || byDescription ? row.model : null };
   const parts: CostItem[] = TOKEN_TYPES.filter((t) => counts[t] > 0).map((t) => ({
     ...base,
     cents: tokenCostCents(price, t, counts[t]),
@@ -64,48 +62,31 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
 }
 
 /**
- * `GET /v1/organizations/cost_report`: what each day cost. Token costs are estimates in USD
- * from the list prices (billing/prices.ts), live keys only (test keys are never billed
- * upstream); the plan's charge is a `subscription` item in the plan's currency, spread over
- * the month's days and left out when a filter narrows the report to keys, members, models
- * or groups. A plan day (a UTC day) counts in the local day of the same date.
+ * `GET /v1/organizations/cost_report`: what each day cost, as the provider reports it: USD
+ * amounts in cents as decimal strings, estimated from the list prices (billing/prices.ts),
+ * live keys only (test keys are never billed upstream). Days start at local midnight in the
+ * account's reporting zone (reports/time-zone.ts). The plan's own charge is not a provider
+ * cost type and is in the plan's currency; `GET /v1/organizations/billing` has it.
  */
-export async function costReport(
-  store: Pick<Store, 'usage' | 'members'>,
-  account: AccountRecord,
-  plan: PlanRecord,
-  q: z.infer<typeof CostReportParams>,
-  now: number,
-) {
-  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now, timeZone: account.timeZone });
+export async function costReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof CostReportParams>, now: number, timeZone?: string) {
+  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now, timeZone });
   const groups = new Set(q.group_by ?? []);
-  const dims = (['api_key_id', 'user_id', 'group_id'] as const).filter((d) => groups.has(d));
-  const filters = filtersOf(q);
+  const byMember = groups.has('user_id') || groups.has('account_id');
+  const dims = [...(groups.has('api_key_id') ? ['api_key_id'] : []), ...(byMember ? ['user_id'] : []), ...(groups.has('group_id') ? ['group_id'] : [])];
   const rows = await store.usage.fromRollups({
-    accountId: account.id, from: page.from, to: page.to, bucketSeconds: 86_400, timeZone: page.zone, groupBy: [...dims, 'model'] as UsageDimension[], filters, excludeTestKeys: true,
+    accountId, from: page.from, to: page.to, bucketSeconds: 86_400, timeZone: page.zone, groupBy: [...dims, 'model'] as UsageDimension[], filters: filtersOf(q), excludeTestKeys: true,
   });
 
   const byBucket = new Map<number, Map<string, CostItem>>();
-  const add = (t: number, item: CostItem) => {
+  for (const row of rows) {
+    const t = page.key(row.bucket!);
     if (!byBucket.has(t)) byBucket.set(t, new Map());
     const items = byBucket.get(t)!;
-    const id = JSON.stringify([item.currency, item.description, item.cost_type, item.model, item.token_type, item.api_key_id, item.user_id, item.group_id]);
-    const existing = items.get(id);
-    if (existing) existing.cents += item.cents;
-    else items.set(id, { ...item });
-  };
-  for (const row of rows) for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) add(page.key(row.bucket!), part);
-
-  const narrowed = Object.values(filters).some((v) => v && v.length);
-  if (!narrowed) {
-    const subject = await billingSubject(store, account, plan, page.from, page.to);
-    for (const day of dailyCharges(subject, page.from, page.to)) {
-      if (day.cents <= 0) continue;
-      const seats = plan.perSeat ? `, ${day.seats} seat${day.seats === 1 ? '' : 's'}` : '';
-      add(dayStart(page.zone, day.day.toISOString().slice(0, 10)), {
-        currency: plan.currency, cents: day.cents, description: `${plan.name} plan${seats}`, cost_type: 'subscription',
-        model: null, token_type: null, api_key_id: null, user_id: null, group_id: null,
-      });
+    for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) {
+      const id = JSON.stringify([part.description, part.cost_type, part.model, part.token_type, part.api_key_id, part.user_id, part.group_id]);
+      const existing = items.get(id);
+      if (existing) existing.cents += part.cents;
+      else items.set(id, part);
     }
   }
 
@@ -114,7 +95,7 @@ export async function costReport(
     results.set(
       t,
       [...items.values()].map((i) => ({
-        currency: i.currency,
+        currency: 'USD' as const,
         amount: formatCents(i.cents),
         workspace_id: null,
         description: i.description,
@@ -123,7 +104,9 @@ export async function costReport(
         model: i.model,
         service_tier: null,
         token_type: i.token_type,
+        inference_geo: null,
         api_key_id: i.api_key_id,
+        account_id: i.user_id,
         user_id: i.user_id,
         group_id: i.group_id,
       })),

@@ -1,32 +1,21 @@
 import { z } from 'zod';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets, type BucketWidth } from './buckets';
+import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';
 
-/** group_by[] values: the provider's, plus Keygate's member, request group, app and environment. */
-const GROUP_BY = ['api_key_id', 'workspace_id', 'model', 'service_tier', 'context_window', 'inference_geo', 'user_id', 'group_id', 'app', 'environment'] as const;
-
-/** Provider dimensions Keygate has no data for: accepted, and always null. */
-const ALWAYS_NULL = new Set(['workspace_id', 'service_tier', 'context_window', 'inference_geo']);
-
-const ids = z.array(z.string().min(1)).max(100).optional();
-
-export const reportFilters = { api_key_ids: ids, user_ids: ids, models: ids, group_ids: ids };
-export const REPORT_ARRAYS = ['group_by', 'api_key_ids', 'user_ids', 'models', 'group_ids'] as const;
+/** group_by[] values: the provider's that Keygate has (account_id: the member), plus Keygate's own. */
+const GROUP_BY = ['api_key_id', 'model', 'account_id', 'user_id', 'group_id', 'app', 'environment'] as const;
 
 export const UsageReportParams = z.object({
   starting_at: timestamp,
   ending_at: timestamp.optional(),
   bucket_width: z.enum(['1m', '1h', '1d']).default('1d'),
-  group_by: z.array(z.enum(GROUP_BY)).optional(),
+  group_by: groupBy(GROUP_BY),
   ...reportFilters,
   limit: z.coerce.number().int().min(1).optional(),
   page: z.string().optional(),
 });
-
-export function filtersOf(q: { api_key_ids?: string[] | undefined; user_ids?: string[] | undefined; models?: string[] | undefined; group_ids?: string[] | undefined }) {
-  return { keyIds: q.api_key_ids ?? null, memberIds: q.user_ids ?? null, models: q.models ?? null, groupIds: q.group_ids ?? null };
-}
 
 /**
  * A row's figures under the provider's usage-report names, plus Keygate's counts: `requests`
@@ -47,11 +36,13 @@ export function reportFigures(r: UsageRow) {
 function result(r: UsageRow) {
   return {
     ...reportFigures(r),
+    account_id: r.user_id,
     api_key_id: r.api_key_id,
     workspace_id: null,
     model: r.model,
     service_tier: null,
     context_window: null,
+    inference_geo: null,
     user_id: r.user_id,
     group_id: r.group_id,
     app: r.app,
@@ -66,7 +57,7 @@ function result(r: UsageRow) {
  */
 export async function usageReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof UsageReportParams>, now: number, timeZone?: string) {
   const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: q.bucket_width as BucketWidth, limit: q.limit, page: q.page, now, timeZone });
-  const groupBy = (q.group_by ?? []).filter((d) => !ALWAYS_NULL.has(d)) as UsageDimension[];
+  const groupBy = [...new Set((q.group_by ?? []).map((d) => (d === 'account_id' ? 'user_id' : d)))] as UsageDimension[];
   const query = { accountId, from: page.from, to: page.to, bucketSeconds: page.widthMs / 1000, timeZone: page.zone, groupBy, filters: filtersOf(q) };
   const rows = q.bucket_width === '1m' ? await store.usage.fromCalls(query) : await store.usage.fromRollups(query);
   const results = new Map<number, ReturnType<typeof result>[]>();

@@ -3,8 +3,9 @@ import { GatewayError } from '../lib/errors';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { isoSeconds } from './buckets';
 import { timestamp } from './query';
+import { filtersOf, reportFilters } from './params';
 import { localDate, monthStart, UTC } from './time-zone';
-import { filtersOf, reportFigures, reportFilters } from './usage-report';
+import { reportFigures } from './usage-report';
 
 const HOUR = 3_600_000;
 const MAX_DAYS = 400;

@@ -66,13 +66,27 @@ function callRow(r: CallRecord) {
   const u = usageFigures(r.usage);
   return {
     id: r.id, account_id: r.accountId, key_id: r.keyId, member_id: r.memberId, app: r.app, environment: r.environment,
-    group_id: r.groupId, endpoint: r.endpoint, model: r.model, stream: r.stream, status: r.status, error_type: r.errorType,
+    group_id: r.groupId, client: r.client, endpoint: r.endpoint, model: r.model, stream: r.stream, status: r.status, error_type: r.errorType,
     input_tokens: u.inputTokens, output_tokens: u.outputTokens, cache_creation_input_tokens: u.cacheCreationInputTokens,
     cache_creation_5m_tokens: u.cacheCreation5mTokens, cache_creation_1h_tokens: u.cacheCreation1hTokens,
     cache_read_input_tokens: u.cacheReadInputTokens, web_search_requests: u.webSearchRequests, service_tier: u.serviceTier,
     usage: r.usage as never, upstream_message_id: r.upstreamMessageId, upstream_request_id: r.upstreamRequestId,
     retry_count: r.retryCount, latency_ms: r.latencyMs, ttfb_ms: r.ttfbMs, partial: r.partial, estimated: r.estimated, created_at: r.createdAt,
   };
+}
+
+/** How rows for the hourly rollups join those already there: the writer's upsert, also the benchmark's. */
+export function addToRollups(sql: Sql) {
+  return sql`
+    on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
+      requests = usage_hourly.requests + excluded.requests,
+      errors = usage_hourly.errors + excluded.errors,
+      input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
+      output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
+      cache_creation_5m_tokens = usage_hourly.cache_creation_5m_tokens + excluded.cache_creation_5m_tokens,
+      cache_creation_1h_tokens = usage_hourly.cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
+      cache_read_input_tokens = usage_hourly.cache_read_input_tokens + excluded.cache_read_input_tokens,
+      web_search_requests = usage_hourly.web_search_requests + excluded.web_search_requests`;
 }
 
 export function callQueries(sql: Sql) {
@@ -106,15 +120,7 @@ export function callQueries(sql: Sql) {
         if (rollups.length === 0) return;
         await tx`
           insert into usage_hourly ${tx(rollups)}
-          on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
-            requests = usage_hourly.requests + excluded.requests,
-            errors = usage_hourly.errors + excluded.errors,
-            input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
-            output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
-            cache_creation_5m_tokens = usage_hourly.cache_creation_5m_tokens + excluded.cache_creation_5m_tokens,
-            cache_creation_1h_tokens = usage_hourly.cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
-            cache_read_input_tokens = usage_hourly.cache_read_input_tokens + excluded.cache_read_input_tokens,
-            web_search_requests = usage_hourly.web_search_requests + excluded.web_search_requests`;
+          ${addToRollups(sql)}`;
       });
     },
   };

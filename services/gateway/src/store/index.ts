@@ -3,6 +3,7 @@ import { alertQueries } from './alerts';
 import { auditQueries } from './audit';
 import { budgetQueries } from './budgets';
 import { callQueries } from './calls';
+import { claudeCodeQueries } from './claude-code';
 import { dashboardQueries } from './dashboard';
 import type { Database } from './database';
 import { keyQueries } from './keys';
@@ -28,6 +29,7 @@ export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError
 export type { Page, PageQuery } from './pagination';
 export type { CallPartition } from './partitions';
 export type { RequestFilter, RequestRecord } from './requests';
+export type { ClaudeCodeRow } from './claude-code';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
@@ -41,6 +43,7 @@ export function createStore(db: Database) {
     members: memberQueries(db.sql),
     keys: keyQueries(db.sql),
     calls: callQueries(db.sql),
+    claudeCode: claudeCodeQueries(db.sql),
     partitions: partitionQueries(db.sql),
     requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),

@@ -59,40 +59,41 @@ export function usageQueries(sql: Sql) {
     sum(u.cache_read_input_tokens)::float8 as cache_read_input_tokens,
     sum(u.web_search_requests)::float8 as web_search_requests`;
 
+  // Each condition and column is a fragment present only when the query asks for it (rather than
+  // `$1 is null or …`), so a prepared statement's generic plan still uses the rollups' index.
   function run(q: UsageQuery, source: 'hourly' | 'calls'): Promise<UsageRow[]> {
-    const g = (d: UsageDimension) => q.groupBy.includes(d);
     const f = q.filters ?? {};
-    const [keyIds, memberIds, models, groupIds] = [arr(f.keyIds), arr(f.memberIds), arr(f.models), arr(f.groupIds)];
-    const from =
-      source === 'hourly'
-        ? sql`from usage_hourly u left join api_keys k on k.id = u.key_id
-              where u.endpoint = 'messages' and u.hour >= ${q.from} and u.hour < ${q.to}`
-        : sql`from calls u left join api_keys k on k.id = u.key_id
-              where u.endpoint = 'messages' and u.created_at >= ${q.from} and u.created_at < ${q.to}`;
-    const time = source === 'hourly' ? sql`u.hour` : sql`u.created_at`;
-    const app = source === 'hourly' ? sql`k.app` : sql`u.app`;
-    const environment = source === 'hourly' ? sql`k.environment` : sql`u.environment`;
+    const hourly = source === 'hourly';
+    const time = hourly ? sql`u.hour` : sql`u.created_at`;
+    const joinKeys = q.excludeTestKeys || (hourly && (q.groupBy.includes('app') || q.groupBy.includes('environment')));
     const zone = q.bucketSeconds === 86_400 && q.timeZone && q.timeZone !== 'UTC' ? q.timeZone : null;
+    const bucket =
+      q.bucketSeconds === null
+        ? sql`null::timestamptz`
+        : zone
+          ? sql`date_trunc('day', ${time}, ${zone}::text)`
+          : sql`date_bin(make_interval(secs => ${q.bucketSeconds}), ${time}, timestamptz 'epoch')`;
+    const column = (d: UsageDimension, expr: ReturnType<typeof sql>) => (q.groupBy.includes(d) ? expr : sql`null::text`);
+    const anyOf = (expr: ReturnType<typeof sql>, values: string[] | null | undefined) => {
+      const v = arr(values);
+      return v ? sql`and ${expr} = any(${v}::text[])` : sql``;
+    };
     return sql<UsageRow[]>`
       select
-        case when ${q.bucketSeconds}::float8 is null then null
-             when ${zone}::text is not null then date_trunc('day', ${time}, ${zone}::text)
-             else to_timestamp(floor(extract(epoch from ${time}) / ${q.bucketSeconds}::float8) * ${q.bucketSeconds}::float8) end as bucket,
-        case when ${g('account_id')} then u.account_id end as account_id,
-        case when ${g('api_key_id')} then u.key_id end as api_key_id,
-        case when ${g('user_id')} then u.member_id end as user_id,
-        case when ${g('model')} then u.model end as model,
-        case when ${g('group_id')} then u.group_id end as group_id,
-        case when ${g('app')} then ${app} end as app,
-        case when ${g('environment')} then ${environment} end as environment,
+        ${bucket} as bucket,
+        ${column('account_id', sql`u.account_id`)} as account_id,
+        ${column('api_key_id', sql`u.key_id`)} as api_key_id,
+        ${column('user_id', sql`u.member_id`)} as user_id,
+        ${column('model', sql`u.model`)} as model,
+        ${column('group_id', sql`u.group_id`)} as group_id,
+        ${column('app', hourly ? sql`k.app` : sql`u.app`)} as app,
+        ${column('environment', hourly ? sql`k.environment` : sql`u.environment`)} as environment,
         ${sums(source)}
-      ${from}
-        and (${q.accountId}::text is null or u.account_id = ${q.accountId})
-        and (${keyIds}::text[] is null or u.key_id = any(${keyIds}::text[]))
-        and (${memberIds}::text[] is null or u.member_id = any(${memberIds}::text[]))
-        and (${models}::text[] is null or u.model = any(${models}::text[]))
-        and (${groupIds}::text[] is null or u.group_id = any(${groupIds}::text[]))
-        and (not ${q.excludeTestKeys ?? false} or k.kind is distinct from 'test')
+      from ${hourly ? sql`usage_hourly` : sql`calls`} u ${joinKeys ? sql`left join api_keys k on k.id = u.key_id` : sql``}
+      where u.endpoint = 'messages' and ${time} >= ${q.from} and ${time} < ${q.to}
+        ${q.accountId === null ? sql`` : sql`and u.account_id = ${q.accountId}`}
+        ${anyOf(sql`u.key_id`, f.keyIds)} ${anyOf(sql`u.member_id`, f.memberIds)} ${anyOf(sql`u.model`, f.models)} ${anyOf(sql`u.group_id`, f.groupIds)}
+        ${q.excludeTestKeys ? sql`and k.kind is distinct from 'test'` : sql``}
       group by 1, 2, 3, 4, 5, 6, 7, 8
       order by 1, 2, 3, 4, 5, 6, 7, 8`;
   }

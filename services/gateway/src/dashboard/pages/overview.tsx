@@ -1,6 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
-import { accountWithPlan } from '../../admin/service';
+import { accountWithPlan } from '../../accounts/service';
 import { StackedChart } from '../components/chart';
 import { SplitSwitch } from '../components/controls';
 import { TableView } from '../components/table-view';

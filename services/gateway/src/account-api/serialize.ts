@@ -96,6 +96,7 @@ export function requestJson(r: RequestRecord) {
     app: r.app,
     environment: r.environment,
     group_id: r.groupId,
+    client: r.client,
     endpoint: r.endpoint,
     model: r.model,
     stream: r.stream,

@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
-import { jsonBody } from '../lib/validation';
+import { operation } from '../lib/operation';
 import type { KeyPatch } from '../store';
-import { createKey, deleteKey, rotateKey, updateKey } from './keys';
-import { listJson, listParams, optionalJsonBody, pageQuery, parseQuery, timestamp } from '../reports/query';
+import { createKey, deleteKey, rotateKey, updateKey } from '../accounts/keys';
+import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
 import { name } from './schemas';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 import { keyJson } from './serialize';
-import type { ServiceDeps } from './service';
+import type { ServiceDeps } from '../accounts/service';
 
 const status = z.enum(['active', 'inactive', 'archived']);
 const kind = z.enum(['live', 'test', 'admin']);
@@ -69,19 +69,20 @@ function limitPatch(l: z.infer<typeof Limits> | undefined): KeyPatch {
 /** API keys: app keys (live, test) and admin keys, in the provider's Admin API shapes. */
 export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
+  const tag = 'Keys';
   const fresh = async () => {
     await deps.flushLastUsed?.().catch(() => {});
   };
 
-  app.get('/api_keys', async (c) => {
-    const q = parseQuery(c, ListKeys);
+  app.get('/api_keys', operation({ tag, summary: 'List keys (app keys and admin keys)', query: ListKeys }), async (c) => {
+    const q = c.req.valid('query');
     await fresh();
     const filter = { status: q.status ?? null, kind: q.kind ?? null, memberId: q.member_id ?? null, app: q.app ?? null, environment: q.environment ?? null };
     return c.json(listJson(await deps.store.keys.list(c.var.scope.accountId, filter, pageQuery(q)), keyJson));
   });
 
-  app.post('/api_keys', async (c) => {
-    const body = await jsonBody(c, CreateKey);
+  app.post('/api_keys', operation({ tag, summary: 'Create a key; its secret is in this answer only', body: CreateKey, status: 201 }), async (c) => {
+    const body = c.req.valid('json');
     const { key, secret } = await createKey(deps, {
       accountId: c.var.scope.accountId,
       kind: body.kind,
@@ -96,15 +97,15 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
     return c.json({ ...keyJson(key), key: secret }, 201);
   });
 
-  app.get('/api_keys/:id', async (c) => {
+  app.get('/api_keys/:id', operation({ tag, summary: 'A key' }), async (c) => {
     await fresh();
     const key = await deps.store.keys.get(c.var.scope.accountId, c.req.param('id'));
     if (!key) throw new GatewayError('not_found_error', `No API key with id '${c.req.param('id')}'.`);
     return c.json(keyJson(key));
   });
 
-  app.post('/api_keys/:id', async (c) => {
-    const body = await jsonBody(c, UpdateKey);
+  app.post('/api_keys/:id', operation({ tag, summary: 'Rename a key, change its status, expiry or limits', body: UpdateKey }), async (c) => {
+    const body = c.req.valid('json');
     const patch: KeyPatch = { ...limitPatch(body.limits) };
     if (body.name !== undefined) patch.name = body.name;
     if (body.status !== undefined) patch.status = body.status;
@@ -112,13 +113,16 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
     return c.json(keyJson(await updateKey(deps, c.var.scope, c.req.param('id'), patch)));
   });
 
-  app.post('/api_keys/:id/rotate', async (c) => {
-    const body = await optionalJsonBody(c, Rotate);
+  const rotate = operation({
+    tag, summary: 'A new secret for the same key id; the old one works for the grace period', body: Rotate, optionalBody: true,
+  });
+  app.post('/api_keys/:id/rotate', rotate, async (c) => {
+    const body = c.req.valid('json');
     const { key, secret, previousExpiresAt } = await rotateKey(deps, c.var.scope, c.req.param('id'), body.grace_period_seconds);
     return c.json({ ...keyJson(key), key: secret, previous_key_expires_at: previousExpiresAt?.toISOString() ?? null });
   });
 
-  app.delete('/api_keys/:id', async (c) => {
+  app.delete('/api_keys/:id', operation({ tag, summary: 'Delete a key: refused everywhere at once; its usage stays under its id' }), async (c) => {
     const key = await deleteKey(deps, c.var.scope, c.req.param('id'));
     return c.json({ id: key.id, type: 'api_key_deleted' as const });
   });

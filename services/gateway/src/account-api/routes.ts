@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
-import { billingRoutes } from '../account-api/billing-routes';
+import { billingRoutes } from './billing-routes';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
-import { alertRoutes } from '../account-api/alert-routes';
+import { alertRoutes } from './alert-routes';
 import type { BillingDeps } from '../billing/lifecycle';
 import { plainBilling } from '../billing/setup';
 import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { reportRoutes } from './report-routes';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 
 /**
  * The account API's routes, for whichever account `c.var.scope` names: mounted under

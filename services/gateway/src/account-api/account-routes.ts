@@ -2,13 +2,13 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { billingSubject, monthlyStatement, monthOf, monthRange } from '../billing/statement';
 import { GatewayError } from '../lib/errors';
-import { jsonBody } from '../lib/validation';
-import { addMember, removeMember, updateMember } from './members';
-import { listJson, listParams, pageQuery, parseQuery } from '../reports/query';
+import { operation } from '../lib/operation';
+import { addMember, removeMember, updateMember } from '../accounts/members';
+import { listJson, listParams, pageQuery } from '../reports/query';
 import { name } from './schemas';
-import type { AdminEnv } from './scope';
+import type { AdminEnv } from '../accounts/scope';
 import { accountJson, memberJson, planJson, statementJson } from './serialize';
-import { accountWithPlan, updateAccount, type ServiceDeps } from './service';
+import { accountWithPlan, updateAccount, type ServiceDeps } from '../accounts/service';
 
 const role = z.enum(['admin', 'developer']);
 
@@ -39,6 +39,7 @@ const Billing = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'm
 export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
+  const tag = 'Account and members';
   async function me(accountId: string) {
     const { account, plan } = await accountWithPlan(deps, accountId);
     const used = await deps.store.members.countActive(account.id);
@@ -50,44 +51,45 @@ export function accountRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     };
   }
 
-  app.get('/me', async (c) => c.json(await me(c.var.scope.accountId)));
+  app.get('/me', operation({ tag, summary: 'The account, its plan, trial, seats and settings' }), async (c) => c.json(await me(c.var.scope.accountId)));
 
-  app.post('/me', async (c) => {
-    const body = await jsonBody(c, UpdateSettings);
+  const settings = operation({ tag, summary: "Change the account's settings: its report time zone, whether members manage their own keys", body: UpdateSettings });
+  app.post('/me', settings, async (c) => {
+    const body = c.req.valid('json');
     const change = { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys };
     await updateAccount(deps, c.var.scope.accountId, change, c.var.scope.actor);
     return c.json(await me(c.var.scope.accountId));
   });
 
-  app.get('/users', async (c) => {
-    const q = parseQuery(c, ListUsers);
+  app.get('/users', operation({ tag, summary: 'List members (seats)', query: ListUsers }), async (c) => {
+    const q = c.req.valid('query');
     const page = await deps.store.members.list(c.var.scope.accountId, { status: q.status, email: q.email ?? null }, pageQuery(q));
     return c.json(listJson(page, memberJson));
   });
 
-  app.post('/users', async (c) => {
-    const body = await jsonBody(c, AddUser);
+  app.post('/users', operation({ tag, summary: 'Add a member (a seat, within the plan)', body: AddUser, status: 201 }), async (c) => {
+    const body = c.req.valid('json');
     return c.json(memberJson(await addMember(deps, c.var.scope, body)), 201);
   });
 
-  app.get('/users/:id', async (c) => {
+  app.get('/users/:id', operation({ tag, summary: 'A member' }), async (c) => {
     const member = await deps.store.members.get(c.var.scope.accountId, c.req.param('id'));
     if (!member) throw new GatewayError('not_found_error', `No member with id '${c.req.param('id')}'.`);
     return c.json(memberJson(member));
   });
 
-  app.post('/users/:id', async (c) => {
-    const body = await jsonBody(c, UpdateUser);
+  app.post('/users/:id', operation({ tag, summary: "Change a member's name or role", body: UpdateUser }), async (c) => {
+    const body = c.req.valid('json');
     return c.json(memberJson(await updateMember(deps, c.var.scope, c.req.param('id'), body)));
   });
 
-  app.delete('/users/:id', async (c) => {
+  app.delete('/users/:id', operation({ tag, summary: "Remove a member: their keys are refused at once, their usage stays theirs" }), async (c) => {
     const member = await removeMember(deps, c.var.scope, c.req.param('id'));
     return c.json({ id: member.id, type: 'user_deleted' as const });
   });
 
-  app.get('/billing', async (c) => {
-    const q = parseQuery(c, Billing);
+  app.get('/billing', operation({ tag, summary: "The month's plan statement: seat-days, trial, amount", query: Billing }), async (c) => {
+    const q = c.req.valid('query');
     const { account, plan } = await accountWithPlan(deps, c.var.scope.accountId);
     const month = q.month ?? monthOf(deps.clock());
     const { from, to } = monthRange(month);

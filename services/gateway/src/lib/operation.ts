@@ -1,0 +1,110 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { z } from 'zod';
+import { GatewayError } from './errors';
+import { jsonBody, parseOr400 } from './validation';
+
+/**
+ * What one route of the account or operator API takes: the same zod schemas validate the
+ * request (in `operation()`'s middleware) and describe it (in the OpenAPI document).
+ */
+export interface OperationSpec<Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined> {
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Every query parameter the route takes; any other is refused with a 400 naming it. */
+  query?: Q;
+  /** Query parameters another API takes and this one cannot honour, with the reason the 400 gives. */
+  refused?: Record<string, string>;
+  body?: B;
+  /** An absent or empty body reads as `{}` (a rotation with no options). */
+  optionalBody?: boolean;
+  /** The success status, when it is not 200. */
+  status?: 200 | 201;
+}
+
+type Out<Q, B> = (Q extends z.ZodType ? { query: z.output<Q> } : {}) & (B extends z.ZodType ? { json: z.output<B> } : {});
+
+const SPECS = new WeakMap<object, OperationSpec<z.ZodObject | undefined, z.ZodType | undefined>>();
+
+/** The spec an `operation()` middleware was made from, or undefined for any other handler. */
+export function specOf(handler: object): OperationSpec<z.ZodObject | undefined, z.ZodType | undefined> | undefined {
+  return SPECS.get(handler);
+}
+
+/** Query parameters whose schema is an array: sent as `name[]=a&name[]=b` (the provider's style) or repeated. */
+export function arrayParams(schema: z.ZodObject | undefined): string[] {
+  if (!schema) return [];
+  return Object.entries(schema.shape)
+    .filter(([, s]) => unwrap(s as z.ZodType) instanceof z.ZodArray)
+    .map(([name]) => name);
+}
+
+function unwrap(s: z.ZodType): z.ZodType {
+  let t = s;
+  while (t instanceof z.ZodOptional || t instanceof z.ZodDefault || t instanceof z.ZodNullable) t = t.unwrap() as z.ZodType;
+  return t;
+}
+
+/**
+ * The query string as an object for zod: `name[]=a&name[]=b` and repeated `name=a&name=b`
+ * both become `name: ['a', 'b']` for array parameters (comma-separated values too).
+ */
+export function queryObject(c: Context, arrays: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...c.req.query() };
+  for (const name of arrays) {
+    delete out[`${name}[]`];
+    const values = [...(c.req.queries(`${name}[]`) ?? []), ...(c.req.queries(name) ?? [])].flatMap((v) => v.split(',')).filter(Boolean);
+    if (values.length) out[name] = values;
+    else delete out[name];
+  }
+  return out;
+}
+
+function refuseUnknownParams(c: Context, known: readonly string[], arrays: readonly string[], refused: Record<string, string>): void {
+  const bare = (n: string) => (n.endsWith('[]') ? n.slice(0, -2) : n);
+  const unknown = Object.keys(c.req.queries()).filter((n) => !known.includes(n) && !(n.endsWith('[]') && arrays.includes(bare(n))));
+  if (unknown.length === 0) return;
+  const named = unknown.find((n) => refused[bare(n)]);
+  if (named) throw new GatewayError('invalid_request_error', `${bare(named)}: ${refused[bare(named)]}.`);
+  const takes = known.length ? `it takes ${known.join(', ')}` : 'it takes none';
+  const list = unknown.map((n) => `'${n}'`).join(', ');
+  throw new GatewayError('invalid_request_error', `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${list} for ${c.req.method} ${c.req.path}: ${takes}.`);
+}
+
+async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
+  const text = (await c.req.text()).trim();
+  if (!text) return parseOr400(schema, {});
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new GatewayError('invalid_request_error', 'Request body is not valid JSON.');
+  }
+  return parseOr400(schema, value);
+}
+
+/**
+ * A route's validating middleware, remembered with its spec so the OpenAPI document can be
+ * read off the app's route table. Handlers read the parsed values with `c.req.valid(…)`.
+ */
+// `any` environment, as Hono's own validator: the middleware fits any app's routes.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyEnv = any;
+
+export function operation<Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  spec: OperationSpec<Q, B>,
+): MiddlewareHandler<AnyEnv, string, { out: Out<Q, B> }> {
+  const arrays = arrayParams(spec.query);
+  const known = spec.query ? Object.keys(spec.query.shape) : [];
+  const validate: MiddlewareHandler<AnyEnv, string, { out: Out<Q, B> }> = async function validate(c, next) {
+    refuseUnknownParams(c, known, arrays, spec.refused ?? {});
+    if (spec.query) c.req.addValidatedData('query', parseOr400(spec.query, queryObject(c, arrays)) as object);
+    if (spec.body) {
+      const body: unknown = spec.optionalBody ? await optionalBody(c, spec.body) : await jsonBody(c, spec.body);
+      c.req.addValidatedData('json', body as object);
+    }
+    await next();
+  };
+  SPECS.set(validate, spec);
+  return validate;
+}
