@@ -1,5 +1,6 @@
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
@@ -92,11 +93,7 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     }
     if (err instanceof GatewayError) opts.record(rejected(call, err));
     if (err instanceof GatewayError && !req.complete && !res.headersSent) {
-      // Refused before its body was read (too large, stalled): answer, then read the rest and
-      // drop it, so the client finishes sending and reads the answer instead of a reset.
-      res.setHeader('connection', 'close');
-      sendError(res, err, call.requestId);
-      req.resume();
+      answerUnread(req, res, err, call.requestId);
       return RESPONSE_ALREADY_SENT;
     }
     throw err;
@@ -106,6 +103,25 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
   if (ended) return RESPONSE_ALREADY_SENT;
   await forward(call, opts);
   return RESPONSE_ALREADY_SENT;
+}
+
+/**
+ * Answers a call refused before its body was read (too large, stalled). Node closes such a
+ * connection right after the answer, and closing with request bytes still arriving resets it:
+ * a client still sending may then lose the answer. So the rest of the body is read and
+ * dropped, and the close waits for the client (at most 2 s) after the answer is written.
+ */
+function answerUnread(req: IncomingMessage, res: ServerResponse, err: GatewayError, requestId: string): void {
+  const socket = req.socket;
+  socket.destroySoon = function lingerThenClose() {
+    this.end();
+    const linger = setTimeout(() => this.destroy(), 2_000);
+    linger.unref();
+    this.once('close', () => clearTimeout(linger));
+  };
+  res.setHeader('connection', 'close');
+  sendError(res, err, requestId);
+  req.resume();
 }
 
 function targetFor(p: Principal, opts: ProxyOptions): UpstreamTarget {
