@@ -88,7 +88,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     };
 
     let url = '';
-    const billing = openBilling(config, store, clock, logger, () => url);
+    const billing = await openBilling(config, store, clock, logger, () => url);
     cleanup.unshift(billing.startClock());
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;

@@ -1,9 +1,5 @@
 import type { Config } from '../config';
-import { persistentSecret, runningGateway, StartupError } from '../lib/data-dir';
-import { createLogger } from '../lib/logger';
-import { plainBilling } from '../billing/setup';
-import { operatorRoutes } from '../operator/routes';
-import { openRuntime } from '../runtime';
+import { persistentSecret, runningGateway } from '../lib/data-dir';
 
 export type Json = Record<string, any>;
 
@@ -47,14 +43,10 @@ export async function openBackend(config: Config): Promise<Backend> {
       return client(`the gateway at ${running.url}`, (path, init) => fetch(`${running.url}/operator/v1${path}`, init), token, async () => {});
     }
   }
-  const rt = await openRuntime(config, { owner: 'the keygate CLI' }).catch((err) => {
-    throw err instanceof StartupError ? new CliError(err.message) : err;
-  });
-  const token = rt.operatorToken ?? 'cli-in-process-operator-token';
-  const logger = createLogger(config.logLevel);
-  const app = operatorRoutes({ store: rt.store, box: rt.box, clock: Date.now, operatorToken: token, trialDays: config.trialDays, logger, billing: plainBilling(rt.store, Date.now, config.paymentGraceDays) });
-  const via = config.databaseUrl ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `the embedded database in ${config.dataDir}`;
-  return client(via, async (path, init) => app.request(path, init), token, () => rt.close());
+  // Server code (the store, the operator API) is loaded only when the CLI serves the API itself.
+  const { inProcessApi } = await import('./in-process');
+  const api = await inProcessApi(config);
+  return client(api.via, api.send, api.token, api.close);
 }
 
 function queryString(query: Query | undefined): string {

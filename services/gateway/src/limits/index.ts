@@ -4,7 +4,6 @@ import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
 import { Admission } from './admission';
 import { MemoryBuckets } from './buckets';
-import { connectRedisLimits } from './redis';
 import { MemorySpendLedger, type SpendLedger } from './spend';
 
 export { Admission } from './admission';
@@ -42,6 +41,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       ...(opts.onCrossing ? { onCrossing: opts.onCrossing } : {}),
     });
   if (opts.redisUrl) {
+    const { connectRedisLimits } = await import('./redis');
     const redis = await connectRedisLimits(opts.redisUrl, logger);
     const admission = new Admission({ buckets: redis.buckets, budgets: guard(redis.spend), clock, logger });
     return { admission, budgets: book, shared: 'redis', close: () => redis.close() };
