@@ -11,10 +11,12 @@ Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SI
 then writes the queued call log and exits 0.`,
     options: {},
     async run(_values, config) {
-      // The server is loaded by the command that runs it, so the other commands start light.
+      // The server is loaded by the command that runs it, so the other commands start light;
+      // the database starts meanwhile (PostgreSQL in its processes, node loading in this one).
+      const opening = (await import('../runtime')).openGatewayDatabase(config);
       const [{ createLogger }, { startGateway }] = await Promise.all([import('../lib/logger'), import('../server')]);
       const logger = createLogger(config.logLevel);
-      const gateway = await startGateway(config, { logger }).catch((err) => {
+      const gateway = await startGateway(config, { logger, opening }).catch((err) => {
         throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
       });
       logger.info('keygate listening', {
