@@ -28,6 +28,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+// A fresh build first, so that no start below includes one (bin/keygate.js builds when stale).
+await run(process.execPath, [join(ROOT, 'services/gateway/scripts/build.mjs')]);
+
 const dataDir = mkdtempSync(join(tmpdir(), 'keygate-bench-embedded-'));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
