@@ -1,6 +1,8 @@
 // The gateway's compiled build: one esbuild pass that bundles the gateway and the workspace
 // packages it imports (@keygate/*, consumed as TypeScript source inside the workspace) into
-// dist/, with every npm dependency left external, so plain `node` runs it.
+// dist/, so plain `node` runs it. npm dependencies stay external, but for the few every start
+// loads (BUNDLED): read from one file they cost less to load than as hundreds of modules.
+// Commands and settings that need code import it dynamically, so it is loaded only then.
 // `node scripts/build.mjs` builds; `ensureBuilt()` builds only when dist is missing or older
 // than a source file.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,10 @@ const DIST = join(ROOT, 'dist');
 // ../../migrations, hold in the build too.
 const ENTRIES = { 'cli/keygate': 'src/cli/keygate.ts', 'cli/demo': 'src/cli/demo.ts' };
 export const ENTRY = join(DIST, 'cli/keygate.js');
+// Measured on an existing data dir: start CPU 0.55–0.69 s external, 0.47–0.53 s bundled; RSS 83 → 75 MB.
+const BUNDLED = new Set(['undici', 'zod', 'hono', '@hono/node-server', 'postgres']);
+// Bundled CommonJS (undici) calls require(), which an ES module has only when given one.
+const REQUIRE = "import { createRequire as __keygateRequire } from 'node:module'; const require = __keygateRequire(import.meta.url);";
 
 function manifest(dir) {
   return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
@@ -41,7 +47,7 @@ function newest(path) {
 export function isStale() {
   if (!existsSync(ENTRY)) return true;
   const built = statSync(ENTRY).mtimeMs;
-  const sources = [join(ROOT, 'src'), join(ROOT, 'package.json'), ...[...workspacePackages().values()].flatMap((d) => [join(d, 'src'), join(d, 'package.json')])];
+  const sources = [join(ROOT, 'src'), join(ROOT, 'package.json'), join(ROOT, 'scripts/build.mjs'), ...[...workspacePackages().values()].flatMap((d) => [join(d, 'src'), join(d, 'package.json')])];
   return sources.some((s) => existsSync(s) && newest(s) > built);
 }
 
@@ -49,7 +55,7 @@ export async function build() {
   const { build: esbuild } = await import('esbuild');
   const workspace = workspacePackages();
   const pkg = manifest(ROOT);
-  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !workspace.has(name));
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !workspace.has(name) && !BUNDLED.has(name));
   // Written beside dist and swapped in whole, so a process starting meanwhile never reads half a build.
   const out = `${DIST}.tmp-${process.pid}`;
   rmSync(out, { recursive: true, force: true });
@@ -66,6 +72,7 @@ export async function build() {
     external,
     chunkNames: 'cli/[name]-[hash]',
     logLevel: 'warning',
+    banner: { js: REQUIRE },
   });
   // Files the code reads beside itself (new URL('./assets/…', import.meta.url)); every chunk sits in dist/cli.
   cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });

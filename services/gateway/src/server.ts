@@ -11,7 +11,7 @@ import { scheduleCallLogMaintenance } from './call-log/retention';
 import { KeyResolver } from './auth/resolver';
 import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
-import { announceGateway, DataDirInUseError, runningGateway, StartupError } from './lib/data-dir';
+import { announceGateway, assertNotServed, StartupError } from './lib/data-dir';
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
@@ -23,7 +23,7 @@ import { serveMetrics } from './metrics/routes';
 import { readiness } from './health/readiness';
 import { InFlightCalls } from './proxy/in-flight';
 import { providerKeyCheck } from './proxy/provider-key-check';
-import { openRuntime } from './runtime';
+import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
 import type { CallRecord } from './call-log/record';
 import { Spool } from './call-log/spool';
@@ -36,6 +36,8 @@ export interface GatewayOptions {
   schema?: string;
   /** An already-open database to share (two instances on one embedded database, in tests); not closed by this gateway. */
   database?: Database;
+  /** The database `openGatewayDatabase` is opening for this gateway (serve starts it while this code loads); the gateway owns it. */
+  opening?: Promise<Database>;
 }
 
 export interface Gateway {
@@ -69,9 +71,8 @@ export interface Gateway {
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? Date.now;
-  const running = !config.databaseUrl && !opts.database ? runningGateway(config.dataDir) : null;
-  if (running) throw new DataDirInUseError(`a gateway (pid ${running.pid}) is already serving the data dir ${config.dataDir} at ${running.url}; stop it first, or set KEYGATE_DATA_DIR to another folder`);
-  const rt = await openRuntime(config, { logger, owner: 'a keygate gateway', ...(opts.schema ? { schema: opts.schema } : {}), ...(opts.database ? { database: opts.database } : {}) });
+  if (!config.databaseUrl && !opts.database && !opts.opening) assertNotServed(config.dataDir);
+  const rt = await openRuntime(config, { logger, owner: GATEWAY_OWNER, ...(opts.schema ? { schema: opts.schema } : {}), ...(opts.database ? { database: opts.database } : {}), ...(opts.opening ? { opening: opts.opening } : {}) });
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
@@ -107,7 +108,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     };
 
     let url = '';
-    const billing = openBilling(config, store, clock, logger, () => url);
+    const billing = await openBilling(config, store, clock, logger, () => url);
     cleanup.unshift(billing.startClock());
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;

@@ -4,7 +4,7 @@ import type { Store } from '../store';
 import { runBillingClock } from './clock';
 import type { BillingDeps } from './lifecycle';
 import { SubscriptionBook } from './standing';
-import { StripeBilling } from './stripe';
+import { connectStripe } from './stripe';
 
 export const DEFAULT_GRACE_DAYS = 7;
 
@@ -23,9 +23,9 @@ export interface GatewayBilling extends BillingDeps {
  * The gateway's billing: subscriptions in memory for admission (load the book once its
  * invalidations are watched), Stripe when configured, the clock on a timer.
  */
-export function openBilling(config: Config, store: Store, clock: () => number, logger: Logger, url: () => string): GatewayBilling {
+export async function openBilling(config: Config, store: Store, clock: () => number, logger: Logger, url: () => string): Promise<GatewayBilling> {
   const book = new SubscriptionBook(store, { clock, graceDays: config.paymentGraceDays, logger });
-  const stripe = config.stripe ? new StripeBilling({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() }) : null;
+  const stripe = config.stripe ? await connectStripe({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() }) : null;
   const deps: GatewayBilling = {
     store, clock, graceDays: config.paymentGraceDays, book, stripe, logger,
     startClock() {

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { GatewayError } from '../lib/errors';
 import type { CatalogPlan, SubscriptionPatch, SubscriptionRecord, SubscriptionState } from '../store';
 import { BILLING_PAGE } from './standing';
@@ -16,21 +16,28 @@ export interface StripeSettings {
 
 const DAY_S = 86_400;
 
+/** Stripe's library is loaded only where Stripe is configured: it is the heaviest module of the gateway to load. */
+export async function connectStripe(settings: StripeSettings): Promise<StripeBilling> {
+  const { default: Stripe } = await import('stripe');
+  const client = new Stripe(settings.secretKey, {
+    maxNetworkRetries: 1,
+    timeout: 20_000,
+    ...(settings.host ? { host: settings.host } : {}),
+    ...(settings.port ? { port: settings.port } : {}),
+    ...(settings.protocol ? { protocol: settings.protocol } : {}),
+    appInfo: { name: 'keygate' },
+  });
+  return new StripeBilling(settings, client);
+}
+
 /** Stripe through its official library: Checkout, the customer portal, subscriptions, webhook signatures. */
 export class StripeBilling {
   readonly client: Stripe;
   readonly #settings: StripeSettings;
 
-  constructor(settings: StripeSettings) {
+  constructor(settings: StripeSettings, client: Stripe) {
     this.#settings = settings;
-    this.client = new Stripe(settings.secretKey, {
-      maxNetworkRetries: 1,
-      timeout: 20_000,
-      ...(settings.host ? { host: settings.host } : {}),
-      ...(settings.port ? { port: settings.port } : {}),
-      ...(settings.protocol ? { protocol: settings.protocol } : {}),
-      appInfo: { name: 'keygate' },
-    });
+    this.client = client;
   }
 
   /** Where Checkout and the portal live, for the billing page's form-action policy (the stand-in's origin when overridden). */

@@ -1,9 +1,4 @@
 import { StartupError } from '../lib/data-dir';
-import { createLogger } from '../lib/logger';
-import { openRuntime } from '../runtime';
-import { startGateway } from '../server';
-import { migrate } from '../store';
-import { convertLegacyDataDir } from '../store/legacy-pglite';
 import { CliError } from './backend';
 import type { Command } from './command';
 
@@ -16,8 +11,12 @@ Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SI
 then writes the queued call log and exits 0.`,
     options: {},
     async run(_values, config) {
+      // The server is loaded by the command that runs it, so the other commands start light;
+      // the database starts meanwhile (PostgreSQL in its processes, node loading in this one).
+      const opening = (await import('../runtime')).openGatewayDatabase(config);
+      const [{ createLogger }, { startGateway }] = await Promise.all([import('../lib/logger'), import('../server')]);
       const logger = createLogger(config.logLevel);
-      const gateway = await startGateway(config, { logger }).catch((err) => {
+      const gateway = await startGateway(config, { logger, opening }).catch((err) => {
         throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
       });
       logger.info('keygate listening', {
@@ -47,6 +46,7 @@ PGlite package once (the command says how to add it when it is missing).`,
     options: {},
     async run(_values, config) {
       if (config.databaseUrl) throw new CliError('migrate-data-dir converts the embedded database: unset DATABASE_URL', 2);
+      const { convertLegacyDataDir } = await import('../store/legacy-pglite');
       return convertLegacyDataDir(config.dataDir, (line) => process.stdout.write(`${line}\n`)).catch((err) => {
         throw err instanceof StartupError ? new CliError(err.message) : err;
       });
@@ -58,6 +58,7 @@ PGlite package once (the command says how to add it when it is missing).`,
     usage: 'Usage: keygate migrate\n\nApplies the migrations not applied yet (each in its own transaction) and prints them.',
     options: {},
     async run(_values, config) {
+      const [{ openRuntime }, { migrate }] = await Promise.all([import('../runtime'), import('../store')]);
       const rt = await openRuntime(config, { owner: 'keygate migrate' });
       try {
         const applied = await migrate(rt.store.db.sql);

@@ -92,6 +92,12 @@ export function announceGateway(dataDir: string, info: RunningGateway): () => vo
   return () => rmSync(file, { force: true });
 }
 
+/** A second gateway on a data dir refuses to start, naming the one that serves it. */
+export function assertNotServed(dataDir: string): void {
+  const running = runningGateway(dataDir);
+  if (running) throw new DataDirInUseError(`a gateway (pid ${running.pid}) is already serving the data dir ${dataDir} at ${running.url}; stop it first, or set KEYGATE_DATA_DIR to another folder`);
+}
+
 export function runningGateway(dataDir: string): RunningGateway | null {
   const file = join(dataDir, RUNTIME_FILE);
   if (!existsSync(file)) return null;

@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
 import { Admission } from './admission';
 import { MemoryBuckets } from './buckets';
-import { connectRedisLimits, type OnRedisDown } from './redis';
+import type { OnRedisDown } from './redis';
 import { MemorySpendLedger, type SpendLedger } from './spend';
 
 export { Admission } from './admission';
@@ -54,6 +54,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       ...(opts.onCrossing ? { onCrossing: opts.onCrossing } : {}),
     });
   if (opts.redisUrl) {
+    const { connectRedisLimits } = await import('./redis');
     const redis = await connectRedisLimits(opts.redisUrl, { logger, onDown: onRedisDown });
     const admission = new Admission({ buckets: redis.buckets, budgets: guard(redis.spend), clock, logger });
     return {

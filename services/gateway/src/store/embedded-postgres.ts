@@ -90,7 +90,7 @@ async function initialise(dir: string, password: string, user: { uid: number; gi
   if (user) for (const p of [dir, tmp, pwfile]) chownSync(p, user.uid, user.gid);
   try {
     const { initdb } = await binaries();
-    await run(initdb, [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions'], user);
+    await run(initdb, [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions', '--no-sync'], user);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -111,19 +111,26 @@ async function reclaim(dir: string): Promise<void> {
   for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
 }
 
-/** Starts (initialising on first use) the cluster in `dir`, on a free loopback port, until `stop`. */
+/**
+ * Starts (initialising on first use) the cluster in `dir`, on a free loopback port, until `stop`.
+ * A new cluster is written without fsync and flushed to disk (`initdb --sync-only`) while the
+ * server starts: on a busy disk the flush took as long as the rest of initdb (2.5 s of 5 s).
+ */
 export async function startCluster(dir: string, password: string): Promise<EmbeddedCluster> {
   const user = runAs();
   // The postgres user must reach its cluster through the data dir (whose files stay 0600).
   if (user) chmodSync(join(dir, '..'), 0o711);
-  if (!existsSync(join(dir, 'PG_VERSION'))) await initialise(dir, password, user);
-  else await reclaim(dir);
+  let flushed: Promise<void> = Promise.resolve();
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    await initialise(dir, password, user);
+    flushed = binaries().then(({ initdb }) => run(initdb, ['--sync-only', `--pgdata=${dir}`], user)).catch(() => {});
+  } else await reclaim(dir);
   const { postgres } = await binaries();
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     try {
       const child = await launch(postgres, dir, port, user);
-      return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, stop: () => stop(child) };
+      return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, stop: () => flushed.then(() => stop(child)) };
     } catch (err) {
       // Another program took the free port between our check and postgres's bind: try another.
       if (attempt < 3 && /could not bind|Address already in use/.test(String(err))) continue;

@@ -20,6 +20,8 @@ export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise
  * instances creating it at once on a fresh schema collide in PostgreSQL's catalog.
  */
 export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
+  // Every start but the first: all applied, one query and no lock.
+  if ((await pendingMigrations(sql, dir).catch(() => null))?.length === 0) return [];
   const files = migrationFiles(dir);
   const locked = <T>(work: (tx: Sql) => Promise<T>) =>
     inTransaction(sql, async (tx) => {

@@ -1,0 +1,27 @@
+import type { Config } from '../config';
+import { StartupError } from '../lib/data-dir';
+import { openRuntime } from '../runtime';
+import { CliError, type Send } from './backend';
+
+/** The operator API served in-process on the store the CLI opens itself (no gateway owns the database). */
+export async function inProcessApi(config: Config) {
+  const opening = openRuntime(config, { owner: 'the keygate CLI' }).catch((err) => {
+    throw err instanceof StartupError ? new CliError(err.message) : err;
+  });
+  // The operator API's code loads while the database starts.
+  const [rt, { operatorRoutes }, { plainBilling }, { createLogger }] = await Promise.all([
+    opening,
+    import('../operator/routes'),
+    import('../billing/setup'),
+    import('../lib/logger'),
+  ]);
+  const token = rt.operatorToken ?? 'cli-in-process-operator-token';
+  const logger = createLogger(config.logLevel);
+  const app = operatorRoutes({ store: rt.store, box: rt.box, clock: Date.now, operatorToken: token, trialDays: config.trialDays, logger, billing: plainBilling(rt.store, Date.now, config.paymentGraceDays) });
+  const via = config.databaseUrl ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `the embedded database in ${config.dataDir}`;
+  const send: Send = async (method, path, headers, body) => {
+    const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
+    return { status: res.status, text: await res.text() };
+  };
+  return { via, token, send, close: () => rt.close() };
+}
