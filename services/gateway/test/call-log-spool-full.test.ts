@@ -31,11 +31,17 @@ async function recordedIds(stack: Stack, expected: number): Promise<string[]> {
 }
 
 /** Samples the writer's status while `work` runs. */
-async function watching<T>(stack: Stack, work: () => Promise<T>): Promise<{ result: T; seen: CallLogStatus[] }> {
+/**
+ * Samples the writer's status while `work` runs, and after it until `until` holds (at most 5 s):
+ * the spool writes once per group-commit interval, so its state can change after the last answer.
+ */
+async function watching<T>(stack: Stack, work: () => Promise<T>, until: (seen: CallLogStatus[]) => boolean = () => true): Promise<{ result: T; seen: CallLogStatus[] }> {
   const seen: CallLogStatus[] = [];
   const timer = setInterval(() => seen.push(stack.gateway.writer.status()), 5);
   try {
-    return { result: await work(), seen };
+    const result = await work();
+    for (const deadline = Date.now() + 5_000; !until(seen) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    return { result, seen };
   } finally {
     clearInterval(timer);
   }
@@ -84,7 +90,7 @@ describe('disk full for the spool (a 1 MB tmpfs)', () => {
     try {
       const { bavail, bsize } = statfsSync(mount);
       writeFileSync(filler, Buffer.alloc(Number(bavail) * Number(bsize)));
-      const { result: ids, seen } = await watching(stack, () => call(stack, 15));
+      const { result: ids, seen } = await watching(stack, () => call(stack, 15), (seen) => seen.some((s) => s.spoolError === 'ENOSPC'));
       expect(seen.some((s) => s.spoolError === 'ENOSPC')).toBe(true);
       expect(stack.logs.some((l) => l.includes('call spool write failed') && l.includes('ENOSPC'))).toBe(true);
       expect((await recordedIds(stack, 15)).sort()).toEqual([...ids].sort());

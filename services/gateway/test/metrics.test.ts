@@ -142,8 +142,17 @@ describe('/metrics after a known workload', () => {
     expect(sum(samples, 'keygate_call_log_queue_depth')).toBeGreaterThanOrEqual(0);
     // The harness's gateway spools its call records: after a flush the gauges match the writer's own figures.
     await stack.gateway.writer.flush();
-    const settled = parse((await scrape(stack.gateway.url)).text);
-    const status = stack.gateway.writer.status();
+    // Spool segments are deleted just after their records commit: compare a scrape taken while the
+    // writer's figures held still (the same before and after it).
+    let settled = parse((await scrape(stack.gateway.url)).text);
+    let status = stack.gateway.writer.status();
+    for (let i = 0; i < 50; i++) {
+      const first = stack.gateway.writer.status();
+      settled = parse((await scrape(stack.gateway.url)).text);
+      status = stack.gateway.writer.status();
+      if (first.spoolBytes === status.spoolBytes && first.queued === status.queued) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     expect(settled.map((s) => s.name)).toEqual(expect.arrayContaining(['keygate_call_log_spool_bytes', 'keygate_call_log_spool_oldest_age_seconds', 'keygate_call_log_spool_full']));
     expect(sum(settled, 'keygate_call_log_spool_bytes')).toBe(status.spoolBytes);
     expect(sum(settled, 'keygate_call_log_spool_full')).toBe(0);
