@@ -71,6 +71,9 @@ export function driveLoad(url: string, key: string, concurrency: number) {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 32, stream: i % 4 === 0, messages: [{ role: 'user', content: `load ${n}.${i}` }] }),
+          // A client gives up at some point: a call stuck past it counts as not answered, and
+          // stopping the load never waits on it.
+          signal: AbortSignal.timeout(10_000),
         });
         await res.arrayBuffer();
         answered.push({ id: res.headers.get('keygate-request-id') ?? '', at: Date.now(), status: res.status });
