@@ -66,7 +66,12 @@ describe('alert webhooks', () => {
     // Backoff: 100 ms, then 200 ms.
     expect(first[1]!.at - first[0]!.at).toBeGreaterThanOrEqual(90);
     expect(first[2]!.at - first[1]!.at).toBeGreaterThanOrEqual(190);
-    const deliveries = (await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct3.adminKey })).body.data;
+    // The receiver answers before the worker commits "delivered": read until the last delivery is marked.
+    let deliveries: any[] = [];
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      deliveries = (await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct3.adminKey })).body.data;
+      if (deliveries.every((d: any) => d.status !== 'pending')) break;
+    }
     expect(deliveries.map((d: any) => [d.status, d.attempts])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 3]]);
   });
 
