@@ -13,7 +13,9 @@ const ROUNDS = 3;
 
 const stack = await startStack({ KEYGATE_LOG_LEVEL: 'warn' });
 try {
-  console.log('| cut by | after deltas | deltas the client got | billed by the emulator (ledger) | reported by the provider | recorded (estimate) | estimate / ledger |');
+  console.log(
+    '| cut by | after deltas | deltas the client got | billed by the emulator (ledger) | reported by the provider | recorded (estimate) | estimate / ledger |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const by of ['client', 'upstream'] as const) {
     for (const after of CUTS) {
@@ -24,7 +26,8 @@ try {
         const [lo, hi] = [xs[0]!.toFixed(digits), xs.at(-1)!.toFixed(digits)];
         return lo === hi ? lo : `${lo}–${hi}`;
       };
-      if (runs.some((r) => !r.row.estimated)) throw new Error(`a ${by} cut after ${after} was not recorded as estimated`);
+      if (runs.some((r) => !r.row.estimated))
+        throw new Error(`a ${by} cut after ${after} was not recorded as estimated`);
       console.log(
         `| ${by} | ${after} | ${cell((r) => r.clientDeltas)} | ${cell((r) => r.entry.usage!.output_tokens)} | 1 | ${cell((r) => r.row.output_tokens)} | ${cell((r) => r.row.output_tokens / r.entry.usage!.output_tokens, 2)} |`,
       );

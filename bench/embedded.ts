@@ -13,7 +13,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './lib/arms';
 import { alive, processTree, type Proc } from './lib/proc-tree';
-import { renderEmbedded, type CliFigure, type EmbeddedFigures, type StartFigure } from './lib/embedded-report';
+import {
+  renderEmbedded,
+  type CliFigure,
+  type EmbeddedFigures,
+  type StartFigure,
+} from './lib/embedded-report';
 
 const label = process.argv[2] ?? 'after';
 const BIN = join(ROOT, 'services/gateway/bin/keygate.js');
@@ -34,9 +39,25 @@ await run(process.execPath, [join(ROOT, 'services/gateway/scripts/build.mjs')]);
 const dataDir = mkdtempSync(join(tmpdir(), 'keygate-bench-embedded-'));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
-const env: NodeJS.ProcessEnv = { ...process.env, KEYGATE_DATA_DIR: dataDir, PORT: String(port), KEYGATE_LOG_LEVEL: 'warn' };
-for (const name of ['DATABASE_URL', 'KEYGATE_SECRET', 'KEYGATE_OPERATOR_TOKEN', 'KEYGATE_URL', 'npm_config_user_agent']) delete env[name];
-const up = () => fetch(`${base}/health`).then((r) => r.ok, () => false);
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  KEYGATE_DATA_DIR: dataDir,
+  PORT: String(port),
+  KEYGATE_LOG_LEVEL: 'warn',
+};
+for (const name of [
+  'DATABASE_URL',
+  'KEYGATE_SECRET',
+  'KEYGATE_OPERATOR_TOKEN',
+  'KEYGATE_URL',
+  'npm_config_user_agent',
+])
+  delete env[name];
+const up = () =>
+  fetch(`${base}/health`).then(
+    (r) => r.ok,
+    () => false,
+  );
 
 const cpuOf = (procs: Proc[]) => procs.reduce((sum, p) => sum + p.cpuS, 0);
 
@@ -60,7 +81,10 @@ function gatewayProcess(root: number): Proc | null {
 async function start(how: 'pnpm' | 'node' = 'pnpm'): Promise<{ pid: number } & StartFigure> {
   const loadAverage = loadavg()[0]!;
   const t0 = performance.now();
-  const child = how === 'pnpm' ? spawn('pnpm', ['start'], { cwd: ROOT, env, stdio: 'ignore' }) : spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env, stdio: 'ignore' });
+  const child =
+    how === 'pnpm'
+      ? spawn('pnpm', ['start'], { cwd: ROOT, env, stdio: 'ignore' })
+      : spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env, stdio: 'ignore' });
   while (!(await up())) {
     if (child.exitCode !== null) throw new Error(`${how} start exited ${child.exitCode}`);
     if (performance.now() - t0 > 60_000) throw new Error('not ready in 60 s');
@@ -123,18 +147,31 @@ async function cli(args: string[]): Promise<{ ms: number; cpuS: number; json: an
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Each command `runs` times (the median run, wall and CPU), as `hyperfine` would. */
-async function cliFigures(commands: Record<string, string[]>, runs: number): Promise<Record<string, CliFigure>> {
+async function cliFigures(
+  commands: Record<string, string[]>,
+  runs: number,
+): Promise<Record<string, CliFigure>> {
   const out: Record<string, CliFigure> = {};
   for (const [name, args] of Object.entries(commands)) {
     const loadAverage = loadavg()[0]!;
     const samples: Array<{ ms: number; cpuS: number }> = [];
     for (let i = 0; i < runs; i++) samples.push(await cli(args));
-    out[name] = { ms: median(samples.map((x) => x.ms)), cpuS: median(samples.map((x) => x.cpuS)), runs, loadAverage };
+    out[name] = {
+      ms: median(samples.map((x) => x.ms)),
+      cpuS: median(samples.map((x) => x.cpuS)),
+      runs,
+      loadAverage,
+    };
   }
   return out;
 }
 
-const figures: EmbeddedFigures = { label, date: new Date().toISOString(), node: process.version, cores: cpus().length } as EmbeddedFigures;
+const figures: EmbeddedFigures = {
+  label,
+  date: new Date().toISOString(),
+  node: process.version,
+  cores: cpus().length,
+} as EmbeddedFigures;
 try {
   const fresh = await start();
   figures.loadAverage = fresh.loadAverage;
@@ -159,13 +196,23 @@ try {
   const calls = 2_000;
   const t0 = performance.now();
   let next = 0;
-  const body = JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] });
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next++ < calls) {
-      const res = await fetch(`${base}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${key.json.key}`, 'content-type': 'application/json' }, body });
-      await res.arrayBuffer();
-    }
-  }));
+  const body = JSON.stringify({
+    model: 'claude-opus-4-5',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hello' }],
+  });
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < calls) {
+        const res = await fetch(`${base}/v1/messages`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key.json.key}`, 'content-type': 'application/json' },
+          body,
+        });
+        await res.arrayBuffer();
+      }
+    }),
+  );
   figures.callsPerSecondHttp = calls / ((performance.now() - t0) / 1000);
   figures.busy = memory(fresh.pid);
   figures.sigterm = await stop(fresh.pid);
@@ -198,7 +245,7 @@ function order(l: string): number {
   return i < 0 ? 3 : i;
 }
 
-writeFileSync(join(ROOT, `bench/embedded-${label}.json`), JSON.stringify(figures, null, 2) + '\n');
+writeFileSync(join(ROOT, `bench/embedded-${label}.json`), `${JSON.stringify(figures, null, 2)}\n`);
 const all = readdirSync(join(ROOT, 'bench'))
   .filter((f) => /^embedded-.*\.json$/.test(f))
   .map((f) => JSON.parse(readFileSync(join(ROOT, 'bench', f), 'utf8')) as EmbeddedFigures)

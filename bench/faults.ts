@@ -12,7 +12,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seedCluster, startCluster, type Cluster, type Instance, type Seeded } from '../services/gateway/test/instances';
+import {
+  seedCluster,
+  startCluster,
+  type Cluster,
+  type Instance,
+  type Seeded,
+} from '../services/gateway/test/instances';
 import { drive, tally, type Answer } from '../services/gateway/test/load';
 import { freePort, ownPostgres } from '../services/gateway/test/own-postgres';
 import { spawnArm } from './lib/arms';
@@ -43,12 +49,24 @@ interface Fault {
   ownDatabase?: boolean;
   ownRedis?: boolean;
   /** Injects the fault 1 s into the load and lifts it; the load runs 1.5 s more. */
-  during?: (ctx: Ctx & { stopDatabase(): void; startDatabase(): void; stopRedis(): Promise<void>; startRedis(): Promise<void> }) => Promise<void>;
+  during?: (
+    ctx: Ctx & {
+      stopDatabase(): void;
+      startDatabase(): void;
+      stopRedis(): Promise<void>;
+      startRedis(): Promise<void>;
+    },
+  ) => Promise<void>;
 }
 
 const FAULTS: Fault[] = [
   { name: 'none', what: 'no fault (baseline)' },
-  { name: 'db-restart', what: 'PostgreSQL stopped (immediate) for 3 s under load, then started', ownDatabase: true, during: async (c) => (c.stopDatabase(), await sleep(3_000), c.startDatabase()) },
+  {
+    name: 'db-restart',
+    what: 'PostgreSQL stopped (immediate) for 3 s under load, then started',
+    ownDatabase: true,
+    during: async (c) => (c.stopDatabase(), await sleep(3_000), c.startDatabase()),
+  },
   {
     name: 'db-slow',
     what: 'PostgreSQL slow: the rollup table locked for 3 s (the writer waits on it)',
@@ -58,18 +76,62 @@ const FAULTS: Fault[] = [
         await tx`select pg_sleep(3)`;
       }),
   },
-  { name: 'upstream-500', what: 'upstream answers 500 api_error', headers: { 'x-emulator-scenario': 'api_error' } },
-  { name: 'upstream-529', what: 'upstream answers 529 overloaded_error', headers: { 'x-emulator-scenario': 'overloaded' } },
-  { name: 'upstream-timeout', what: 'upstream silent past the gateway timeout (500 ms) → 504', headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '1500' }, env: { KEYGATE_UPSTREAM_TIMEOUT_MS: '500' } },
-  { name: 'slow-first-byte', what: 'upstream first byte after 300 ms', headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '300' } },
-  { name: 'stream-cut', what: 'upstream cuts the stream after 4 events', stream: true, headers: { 'x-emulator-scenario': 'stream_cut' } },
-  { name: 'client-hangup', what: 'clients disconnect after the first bytes of a paced stream', stream: true, hangUp: true, headers: { 'x-emulator-scenario': 'paced', 'x-emulator-deltas': '20', 'x-emulator-interval-ms': '20' } },
-  { name: 'redis-down', what: 'Redis (rate-limit counters) stopped for 3 s, key with a limit', ownRedis: true, limits: { limitRpm: 1_000_000 }, during: async (c) => (await c.stopRedis(), await sleep(3_000), await c.startRedis()) },
-  { name: 'gateway-kill', what: 'gateway killed with -9 under load, restarted 1 s later', during: async ({ instance }) => (await instance.stop('SIGKILL'), await sleep(1_000), await instance.start()) },
+  {
+    name: 'upstream-500',
+    what: 'upstream answers 500 api_error',
+    headers: { 'x-emulator-scenario': 'api_error' },
+  },
+  {
+    name: 'upstream-529',
+    what: 'upstream answers 529 overloaded_error',
+    headers: { 'x-emulator-scenario': 'overloaded' },
+  },
+  {
+    name: 'upstream-timeout',
+    what: 'upstream silent past the gateway timeout (500 ms) → 504',
+    headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '1500' },
+    env: { KEYGATE_UPSTREAM_TIMEOUT_MS: '500' },
+  },
+  {
+    name: 'slow-first-byte',
+    what: 'upstream first byte after 300 ms',
+    headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '300' },
+  },
+  {
+    name: 'stream-cut',
+    what: 'upstream cuts the stream after 4 events',
+    stream: true,
+    headers: { 'x-emulator-scenario': 'stream_cut' },
+  },
+  {
+    name: 'client-hangup',
+    what: 'clients disconnect after the first bytes of a paced stream',
+    stream: true,
+    hangUp: true,
+    headers: { 'x-emulator-scenario': 'paced', 'x-emulator-deltas': '20', 'x-emulator-interval-ms': '20' },
+  },
+  {
+    name: 'redis-down',
+    what: 'Redis (rate-limit counters) stopped for 3 s, key with a limit',
+    ownRedis: true,
+    limits: { limitRpm: 1_000_000 },
+    during: async (c) => (await c.stopRedis(), await sleep(3_000), await c.startRedis()),
+  },
+  {
+    name: 'gateway-kill',
+    what: 'gateway killed with -9 under load, restarted 1 s later',
+    during: async ({ instance }) => (
+      await instance.stop('SIGKILL'), await sleep(1_000), await instance.start()
+    ),
+  },
 ];
 
 async function startRedis(port: number): Promise<ChildProcess> {
-  const p = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const p = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const up = () =>
     new Promise<boolean>((r) => {
       const s = connect(port, '127.0.0.1');
@@ -87,13 +149,26 @@ async function runFault(f: Fault, upstreamUrl: string) {
   const pg = f.ownDatabase ? await ownPostgres() : null;
   const redisPort = f.ownRedis ? await freePort() : 0;
   let redis = f.ownRedis ? await startRedis(redisPort) : null;
-  const cluster = await startCluster({ count: 1, balancer: false, databaseUrl: pg?.url ?? DATABASE_URL, redisUrl: redis ? `redis://127.0.0.1:${redisPort}` : REDIS_URL, upstreamUrl, env: f.env ?? {} });
+  const cluster = await startCluster({
+    count: 1,
+    balancer: false,
+    databaseUrl: pg?.url ?? DATABASE_URL,
+    redisUrl: redis ? `redis://127.0.0.1:${redisPort}` : REDIS_URL,
+    upstreamUrl,
+    env: f.env ?? {},
+  });
   const seeded = await seedCluster(cluster, PROVIDER_KEY);
   const instance = cluster.instances[0]!;
   try {
     const key = await seeded.newKey(f.limits ?? {});
     let done = false;
-    const load = drive(cluster.url, key.secret, { concurrency: 8, stop: () => done, headers: f.headers ?? {}, stream: f.stream ?? false, hangUp: f.hangUp ?? false });
+    const load = drive(cluster.url, key.secret, {
+      concurrency: 8,
+      stop: () => done,
+      headers: f.headers ?? {},
+      stream: f.stream ?? false,
+      hangUp: f.hangUp ?? false,
+    });
     await sleep(1_000);
     let diedDuringFault = false;
     const faultAt = Date.now();
@@ -133,7 +208,14 @@ async function runFault(f: Fault, upstreamUrl: string) {
   }
 }
 
-function summarise(f: Fault, answers: Answer[], counts: Map<string, number>, alive: boolean, stderr: string, faultAt: number) {
+function summarise(
+  f: Fault,
+  answers: Answer[],
+  counts: Map<string, number>,
+  alive: boolean,
+  stderr: string,
+  faultAt: number,
+) {
   const answered = answers.filter((a) => a.requestId);
   const lostAnswers = answered.filter((a) => !counts.has(a.requestId!));
   const lost = lostAnswers.length;
@@ -159,23 +241,55 @@ function summarise(f: Fault, answers: Answer[], counts: Map<string, number>, ali
 
 async function throughput() {
   ensureWrk();
-  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
+  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+  });
   const work = mkdtempSync(join(tmpdir(), 'keygate-faults-'));
   const bodyFile = join(work, 'body.json');
-  writeFileSync(bodyFile, JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] }));
+  writeFileSync(
+    bodyFile,
+    JSON.stringify({
+      model: 'claude-opus-4-5',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hello' }],
+    }),
+  );
   const rows: { setup: string; rps: number[]; errors: number }[] = [];
   try {
-    for (const [setup, count, balancer] of [['one instance, direct', 1, false], ['one instance behind HAProxy', 1, true], ['three instances behind HAProxy', 3, true]] as const) {
-      const cluster = await startCluster({ count, balancer, databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, upstreamUrl: emulator.url });
+    for (const [setup, count, balancer] of [
+      ['one instance, direct', 1, false],
+      ['one instance behind HAProxy', 1, true],
+      ['three instances behind HAProxy', 3, true],
+    ] as const) {
+      const cluster = await startCluster({
+        count,
+        balancer,
+        databaseUrl: DATABASE_URL,
+        redisUrl: REDIS_URL,
+        upstreamUrl: emulator.url,
+      });
       const seeded = await seedCluster(cluster, PROVIDER_KEY);
       try {
         const key = await seeded.newKey();
         const headers = { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' };
         await runWrk({ url: `${cluster.url}/v1/messages`, bodyFile, headers, connections: 32, seconds: 2 });
         const runs = [];
-        for (let i = 0; i < 3; i++) runs.push(await runWrk({ url: `${cluster.url}/v1/messages`, bodyFile, headers, connections: 64, seconds: 4 }));
+        for (let i = 0; i < 3; i++)
+          runs.push(
+            await runWrk({
+              url: `${cluster.url}/v1/messages`,
+              bodyFile,
+              headers,
+              connections: 64,
+              seconds: 4,
+            }),
+          );
         // Answers other than 2xx (a balancer's 503) count as errors, not as throughput.
-        rows.push({ setup, rps: runs.map((r) => Math.round(r.rps * (1 - r.errors / Math.max(1, r.requests)))), errors: runs.reduce((s, r) => s + r.errors, 0) });
+        rows.push({
+          setup,
+          rps: runs.map((r) => Math.round(r.rps * (1 - r.errors / Math.max(1, r.requests)))),
+          errors: runs.reduce((s, r) => s + r.errors, 0),
+        });
       } finally {
         await seeded.close();
         await cluster.close();
@@ -199,13 +313,22 @@ try {
 } finally {
   await emulator.close();
 }
-console.log(`# ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}; 8 clients per fault, fault at 1 s, load stopped 1.5 s after it is lifted\n`);
-console.log('| fault | what | calls | answers (status × count) | failed at client | answered and recorded | answered, not recorded | recorded twice | recorded, not answered | gateway stayed up |');
+console.log(
+  `# ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}; 8 clients per fault, fault at 1 s, load stopped 1.5 s after it is lifted\n`,
+);
+console.log(
+  '| fault | what | calls | answers (status × count) | failed at client | answered and recorded | answered, not recorded | recorded twice | recorded, not answered | gateway stayed up |',
+);
 console.log('|---|---|---:|---|---:|---:|---:|---:|---:|---|');
-const lostWhen = (r: ReturnType<typeof summarise>) => (r.lost ? ` (answered ${r.lostBeforeFaultMs.map((ms) => `${ms} ms`).join(', ')} before the fault)` : '');
+const lostWhen = (r: ReturnType<typeof summarise>) =>
+  r.lost ? ` (answered ${r.lostBeforeFaultMs.map((ms) => `${ms} ms`).join(', ')} before the fault)` : '';
 for (const r of results) {
-  const answers = Object.entries(r.answers).map(([s, n]) => `${s} × ${n}`).join(', ');
-  console.log(`| ${r.fault} | ${r.what} | ${r.calls} | ${answers} | ${r.failedAtClient} | ${r.recorded} | **${r.lost}**${lostWhen(r)} | ${r.twice} | ${r.recordedNotAnswered} | ${r.processUp} |`);
+  const answers = Object.entries(r.answers)
+    .map(([s, n]) => `${s} × ${n}`)
+    .join(', ');
+  console.log(
+    `| ${r.fault} | ${r.what} | ${r.calls} | ${answers} | ${r.failedAtClient} | ${r.recorded} | **${r.lost}**${lostWhen(r)} | ${r.twice} | ${r.recordedNotAnswered} | ${r.processUp} |`,
+  );
 }
 if (!ONLY || ONLY.has('throughput')) {
   console.error('throughput…');

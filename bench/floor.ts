@@ -3,9 +3,21 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect']);
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
 
-function without(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+function without(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const value = headers[name];
@@ -46,7 +58,9 @@ export async function startFloor(upstream: string, port = 0): Promise<Floor> {
       },
       () => {
         if (res.headersSent) return res.destroy();
-        res.writeHead(502, { 'content-type': 'application/json' }).end('{"type":"error","error":{"type":"api_error","message":"upstream"}}');
+        res
+          .writeHead(502, { 'content-type': 'application/json' })
+          .end('{"type":"error","error":{"type":"api_error","message":"upstream"}}');
       },
     );
   });

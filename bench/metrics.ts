@@ -15,7 +15,8 @@ import { spawnArm, type Arm } from './lib/arms';
 import { serialRounds } from './lib/phases';
 import { percentile } from './lib/stats';
 
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const TOKEN = 'bench-metrics-token-0123456789';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -31,10 +32,33 @@ function cpuPerCall(n: number, fn: (i: number) => void): number {
 }
 
 const record = (i: number): CallRecord => ({
-  id: `req_${i}`, accountId: `acct_${i % 20}`, keyId: `key_${i % 50}`, memberId: null, app: null, environment: null, groupId: null, client: null,
-  endpoint: 'messages', model: i % 3 ? 'claude-opus-4-5' : 'claude-sonnet-4-5', stream: i % 2 === 0, status: i % 17 ? 200 : 529,
-  errorType: i % 17 ? null : 'overloaded_error', usage: { input_tokens: 12, output_tokens: 40, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 },
-  upstreamMessageId: 'msg_1', upstreamRequestId: 'req_up', retryCount: i % 10 === 0 ? 1 : 0, latencyMs: 12.5, ttfbMs: 3.2, partial: false, estimated: false, createdAt: new Date(),
+  id: `req_${i}`,
+  accountId: `acct_${i % 20}`,
+  keyId: `key_${i % 50}`,
+  memberId: null,
+  app: null,
+  environment: null,
+  groupId: null,
+  client: null,
+  endpoint: 'messages',
+  model: i % 3 ? 'claude-opus-4-5' : 'claude-sonnet-4-5',
+  stream: i % 2 === 0,
+  status: i % 17 ? 200 : 529,
+  errorType: i % 17 ? null : 'overloaded_error',
+  usage: {
+    input_tokens: 12,
+    output_tokens: 40,
+    cache_read_input_tokens: 100,
+    cache_creation_input_tokens: 0,
+  },
+  upstreamMessageId: 'msg_1',
+  upstreamRequestId: 'req_up',
+  retryCount: i % 10 === 0 ? 1 : 0,
+  latencyMs: 12.5,
+  ttfbMs: 3.2,
+  partial: false,
+  estimated: false,
+  createdAt: new Date(),
 });
 const records = Array.from({ length: 1000 }, (_, i) => record(i));
 const metrics = new GatewayMetrics();
@@ -50,7 +74,9 @@ const accessLine = (log: typeof lineLog) => (i: number) => {
 };
 const lineOn = cpuPerCall(100_000, accessLine(lineLog));
 const lineOff = cpuPerCall(100_000, accessLine(quietLog));
-console.log(`In process: observeCall ${observe.toFixed(2)} µs CPU per call; child logger + access line ${lineOn.toFixed(2)} µs at info (line built and serialized, not written), ${lineOff.toFixed(2)} µs at warn.`);
+console.log(
+  `In process: observeCall ${observe.toFixed(2)} µs CPU per call; child logger + access line ${lineOn.toFixed(2)} µs at info (line built and serialized, not written), ${lineOff.toFixed(2)} µs at warn.`,
+);
 
 /**
  * CPU µs per access line written to this process's stderr (all threads: libuv's pool does the
@@ -80,18 +106,41 @@ console.log(
   `Writing one access line to stderr, CPU µs per line beyond building it: synchronous ${written.sync.toFixed(2)}, asynchronous one write per line ${written.perLine.toFixed(2)}, asynchronous in 4 KB batches (the default) ${written.batched.toFixed(2)}.\n`,
 );
 
-const body = Buffer.from(JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'x'.repeat(1000) }] }));
+const body = Buffer.from(
+  JSON.stringify({
+    model: 'claude-opus-4-5',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'x'.repeat(1000) }],
+  }),
+);
 const arms: Arm[] = [];
 try {
-  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
+  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+  });
   arms.push(emulator);
-  const upstream = { BENCH_UPSTREAM: emulator.url, BENCH_PROVIDER_KEY: PROVIDER_KEY, BENCH_DATABASE_URL: DATABASE_URL };
+  const upstream = {
+    BENCH_UPSTREAM: emulator.url,
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+    BENCH_DATABASE_URL: DATABASE_URL,
+  };
   const variants = {
     'metrics off': {},
     'metrics on': { BENCH_METRICS_TOKEN: TOKEN },
-    'metrics on, access lines, sync stderr': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info', BENCH_LOG_SINK: 'sync' },
-    'metrics on, access lines, async stderr, one write per line': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info', BENCH_LOG_SINK: 'unbatched' },
-    'metrics on, access lines (default: async stderr, 4 KB batches)': { BENCH_METRICS_TOKEN: TOKEN, BENCH_LOG_LEVEL: 'info' },
+    'metrics on, access lines, sync stderr': {
+      BENCH_METRICS_TOKEN: TOKEN,
+      BENCH_LOG_LEVEL: 'info',
+      BENCH_LOG_SINK: 'sync',
+    },
+    'metrics on, access lines, async stderr, one write per line': {
+      BENCH_METRICS_TOKEN: TOKEN,
+      BENCH_LOG_LEVEL: 'info',
+      BENCH_LOG_SINK: 'unbatched',
+    },
+    'metrics on, access lines (default: async stderr, 4 KB batches)': {
+      BENCH_METRICS_TOKEN: TOKEN,
+      BENCH_LOG_LEVEL: 'info',
+    },
   };
   const targets = [];
   for (const [name, env] of Object.entries(variants)) {
@@ -107,7 +156,9 @@ try {
   const base = figures.get('metrics off')!;
   const baseRps = base.samples.length / (ROUNDS * SECONDS);
   const baseP50 = percentile(base.samples, 50);
-  console.log('| arm | RPS at c=1 | vs off | p50 (ms) | vs off (ms) | p99 (ms) | CPU per call (µs) | errors |');
+  console.log(
+    '| arm | RPS at c=1 | vs off | p50 (ms) | vs off (ms) | p99 (ms) | CPU per call (µs) | errors |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const t of targets) {
     const f = figures.get(t.name)!;
@@ -119,9 +170,16 @@ try {
     );
   }
   const on = targets[1]!;
-  const scrape = await fetch(`${on.arm.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
-  const counted = [...scrape.matchAll(/^keygate_calls_total\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
-  console.log(`\n${ROUNDS} interleaved rounds of ${SECONDS} s per arm after a 1 s warm-up; 1 KB body. keygate_calls_total of "metrics on": ${counted} (calls it served: ${figures.get('metrics on')!.samples.length} measured + warm-up).`);
+  const scrape = await fetch(`${on.arm.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(
+    (r) => r.text(),
+  );
+  const counted = [...scrape.matchAll(/^keygate_calls_total\{[^}]*\} (\d+)$/gm)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
+  console.log(
+    `\n${ROUNDS} interleaved rounds of ${SECONDS} s per arm after a 1 s warm-up; 1 KB body. keygate_calls_total of "metrics on": ${counted} (calls it served: ${figures.get('metrics on')!.samples.length} measured + warm-up).`,
+  );
 } finally {
   for (const a of arms.reverse()) await a.close();
 }

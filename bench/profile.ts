@@ -9,7 +9,8 @@ import { ensureWrk, runWrk } from './lib/wrk';
  * prints the top self-time frames and the time per package.
  */
 const [armName = 'gateway', connections = '64', seconds = '10'] = process.argv.slice(2);
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const dir = join(ROOT, 'bench', 'profiles');
 rmSync(dir, { recursive: true, force: true });
@@ -18,15 +19,42 @@ ensureWrk();
 
 const arms: Arm[] = [];
 try {
-  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
+  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+  });
   arms.push(emulator);
-  const env = { BENCH_UPSTREAM: emulator.url, BENCH_PROVIDER_KEY: PROVIDER_KEY, BENCH_DATABASE_URL: DATABASE_URL, BENCH_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on' };
-  const arm = await spawnArm(armName, `bench/servers/${armName}.ts`, env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const env = {
+    BENCH_UPSTREAM: emulator.url,
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+    BENCH_DATABASE_URL: DATABASE_URL,
+    BENCH_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
+  };
+  const arm = await spawnArm(armName, `bench/servers/${armName}.ts`, env, [
+    '--cpu-prof',
+    `--cpu-prof-dir=${dir}`,
+  ]);
   arms.push(arm);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...(arm.info.appKey ? { authorization: `Bearer ${arm.info.appKey}` } : { 'x-api-key': PROVIDER_KEY }) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    ...(arm.info.appKey ? { authorization: `Bearer ${arm.info.appKey}` } : { 'x-api-key': PROVIDER_KEY }),
+  };
   const bodyFile = join(dir, 'body.json');
-  writeFileSync(bodyFile, JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'the quick brown fox '.repeat(45) }] }));
-  const run = await runWrk({ url: `${arm.url}/v1/messages`, headers, bodyFile, connections: Number(connections), seconds: Number(seconds) });
+  writeFileSync(
+    bodyFile,
+    JSON.stringify({
+      model: 'claude-opus-4-5',
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'the quick brown fox '.repeat(45) }],
+    }),
+  );
+  const run = await runWrk({
+    url: `${arm.url}/v1/messages`,
+    headers,
+    bodyFile,
+    connections: Number(connections),
+    seconds: Number(seconds),
+  });
   console.log(`${armName}: ${run.rps.toFixed(0)} req/s at ${connections} connections, ${run.errors} errors`);
 } finally {
   for (const a of arms.reverse()) await a.close();
@@ -43,7 +71,12 @@ interface ProfileNode {
   hitCount?: number;
 }
 
-function summarize(profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] }): void {
+function summarize(profile: {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+}): void {
   const total = profile.samples.length;
   const byFrame = new Map<string, number>();
   const byPackage = new Map<string, number>();
@@ -51,14 +84,31 @@ function summarize(profile: { nodes: ProfileNode[]; startTime: number; endTime: 
     const hits = node.hitCount ?? 0;
     if (hits === 0) continue;
     const { functionName, url, lineNumber } = node.callFrame;
-    const where = url.replace(/^file:\/\//, '').replace(ROOT, '').replace(/.*node_modules\/\.pnpm\/([^/]+)\/node_modules\//, '$1: ');
+    const where = url
+      .replace(/^file:\/\//, '')
+      .replace(ROOT, '')
+      .replace(/.*node_modules\/\.pnpm\/([^/]+)\/node_modules\//, '$1: ');
     const frame = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`;
     byFrame.set(frame, (byFrame.get(frame) ?? 0) + hits);
-    const pkg = /node_modules\/\.pnpm\/([^/]+)/.exec(url)?.[1] ?? (url.startsWith('node:') ? 'node internals' : url === '' ? functionName : url.includes('/services/gateway/') ? 'gateway' : 'other');
+    const pkg =
+      /node_modules\/\.pnpm\/([^/]+)/.exec(url)?.[1] ??
+      (url.startsWith('node:')
+        ? 'node internals'
+        : url === ''
+          ? functionName
+          : url.includes('/services/gateway/')
+            ? 'gateway'
+            : 'other');
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + hits);
   }
   const top = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join('\n');
-  console.log(`\ntop self time (${total} samples, ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s):\n${top(byFrame, 30)}`);
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`)
+      .join('\n');
+  console.log(
+    `\ntop self time (${total} samples, ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s):\n${top(byFrame, 30)}`,
+  );
   console.log(`\nby package:\n${top(byPackage, 15)}`);
 }

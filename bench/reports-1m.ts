@@ -16,7 +16,8 @@ import { createStore, migrate, openDatabase, type Store } from '../services/gate
 import { accountId, checkRollups, seedAccounts, seedCalls, SHAPE } from './lib/reports-seed';
 import { median, percentile } from './lib/stats';
 
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TOTAL = Number(process.env.CALLS ?? 1_000_000);
 const WARM_RUNS = Number(process.env.WARM_RUNS ?? 40);
 const TOKEN = 'bench-operator-token-0123456789';
@@ -51,7 +52,9 @@ function scenarios(app: ReturnType<typeof appFor>, deepCursor: (a: number) => st
       name: 'overview, 30 days: usage by member + by model + by day',
       run: async (a) => {
         const q = `starting_at=${iso(END - 30 * DAY)}&ending_at=${iso(END)}`;
-        await Promise.all(['member', 'model', 'day'].map((by) => get(`${acct(a)}/usage_summary?by=${by}&${q}`)));
+        await Promise.all(
+          ['member', 'model', 'day'].map((by) => get(`${acct(a)}/usage_summary?by=${by}&${q}`)),
+        );
       },
     },
     {
@@ -64,9 +67,19 @@ function scenarios(app: ReturnType<typeof appFor>, deepCursor: (a: number) => st
         } while (page);
       },
     },
-    { name: 'call log, first page (50 calls)', run: async (a) => void (await get(`${acct(a)}/requests?limit=50`)) },
-    { name: 'call log, deep cursor page (60 days back)', run: async (a) => void (await get(`${acct(a)}/requests?limit=50&after_id=${deepCursor(a)}`)) },
-    { name: 'call log, one member, first page', run: async (a) => void (await get(`${acct(a)}/requests?limit=50&user_id=user_bench${String(a).padStart(2, '0')}1`)) },
+    {
+      name: 'call log, first page (50 calls)',
+      run: async (a) => void (await get(`${acct(a)}/requests?limit=50`)),
+    },
+    {
+      name: 'call log, deep cursor page (60 days back)',
+      run: async (a) => void (await get(`${acct(a)}/requests?limit=50&after_id=${deepCursor(a)}`)),
+    },
+    {
+      name: 'call log, one member, first page',
+      run: async (a) =>
+        void (await get(`${acct(a)}/requests?limit=50&user_id=user_bench${String(a).padStart(2, '0')}1`)),
+    },
   ];
 }
 
@@ -76,7 +89,11 @@ async function time(work: () => Promise<void>): Promise<number> {
   return performance.now() - t0;
 }
 
-interface Figure { name: string; cold: number[]; warm: number[] }
+interface Figure {
+  name: string;
+  cold: number[];
+  warm: number[];
+}
 
 /**
  * Cold: the first request of each scenario for each account, on a fresh connection pool (no
@@ -92,8 +109,10 @@ async function measure(schema: string): Promise<Figure[]> {
     const cursor = new Map(cursors.map((c) => [c.a, c.id]));
     const list = scenarios(appFor(store), (a) => cursor.get(accountId(a))!);
     const figures: Figure[] = list.map((s) => ({ name: s.name, cold: [], warm: [] }));
-    for (const [i, s] of list.entries()) for (let a = 0; a < SHAPE.accounts; a++) figures[i]!.cold.push(await time(() => s.run(a)));
-    for (let r = 0; r < WARM_RUNS; r++) for (const [i, s] of list.entries()) figures[i]!.warm.push(await time(() => s.run(r % SHAPE.accounts)));
+    for (const [i, s] of list.entries())
+      for (let a = 0; a < SHAPE.accounts; a++) figures[i]!.cold.push(await time(() => s.run(a)));
+    for (let r = 0; r < WARM_RUNS; r++)
+      for (const [i, s] of list.entries()) figures[i]!.warm.push(await time(() => s.run(r % SHAPE.accounts)));
     return figures;
   } finally {
     await store.close();
@@ -101,7 +120,9 @@ async function measure(schema: string): Promise<Figure[]> {
 }
 
 async function sizes(store: Store) {
-  const [row] = await store.db.sql<{ calls: number; rollups: number; calls_mb: number; rollups_mb: number }[]>`
+  const [row] = await store.db.sql<
+    { calls: number; rollups: number; calls_mb: number; rollups_mb: number }[]
+  >`
     select (select count(*) from calls)::int as calls, (select count(*) from usage_hourly)::int as rollups,
            round(pg_total_relation_size('calls') / 1048576.0)::int as calls_mb, round(pg_total_relation_size('usage_hourly') / 1048576.0)::int as rollups_mb`;
   return row!;
@@ -111,7 +132,14 @@ async function grow(store: Store, every: number, label: string) {
   const t0 = performance.now();
   let n = 0;
   const chunk = 100_000;
-  for (let lo = 0; lo < TOTAL; lo += chunk) n += await seedCalls(store.db.sql, { lo, hi: Math.min(TOTAL, lo + chunk), total: TOTAL, end: new Date(END), every });
+  for (let lo = 0; lo < TOTAL; lo += chunk)
+    n += await seedCalls(store.db.sql, {
+      lo,
+      hi: Math.min(TOTAL, lo + chunk),
+      total: TOTAL,
+      end: new Date(END),
+      every,
+    });
   // What autovacuum does after a load like this one: statistics, and the rollups' dead row versions gone.
   await store.db.sql`vacuum analyze calls`;
   await store.db.sql`vacuum analyze usage_hourly`;
@@ -146,17 +174,23 @@ async function main() {
     await seedAccounts(db.sql);
     await grow(store, 10, 'every 10th call');
     let s = await sizes(store);
-    shape.push(`${s.calls.toLocaleString('en')} calls (${s.calls_mb} MB) → ${s.rollups.toLocaleString('en')} rollup rows (${s.rollups_mb} MB)`);
+    shape.push(
+      `${s.calls.toLocaleString('en')} calls (${s.calls_mb} MB) → ${s.rollups.toLocaleString('en')} rollup rows (${s.rollups_mb} MB)`,
+    );
     at[`${Math.round(s.calls / 1000)}k calls`] = await measure(schema);
     await grow(store, -10, 'the other nine in ten');
     s = await sizes(store);
-    shape.push(`${s.calls.toLocaleString('en')} calls (${s.calls_mb} MB) → ${s.rollups.toLocaleString('en')} rollup rows (${s.rollups_mb} MB)`);
+    shape.push(
+      `${s.calls.toLocaleString('en')} calls (${s.calls_mb} MB) → ${s.rollups.toLocaleString('en')} rollup rows (${s.rollups_mb} MB)`,
+    );
     at[`${Math.round(s.calls / 1000)}k calls`] = await measure(schema);
   } finally {
     if (process.env.KEEP_SCHEMA !== '1') await db.sql`drop schema ${db.sql(schema)} cascade`;
     await store.close();
   }
-  console.log(`Sizes: ${shape.join('; ')}. Milliseconds of server time; cold n=${SHAPE.accounts} (one per account), warm n=${WARM_RUNS}.\n`);
+  console.log(
+    `Sizes: ${shape.join('; ')}. Milliseconds of server time; cold n=${SHAPE.accounts} (one per account), warm n=${WARM_RUNS}.\n`,
+  );
   console.log(table(at));
 }
 

@@ -13,34 +13,68 @@ import { median, percentile, shuffled } from './lib/stats';
 import { ensureWrk, runWrk } from './lib/wrk';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 
 const wrkVersion = ensureWrk();
 const work = mkdtempSync(join(tmpdir(), 'keygate-bench-spool-'));
 const arms: Arm[] = [];
 try {
-  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', { BENCH_PROVIDER_KEY: PROVIDER_KEY });
+  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+  });
   arms.push(emulator);
-  const upstream = { BENCH_UPSTREAM: emulator.url, BENCH_PROVIDER_KEY: PROVIDER_KEY, BENCH_DATABASE_URL: DATABASE_URL, BENCH_CALL_LOG: 'on' };
+  const upstream = {
+    BENCH_UPSTREAM: emulator.url,
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+    BENCH_DATABASE_URL: DATABASE_URL,
+    BENCH_CALL_LOG: 'on',
+  };
   const on = await spawnArm('spool on', 'bench/servers/gateway.ts', upstream);
-  const off = await spawnArm('spool off', 'bench/servers/gateway.ts', { ...upstream, BENCH_SPOOL_MAX_BYTES: '0' });
+  const off = await spawnArm('spool off', 'bench/servers/gateway.ts', {
+    ...upstream,
+    BENCH_SPOOL_MAX_BYTES: '0',
+  });
   arms.push(on, off);
-  const text = 'the quick brown fox jumps over a lazy dog while keygate counts every token '.repeat(12).slice(0, 900);
-  const body = JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 256, messages: [{ role: 'user', content: text }] });
+  const text = 'the quick brown fox jumps over a lazy dog while keygate counts every token '
+    .repeat(12)
+    .slice(0, 900);
+  const body = JSON.stringify({
+    model: 'claude-opus-4-5',
+    max_tokens: 256,
+    messages: [{ role: 'user', content: text }],
+  });
   const bodyFile = join(work, 'body.json');
   writeFileSync(bodyFile, body);
-  const headers = (a: Arm) => ({ 'content-type': 'application/json', 'anthropic-version': '2023-06-01', authorization: `Bearer ${a.info.appKey}` });
+  const headers = (a: Arm) => ({
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    authorization: `Bearer ${a.info.appKey}`,
+  });
 
-  const samples = new Map<Arm, number[]>([[on, []], [off, []]]);
-  const rps = new Map<Arm, number[]>([[on, []], [off, []]]);
+  const samples = new Map<Arm, number[]>([
+    [on, []],
+    [off, []],
+  ]);
+  const rps = new Map<Arm, number[]>([
+    [on, []],
+    [off, []],
+  ]);
   let errors = 0;
-  for (const a of [on, off]) await runWrk({ url: `${a.url}/v1/messages`, headers: headers(a), bodyFile, connections: 32, seconds: 2 });
+  for (const a of [on, off])
+    await runWrk({ url: `${a.url}/v1/messages`, headers: headers(a), bodyFile, connections: 32, seconds: 2 });
   for (let round = 0; round < ROUNDS; round++) {
     for (const a of shuffled([on, off])) {
       const serial = await serialRun(`${a.url}/v1/messages`, headers(a), Buffer.from(body), 2);
       samples.get(a)!.push(...serial.samples);
-      const sat = await runWrk({ url: `${a.url}/v1/messages`, headers: headers(a), bodyFile, connections: 64, seconds: 3 });
+      const sat = await runWrk({
+        url: `${a.url}/v1/messages`,
+        headers: headers(a),
+        bodyFile,
+        connections: 64,
+        seconds: 3,
+      });
       rps.get(a)!.push(sat.rps);
       errors += serial.errors + sat.errors;
     }
@@ -51,7 +85,12 @@ try {
 
   const row = (a: Arm) => {
     const s = samples.get(a)!;
-    return { p50: median(s), p99: percentile(s, 99), n: s.length, rps: rps.get(a)!.reduce((x, y) => x + y, 0) / ROUNDS };
+    return {
+      p50: median(s),
+      p99: percentile(s, 99),
+      n: s.length,
+      rps: rps.get(a)!.reduce((x, y) => x + y, 0) / ROUNDS,
+    };
   };
   const r = { on: row(on), off: row(off) };
   const f = (n: number, d = 3) => n.toFixed(d);
@@ -76,7 +115,10 @@ Errors: ${errors}. The request path never waits for the disk (append only buffer
   const file = join(ROOT, 'bench', 'RESULTS.md');
   const current = readFileSync(file, 'utf8');
   const marked = /<!-- spool -->[\s\S]*<!-- \/spool -->\n?/;
-  writeFileSync(file, marked.test(current) ? current.replace(marked, section) : `${current.trimEnd()}\n\n${section}`);
+  writeFileSync(
+    file,
+    marked.test(current) ? current.replace(marked, section) : `${current.trimEnd()}\n\n${section}`,
+  );
   console.log(section);
 } finally {
   for (const a of arms.reverse()) await a.close();

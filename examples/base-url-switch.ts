@@ -14,7 +14,11 @@ const MODEL = 'claude-opus-4-5';
 
 /** App code written for the official SDK. It does not change. */
 async function answer(client: Anthropic, question: string): Promise<string> {
-  const message = await client.messages.create({ model: MODEL, max_tokens: 200, messages: [{ role: 'user', content: question }] });
+  const message = await client.messages.create({
+    model: MODEL,
+    max_tokens: 200,
+    messages: [{ role: 'user', content: question }],
+  });
   return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
 }
 
@@ -30,7 +34,9 @@ export async function main({ baseURL, appKey }: Connection, print: Print) {
   print(`@keygate/sdk  → ${viaKeygate}`);
 
   const total = client.usage.total();
-  print(`usage so far  → ${total.calls} call${total.calls === 1 ? "" : "s"}, ${total.input_tokens} input and ${total.output_tokens} output tokens`);
+  print(
+    `usage so far  → ${total.calls} call${total.calls === 1 ? '' : 's'}, ${total.input_tokens} input and ${total.output_tokens} output tokens`,
+  );
   return { viaOfficial, viaKeygate, total };
 }
 

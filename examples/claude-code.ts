@@ -24,18 +24,33 @@ export async function main(connection: Connection, print: Print) {
   print('  claude\n');
   print('or for every session, in ~/.claude/settings.json:\n');
   print(JSON.stringify({ env }, null, 2).replace(/^/gm, '  '));
-  print('\nANTHROPIC_AUTH_TOKEN is sent as `Authorization: Bearer`; leave ANTHROPIC_API_KEY unset. The gateway');
+  print(
+    '\nANTHROPIC_AUTH_TOKEN is sent as `Authorization: Bearer`; leave ANTHROPIC_API_KEY unset. The gateway',
+  );
   print('groups each Claude Code session by its x-claude-code-session-id.\n');
 
   // What Claude Code sends, from the variables alone.
   const sessionId = randomUUID();
-  const client = new Anthropic({ baseURL: env.ANTHROPIC_BASE_URL, authToken: env.ANTHROPIC_AUTH_TOKEN, apiKey: null });
+  const client = new Anthropic({
+    baseURL: env.ANTHROPIC_BASE_URL,
+    authToken: env.ANTHROPIC_AUTH_TOKEN,
+    apiKey: null,
+  });
   const headers = { 'x-claude-code-session-id': sessionId };
   const models = await client.models.list({ limit: 1000 }, { headers });
   const message = await client.beta.messages
-    .stream({ model: 'claude-opus-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'List the files you would read first.' }] }, { headers })
+    .stream(
+      {
+        model: 'claude-opus-4-5',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'List the files you would read first.' }],
+      },
+      { headers },
+    )
     .finalMessage();
-  print(`check: ${models.data.length} models listed; a streamed reply of ${message.usage.output_tokens} tokens in session ${sessionId}`);
+  print(
+    `check: ${models.data.length} models listed; a streamed reply of ${message.usage.output_tokens} tokens in session ${sessionId}`,
+  );
   return { env, sessionId, models: models.data.length, message };
 }
 

@@ -46,14 +46,18 @@ describe('each example runs against a real gateway and prints what happened', ()
     const entry = await stack.emulator.ledger.waitFor((e) => e.messageId === message.id, 2_000);
     expect(record.providerUsage).toEqual(entry.usage);
     expect(out.text()).toContain(`streamed ${chunks} text chunks: ${text}`);
-    expect(out.text()).toContain(`onUsage record       → input ${entry.usage!.input_tokens}, output ${entry.usage!.output_tokens}`);
+    expect(out.text()).toContain(
+      `onUsage record       → input ${entry.usage!.input_tokens}, output ${entry.usage!.output_tokens}`,
+    );
   });
 
   it('tool-loop: the weather tool runs, and the group total equals the gateway log', async () => {
     const out = output();
     const result = await toolLoop(connection, out.print);
     expect(result.status).toBe('completed');
-    expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'get_weather', outcome: 'ok', result: '{"celsius":18,"sky":"clear"}' })]);
+    expect(result.toolCalls).toEqual([
+      expect.objectContaining({ name: 'get_weather', outcome: 'ok', result: '{"celsius":18,"sky":"clear"}' }),
+    ]);
     const rows = await rowsOf(result.groupId);
     expect(rows).toHaveLength(result.usage.calls);
     expect(result.usage.input_tokens).toBe(rows.reduce((n, r) => n + r.input_tokens, 0));
@@ -65,7 +69,11 @@ describe('each example runs against a real gateway and prints what happened', ()
     const out = output();
     const summary = await pdfSummarize(connection, out.print);
     expect(out.lines[0]).toMatch(/^250 pages, \d+ KiB: The PDF has 250 pages, over the limit of 100\.$/);
-    expect(summary.chunks.map((c) => [c.fromPage, c.toPage])).toEqual([[1, 100], [101, 200], [201, 250]]);
+    expect(summary.chunks.map((c) => [c.fromPage, c.toPage])).toEqual([
+      [1, 100],
+      [101, 200],
+      [201, 250],
+    ]);
     const rows = await rowsOf(summary.groupId);
     expect(rows.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(out.text()).toContain(`usage: 4 calls, ${summary.usage.input_tokens} input`);
@@ -76,13 +84,19 @@ describe('each example runs against a real gateway and prints what happened', ()
     const { info, message } = await scannedPdf(connection, out.print);
     expect(info).toMatchObject({ pages: 12, fits: true, encrypted: false });
     expect(message.usage.input_tokens).toBeGreaterThan(12 * 1_000);
-    expect(out.lines).toContain(`input tokens: ${message.usage.input_tokens} (every page is read as an image)`);
+    expect(out.lines).toContain(
+      `input tokens: ${message.usage.input_tokens} (every page is read as an image)`,
+    );
   });
 
   it('claude-code: prints the three variables, and a Claude Code-style session goes through as one group', async () => {
     const out = output();
     const result = await claudeCode(connection, out.print);
-    for (const line of [`  export ANTHROPIC_BASE_URL=${stack.gateway.url}`, `  export ANTHROPIC_AUTH_TOKEN=${stack.appKey}`, '  export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1']) {
+    for (const line of [
+      `  export ANTHROPIC_BASE_URL=${stack.gateway.url}`,
+      `  export ANTHROPIC_AUTH_TOKEN=${stack.appKey}`,
+      '  export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
+    ]) {
       expect(out.lines).toContain(line);
     }
     expect(result.models).toBeGreaterThan(0);
@@ -96,7 +110,11 @@ describe('one command each', () => {
   it('pnpm --filter @keygate/examples base-url-switch starts its own gateway and runs offline', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, KEYGATE_BASE_URL: '', KEYGATE_APP_KEY: '' };
     if (TEST_DATABASE_URL) env.DATABASE_URL = TEST_DATABASE_URL;
-    const { stdout } = await promisify(execFile)('pnpm', ['--silent', '--filter', '@keygate/examples', 'base-url-switch'], { env, timeout: 90_000 });
+    const { stdout } = await promisify(execFile)(
+      'pnpm',
+      ['--silent', '--filter', '@keygate/examples', 'base-url-switch'],
+      { env, timeout: 90_000 },
+    );
     expect(stdout).toMatch(/^\(offline: a Keygate gateway at http:\/\/127\.0\.0\.1:\d+/);
     expect(stdout).toMatch(/official SDK {2}→ Emulated reply to: Hello from the official SDK\./);
     expect(stdout).toMatch(/usage so far {2}→ 1 call, \d+ input and 24 output tokens/);

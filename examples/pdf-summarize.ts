@@ -11,13 +11,18 @@ import { readFile } from 'node:fs/promises';
 import { isMain, runExample, type Connection, type Print } from './lib/offline';
 
 export async function samplePdf(pages = 250): Promise<Uint8Array> {
-  return makeTestPdf({ pages, text: (n) => `Annual report, section ${Math.ceil(n / 10)}, page ${n}: revenue grew in every region.` });
+  return makeTestPdf({
+    pages,
+    text: (n) => `Annual report, section ${Math.ceil(n / 10)}, page ${n}: revenue grew in every region.`,
+  });
 }
 
 export async function main({ baseURL, appKey }: Connection, print: Print, bytes?: Uint8Array) {
   const document = bytes ?? (process.argv[2] ? await readFile(process.argv[2]) : await samplePdf());
   const info = await pdf.inspect(document);
-  print(`${info.pages} pages, ${(info.bytes / 1024).toFixed(0)} KiB: ${info.fits ? 'fits one request' : info.problem?.message}`);
+  print(
+    `${info.pages} pages, ${(info.bytes / 1024).toFixed(0)} KiB: ${info.fits ? 'fits one request' : info.problem?.message}`,
+  );
 
   const client = new Keygate({ baseURL, appKey });
   const summary = await summarizePdf(client, document, {
@@ -29,9 +34,12 @@ export async function main({ baseURL, appKey }: Connection, print: Print, bytes?
   });
 
   print(`strategy ${summary.strategy}, group ${summary.groupId}`);
-  for (const chunk of summary.chunks) print(`  pages ${chunk.fromPage}–${chunk.toPage}: ${chunk.summary.slice(0, 90)}…`);
+  for (const chunk of summary.chunks)
+    print(`  pages ${chunk.fromPage}–${chunk.toPage}: ${chunk.summary.slice(0, 90)}…`);
   print(`result: ${summary.result}`);
-  print(`usage: ${summary.usage.calls} calls, ${summary.usage.input_tokens} input + ${summary.usage.output_tokens} output tokens`);
+  print(
+    `usage: ${summary.usage.calls} calls, ${summary.usage.input_tokens} input + ${summary.usage.output_tokens} output tokens`,
+  );
   return summary;
 }
 

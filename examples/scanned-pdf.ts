@@ -10,15 +10,27 @@ import { readFile } from 'node:fs/promises';
 import { isMain, runExample, type Connection, type Print } from './lib/offline';
 
 export async function main({ baseURL, appKey }: Connection, print: Print, bytes?: Uint8Array) {
-  const scan = bytes ?? (process.argv[2] ? await readFile(process.argv[2]) : await makeTestPdf({ pages: 12, imageOnly: true }));
+  const scan =
+    bytes ??
+    (process.argv[2] ? await readFile(process.argv[2]) : await makeTestPdf({ pages: 12, imageOnly: true }));
   const info = await pdf.inspect(scan);
-  print(`scanned PDF: ${info.pages} pages, ${info.bytes} bytes, encrypted ${info.encrypted}, fits ${info.fits}`);
+  print(
+    `scanned PDF: ${info.pages} pages, ${info.bytes} bytes, encrypted ${info.encrypted}, fits ${info.fits}`,
+  );
 
   const client = new Keygate({ baseURL, appKey });
   const message = await client.messages.create({
     model: 'claude-opus-4-5',
     max_tokens: 500,
-    messages: [{ role: 'user', content: [pdf.documentBlock(scan, { title: 'Scanned invoice batch' }), { type: 'text', text: 'Transcribe the totals on each page.' }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          pdf.documentBlock(scan, { title: 'Scanned invoice batch' }),
+          { type: 'text', text: 'Transcribe the totals on each page.' },
+        ],
+      },
+    ],
   });
   const text = message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
   print(`answer: ${text}`);

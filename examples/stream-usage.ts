@@ -24,9 +24,11 @@ export async function main({ baseURL, appKey }: Connection, print: Print) {
   const [record] = records;
   if (!record) throw new Error('onUsage was not called');
   print(`finalMessage().usage → input ${message.usage.input_tokens}, output ${message.usage.output_tokens}`);
-  print(`onUsage record       → input ${record.usage?.input_tokens}, output ${record.usage?.output_tokens}, ` +
-    `cache writes ${record.usage?.cache_creation_input_tokens}, reads ${record.usage?.cache_read_input_tokens}, ` +
-    `${record.latencyMs} ms, first byte after ${record.ttfbMs} ms, request ${record.requestId}`);
+  print(
+    `onUsage record       → input ${record.usage?.input_tokens}, output ${record.usage?.output_tokens}, ` +
+      `cache writes ${record.usage?.cache_creation_input_tokens}, reads ${record.usage?.cache_read_input_tokens}, ` +
+      `${record.latencyMs} ms, first byte after ${record.ttfbMs} ms, request ${record.requestId}`,
+  );
   return { text: chunks.join(''), chunks: chunks.length, message, record };
 }
 

@@ -24,23 +24,35 @@ export async function main({ baseURL, appKey }: Connection, print: Print) {
       {
         name: 'get_weather',
         description: 'Current weather for a city',
-        input_schema: { type: 'object', properties: { location: { type: 'string', description: 'City, Country' } }, required: ['location'] },
+        input_schema: {
+          type: 'object',
+          properties: { location: { type: 'string', description: 'City, Country' } },
+          required: ['location'],
+        },
       },
-      { name: 'to_fahrenheit', description: 'Converts Celsius to Fahrenheit', input_schema: z.object({ celsius: z.number() }) },
+      {
+        name: 'to_fahrenheit',
+        description: 'Converts Celsius to Fahrenheit',
+        input_schema: z.object({ celsius: z.number() }),
+      },
     ],
     handlers: {
-      get_weather: ({ location }) => FORECASTS[String(location)] ?? { error: `no forecast for ${String(location)}` },
+      get_weather: ({ location }) =>
+        FORECASTS[String(location)] ?? { error: `no forecast for ${String(location)}` },
       to_fahrenheit: ({ celsius }) => celsius * 1.8 + 32,
     },
     maxTurns: 6,
     onTurn: (message, turn) => print(`turn ${turn}: stop_reason ${message.stop_reason}`),
   });
 
-  for (const call of result.toolCalls) print(`  tool ${call.name}(${JSON.stringify(call.input)}) → ${call.outcome}: ${String(call.result)}`);
+  for (const call of result.toolCalls)
+    print(`  tool ${call.name}(${JSON.stringify(call.input)}) → ${call.outcome}: ${String(call.result)}`);
   const answer = result.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
   print(`answer: ${answer}`);
-  print(`group ${result.groupId}: ${result.usage.calls} calls, ${result.usage.input_tokens} input + ${result.usage.output_tokens} output tokens, ` +
-    `${result.malformedToolCalls} malformed tool calls`);
+  print(
+    `group ${result.groupId}: ${result.usage.calls} calls, ${result.usage.input_tokens} input + ${result.usage.output_tokens} output tokens, ` +
+      `${result.malformedToolCalls} malformed tool calls`,
+  );
   return result;
 }
 

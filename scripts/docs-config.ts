@@ -6,4 +6,6 @@ const path = new URL('../README.md', import.meta.url);
 const before = readFileSync(path, 'utf8');
 const after = withSettingsTable(before);
 if (after !== before) writeFileSync(path, after);
-process.stdout.write(after === before ? 'README.md: settings table up to date\n' : 'README.md: settings table rewritten\n');
+process.stdout.write(
+  after === before ? 'README.md: settings table up to date\n' : 'README.md: settings table rewritten\n',
+);

@@ -12,7 +12,10 @@ export const TOOLS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '.c
 
 /** name → npm spec and the binary inside its node_modules. */
 export const TOOLS = {
-  claude: { spec: '@anthropic-ai/claude-code@2.1.330', bin: 'node_modules/@anthropic-ai/claude-code/bin/claude.exe' },
+  claude: {
+    spec: '@anthropic-ai/claude-code@2.1.330',
+    bin: 'node_modules/@anthropic-ai/claude-code/bin/claude.exe',
+  },
   node24: { spec: 'node@24.9.0', bin: 'node_modules/node/bin/node' },
   bun: { spec: 'bun@1.4.5', bin: 'node_modules/bun/bin/bun.exe' },
   deno: { spec: 'deno@2.9.6', bin: 'node_modules/deno/deno' },
@@ -22,13 +25,18 @@ function install(name) {
   const tool = TOOLS[name];
   const dir = join(TOOLS_DIR, name);
   const marker = join(dir, '.installed');
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === tool.spec && existsSync(join(dir, tool.bin))) return join(dir, tool.bin);
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === tool.spec && existsSync(join(dir, tool.bin)))
+    return join(dir, tool.bin);
   // Install beside, then move into place, so an interrupted install is never taken as done.
   const staging = `${dir}.staging-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   writeFileSync(join(staging, 'package.json'), '{"private":true}\n');
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', staging, tool.spec], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', staging, tool.spec],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   if (!existsSync(join(staging, tool.bin))) throw new Error(`${tool.spec} installed without ${tool.bin}`);
   writeFileSync(join(staging, '.installed'), tool.spec);
   rmSync(dir, { recursive: true, force: true });
@@ -41,12 +49,20 @@ export const SYSTEM_PACKAGES = { '/usr/bin/chromium': 'chromium', '/usr/sbin/hap
 
 /** Installs the missing Debian packages with apt-get (as root); says which command to run otherwise. */
 export function ensureSystemPackages() {
-  const missing = Object.entries(SYSTEM_PACKAGES).filter(([bin]) => !existsSync(bin)).map(([, pkg]) => pkg);
+  const missing = Object.entries(SYSTEM_PACKAGES)
+    .filter(([bin]) => !existsSync(bin))
+    .map(([, pkg]) => pkg);
   if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`the tests need Debian's ${missing.join(' and ')}: run \`sudo apt-get install -y ${missing.join(' ')}\``);
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      `the tests need Debian's ${missing.join(' and ')}: run \`sudo apt-get install -y ${missing.join(' ')}\``,
+    );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env,
+  });
 }
 
 /** Installs what is missing and returns every tool's binary path. */
@@ -58,7 +74,11 @@ export function ensureTools(names = Object.keys(TOOLS)) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   ensureSystemPackages();
-  const paths = ensureTools(process.argv.slice(2).filter((a) => !a.startsWith('--')).length ? process.argv.slice(2).filter((a) => !a.startsWith('--')) : undefined);
+  const paths = ensureTools(
+    process.argv.slice(2).filter((a) => !a.startsWith('--')).length
+      ? process.argv.slice(2).filter((a) => !a.startsWith('--'))
+      : undefined,
+  );
   if (process.argv.includes('--json')) console.log(JSON.stringify(paths));
   else for (const [name, path] of Object.entries(paths)) console.log(`${name}: ${path}`);
 }

@@ -24,7 +24,12 @@ export interface Arm {
 }
 
 /** Forks `script` (TypeScript, through tsx) as one arm in its own process and waits for it to listen. */
-export function spawnArm(name: string, script: string, env: Record<string, string>, execArgv: string[] = []): Promise<Arm> {
+export function spawnArm(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  execArgv: string[] = [],
+): Promise<Arm> {
   const child = fork(script, [], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -108,7 +113,11 @@ export function postgresCpuMs(): number {
 }
 
 /** Samples the arms' RSS every `ms` while `work` runs; returns the work's result and each arm's highest sample. */
-export async function withRssSampling<T>(arms: Arm[], work: () => Promise<T>, ms = 100): Promise<{ result: T; maxRss: Map<string, number> }> {
+export async function withRssSampling<T>(
+  arms: Arm[],
+  work: () => Promise<T>,
+  ms = 100,
+): Promise<{ result: T; maxRss: Map<string, number> }> {
   const maxRss = new Map(arms.map((a) => [a.name, a.rss()]));
   const timer = setInterval(() => {
     for (const a of arms) maxRss.set(a.name, Math.max(maxRss.get(a.name)!, a.rss()));

@@ -5,7 +5,10 @@ export interface ArmProcess {
   close(): Promise<Record<string, unknown> | void>;
 }
 
-export type ArmMessage = { type: 'ready'; info: Record<string, unknown> } | { type: 'closed'; stats: Record<string, unknown> } | { type: 'collected'; heapMb: number };
+export type ArmMessage =
+  | { type: 'ready'; info: Record<string, unknown> }
+  | { type: 'closed'; stats: Record<string, unknown> }
+  | { type: 'collected'; heapMb: number };
 
 /** Starts an arm and serves the parent's `close`; exits when the parent goes away. */
 export async function serveArm(start: () => Promise<ArmProcess>): Promise<void> {

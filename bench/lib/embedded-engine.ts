@@ -8,10 +8,28 @@ const REPORTS = 16;
 
 function record(accountId: string, i: number, at: number): CallRecord {
   return {
-    id: `req_bench${randomUUID().replaceAll('-', '')}`, accountId, keyId: null, memberId: null, app: 'bench', environment: null,
-    groupId: null, client: null, endpoint: 'messages', model: i % 2 ? 'claude-opus-4-5' : 'claude-sonnet-4-5', stream: false, status: 200,
-    errorType: null, usage: { input_tokens: 100, output_tokens: 20 }, upstreamMessageId: null, upstreamRequestId: null,
-    retryCount: 0, latencyMs: 5, ttfbMs: 2, partial: false, estimated: false, createdAt: new Date(at - (i % 3600) * 1000),
+    id: `req_bench${randomUUID().replaceAll('-', '')}`,
+    accountId,
+    keyId: null,
+    memberId: null,
+    app: 'bench',
+    environment: null,
+    groupId: null,
+    client: null,
+    endpoint: 'messages',
+    model: i % 2 ? 'claude-opus-4-5' : 'claude-sonnet-4-5',
+    stream: false,
+    status: 200,
+    errorType: null,
+    usage: { input_tokens: 100, output_tokens: 20 },
+    upstreamMessageId: null,
+    upstreamRequestId: null,
+    retryCount: 0,
+    latencyMs: 5,
+    ttfbMs: 2,
+    partial: false,
+    estimated: false,
+    createdAt: new Date(at - (i % 3600) * 1000),
   };
 }
 
@@ -28,7 +46,13 @@ export async function engineFigures(dataDir: string, accountId: string) {
     const callLogRecordsPerSecond = RECORDS / ((performance.now() - t0) / 1000);
 
     const report = () =>
-      store.usage.fromCalls({ accountId, from: new Date(now - 3_600_000), to: new Date(now + 1), bucketSeconds: 60, groupBy: ['model'] });
+      store.usage.fromCalls({
+        accountId,
+        from: new Date(now - 3_600_000),
+        to: new Date(now + 1),
+        bucketSeconds: 60,
+        groupBy: ['model'],
+      });
     await report();
     const t1 = performance.now();
     for (let i = 0; i < REPORTS; i++) await report();
@@ -36,7 +60,13 @@ export async function engineFigures(dataDir: string, accountId: string) {
     const t2 = performance.now();
     await Promise.all(Array.from({ length: REPORTS }, report));
     const reportsConcurrentMs = performance.now() - t2;
-    return { callLogRecordsPerSecond, reports: REPORTS, reportsSequentialMs, reportsConcurrentMs, callsInTable: RECORDS };
+    return {
+      callLogRecordsPerSecond,
+      reports: REPORTS,
+      reportsSequentialMs,
+      reportsConcurrentMs,
+      callsInTable: RECORDS,
+    };
   } finally {
     await db.close();
   }

@@ -65,10 +65,19 @@ const s = (ms: number) => (ms / 1000).toFixed(2);
 
 /** Replaces (or appends) the embedded-database section of RESULTS.md; other sections stay as they are. */
 export function renderEmbedded(current: string, runs: EmbeddedFigures[]): string {
-  const row = (name: string, cell: (f: EmbeddedFigures) => string) => `| ${name} | ${runs.map(cell).join(' | ')} |`;
-  const cpuSplit = (st: StartFigure | undefined) => (st ? `${n(st.cpuS, 2)} = ${n(st.wrapperCpuS, 2)} + ${n(st.gatewayCpuS, 2)} + ${n(st.postgresCpuS, 2)}` : 'not taken');
-  const cli = (c: CliFigure | undefined, ms?: number) => (c ? `${s(c.ms)} (${n(c.cpuS, 2)} CPU)` : ms === undefined ? '—' : s(ms));
-  const viaNames = [...new Set(runs.flatMap((f) => [...Object.keys(f.cliViaGateway ?? {}), ...Object.keys(f.cliViaGatewayMs)]))];
+  const row = (name: string, cell: (f: EmbeddedFigures) => string) =>
+    `| ${name} | ${runs.map(cell).join(' | ')} |`;
+  const cpuSplit = (st: StartFigure | undefined) =>
+    st
+      ? `${n(st.cpuS, 2)} = ${n(st.wrapperCpuS, 2)} + ${n(st.gatewayCpuS, 2)} + ${n(st.postgresCpuS, 2)}`
+      : 'not taken';
+  const cli = (c: CliFigure | undefined, ms?: number) =>
+    c ? `${s(c.ms)} (${n(c.cpuS, 2)} CPU)` : ms === undefined ? '—' : s(ms);
+  const viaNames = [
+    ...new Set(
+      runs.flatMap((f) => [...Object.keys(f.cliViaGateway ?? {}), ...Object.keys(f.cliViaGatewayMs)]),
+    ),
+  ];
   const aloneNames = [...new Set(['account list', ...runs.flatMap((f) => Object.keys(f.cliAlone ?? {}))])];
   const section = [
     START,
@@ -78,28 +87,67 @@ export function renderEmbedded(current: string, runs: EmbeddedFigures[]): string
     '',
     `| figure | ${runs.map((f) => f.label).join(' | ')} |`,
     `|---|${runs.map(() => '---:').join('|')}|`,
-    row('**ready**, fresh data dir (`pnpm start` → /health answers, s; target ≤ 4)', (f) => s(f.readyFreshMs)),
+    row('**ready**, fresh data dir (`pnpm start` → /health answers, s; target ≤ 4)', (f) =>
+      s(f.readyFreshMs),
+    ),
     row('**ready**, existing data dir (s; target ≤ 2)', (f) => s(f.readyExistingMs)),
-    row('ready, existing data dir, `node services/gateway/bin/keygate.js serve` (no pnpm in front, s)', (f) => (f.startExistingNode ? s(f.startExistingNode.readyMs) : 'not taken')),
-    row('CPU until ready, fresh / existing (s, the started tree; less sensitive to load)', (f) => (f.readyFreshCpuS === undefined ? 'not taken' : `${n(f.readyFreshCpuS, 2)} / ${n(f.readyExistingCpuS ?? 0, 2)}`)),
-    row('CPU until ready, fresh: pnpm + gateway (with initdb) + PostgreSQL (s)', (f) => cpuSplit(f.startFresh)),
+    row(
+      'ready, existing data dir, `node services/gateway/bin/keygate.js serve` (no pnpm in front, s)',
+      (f) => (f.startExistingNode ? s(f.startExistingNode.readyMs) : 'not taken'),
+    ),
+    row('CPU until ready, fresh / existing (s, the started tree; less sensitive to load)', (f) =>
+      f.readyFreshCpuS === undefined
+        ? 'not taken'
+        : `${n(f.readyFreshCpuS, 2)} / ${n(f.readyExistingCpuS ?? 0, 2)}`,
+    ),
+    row('CPU until ready, fresh: pnpm + gateway (with initdb) + PostgreSQL (s)', (f) =>
+      cpuSplit(f.startFresh),
+    ),
     row('CPU until ready, existing: pnpm + gateway + PostgreSQL (s)', (f) => cpuSplit(f.startExisting)),
-    row('CPU until ready, existing, no pnpm: gateway + PostgreSQL (s)', (f) => (f.startExistingNode ? `${n(f.startExistingNode.gatewayCpuS, 2)} + ${n(f.startExistingNode.postgresCpuS, 2)}` : 'not taken')),
-    row('machine load average (1 min) at the fresh / existing start (2 cores)', (f) => (f.loadAverage === undefined ? 'not taken' : f.startExisting ? `${n(f.loadAverage, 1)} / ${n(f.startExisting.loadAverage, 1)}` : n(f.loadAverage, 1))),
+    row('CPU until ready, existing, no pnpm: gateway + PostgreSQL (s)', (f) =>
+      f.startExistingNode
+        ? `${n(f.startExistingNode.gatewayCpuS, 2)} + ${n(f.startExistingNode.postgresCpuS, 2)}`
+        : 'not taken',
+    ),
+    row('machine load average (1 min) at the fresh / existing start (2 cores)', (f) =>
+      f.loadAverage === undefined
+        ? 'not taken'
+        : f.startExisting
+          ? `${n(f.loadAverage, 1)} / ${n(f.startExisting.loadAverage, 1)}`
+          : n(f.loadAverage, 1),
+    ),
     row('**gateway RSS idle**, fresh start (MB; target ≤ 150)', (f) => n(f.idleFresh.gatewayRssMb)),
     row('gateway RSS idle, restart (MB)', (f) => n(f.idleExisting.gatewayRssMb)),
-    row('embedded PostgreSQL processes RSS idle, restart (MB; shared pages counted in each)', (f) => n(f.idleExisting.postgresRssMb)),
-    row('whole process tree RSS idle, restart (MB, processes)', (f) => `${n(f.idleExisting.treeRssMb)} (${f.idleExisting.processes})`),
+    row('embedded PostgreSQL processes RSS idle, restart (MB; shared pages counted in each)', (f) =>
+      n(f.idleExisting.postgresRssMb),
+    ),
+    row(
+      'whole process tree RSS idle, restart (MB, processes)',
+      (f) => `${n(f.idleExisting.treeRssMb)} (${f.idleExisting.processes})`,
+    ),
     row('gateway RSS after 2,000 calls (MB)', (f) => n(f.busy.gatewayRssMb)),
-    ...viaNames.map((c) => row(`CLI \`${c}\` beside the running gateway (s, median; target ≤ 1)`, (f) => cli(f.cliViaGateway?.[c], f.cliViaGatewayMs[c]))),
-    ...aloneNames.map((c) => row(`CLI \`${c}\` with no gateway running (opens the data dir itself, s, median)`, (f) => cli(f.cliAlone?.[c], c === 'account list' ? f.cliAloneMs : undefined))),
-    row('SIGTERM to the started pid: it exits / gateway still serving after', (f) => `${f.sigterm.exited ? 'exits' : 'keeps running'} / ${f.sigterm.stillServing ? '**yes**' : 'no'}`),
+    ...viaNames.map((c) =>
+      row(`CLI \`${c}\` beside the running gateway (s, median; target ≤ 1)`, (f) =>
+        cli(f.cliViaGateway?.[c], f.cliViaGatewayMs[c]),
+      ),
+    ),
+    ...aloneNames.map((c) =>
+      row(`CLI \`${c}\` with no gateway running (opens the data dir itself, s, median)`, (f) =>
+        cli(f.cliAlone?.[c], c === 'account list' ? f.cliAloneMs : undefined),
+      ),
+    ),
+    row(
+      'SIGTERM to the started pid: it exits / gateway still serving after',
+      (f) => `${f.sigterm.exited ? 'exits' : 'keeps running'} / ${f.sigterm.stillServing ? '**yes**' : 'no'}`,
+    ),
     row('calls through the gateway, test key, 16 at once (calls/s)', (f) => n(f.callsPerSecondHttp)),
     row('**call log** inserts, batches of 100 (records/s)', (f) => n(f.callLogRecordsPerSecond)),
-    row('usage reports from the call log (20,000 calls), one after another (ms for 16)', (f) => n(f.reportsSequentialMs)),
+    row('usage reports from the call log (20,000 calls), one after another (ms for 16)', (f) =>
+      n(f.reportsSequentialMs),
+    ),
     row('**concurrent reports**, 16 at once (ms for 16)', (f) => n(f.reportsConcurrentMs)),
     '',
-    'Ready is wall time from spawning `pnpm start` in the repository root to the first 200 from /health. Gateway RSS is the gateway\'s own node process; PostgreSQL RSS sums its processes (shared memory is counted once per process, so it overstates). CLI times are whole `node services/gateway/bin/keygate.js … --json` runs, the median of 7 beside the gateway and of 3 alone, with the median CPU seconds of the run (user + system); the load average at each command\'s runs is in the JSON. The machine is shared (2 cores, with other test suites): wall times move with its load, recorded per start; CPU seconds do not, or much less. Call-log and report figures open the engine in-process on the same data dir with the gateway stopped.',
+    "Ready is wall time from spawning `pnpm start` in the repository root to the first 200 from /health. Gateway RSS is the gateway's own node process; PostgreSQL RSS sums its processes (shared memory is counted once per process, so it overstates). CLI times are whole `node services/gateway/bin/keygate.js … --json` runs, the median of 7 beside the gateway and of 3 alone, with the median CPU seconds of the run (user + system); the load average at each command's runs is in the JSON. The machine is shared (2 cores, with other test suites): wall times move with its load, recorded per start; CPU seconds do not, or much less. Call-log and report figures open the engine in-process on the same data dir with the gateway stopped.",
     END,
   ].join('\n');
   const at = current.indexOf(START);

@@ -24,12 +24,21 @@ export interface LoadRun extends WrkRun {
 }
 
 /** Interleaved rounds of wrk runs: each round visits every arm once, in a fresh order. */
-export async function wrkRounds(targets: Target[], o: { bodyFile: string; connections: number; seconds: number; rounds: number }): Promise<Map<string, LoadRun[]>> {
+export async function wrkRounds(
+  targets: Target[],
+  o: { bodyFile: string; connections: number; seconds: number; rounds: number },
+): Promise<Map<string, LoadRun[]>> {
   const out = new Map<string, LoadRun[]>(targets.map((t) => [t.name, []]));
   for (let r = 0; r < o.rounds; r++) {
     for (const t of shuffled(targets)) {
       const [arm0, pg0] = [t.arm.cpuMs(), postgresCpuMs()];
-      const run = await runWrk({ url: t.url, headers: t.headers, bodyFile: o.bodyFile, connections: o.connections, seconds: o.seconds });
+      const run = await runWrk({
+        url: t.url,
+        headers: t.headers,
+        bodyFile: o.bodyFile,
+        connections: o.connections,
+        seconds: o.seconds,
+      });
       out.get(t.name)!.push({ ...run, armCpuMs: t.arm.cpuMs() - arm0, postgresCpuMs: postgresCpuMs() - pg0 });
     }
   }
@@ -43,7 +52,10 @@ export interface SerialFigures {
 }
 
 /** Concurrency 1 in interleaved rounds; all samples are kept. */
-export async function serialRounds(targets: Target[], o: { body: Buffer; seconds: number; rounds: number }): Promise<Map<string, SerialFigures>> {
+export async function serialRounds(
+  targets: Target[],
+  o: { body: Buffer; seconds: number; rounds: number },
+): Promise<Map<string, SerialFigures>> {
   const out = new Map<string, SerialFigures>(targets.map((t) => [t.name, { samples: [], errors: 0 }]));
   for (let r = 0; r < o.rounds; r++) {
     for (const t of shuffled(targets)) {
@@ -62,7 +74,10 @@ export interface Saturation {
   maxRss: Map<string, number>;
 }
 
-export async function saturation(targets: Target[], o: { bodyFile: string; connections: number[]; seconds: number; rounds: number }): Promise<Saturation> {
+export async function saturation(
+  targets: Target[],
+  o: { bodyFile: string; connections: number[]; seconds: number; rounds: number },
+): Promise<Saturation> {
   const arms = [...new Map(targets.map((t) => [t.arm.name, t.arm])).values()];
   const { result, maxRss } = await withRssSampling(arms, async () => {
     const runs = new Map<number, Map<string, LoadRun[]>>();
@@ -86,12 +101,19 @@ export interface StreamFigures {
  * Paced streams through each arm, interleaved by round. Starts are spaced `spacingMs` apart so
  * no two requests meet at the emulator at once: the first event then measures the path, not a queue.
  */
-export async function streaming(targets: (StreamTarget & { name: string })[], o: { rounds: number; perRound: number; spacingMs: number }): Promise<Map<string, StreamFigures>> {
-  const out = new Map<string, StreamFigures>(targets.map((t) => [t.name, { ttfe: [], gaps: [], events: [], failed: 0 }]));
+export async function streaming(
+  targets: (StreamTarget & { name: string })[],
+  o: { rounds: number; perRound: number; spacingMs: number },
+): Promise<Map<string, StreamFigures>> {
+  const out = new Map<string, StreamFigures>(
+    targets.map((t) => [t.name, { ttfe: [], gaps: [], events: [], failed: 0 }]),
+  );
   for (let r = 0; r < o.rounds; r++) {
     for (const t of shuffled(targets)) {
       const fig = out.get(t.name)!;
-      const timings = await Promise.all(Array.from({ length: o.perRound }, (_, i) => sleep(i * o.spacingMs).then(() => timeStream(t))));
+      const timings = await Promise.all(
+        Array.from({ length: o.perRound }, (_, i) => sleep(i * o.spacingMs).then(() => timeStream(t))),
+      );
       for (const s of timings) {
         if (s.status !== 200 || s.arrivals.length === 0) fig.failed++;
         fig.ttfe.push(s.arrivals[0] ?? Number.NaN);
@@ -152,8 +174,14 @@ export async function heldStreams(t: StreamTarget & { arm: Arm }, n: number): Pr
   const opened = first.opened + second.opened;
   const slope = (a: number, b: number) => ((b - a) / Math.max(1, second.opened)) * 1000;
   return {
-    requested: n, opened, flowing, rssBefore: before.rss, rssHalf: half.rss, rssOpen: open.rss,
-    perThousand: slope(half.rss, open.rss), heapPerThousand: slope(half.heap, open.heap),
+    requested: n,
+    opened,
+    flowing,
+    rssBefore: before.rss,
+    rssHalf: half.rss,
+    rssOpen: open.rss,
+    perThousand: slope(half.rss, open.rss),
+    heapPerThousand: slope(half.heap, open.heap),
   };
 }
 
@@ -168,8 +196,14 @@ export interface LargeBodyFigures {
 const bigClient = new Agent({ connections: 4, bodyTimeout: 120_000, headersTimeout: 120_000 });
 
 /** Sends one large body at a time through each arm, interleaved by round. */
-export async function largeBodies(targets: Target[], body: Buffer, rounds: number): Promise<Map<string, LargeBodyFigures>> {
-  const out = new Map<string, LargeBodyFigures>(targets.map((t) => [t.name, { latencies: [], statuses: [], peaks: [], rssBefore: t.arm.rss() }]));
+export async function largeBodies(
+  targets: Target[],
+  body: Buffer,
+  rounds: number,
+): Promise<Map<string, LargeBodyFigures>> {
+  const out = new Map<string, LargeBodyFigures>(
+    targets.map((t) => [t.name, { latencies: [], statuses: [], peaks: [], rssBefore: t.arm.rss() }]),
+  );
   for (let r = 0; r < rounds; r++) {
     for (const t of shuffled(targets)) {
       const fig = out.get(t.name)!;

@@ -25,7 +25,10 @@ function readProc(pid: number): Proc | null {
 
 /** A process and all its descendants, from /proc. */
 export function processTree(root: number): Proc[] {
-  const all = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((d) => readProc(Number(d))).filter((p): p is Proc => p !== null);
+  const all = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => readProc(Number(d)))
+    .filter((p): p is Proc => p !== null);
   const out: Proc[] = [];
   const queue = [root];
   while (queue.length) {

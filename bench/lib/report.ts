@@ -22,10 +22,17 @@ export interface Results {
 const COLUMNS = ['direct', 'floor', 'gateway', 'gateway-nolog'] as const;
 const TITLES = ['direct', 'floor', 'gateway', 'gateway, call log off'];
 /** The process whose memory a column reports: direct is the emulator itself. */
-const PROCESS: Record<string, string> = { direct: 'emulator', floor: 'floor', gateway: 'gateway', 'gateway-nolog': 'gateway-nolog' };
+const PROCESS: Record<string, string> = {
+  direct: 'emulator',
+  floor: 'floor',
+  gateway: 'gateway',
+  'gateway-nolog': 'gateway-nolog',
+};
 
-const ms = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '—' : v.toFixed(digits));
-const signed = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '—' : `${v >= 0 ? '+' : ''}${v.toFixed(digits)}`);
+const ms = (v: number | undefined, digits = 2) =>
+  v === undefined || Number.isNaN(v) ? '—' : v.toFixed(digits);
+const signed = (v: number | undefined, digits = 2) =>
+  v === undefined || Number.isNaN(v) ? '—' : `${v >= 0 ? '+' : ''}${v.toFixed(digits)}`;
 const pct = (v: number) => `${(v * 100).toFixed(0)}%`;
 
 function row(label: string, cell: (name: string) => string): string {
@@ -35,9 +42,13 @@ function row(label: string, cell: (name: string) => string): string {
 export function renderResults(r: Results): string {
   type Runs = Map<string, SerialFigures>;
   const lat = (runs: Runs, name: string, p: number) => percentile(runs.get(name)?.samples ?? [], p);
-  const added = (runs: Runs, name: string, p: number) => (name === 'direct' ? Number.NaN : lat(runs, name, p) - lat(runs, 'direct', p));
+  const added = (runs: Runs, name: string, p: number) =>
+    name === 'direct' ? Number.NaN : lat(runs, name, p) - lat(runs, 'direct', p);
   const samples = (name: string) => r.latency.get(name)?.samples.length ?? 0;
-  const wrkErrors = [...r.saturation.runs.values()].flatMap((m) => [...m.values()]).flat().reduce((n, w) => n + w.errors, 0);
+  const wrkErrors = [...r.saturation.runs.values()]
+    .flatMap((m) => [...m.values()])
+    .flat()
+    .reduce((n, w) => n + w.errors, 0);
   const serialErrors = [...r.latency.values(), ...r.latency100k.values()].reduce((n, f) => n + f.errors, 0);
   const conns = [...r.saturation.runs.keys()];
   const rps = (c: number, name: string) => {
@@ -52,7 +63,8 @@ export function renderResults(r: Results): string {
   };
   const s = (name: string) => r.streaming.get(name);
   const expectedEvents = Math.max(...(s('direct')?.events ?? [0]));
-  const lost = (name: string) => sum((s(name)?.events ?? []).map((e) => expectedEvents - e)) + (s(name)?.failed ?? 0);
+  const lost = (name: string) =>
+    sum((s(name)?.events ?? []).map((e) => expectedEvents - e)) + (s(name)?.failed ?? 0);
   const ttfe = (name: string, p: number) => percentile(s(name)?.ttfe ?? [], p);
   const interval = (r.plan.streaming as { intervalMs: number }).intervalMs;
   const lateFirst = (name: string) => (s(name)?.ttfe ?? []).filter((t) => !(t < interval)).length;
@@ -82,29 +94,64 @@ export function renderResults(r: Results): string {
     row('c=1, 1 KB **added p50** vs direct (ms)', (n) => signed(added(r.latency, n, 50), 3)),
     row('c=1, 1 KB **added p99** vs direct (ms)', (n) => signed(added(r.latency, n, 99), 3)),
     row('c=1, 1 KB samples', (n) => String(samples(n))),
-    row('c=1, 100 KB body, added p50 / p99 (ms)', (n) => (r.latency100k.has(n) && n !== 'direct' ? `${signed(added(r.latency100k, n, 50), 3)} / ${signed(added(r.latency100k, n, 99), 3)}` : n === 'direct' ? `${ms(lat(r.latency100k, n, 50), 3)} / ${ms(lat(r.latency100k, n, 99), 3)} (abs.)` : '—')),
-    ...conns.map((c) => row(`**RPS at ${c} connections** (share of floor)`, (n) => `${rps(c, n).toFixed(0)} (${pct(share(c, n))})`)),
+    row('c=1, 100 KB body, added p50 / p99 (ms)', (n) =>
+      r.latency100k.has(n) && n !== 'direct'
+        ? `${signed(added(r.latency100k, n, 50), 3)} / ${signed(added(r.latency100k, n, 99), 3)}`
+        : n === 'direct'
+          ? `${ms(lat(r.latency100k, n, 50), 3)} / ${ms(lat(r.latency100k, n, 99), 3)} (abs.)`
+          : '—',
+    ),
+    ...conns.map((c) =>
+      row(
+        `**RPS at ${c} connections** (share of floor)`,
+        (n) => `${rps(c, n).toFixed(0)} (${pct(share(c, n))})`,
+      ),
+    ),
     row('CPU per request at saturation, own process (µs)', (n) => ms(cpuPer(n, 'armCpuMs'), 0)),
     row('PostgreSQL CPU per request at saturation (µs)', (n) => ms(cpuPer(n, 'postgresCpuMs'), 1)),
     row('stream: first event p50 (ms)', (n) => ms(ttfe(n, 50), 3)),
-    row('stream: **first event added p50** vs direct (ms)', (n) => (s(n) && n !== 'direct' ? signed(ttfe(n, 50) - ttfe('direct', 50), 3) : '—')),
+    row('stream: **first event added p50** vs direct (ms)', (n) =>
+      s(n) && n !== 'direct' ? signed(ttfe(n, 50) - ttfe('direct', 50), 3) : '—',
+    ),
     row('stream: first event p99 (ms)', (n) => ms(ttfe(n, 99), 3)),
-    row('stream: gap between paced events p50 / p99 (ms)', (n) => (s(n) ? `${ms(gap(n, 50))} / ${ms(gap(n, 99))}` : '—')),
-    row('stream: gap added p50 / p99 vs direct (ms)', (n) => (s(n) && n !== 'direct' ? `${signed(gap(n, 50) - gap('direct', 50))} / ${signed(gap(n, 99) - gap('direct', 99))}` : '—')),
+    row('stream: gap between paced events p50 / p99 (ms)', (n) =>
+      s(n) ? `${ms(gap(n, 50))} / ${ms(gap(n, 99))}` : '—',
+    ),
+    row('stream: gap added p50 / p99 vs direct (ms)', (n) =>
+      s(n) && n !== 'direct'
+        ? `${signed(gap(n, 50) - gap('direct', 50))} / ${signed(gap(n, 99) - gap('direct', 99))}`
+        : '—',
+    ),
     row('stream: streams / **events lost**', (n) => (s(n) ? `${s(n)!.events.length} / ${lost(n)}` : '—')),
-    row('slow streams held open (flowing / asked)', (n) => (r.held[n] ? `${r.held[n]!.flowing} / ${r.held[n]!.requested}` : '—')),
-    row('RSS idle → half → all of them open (MB)', (n) => (r.held[n] ? `${ms(r.held[n]!.rssBefore, 0)} → ${ms(r.held[n]!.rssHalf, 0)} → ${ms(r.held[n]!.rssOpen, 0)}` : '—')),
-    row('**RSS per 1,000 open streams** (MB, slope from half to all open)', (n) => (r.held[n] ? ms(r.held[n]!.perThousand, 1) : '—')),
-    row('JS heap per 1,000 open streams (MB, same slope)', (n) => (r.held[n] ? ms(r.held[n]!.heapPerThousand, 1) : '—')),
+    row('slow streams held open (flowing / asked)', (n) =>
+      r.held[n] ? `${r.held[n]!.flowing} / ${r.held[n]!.requested}` : '—',
+    ),
+    row('RSS idle → half → all of them open (MB)', (n) =>
+      r.held[n]
+        ? `${ms(r.held[n]!.rssBefore, 0)} → ${ms(r.held[n]!.rssHalf, 0)} → ${ms(r.held[n]!.rssOpen, 0)}`
+        : '—',
+    ),
+    row('**RSS per 1,000 open streams** (MB, slope from half to all open)', (n) =>
+      r.held[n] ? ms(r.held[n]!.perThousand, 1) : '—',
+    ),
+    row('JS heap per 1,000 open streams (MB, same slope)', (n) =>
+      r.held[n] ? ms(r.held[n]!.heapPerThousand, 1) : '—',
+    ),
     row('RSS idle, after start (MB)', (n) => ms(r.rssIdle[PROCESS[n]!], 0)),
     row('RSS idle, after warm-up (MB)', (n) => ms(r.rssWarm[PROCESS[n]!], 0)),
     row('**RSS under load**, highest sample (MB)', (n) => ms(underLoad(n), 0)),
     ...Object.keys(r.pdf).flatMap((mbText) => {
       const mb = Number(mbText);
       return [
-        row(`${mb} MB PDF request: latency p50 (ms)`, (n) => (pdfFig(mb, n) ? `${ms(pdfLatency(mb, n), 1)} (${pdfFig(mb, n)!.statuses.join(',')})` : '—')),
-        row(`${mb} MB PDF request: **added** vs direct (ms)`, (n) => (pdfFig(mb, n) && n !== 'direct' ? signed(pdfLatency(mb, n) - pdfLatency(mb, 'direct'), 1) : '—')),
-        row(`${mb} MB PDF request: **peak RSS** (MB, idle before)`, (n) => (pdfFig(mb, n) ? `${ms(pdfPeak(mb, n), 0)} (${ms(pdfFig(mb, n)!.rssBefore, 0)})` : '—')),
+        row(`${mb} MB PDF request: latency p50 (ms)`, (n) =>
+          pdfFig(mb, n) ? `${ms(pdfLatency(mb, n), 1)} (${pdfFig(mb, n)!.statuses.join(',')})` : '—',
+        ),
+        row(`${mb} MB PDF request: **added** vs direct (ms)`, (n) =>
+          pdfFig(mb, n) && n !== 'direct' ? signed(pdfLatency(mb, n) - pdfLatency(mb, 'direct'), 1) : '—',
+        ),
+        row(`${mb} MB PDF request: **peak RSS** (MB, idle before)`, (n) =>
+          pdfFig(mb, n) ? `${ms(pdfPeak(mb, n), 0)} (${ms(pdfFig(mb, n)!.rssBefore, 0)})` : '—',
+        ),
       ];
     }),
     '',
@@ -143,10 +190,10 @@ export function renderResults(r: Results): string {
     '## How the figures are taken',
     '',
     '- Added latency: each arm minus direct, from every sample of the interleaved c=1 rounds (1 KB body; the 100 KB row likewise).',
-    '- Throughput: wrk, 1 thread, on the same machine as the servers, the emulator and PostgreSQL; each RPS is the mean of its rounds. CPU per request: the arm process\'s user + system time over its runs (/proc), divided by its requests; PostgreSQL\'s likewise, summed over its processes.',
-    '- Streaming: paced streams started 25 ms apart (no two requests meet at the emulator at once); first event = time to the first complete SSE event; gaps between events more than 1 ms apart; lost = events short of direct\'s count.',
+    "- Throughput: wrk, 1 thread, on the same machine as the servers, the emulator and PostgreSQL; each RPS is the mean of its rounds. CPU per request: the arm process's user + system time over its runs (/proc), divided by its requests; PostgreSQL's likewise, summed over its processes.",
+    "- Streaming: paced streams started 25 ms apart (no two requests meet at the emulator at once); first event = time to the first complete SSE event; gaps between events more than 1 ms apart; lost = events short of direct's count.",
     '- Open streams: fresh processes with `--expose-gc`; RSS read after a full GC with half, then all of the streams open, and the slope taken, so the one-off growth from idle to busy is left out.',
-    '- Memory under load: highest RSS sampled every 100 ms during the saturation runs. Peak RSS for a PDF: the process\'s high-water mark (VmHWM, reset before each request).',
+    "- Memory under load: highest RSS sampled every 100 ms during the saturation runs. Peak RSS for a PDF: the process's high-water mark (VmHWM, reset before each request).",
     '',
   );
   return lines.join('\n');

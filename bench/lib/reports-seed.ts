@@ -42,7 +42,10 @@ export async function seedAccounts(sql: Sql): Promise<void> {
  * multiple of |every|, spread evenly over the 90 days before `end` in number order, and folds
  * them into the hourly rollups in the same statement, by the writer's key and with its upsert.
  */
-export async function seedCalls(sql: Sql, o: { lo: number; hi: number; total: number; end: Date; every: number }): Promise<number> {
+export async function seedCalls(
+  sql: Sql,
+  o: { lo: number; hi: number; total: number; end: Date; every: number },
+): Promise<number> {
   const start = new Date(o.end.getTime() - SHAPE.days * 86_400_000);
   const step = Math.abs(o.every);
   const [row] = await sql<{ n: number }[]>`
@@ -102,5 +105,6 @@ export async function checkRollups(sql: Sql): Promise<void> {
       (select account_id, count(*) as n, sum(input_tokens) as t from calls group by 1) c
       full join (select account_id, sum(requests) as n, sum(input_tokens) as t from usage_hourly group by 1) u using (account_id)
     where c.n is distinct from u.n or c.t is distinct from u.t`;
-  if (diff.length) throw new Error(`rollups disagree with the call log for ${diff.map((d) => d.account_id).join(', ')}`);
+  if (diff.length)
+    throw new Error(`rollups disagree with the call log for ${diff.map((d) => d.account_id).join(', ')}`);
 }

@@ -15,7 +15,12 @@ const HEADER_END = Buffer.from('\r\n\r\n');
  * so every sample is kept and percentiles are exact. (wrk's latency histogram at c=1
  * disagreed with its own request count here, so it is used for throughput only.)
  */
-export function serialRun(url: string, headers: Record<string, string>, body: Buffer, seconds: number): Promise<SerialRun> {
+export function serialRun(
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  seconds: number,
+): Promise<SerialRun> {
   const u = new URL(url);
   const head = Object.entries({ host: u.host, 'content-length': String(body.length), ...headers })
     .map(([k, v]) => `${k}: ${v}\r\n`)

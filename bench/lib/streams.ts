@@ -51,7 +51,13 @@ export async function holdStreams(t: StreamTarget, n: number, batch = 100): Prom
   const openOne = (i: number) =>
     new Promise<boolean>((resolve) => {
       let prev = 0;
-      request(t.url, { method: 'POST', headers: t.headers, body: t.body, dispatcher: client, signal: controller.signal }).then(
+      request(t.url, {
+        method: 'POST',
+        headers: t.headers,
+        body: t.body,
+        dispatcher: client,
+        signal: controller.signal,
+      }).then(
         (res) => {
           if (res.statusCode !== 200) return resolve(false);
           res.body.on('data', (chunk: Buffer) => {
@@ -68,7 +74,9 @@ export async function holdStreams(t: StreamTarget, n: number, batch = 100): Prom
     });
   let opened = 0;
   for (let from = 0; from < n; from += batch) {
-    const ok = await Promise.all(Array.from({ length: Math.min(batch, n - from) }, (_, k) => openOne(from + k)));
+    const ok = await Promise.all(
+      Array.from({ length: Math.min(batch, n - from) }, (_, k) => openOne(from + k)),
+    );
     opened += ok.filter(Boolean).length;
   }
   return { opened, events: () => [...counts], abort: () => controller.abort() };

@@ -39,7 +39,9 @@ export function runWrk(o: WrkOptions): Promise<WrkRun> {
   const env = {
     ...process.env,
     WRK_BODY: o.bodyFile,
-    WRK_HEADERS: Object.entries(o.headers).map(([k, v]) => `${k}: ${v}`).join('\n'),
+    WRK_HEADERS: Object.entries(o.headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\n'),
   };
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {

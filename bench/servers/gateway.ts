@@ -1,4 +1,12 @@
-import { createAccount, createKey, createLogger, loadConfig, SecretBox, startGateway, stderrSink } from '@keygate/gateway';
+import {
+  createAccount,
+  createKey,
+  createLogger,
+  loadConfig,
+  SecretBox,
+  startGateway,
+  stderrSink,
+} from '@keygate/gateway';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,14 +26,19 @@ await serveArm(async () => {
     KEYGATE_UPSTREAM_URL: process.env.BENCH_UPSTREAM!,
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
-    ...(process.env.BENCH_SPOOL_MAX_BYTES ? { KEYGATE_SPOOL_MAX_BYTES: process.env.BENCH_SPOOL_MAX_BYTES } : {}),
+    ...(process.env.BENCH_SPOOL_MAX_BYTES
+      ? { KEYGATE_SPOOL_MAX_BYTES: process.env.BENCH_SPOOL_MAX_BYTES }
+      : {}),
     KEYGATE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     KEYGATE_METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN ?? '',
   });
   // BENCH_LOG_SINK: log lines written synchronously (`sync`, as before) or one asynchronous write per line (`unbatched`) instead of the default.
   const sinks = { sync: { sync: true }, unbatched: { minLength: 0, flushMs: 0 } } as const;
   const sink = sinks[process.env.BENCH_LOG_SINK as keyof typeof sinks];
-  const gateway = await startGateway(config, { schema, ...(sink ? { logger: createLogger(config.logLevel, stderrSink(sink)) } : {}) });
+  const gateway = await startGateway(config, {
+    schema,
+    ...(sink ? { logger: createLogger(config.logLevel, stderrSink(sink)) } : {}),
+  });
   const sql = gateway.store.db.sql;
   const dropSchema = async () => {
     gateway.resolver.drainLastUsed();
@@ -34,8 +47,18 @@ await serveArm(async () => {
   const deps = { store: gateway.store, box: new SecretBox(SECRET), clock: Date.now };
   let secret: string;
   try {
-    const { account } = await createAccount(deps, { name: 'bench', plan: 'team', providerKey: process.env.BENCH_PROVIDER_KEY! });
-    ({ secret } = await createKey(deps, { accountId: account.id, kind: 'live', memberId: null, app: 'bench', environment: 'bench' }));
+    const { account } = await createAccount(deps, {
+      name: 'bench',
+      plan: 'team',
+      providerKey: process.env.BENCH_PROVIDER_KEY!,
+    });
+    ({ secret } = await createKey(deps, {
+      accountId: account.id,
+      kind: 'live',
+      memberId: null,
+      app: 'bench',
+      environment: 'bench',
+    }));
   } catch (err) {
     await dropSchema();
     await gateway.close();
@@ -46,13 +69,21 @@ await serveArm(async () => {
     info: { url: gateway.url, appKey: secret },
     async close() {
       await gateway.writer.flush();
-      const [calls] = await sql<{ n: number; served: number }[]>`select count(*)::int as n, (count(*) filter (where status < 400))::int as served from calls`;
-      const [rollup] = await sql<{ n: number }[]>`select coalesce(sum(requests), 0)::int as n from usage_hourly`;
+      const [calls] = await sql<
+        { n: number; served: number }[]
+      >`select count(*)::int as n, (count(*) filter (where status < 400))::int as served from calls`;
+      const [rollup] = await sql<
+        { n: number }[]
+      >`select coalesce(sum(requests), 0)::int as n from usage_hourly`;
       const others = await sql<{ status: number; error_type: string | null; n: number }[]>`
         select status, error_type, count(*)::int as n from calls where status >= 400 group by 1, 2 order by 3 desc`;
       const stats = {
-        callsWritten: calls?.n ?? 0, callsServed: calls?.served ?? 0, rollupRequests: rollup?.n ?? 0, dropped: gateway.writer.dropped,
-        notServed: others.map((o) => `${o.n} × ${o.status} ${o.error_type ?? ''}`.trim()).join(', ') || 'none',
+        callsWritten: calls?.n ?? 0,
+        callsServed: calls?.served ?? 0,
+        rollupRequests: rollup?.n ?? 0,
+        dropped: gateway.writer.dropped,
+        notServed:
+          others.map((o) => `${o.n} × ${o.status} ${o.error_type ?? ''}`.trim()).join(', ') || 'none',
       };
       await dropSchema();
       await gateway.close();

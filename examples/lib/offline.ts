@@ -1,4 +1,12 @@
-import { createAccount, createKey, createLogger, loadConfig, SecretBox, startGateway, type Gateway } from '@keygate/gateway';
+import {
+  createAccount,
+  createKey,
+  createLogger,
+  loadConfig,
+  SecretBox,
+  startGateway,
+  type Gateway,
+} from '@keygate/gateway';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,14 +34,19 @@ export type Example<T> = (connection: Connection, print: Print) => Promise<T>;
  * emulator, so nothing leaves the machine. It keeps its data in DATABASE_URL (in a schema of its
  * own, dropped afterwards) or in an embedded database in a temporary folder.
  */
-export async function connect(env: Record<string, string | undefined> = process.env, print: Print = () => {}): Promise<OpenConnection> {
+export async function connect(
+  env: Record<string, string | undefined> = process.env,
+  print: Print = () => {},
+): Promise<OpenConnection> {
   if (env.KEYGATE_BASE_URL && env.KEYGATE_APP_KEY) {
     return { baseURL: env.KEYGATE_BASE_URL, appKey: env.KEYGATE_APP_KEY, close: async () => {} };
   }
   return startOffline({ databaseUrl: env.DATABASE_URL, print });
 }
 
-export async function startOffline(opts: { databaseUrl?: string | undefined; print?: Print } = {}): Promise<OpenConnection> {
+export async function startOffline(
+  opts: { databaseUrl?: string | undefined; print?: Print } = {},
+): Promise<OpenConnection> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keygate-example-'));
   const schema = opts.databaseUrl ? `kg_example_${randomBytes(5).toString('hex')}` : undefined;
   const config = loadConfig({
@@ -54,8 +67,16 @@ export async function startOffline(opts: { databaseUrl?: string | undefined; pri
   try {
     const deps = { store: gateway.store, box: new SecretBox(config.secret!), clock: Date.now };
     const { account } = await createAccount(deps, { name: 'Keygate examples', plan: 'team' });
-    const { secret } = await createKey(deps, { accountId: account.id, kind: 'test', name: 'examples', app: 'examples', environment: 'offline' });
-    opts.print?.(`(offline: a Keygate gateway at ${gateway.url}, ${opts.databaseUrl ? 'on DATABASE_URL' : 'on an embedded database'}; a kg_test_ key, answered by its built-in emulator)\n`);
+    const { secret } = await createKey(deps, {
+      accountId: account.id,
+      kind: 'test',
+      name: 'examples',
+      app: 'examples',
+      environment: 'offline',
+    });
+    opts.print?.(
+      `(offline: a Keygate gateway at ${gateway.url}, ${opts.databaseUrl ? 'on DATABASE_URL' : 'on an embedded database'}; a kg_test_ key, answered by its built-in emulator)\n`,
+    );
     return { baseURL: gateway.url, appKey: secret, gateway, close };
   } catch (error) {
     await close();

@@ -31,7 +31,12 @@ describe('prompt cache', () => {
   it('writes a prefix on first sight and reads it afterwards', () => {
     const { split } = setup();
     expect(split(request('first?'))).toEqual({ input: 12, creation5m: 1_000, creation1h: 0, read: 0 });
-    expect(split(request('second question'))).toEqual({ input: 14, creation5m: 0, creation1h: 0, read: 1_000 });
+    expect(split(request('second question'))).toEqual({
+      input: 14,
+      creation5m: 0,
+      creation1h: 0,
+      read: 1_000,
+    });
   });
 
   it('splits writes by TTL and keys on the model', () => {
@@ -61,14 +66,23 @@ describe('prompt cache', () => {
 
   it('reads the longest cached prefix and writes only the extension', () => {
     const { split } = setup();
-    const first: MessagesBody = { ...request('q'), messages: [{ role: 'user', content: [{ type: 'text', text: long('a'), cache_control: cc() }] }] };
+    const first: MessagesBody = {
+      ...request('q'),
+      messages: [{ role: 'user', content: [{ type: 'text', text: long('a'), cache_control: cc() }] }],
+    };
     split(first);
     const second: MessagesBody = {
       ...first,
       messages: [
         ...first.messages,
         { role: 'assistant', content: 'ok' },
-        { role: 'user', content: [{ type: 'text', text: long('b'), cache_control: cc('1h') }, { type: 'text', text: 'tail' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: long('b'), cache_control: cc('1h') },
+            { type: 'text', text: 'tail' },
+          ],
+        },
       ],
     };
     const s = split(second);

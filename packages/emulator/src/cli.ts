@@ -45,8 +45,11 @@ if (values.help) {
   process.exit(0);
 }
 const port = Number(values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`--port: expected 0-65535, got '${values.port}'`);
-const apiKey = values['any-key'] ? null : (values['api-key'] ?? process.env.EMULATOR_API_KEY ?? DEFAULT_API_KEY);
+if (!Number.isInteger(port) || port < 0 || port > 65_535)
+  fail(`--port: expected 0-65535, got '${values.port}'`);
+const apiKey = values['any-key']
+  ? null
+  : (values['api-key'] ?? process.env.EMULATOR_API_KEY ?? DEFAULT_API_KEY);
 
 const emulator = await startEmulator({
   port,

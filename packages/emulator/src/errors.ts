@@ -18,7 +18,8 @@ export class EmulatorError extends Error {
   }
 }
 
-export const invalid = (message: string): EmulatorError => new EmulatorError('invalid_request_error', message);
+export const invalid = (message: string): EmulatorError =>
+  new EmulatorError('invalid_request_error', message);
 
 export function errorBody(type: string, message: string, requestId: string): string {
   return JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });

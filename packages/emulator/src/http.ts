@@ -102,7 +102,13 @@ export function readBody(ex: Exchange, onBody: (body: Buffer) => void): void {
     size += chunk.length;
     if (size > MAX_BODY_BYTES) {
       failed = true;
-      sendError(ex, new EmulatorError('request_too_large', `Request exceeds the maximum allowed number of bytes (${MAX_BODY_BYTES}).`));
+      sendError(
+        ex,
+        new EmulatorError(
+          'request_too_large',
+          `Request exceeds the maximum allowed number of bytes (${MAX_BODY_BYTES}).`,
+        ),
+      );
       return;
     }
     chunks.push(chunk);

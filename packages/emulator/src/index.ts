@@ -1,6 +1,13 @@
 export { startEmulator } from './emulator';
 export { createEmulatorHandler, DEFAULT_API_KEY } from './router';
-export { countTokens, type TokenCountable, TOKENS_PER_IMAGE, TOKENS_PER_MESSAGE, TOKENS_PER_PDF_PAGE, TOKENS_PER_REMOTE_DOCUMENT } from './tokens';
+export {
+  countTokens,
+  type TokenCountable,
+  TOKENS_PER_IMAGE,
+  TOKENS_PER_MESSAGE,
+  TOKENS_PER_PDF_PAGE,
+  TOKENS_PER_REMOTE_DOCUMENT,
+} from './tokens';
 export { Ledger } from './ledger';
 export { PromptCache, type CacheSplit } from './cache';
 export { SCENARIOS, type ScenarioName } from './scenarios';

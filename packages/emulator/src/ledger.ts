@@ -59,7 +59,13 @@ export class Ledger {
   }
 
   /** @internal Called by the router when a request arrives. */
-  open(requestId: string, endpoint: Endpoint, headers: Record<string, string>, scenario: string | null, now: number): LedgerEntry {
+  open(
+    requestId: string,
+    endpoint: Endpoint,
+    headers: Record<string, string>,
+    scenario: string | null,
+    now: number,
+  ): LedgerEntry {
     const entry: LedgerEntry = {
       requestId,
       messageId: null,

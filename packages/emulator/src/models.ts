@@ -61,7 +61,12 @@ export function listModels(query: URLSearchParams): ModelPage {
     data = MODELS.slice(start, start + limit);
     hasMore = start + limit < MODELS.length;
   }
-  return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+  return {
+    data,
+    has_more: hasMore,
+    first_id: data[0]?.id ?? null,
+    last_id: data[data.length - 1]?.id ?? null,
+  };
 }
 
 /** `GET /v1/models/{id}`, aliases included; 404 like the provider for anything else. */

@@ -4,10 +4,18 @@ import { readScenario } from './scenarios';
 import type { Json, MessagesBody } from './types';
 
 const NO_CACHE = { input: 0, creation5m: 0, creation1h: 0, read: 0 };
-const weather = { name: 'get_weather', input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } };
+const weather = {
+  name: 'get_weather',
+  input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+};
 
 function plan(extra: Partial<MessagesBody> = {}, headers: Record<string, string> = {}): Plan {
-  const body: MessagesBody = { model: 'm', max_tokens: 1_000, messages: [{ role: 'user', content: 'What is the weather in Paris today?' }], ...extra };
+  const body: MessagesBody = {
+    model: 'm',
+    max_tokens: 1_000,
+    messages: [{ role: 'user', content: 'What is the weather in Paris today?' }],
+    ...extra,
+  };
   return planReply(body, readScenario(headers, undefined), NO_CACHE);
 }
 const content = (p: Plan): Json[] => p.blocks.map(blockJson);
@@ -38,7 +46,10 @@ describe('reply plan', () => {
   });
 
   it('calls the first custom tool after a short text, with schema-valid input', () => {
-    const p = plan({ tools: [{ type: 'web_search_20250305', name: 'web_search' }, weather], tool_choice: { type: 'any' } });
+    const p = plan({
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }, weather],
+      tool_choice: { type: 'any' },
+    });
     expect(content(p).map((b) => b.type)).toEqual(['tool_use']);
     const auto = plan({ tools: [weather] });
     const blocks = content(auto);
@@ -46,7 +57,9 @@ describe('reply plan', () => {
     expect(blocks[1]).toMatchObject({ name: 'get_weather', input: { location: 'Paris, France' } });
     expect(blocks[1]!.id).toMatch(/^toolu_01[0-9A-Za-z]{22}$/);
     expect(auto.stopReason).toBe('tool_use');
-    expect(auto.usage.output_tokens).toBe(5 + Math.ceil(JSON.stringify({ location: 'Paris, France' }).length / 4));
+    expect(auto.usage.output_tokens).toBe(
+      5 + Math.ceil(JSON.stringify({ location: 'Paris, France' }).length / 4),
+    );
   });
 
   it('answers tool results with text and end_turn; tool_choice none never calls', () => {
@@ -83,7 +96,15 @@ describe('reply plan', () => {
   });
 
   it("replies to the user's last text block, after the reminders a client puts first", () => {
-    const messages: MessagesBody['messages'] = [{ role: 'user', content: [{ type: 'text', text: '<system-reminder>Be nice</system-reminder>' }, { type: 'text', text: 'hi there' }] }];
+    const messages: MessagesBody['messages'] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '<system-reminder>Be nice</system-reminder>' },
+          { type: 'text', text: 'hi there' },
+        ],
+      },
+    ];
     const p = plan({ messages, tools: [weather, { name: 'Bash', input_schema: { type: 'object' } }] });
     expect(content(p).map((b) => b.type)).toEqual(['text']);
     expect(content(p)[0]!.text).toMatch(/^Emulated reply to: hi there the emulator/);

@@ -7,7 +7,10 @@ import type { Json, MessagesBody, Usage } from './types';
 
 export const DEFAULT_REPLY_WORDS = 24;
 export const THINKING_WORDS = 16;
-const FILLER = 'the emulator keeps this answer deterministic so tests can count every word it streams back today'.split(' ');
+const FILLER =
+  'the emulator keeps this answer deterministic so tests can count every word it streams back today'.split(
+    ' ',
+  );
 
 /**
  * Text is kept as pieces (one word each, with its leading space) so a stream can chunk it
@@ -43,7 +46,10 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
   const toolsAllowed = choice !== 'none' && !lastUserHasToolResult(body);
   const tools = body.tools ?? [];
   const tool = toolsAllowed ? chooseTool(tools, body.tool_choice, text) : undefined;
-  const search = toolsAllowed && choice === 'auto' ? tools.find((t) => String(t.type ?? '').startsWith('web_search')) : undefined;
+  const search =
+    toolsAllowed && choice === 'auto'
+      ? tools.find((t) => String(t.type ?? '').startsWith('web_search'))
+      : undefined;
   let stopSequence: string | null = null;
 
   run: {
@@ -52,7 +58,11 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
       const wanted = Math.min(THINKING_WORDS, thinking?.budget_tokens ?? THINKING_WORDS);
       const pieces = toPieces(['Emulated', 'thinking', 'about:', ...lead], budget.take(wanted));
       // display "omitted": the reasoning is billed but not shown; the signature still comes.
-      blocks.push({ type: 'thinking', pieces: thinking?.display === 'omitted' ? [] : pieces, signature: signatureOf(pieces) });
+      blocks.push({
+        type: 'thinking',
+        pieces: thinking?.display === 'omitted' ? [] : pieces,
+        signature: signatureOf(pieces),
+      });
       if (pieces.length < wanted) break run;
     }
     if (search) {
@@ -65,8 +75,12 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
     // A forced tool choice prefills the turn: no text before the tool_use, as with the provider.
     const forced = choice === 'any' || choice === 'tool';
     if (!(tool && forced)) {
-      const words = tool ? ['I', 'will', 'call', String(tool.name), 'now.'] : ['Emulated', 'reply', 'to:', ...lead];
-      const wanted = scenario.outputTokens ?? (tool ? words.length : scenario.has.has('paced') ? scenario.deltas : DEFAULT_REPLY_WORDS);
+      const words = tool
+        ? ['I', 'will', 'call', String(tool.name), 'now.']
+        : ['Emulated', 'reply', 'to:', ...lead];
+      const wanted =
+        scenario.outputTokens ??
+        (tool ? words.length : scenario.has.has('paced') ? scenario.deltas : DEFAULT_REPLY_WORDS);
       let pieces = toPieces(words, budget.take(wanted));
       const stop = findStop(pieces, body.stop_sequences);
       if (stop) {
@@ -86,10 +100,13 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
     }
   }
   const stopReason =
-    stopSequence !== null ? 'stop_sequence'
-    : budget.exhausted ? 'max_tokens'
-    : blocks.some((b) => b.type === 'tool_use') ? 'tool_use'
-    : 'end_turn';
+    stopSequence !== null
+      ? 'stop_sequence'
+      : budget.exhausted
+        ? 'max_tokens'
+        : blocks.some((b) => b.type === 'tool_use')
+          ? 'tool_use'
+          : 'end_turn';
 
   return {
     id: newMessageId(),
@@ -101,9 +118,14 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
       input_tokens: split.input,
       cache_creation_input_tokens: split.creation5m + split.creation1h,
       cache_read_input_tokens: split.read,
-      cache_creation: { ephemeral_5m_input_tokens: split.creation5m, ephemeral_1h_input_tokens: split.creation1h },
+      cache_creation: {
+        ephemeral_5m_input_tokens: split.creation5m,
+        ephemeral_1h_input_tokens: split.creation1h,
+      },
       output_tokens: budget.used,
-      server_tool_use: { web_search_requests: search && blocks.some((b) => b.type === 'server_tool_use') ? 1 : 0 },
+      server_tool_use: {
+        web_search_requests: search && blocks.some((b) => b.type === 'server_tool_use') ? 1 : 0,
+      },
       service_tier: 'standard',
     },
   };

@@ -46,7 +46,13 @@ export function createEmulatorHandler(opts: HandlerOptions = {}): EmulatorHandle
   return handler;
 }
 
-function route(deps: Deps, onRequest: RequestListener | null, req: IncomingMessage, res: ServerResponse, preread: Buffer | undefined): void {
+function route(
+  deps: Deps,
+  onRequest: RequestListener | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+  preread: Buffer | undefined,
+): void {
   const ex: Exchange = { req, res, requestId: newRequestId(), entry: null, ledger: deps.ledger };
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -58,7 +64,13 @@ function route(deps: Deps, onRequest: RequestListener | null, req: IncomingMessa
   const target: Target = { endpoint, path, query: q === -1 ? '' : url.slice(q + 1) };
   const label = scenarioLabel(req.headers, deps.defaultScenario);
   // Node hands us lowercased names; only set-cookie could be an array, and requests do not send it.
-  ex.entry = deps.ledger.open(ex.requestId, endpoint, req.headers as Record<string, string>, label, Date.now());
+  ex.entry = deps.ledger.open(
+    ex.requestId,
+    endpoint,
+    req.headers as Record<string, string>,
+    label,
+    Date.now(),
+  );
 
   const authError = checkAuth(deps, req);
   if (authError) return sendError(ex, authError);
@@ -69,7 +81,14 @@ function route(deps: Deps, onRequest: RequestListener | null, req: IncomingMessa
     return sendError(ex, err as EmulatorError);
   }
   const respond = (body: Buffer | null) => {
-    onRequest?.({ requestId: ex.requestId, method: req.method!, path, query: target.query, headers: { ...(req.headers as Record<string, string>) }, body: body ?? Buffer.alloc(0) });
+    onRequest?.({
+      requestId: ex.requestId,
+      method: req.method!,
+      path,
+      query: target.query,
+      headers: { ...(req.headers as Record<string, string>) },
+      body: body ?? Buffer.alloc(0),
+    });
     afterDelay(ex, scenario, () => dispatch(deps, ex, target, body, scenario));
   };
   if (req.method !== 'POST') respond(null);
@@ -97,7 +116,8 @@ function checkAuth(deps: Deps, req: IncomingMessage): EmulatorError | null {
     if (auth?.startsWith('Bearer ') && auth.length > 7) presented = auth.slice(7);
   }
   if (presented === null) return new EmulatorError('authentication_error', 'x-api-key header is required');
-  if (deps.apiKey !== null && presented !== deps.apiKey) return new EmulatorError('authentication_error', 'invalid x-api-key');
+  if (deps.apiKey !== null && presented !== deps.apiKey)
+    return new EmulatorError('authentication_error', 'invalid x-api-key');
   return null;
 }
 
@@ -115,7 +135,13 @@ function afterDelay(ex: Exchange, scenario: Scenario, run: () => void): void {
   ex.res.on('close', onClose);
 }
 
-function dispatch(deps: Deps, ex: Exchange, { endpoint, path, query }: Target, body: Buffer | null, scenario: Scenario): void {
+function dispatch(
+  deps: Deps,
+  ex: Exchange,
+  { endpoint, path, query }: Target,
+  body: Buffer | null,
+  scenario: Scenario,
+): void {
   try {
     const injected = injectedError(scenario);
     if (injected) return sendError(ex, injected);
@@ -149,16 +175,25 @@ function injectedError(scenario: Scenario): EmulatorError | null {
   const has = scenario.has;
   if (has.size === 0) return null;
   if (has.has('rate_limit')) {
-    return new EmulatorError('rate_limit_error', 'This request would exceed your rate limit (emulated rate_limit scenario).', {
-      'retry-after': String(scenario.retryAfterS),
-      'x-should-retry': 'true',
-      'anthropic-ratelimit-requests-remaining': '0',
-    });
+    return new EmulatorError(
+      'rate_limit_error',
+      'This request would exceed your rate limit (emulated rate_limit scenario).',
+      {
+        'retry-after': String(scenario.retryAfterS),
+        'x-should-retry': 'true',
+        'anthropic-ratelimit-requests-remaining': '0',
+      },
+    );
   }
-  if (has.has('overloaded')) return new EmulatorError('overloaded_error', 'Overloaded', { 'x-should-retry': 'true' });
-  if (has.has('api_error')) return new EmulatorError('api_error', 'Internal server error', { 'x-should-retry': 'true' });
+  if (has.has('overloaded'))
+    return new EmulatorError('overloaded_error', 'Overloaded', { 'x-should-retry': 'true' });
+  if (has.has('api_error'))
+    return new EmulatorError('api_error', 'Internal server error', { 'x-should-retry': 'true' });
   if (has.has('invalid_request')) {
-    return new EmulatorError('invalid_request_error', 'Emulated invalid_request scenario: this exact message must reach the client unchanged.');
+    return new EmulatorError(
+      'invalid_request_error',
+      'Emulated invalid_request scenario: this exact message must reach the client unchanged.',
+    );
   }
   return null;
 }

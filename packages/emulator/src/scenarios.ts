@@ -86,6 +86,7 @@ function num(headers: IncomingHttpHeaders, name: string, fallback: number, min: 
   const raw = headers[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw invalid(`${name}: expected an integer >= ${min}, got '${String(raw)}'`);
+  if (!Number.isInteger(value) || value < min)
+    throw invalid(`${name}: expected an integer >= ${min}, got '${String(raw)}'`);
   return value;
 }

@@ -2,7 +2,13 @@ import { blockJson, tokensOfJson, type Plan, type PlannedBlock } from './reply';
 import type { Scenario } from './scenarios';
 import type { Usage } from './types';
 
-export type EventKind = 'message_start' | 'content_block_delta' | 'message_delta' | 'message_stop' | 'error' | 'other';
+export type EventKind =
+  | 'message_start'
+  | 'content_block_delta'
+  | 'message_delta'
+  | 'message_stop'
+  | 'error'
+  | 'other';
 
 export interface StreamEvent {
   kind: EventKind;
@@ -20,7 +26,11 @@ const frame = (event: string, data: string): string => `event: ${event}\ndata: $
 
 // Static frames, built once. The ping keeps the provider's spacing, byte for byte.
 const PING: StreamEvent = { kind: 'other', frame: 'event: ping\ndata: {"type": "ping"}\n\n', delayMs: 0 };
-const MESSAGE_STOP: StreamEvent = { kind: 'message_stop', frame: frame('message_stop', '{"type":"message_stop"}'), delayMs: 0 };
+const MESSAGE_STOP: StreamEvent = {
+  kind: 'message_stop',
+  frame: frame('message_stop', '{"type":"message_stop"}'),
+  delayMs: 0,
+};
 const BLOCK_STOPS = Array.from({ length: 8 }, (_, i) => blockStop(i));
 export const OVERLOADED_ERROR: StreamEvent = {
   kind: 'error',
@@ -47,7 +57,12 @@ export function buildEvents(plan: Plan, scenario: Scenario): StreamEvent[] {
     usage: startUsage,
   };
   const events: StreamEvent[] = [
-    { kind: 'message_start', frame: frame('message_start', JSON.stringify({ type: 'message_start', message })), usage: startUsage, delayMs: 0 },
+    {
+      kind: 'message_start',
+      frame: frame('message_start', JSON.stringify({ type: 'message_start', message })),
+      usage: startUsage,
+      delayMs: 0,
+    },
   ];
   const paced = scenario.has.has('paced');
   plan.blocks.forEach((block, index) => {
@@ -90,7 +105,11 @@ export function buildEvents(plan: Plan, scenario: Scenario): StreamEvent[] {
 export function foldUsage(current: Usage | null, event: StreamEvent): Usage | null {
   if (event.kind === 'message_start') {
     const start = event.usage as Usage;
-    return { ...start, cache_creation: { ...start.cache_creation }, server_tool_use: { ...start.server_tool_use } };
+    return {
+      ...start,
+      cache_creation: { ...start.cache_creation },
+      server_tool_use: { ...start.server_tool_use },
+    };
   }
   if (event.kind === 'message_delta' && current) return { ...current, ...event.usage };
   return current;
@@ -112,11 +131,18 @@ function blockStart(block: PlannedBlock, index: number): string {
     case 'web_search_tool_result':
       start = blockJson(block);
   }
-  return frame('content_block_start', `{"type":"content_block_start","index":${index},"content_block":${JSON.stringify(start)}}`);
+  return frame(
+    'content_block_start',
+    `{"type":"content_block_start","index":${index},"content_block":${JSON.stringify(start)}}`,
+  );
 }
 
 function blockStop(index: number): StreamEvent {
-  return { kind: 'other', frame: frame('content_block_stop', `{"type":"content_block_stop","index":${index}}`), delayMs: 0 };
+  return {
+    kind: 'other',
+    frame: frame('content_block_stop', `{"type":"content_block_stop","index":${index}}`),
+    delayMs: 0,
+  };
 }
 
 function delta(index: number, body: string, tokens: number): StreamEvent {
@@ -131,10 +157,14 @@ function delta(index: number, body: string, tokens: number): StreamEvent {
 function blockDeltas(block: PlannedBlock, index: number, pacedDeltas: number): StreamEvent[] {
   switch (block.type) {
     case 'text':
-      return groups(block.pieces, pacedDeltas).map((g) => delta(index, `{"type":"text_delta","text":${JSON.stringify(g.text)}}`, g.words));
+      return groups(block.pieces, pacedDeltas).map((g) =>
+        delta(index, `{"type":"text_delta","text":${JSON.stringify(g.text)}}`, g.words),
+      );
     case 'thinking':
       return [
-        ...groups(block.pieces, 0).map((g) => delta(index, `{"type":"thinking_delta","thinking":${JSON.stringify(g.text)}}`, g.words)),
+        ...groups(block.pieces, 0).map((g) =>
+          delta(index, `{"type":"thinking_delta","thinking":${JSON.stringify(g.text)}}`, g.words),
+        ),
         delta(index, `{"type":"signature_delta","signature":${JSON.stringify(block.signature)}}`, 0),
       ];
     case 'tool_use':
@@ -147,7 +177,9 @@ function blockDeltas(block: PlannedBlock, index: number, pacedDeltas: number): S
         const piece = block.json.slice(at, at + JSON_CUTS[cut % JSON_CUTS.length]!);
         at += piece.length;
         const upTo = tokensOfJson(block.json.slice(0, at));
-        out.push(delta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}`, upTo - billed));
+        out.push(
+          delta(index, `{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}`, upTo - billed),
+        );
         billed = upTo;
       }
       return out;

@@ -6,7 +6,10 @@ import { countTokens, measure } from './tokens';
 import type { MessagesBody } from './types';
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
-const pdfBlock = (data: string) => ({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } });
+const pdfBlock = (data: string) => ({
+  type: 'document',
+  source: { type: 'base64', media_type: 'application/pdf', data },
+});
 const body = (messages: MessagesBody['messages'], extra: Partial<MessagesBody> = {}): MessagesBody => ({
   model: 'claude-sonnet-4-5',
   max_tokens: 100,
@@ -27,8 +30,16 @@ describe('token rule', () => {
     const request = body(
       [
         { role: 'user', content: [{ type: 'text', text: 'abc' }] },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { a: 1 } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }] }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { a: 1 } }],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'sunny' }] },
+          ],
+        },
       ],
       { system: 'sys', tools: [tool] },
     );
@@ -38,12 +49,17 @@ describe('token rule', () => {
 
   it('ignores cache_control when counting', async () => {
     const plain = body([{ role: 'user', content: [{ type: 'text', text: 'same text' }] }]);
-    const marked = body([{ role: 'user', content: [{ type: 'text', text: 'same text', cache_control: { type: 'ephemeral' } }] }]);
+    const marked = body([
+      { role: 'user', content: [{ type: 'text', text: 'same text', cache_control: { type: 'ephemeral' } }] },
+    ]);
     expect(countTokens(marked)).toBe(countTokens(plain));
   });
 
   it('charges 1,000 per image and 1,600 per PDF page', async () => {
-    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
+    const image = {
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
+    };
     expect(countTokens(body([{ role: 'user', content: [image, image] }]))).toBe(2_000 + 10);
     const pdf = b64(await makeTestPdf({ pages: 3 }));
     expect(countTokens(body([{ role: 'user', content: [pdfBlock(pdf)] }]))).toBe(3 * 1_600 + 10);
@@ -79,7 +95,20 @@ describe('token rule', () => {
 
   it('records breakpoints at token positions and refuses a fifth one', () => {
     const cc = { type: 'ephemeral' } as const;
-    const m = measure(body([{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(40), cache_control: cc }, { type: 'text', text: 'y'.repeat(40) }] }], { system: [{ type: 'text', text: 's'.repeat(8), cache_control: { type: 'ephemeral', ttl: '1h' } }] }));
+    const m = measure(
+      body(
+        [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x'.repeat(40), cache_control: cc },
+              { type: 'text', text: 'y'.repeat(40) },
+            ],
+          },
+        ],
+        { system: [{ type: 'text', text: 's'.repeat(8), cache_control: { type: 'ephemeral', ttl: '1h' } }] },
+      ),
+    );
     expect(m.total).toBe(Math.ceil(88 / 4) + 10);
     expect(m.breakpoints.map((b) => [b.tokens, b.ttl])).toEqual([
       [2, '1h'],
@@ -92,7 +121,11 @@ describe('token rule', () => {
 
 describe('countTokens as a library function', () => {
   it('takes the SDK request types and validates the shape', () => {
-    const params: Anthropic.MessageCreateParams = { model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hello' }] };
+    const params: Anthropic.MessageCreateParams = {
+      model: 'claude-haiku-4-5',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'Hello' }],
+    };
     expect(countTokens(params)).toBe(12);
     expect(() => countTokens({ messages: [{ role: 'robot', content: 'x' }] })).toThrow(/messages\.0\.role/);
   });

@@ -53,7 +53,9 @@ class Tally {
  * PDF, encrypted, more than 100 pages in the request).
  */
 export function countTokens(body: TokenCountable): number {
-  return measure(validateMessages({ model: 'count', ...body }, 'count_tokens', new Set([PER_TURN_CONTROL_BETA]))).total;
+  return measure(
+    validateMessages({ model: 'count', ...body }, 'count_tokens', new Set([PER_TURN_CONTROL_BETA])),
+  ).total;
 }
 
 /** What `countTokens` reads; the SDK's `MessageCreateParams` fits. */
@@ -72,7 +74,11 @@ export function measure(body: MessagesBody): Measurement {
     addUnit(unit, tally);
     const control = cacheControlOf(unit);
     if (control !== undefined && control !== null) {
-      breakpoints.push({ tokens: tally.tokens(), ttl: ttlOf(control, `${unit.path}.cache_control`), unit: index });
+      breakpoints.push({
+        tokens: tally.tokens(),
+        ttl: ttlOf(control, `${unit.path}.cache_control`),
+        unit: index,
+      });
     }
     index++;
   });
@@ -85,7 +91,9 @@ export function measure(body: MessagesBody): Measurement {
     breakpoints.push({ tokens: total, ttl: ttlOf(body.cache_control, 'cache_control'), unit: index - 1 });
   }
   if (breakpoints.length > MAX_CACHE_BREAKPOINTS) {
-    throw invalid(`A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`);
+    throw invalid(
+      `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints.length}.`,
+    );
   }
   return { total, breakpoints };
 }
@@ -178,7 +186,9 @@ function addDocument(block: Json, path: string, tally: Tally): void {
       tally.fixed += TOKENS_PER_REMOTE_DOCUMENT;
       return;
     default:
-      throw invalid(`${path}.source: Input tag '${String(source?.type)}' found using 'type' does not match any of the expected tags: 'base64', 'text', 'content', 'url', 'file'`);
+      throw invalid(
+        `${path}.source: Input tag '${String(source?.type)}' found using 'type' does not match any of the expected tags: 'base64', 'text', 'content', 'url', 'file'`,
+      );
   }
 }
 

@@ -18,7 +18,12 @@ const weather = {
 
 describe('schema-driven tool input', () => {
   it('fills every required property with a plausible value, and only those', () => {
-    expect(toolInput(weather)).toEqual({ location: 'Paris, France', unit: 'celsius', days: 3, detailed: true });
+    expect(toolInput(weather)).toEqual({
+      location: 'Paris, France',
+      unit: 'celsius',
+      days: 3,
+      detailed: true,
+    });
   });
 
   it('handles nested objects, arrays, formats, consts, unions and nullable types', () => {
@@ -63,8 +68,14 @@ describe('schema-driven tool input', () => {
 });
 
 describe('which tool a reply calls', () => {
-  const tool = (name: string, extra: Record<string, unknown> = {}) => ({ name, input_schema: { type: 'object' }, ...extra });
-  const claudeCode = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ToolSearch', 'Write'].map((n) => tool(n));
+  const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    input_schema: { type: 'object' },
+    ...extra,
+  });
+  const claudeCode = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ToolSearch', 'Write'].map((n) =>
+    tool(n),
+  );
 
   it('the first custom tool whose name words the user said, as a model would', () => {
     expect(chooseTool([tool('get_weather')], undefined, 'Weather in Paris?')?.name).toBe('get_weather');
@@ -83,7 +94,11 @@ describe('which tool a reply calls', () => {
   });
 
   it('never a server tool, a tool type it does not know, or a deferred tool', () => {
-    const tools = [{ type: 'web_search_20250305', name: 'web_search' }, { type: 'quantum_20270101', name: 'quantum' }, tool('lookup', { defer_loading: true })];
+    const tools = [
+      { type: 'web_search_20250305', name: 'web_search' },
+      { type: 'quantum_20270101', name: 'quantum' },
+      tool('lookup', { defer_loading: true }),
+    ];
     expect(chooseTool(tools, undefined, 'web search quantum lookup')).toBeUndefined();
     expect(chooseTool(tools, { type: 'any' }, 'web search quantum lookup')).toBeUndefined();
   });

@@ -79,12 +79,18 @@ export function valueForSchema(schema: unknown, name = 'value', depth = 0): unkn
  * `any`, the first custom tool. Server tools and tools of types the emulator does not know are
  * never called, and a deferred tool (`defer_loading`) is not loaded yet, so not callable.
  */
-export function chooseTool(tools: Json[], choice: MessagesBody['tool_choice'], text: string): Json | undefined {
+export function chooseTool(
+  tools: Json[],
+  choice: MessagesBody['tool_choice'],
+  text: string,
+): Json | undefined {
   // validateMessages made sure a forced tool exists.
   if (choice?.type === 'tool') return tools.find((t) => t.name === choice.name);
   const callable = tools.filter((t) => isCustomTool(t) && t.defer_loading !== true);
   const said = text.toLowerCase().split(/[^\p{L}\p{N}]+/u);
-  const relevant = callable.find((t) => nameWords(String(t.name ?? '')).some((w) => said.some((s) => s.startsWith(w))));
+  const relevant = callable.find((t) =>
+    nameWords(String(t.name ?? '')).some((w) => said.some((s) => s.startsWith(w))),
+  );
   return relevant ?? (choice?.type === 'any' ? callable[0] : undefined);
 }
 
@@ -148,8 +154,18 @@ function stringFor(s: Schema, name: string): string {
 }
 
 function numberFor(s: Schema, fallback: number): number {
-  const min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : undefined;
-  const max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - 1 : undefined;
+  const min =
+    typeof s.minimum === 'number'
+      ? s.minimum
+      : typeof s.exclusiveMinimum === 'number'
+        ? s.exclusiveMinimum + 1
+        : undefined;
+  const max =
+    typeof s.maximum === 'number'
+      ? s.maximum
+      : typeof s.exclusiveMaximum === 'number'
+        ? s.exclusiveMaximum - 1
+        : undefined;
   if (min !== undefined && fallback < min) return min;
   if (max !== undefined && fallback > max) return max;
   return fallback;

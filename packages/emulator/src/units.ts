@@ -35,7 +35,8 @@ export function forEachUnit(body: MessagesBody, visit: (unit: Unit) => boolean |
       continue;
     }
     for (let j = 0; j < content.length; j++) {
-      if (visit({ kind: 'content', value: content[j]!, path: `messages.${i}.content.${j}` }) === false) return;
+      if (visit({ kind: 'content', value: content[j]!, path: `messages.${i}.content.${j}` }) === false)
+        return;
     }
   }
 }

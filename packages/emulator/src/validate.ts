@@ -1,7 +1,8 @@
 import { invalid } from './errors';
 import type { Json, MessagesBody } from './types';
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Parses a request body; the provider answers bad JSON with a 400. */
 export function parseJson(raw: Buffer): unknown {
@@ -18,7 +19,12 @@ export const PER_TURN_CONTROL_BETA = 'per-turn-control-2026-07-01';
 /** The `anthropic-beta` values of a request (comma-separated, possibly over several headers). */
 export function betasOf(header: string | string[] | undefined): Set<string> {
   const values = Array.isArray(header) ? header.join(',') : (header ?? '');
-  return new Set(values.split(',').map((b) => b.trim()).filter((b) => b !== ''));
+  return new Set(
+    values
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b !== ''),
+  );
 }
 
 /**
@@ -26,16 +32,22 @@ export function betasOf(header: string | string[] | undefined): Set<string> {
  * block types, tool types, values it does not know yet) is accepted and left alone, since the
  * provider's schema grows every few weeks and gateways forward bodies byte for byte.
  */
-export function validateMessages(body: unknown, endpoint: 'messages' | 'count_tokens', betas: ReadonlySet<string> = new Set()): MessagesBody {
+export function validateMessages(
+  body: unknown,
+  endpoint: 'messages' | 'count_tokens',
+  betas: ReadonlySet<string> = new Set(),
+): MessagesBody {
   if (!isObject(body)) throw invalid('The request body must be a JSON object.');
   if (typeof body.model !== 'string' || body.model === '') throw invalid('model: Field required');
   if (endpoint === 'messages') {
     const max = body.max_tokens;
     if (max === undefined) throw invalid('max_tokens: Field required');
-    if (typeof max !== 'number' || !Number.isInteger(max)) throw invalid('max_tokens: Input should be a valid integer');
+    if (typeof max !== 'number' || !Number.isInteger(max))
+      throw invalid('max_tokens: Input should be a valid integer');
     if (max < 1) throw invalid('max_tokens: Input should be greater than or equal to 1');
   }
-  if (body.stream !== undefined && typeof body.stream !== 'boolean') throw invalid('stream: Input should be a valid boolean');
+  if (body.stream !== undefined && typeof body.stream !== 'boolean')
+    throw invalid('stream: Input should be a valid boolean');
   validateMessageList(body.messages, betas.has(PER_TURN_CONTROL_BETA));
   validateSystem(body.system);
   validateTools(body.tools, body.tool_choice);
@@ -65,17 +77,21 @@ function validateMessageList(messages: unknown, systemMessages: boolean): void {
     }
     const { content } = message;
     if (typeof content === 'string') continue;
-    if (!Array.isArray(content)) throw invalid(`messages.${i}.content: Input should be a valid string or a list of content blocks`);
+    if (!Array.isArray(content))
+      throw invalid(`messages.${i}.content: Input should be a valid string or a list of content blocks`);
     for (let j = 0; j < content.length; j++) {
       const block: unknown = content[j];
-      if (!isObject(block) || typeof block.type !== 'string') throw invalid(`messages.${i}.content.${j}.type: Field required`);
-      if (block.type === 'text' && typeof block.text !== 'string') throw invalid(`messages.${i}.content.${j}.text.text: Field required`);
+      if (!isObject(block) || typeof block.type !== 'string')
+        throw invalid(`messages.${i}.content.${j}.type: Field required`);
+      if (block.type === 'text' && typeof block.text !== 'string')
+        throw invalid(`messages.${i}.content.${j}.text.text: Field required`);
     }
   }
 }
 
 // The provider's wording, seen in public bug reports of clients that sent role "system".
-const UNEXPECTED_SYSTEM_ROLE = 'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.';
+const UNEXPECTED_SYSTEM_ROLE =
+  'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.';
 
 /**
  * The provider's documented placement and content rules for a mid-conversation system message
@@ -84,15 +100,25 @@ const UNEXPECTED_SYSTEM_ROLE = 'messages: Unexpected role "system". The Messages
 function validateSystemMessage(messages: Json[], i: number): void {
   const previous = messages[i - 1];
   const next = messages[i + 1];
-  if (previous === undefined) throw invalid(`messages.0: a system message cannot be the first message; use the top-level \`system\` parameter for instructions that apply from the start.`);
-  if (previous.role === 'system' || next?.role === 'system') throw invalid(`messages.${i}: consecutive system messages are not allowed.`);
+  if (previous === undefined)
+    throw invalid(
+      `messages.0: a system message cannot be the first message; use the top-level \`system\` parameter for instructions that apply from the start.`,
+    );
+  if (previous.role === 'system' || next?.role === 'system')
+    throw invalid(`messages.${i}: consecutive system messages are not allowed.`);
   if (previous.role !== 'user' && !endsInServerToolUse(previous)) {
-    throw invalid(`messages.${i}: a system message must immediately follow a user message (or an assistant message that ends in a server tool use).`);
+    throw invalid(
+      `messages.${i}: a system message must immediately follow a user message (or an assistant message that ends in a server tool use).`,
+    );
   }
-  if (next !== undefined && next.role !== 'assistant') throw invalid(`messages.${i}: a system message must be the last message or be followed by an assistant message.`);
+  if (next !== undefined && next.role !== 'assistant')
+    throw invalid(
+      `messages.${i}: a system message must be the last message or be followed by an assistant message.`,
+    );
   const { content } = messages[i]!;
   if (typeof content === 'string') return;
-  if (!Array.isArray(content)) throw invalid(`messages.${i}.content: Input should be a valid string or a list of text blocks`);
+  if (!Array.isArray(content))
+    throw invalid(`messages.${i}.content: Input should be a valid string or a list of text blocks`);
   for (let j = 0; j < content.length; j++) {
     const block: unknown = content[j];
     if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') {
@@ -103,12 +129,18 @@ function validateSystemMessage(messages: Json[], i: number): void {
 
 function endsInServerToolUse(message: Json): boolean {
   const { content } = message;
-  return message.role === 'assistant' && Array.isArray(content) && isObject(content.at(-1)) && (content.at(-1) as Json).type === 'server_tool_use';
+  return (
+    message.role === 'assistant' &&
+    Array.isArray(content) &&
+    isObject(content.at(-1)) &&
+    (content.at(-1) as Json).type === 'server_tool_use'
+  );
 }
 
 function validateSystem(system: unknown): void {
   if (system === undefined || typeof system === 'string') return;
-  if (!Array.isArray(system)) throw invalid('system: Input should be a valid string or a list of text blocks');
+  if (!Array.isArray(system))
+    throw invalid('system: Input should be a valid string or a list of text blocks');
   for (let i = 0; i < system.length; i++) {
     const block: unknown = system[i];
     if (!isObject(block) || block.type !== 'text' || typeof block.text !== 'string') {
@@ -124,7 +156,8 @@ function validateTools(tools: unknown, choice: unknown): void {
       const tool: unknown = tools[i];
       if (!isObject(tool)) throw invalid(`tools.${i}: Input should be a valid dictionary`);
       if (!isCustomTool(tool)) continue;
-      if (typeof tool.name !== 'string' || tool.name === '') throw invalid(`tools.${i}.custom.name: Field required`);
+      if (typeof tool.name !== 'string' || tool.name === '')
+        throw invalid(`tools.${i}.custom.name: Field required`);
       if (!isObject(tool.input_schema)) throw invalid(`tools.${i}.custom.input_schema: Field required`);
     }
   }
@@ -145,9 +178,12 @@ function validateThinking(body: Json): void {
   if (!isObject(thinking)) throw invalid('thinking: Input should be a valid dictionary');
   if (thinking.type !== 'enabled') return;
   const budget = thinking.budget_tokens;
-  if (typeof budget !== 'number' || !Number.isInteger(budget)) throw invalid('thinking.enabled.budget_tokens: Field required');
-  if (budget < 1024) throw invalid('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
-  if ((body.max_tokens as number) <= budget) throw invalid('`max_tokens` must be greater than `thinking.budget_tokens`.');
+  if (typeof budget !== 'number' || !Number.isInteger(budget))
+    throw invalid('thinking.enabled.budget_tokens: Field required');
+  if (budget < 1024)
+    throw invalid('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+  if ((body.max_tokens as number) <= budget)
+    throw invalid('`max_tokens` must be greater than `thinking.budget_tokens`.');
   const choice = body.tool_choice as Json | undefined;
   if (choice && (choice.type === 'any' || choice.type === 'tool')) {
     throw invalid('Thinking may not be enabled when tool_choice forces tool use.');

@@ -21,12 +21,23 @@ describe('authentication', () => {
     expect(res.status).toBe(401);
     const requestId = res.headers.get('request-id')!;
     expect(requestId).toMatch(REQUEST_ID);
-    expect(await res.json()).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' }, request_id: requestId });
-    expect(ctx.emulator.ledger.byRequestId(requestId)).toMatchObject({ status: 401, errorType: 'authentication_error', complete: true });
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'invalid x-api-key' },
+      request_id: requestId,
+    });
+    expect(ctx.emulator.ledger.byRequestId(requestId)).toMatchObject({
+      status: 401,
+      errorType: 'authentication_error',
+      complete: true,
+    });
   });
 
   it('Authorization: Bearer without x-api-key is refused, even with the right key', async () => {
-    const res = await post(ctx.emulator, '/v1/messages', ask('hi'), { 'x-api-key': '', authorization: `Bearer ${KEY}` });
+    const res = await post(ctx.emulator, '/v1/messages', ask('hi'), {
+      'x-api-key': '',
+      authorization: `Bearer ${KEY}`,
+    });
     expect(res.status).toBe(401);
     // The SDK 1.x on its own sends only Bearer.
     const bare = new Anthropic({ apiKey: KEY, baseURL: ctx.emulator.url, maxRetries: 0 });
@@ -51,11 +62,39 @@ describe('validation, like the provider', () => {
   it.each([
     ['invalid JSON', '{"model": ', /invalid JSON/],
     ['a missing model', { max_tokens: 10, messages: [] }, /^model: Field required$/],
-    ['a missing max_tokens', { model: MODEL, messages: [{ role: 'user', content: 'x' }] }, /^max_tokens: Field required$/],
+    [
+      'a missing max_tokens',
+      { model: MODEL, messages: [{ role: 'user', content: 'x' }] },
+      /^max_tokens: Field required$/,
+    ],
     ['missing messages', { model: MODEL, max_tokens: 10 }, /^messages: Field required$/],
-    ['a bad role', { model: MODEL, max_tokens: 10, messages: [{ role: 'robot', content: 'x' }] }, /^messages\.0\.role: Input should be 'user' or 'assistant'$/],
-    ['a system message without the per-turn-control beta', { model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: 'x' }, { role: 'system', content: 'y' }] }, /^messages: Unexpected role "system"\. The Messages API accepts a top-level `system` parameter/],
-    ['a thinking budget above max_tokens', { model: MODEL, max_tokens: 1_500, thinking: { type: 'enabled', budget_tokens: 2_000 }, messages: [{ role: 'user', content: 'x' }] }, /max_tokens/],
+    [
+      'a bad role',
+      { model: MODEL, max_tokens: 10, messages: [{ role: 'robot', content: 'x' }] },
+      /^messages\.0\.role: Input should be 'user' or 'assistant'$/,
+    ],
+    [
+      'a system message without the per-turn-control beta',
+      {
+        model: MODEL,
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'system', content: 'y' },
+        ],
+      },
+      /^messages: Unexpected role "system"\. The Messages API accepts a top-level `system` parameter/,
+    ],
+    [
+      'a thinking budget above max_tokens',
+      {
+        model: MODEL,
+        max_tokens: 1_500,
+        thinking: { type: 'enabled', budget_tokens: 2_000 },
+        messages: [{ role: 'user', content: 'x' }],
+      },
+      /max_tokens/,
+    ],
     ['an unknown scenario', '__scenario__', /unknown scenario 'nope'/],
   ])('%s is a 400 invalid_request_error', async (_name, body, message) => {
     const headers = body === '__scenario__' ? { 'x-emulator-scenario': 'nope' } : undefined;
@@ -74,7 +113,10 @@ describe('validation, like the provider', () => {
   });
 
   it('unknown endpoints are 404 not_found_error', async () => {
-    const res = await fetch(`${ctx.emulator.url}/v1/complete`, { method: 'POST', headers: { 'x-api-key': KEY } });
+    const res = await fetch(`${ctx.emulator.url}/v1/complete`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY },
+    });
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
     expect(res.headers.get('request-id')).toMatch(REQUEST_ID);
@@ -88,16 +130,25 @@ describe('validation, like the provider', () => {
 });
 
 describe('error scenarios through the SDK', () => {
-  const scenario = (name: string, extra: Record<string, string> = {}) => ({ headers: { 'x-emulator-scenario': name, ...extra } });
+  const scenario = (name: string, extra: Record<string, string> = {}) => ({
+    headers: { 'x-emulator-scenario': name, ...extra },
+  });
 
   it('rate_limit: 429 RateLimitError with retry-after and x-should-retry', async () => {
-    const error = await errorOf(ctx.client.messages.create(ask('hi'), scenario('rate_limit', { 'x-emulator-retry-after': '7' })));
+    const error = await errorOf(
+      ctx.client.messages.create(ask('hi'), scenario('rate_limit', { 'x-emulator-retry-after': '7' })),
+    );
     expect(error).toBeInstanceOf(Anthropic.RateLimitError);
     expect(error.status).toBe(429);
     expect(error.headers?.get('retry-after')).toBe('7');
     expect(error.headers?.get('x-should-retry')).toBe('true');
     expect(error.requestID).toMatch(REQUEST_ID);
-    expect(ctx.emulator.ledger.last()).toMatchObject({ status: 429, errorType: 'rate_limit_error', scenario: 'rate_limit', usage: null });
+    expect(ctx.emulator.ledger.last()).toMatchObject({
+      status: 429,
+      errorType: 'rate_limit_error',
+      scenario: 'rate_limit',
+      usage: null,
+    });
   });
 
   it.each([
@@ -112,8 +163,12 @@ describe('error scenarios through the SDK', () => {
   });
 
   it('invalid_request has a distinctive message a gateway must pass through', async () => {
-    const res = await post(ctx.emulator, '/v1/messages', ask('hi'), { 'x-emulator-scenario': 'invalid_request' });
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/must reach the client unchanged/);
+    const res = await post(ctx.emulator, '/v1/messages', ask('hi'), {
+      'x-emulator-scenario': 'invalid_request',
+    });
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /must reach the client unchanged/,
+    );
   });
 
   it('error scenarios apply to count_tokens and models too, and a default scenario applies to all', async () => {
@@ -121,7 +176,9 @@ describe('error scenarios through the SDK', () => {
     expect(error.status).toBe(529);
     const flaky = await startEmulator({ defaultScenario: 'api_error' });
     try {
-      const error2 = await errorOf(sdk(flaky).messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }));
+      const error2 = await errorOf(
+        sdk(flaky).messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }),
+      );
       expect(error2.status).toBe(500);
       expect(flaky.ledger.last()).toMatchObject({ endpoint: 'count_tokens', scenario: 'api_error' });
     } finally {

@@ -10,11 +10,19 @@ export const MODEL = 'claude-haiku-4-5';
  * only; the provider (and so the emulator) takes `x-api-key`, hence the default header.
  */
 export function sdk(emulator: Emulator, headers: Record<string, string> = {}): Anthropic {
-  return new Anthropic({ apiKey: KEY, baseURL: emulator.url, maxRetries: 0, defaultHeaders: { 'x-api-key': KEY, ...headers } });
+  return new Anthropic({
+    apiKey: KEY,
+    baseURL: emulator.url,
+    maxRetries: 0,
+    defaultHeaders: { 'x-api-key': KEY, ...headers },
+  });
 }
 
 /** One emulator per test file; each test starts with an empty ledger and cache. */
-export function useEmulator(opts: EmulatorOptions = {}): { readonly emulator: Emulator; readonly client: Anthropic } {
+export function useEmulator(opts: EmulatorOptions = {}): {
+  readonly emulator: Emulator;
+  readonly client: Anthropic;
+} {
   const state = {} as { emulator: Emulator; client: Anthropic };
   beforeEach(async () => {
     if (!state.emulator) {
@@ -38,7 +46,12 @@ export const ask = (text: string, extra: Partial<Anthropic.MessageCreateParamsNo
 });
 
 /** POST a raw body (for what the SDK would refuse to send). */
-export function post(emulator: { url: string }, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function post(
+  emulator: { url: string },
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(emulator.url + path, {
     method: 'POST',
     headers: { 'x-api-key': KEY, 'content-type': 'application/json', ...headers },

@@ -21,7 +21,10 @@ describe('hosting the emulator', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const direct = await post({ url }, '/v1/messages', ask('mounted'), { 'x-api-key': 'kg-any' });
-      const preread = await post({ url }, '/v1/messages', ask('mounted'), { 'x-api-key': 'kg-any', 'x-preread': '1' });
+      const preread = await post({ url }, '/v1/messages', ask('mounted'), {
+        'x-api-key': 'kg-any',
+        'x-preread': '1',
+      });
       expect([direct.status, preread.status]).toEqual([200, 200]);
       expect(handler.ledger.entries.map((e) => e.status)).toEqual([200, 200]);
     } finally {
@@ -31,7 +34,12 @@ describe('hosting the emulator', () => {
 
   it('close() ends open streams at once', async () => {
     const emulator = await startEmulator();
-    const res = await post(emulator, '/v1/messages', { ...ask('long'), stream: true }, { 'x-emulator-scenario': 'paced', 'x-emulator-interval-ms': '1000' });
+    const res = await post(
+      emulator,
+      '/v1/messages',
+      { ...ask('long'), stream: true },
+      { 'x-emulator-scenario': 'paced', 'x-emulator-interval-ms': '1000' },
+    );
     const started = performance.now();
     await emulator.close();
     expect(performance.now() - started).toBeLessThan(500);
@@ -43,7 +51,8 @@ describe('hosting the emulator', () => {
     const emulator = await startEmulator();
     const seen: ReceivedRequest[] = [];
     try {
-      const body = '{"model":"claude-haiku-4-5",  "max_tokens":8,"messages":[{"role":"user","content":"bytes, as sent"}]}';
+      const body =
+        '{"model":"claude-haiku-4-5",  "max_tokens":8,"messages":[{"role":"user","content":"bytes, as sent"}]}';
       await post(emulator, '/v1/messages', 'unseen before the listener is set');
       emulator.onRequest = (r) => seen.push(r);
       await post(emulator, '/v1/messages?beta=true', body, { 'anthropic-beta': 'b-1,b-2' });
@@ -56,7 +65,10 @@ describe('hosting the emulator', () => {
         ['GET', '/v1/models', 'limit=1', ''],
       ]);
       expect(seen[0]!.headers).toMatchObject({ 'anthropic-beta': 'b-1,b-2', 'x-api-key': KEY });
-      expect(emulator.ledger.byRequestId(seen[0]!.requestId)).toMatchObject({ endpoint: 'messages', status: 200 });
+      expect(emulator.ledger.byRequestId(seen[0]!.requestId)).toMatchObject({
+        endpoint: 'messages',
+        status: 200,
+      });
     } finally {
       await emulator.close();
     }
@@ -64,7 +76,9 @@ describe('hosting the emulator', () => {
 
   it('the CLI prints its URL and serves requests', async () => {
     const bin = fileURLToPath(new URL('../bin/keygate-emulator.js', import.meta.url));
-    const child = spawn(process.execPath, [bin, '--port', '0', '--api-key', 'sk-ant-cli'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [bin, '--port', '0', '--api-key', 'sk-ant-cli'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       let out = '';
       for await (const chunk of child.stdout) {

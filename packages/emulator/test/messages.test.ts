@@ -17,10 +17,21 @@ const weather: Anthropic.Tool = {
 
 describe('messages through the official SDK', () => {
   it('create: a message in the provider shape, with complete usage and a ledger entry', async () => {
-    const { data: message, request_id } = await ctx.client.messages.create(ask('Hello there, emulator')).withResponse();
-    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: MODEL, stop_reason: 'end_turn', stop_sequence: null });
+    const { data: message, request_id } = await ctx.client.messages
+      .create(ask('Hello there, emulator'))
+      .withResponse();
+    expect(message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: MODEL,
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+    });
     expect(message.id).toMatch(/^msg_01[0-9A-Za-z]{22}$/);
-    expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Emulated reply to: Hello there, emulator/) });
+    expect(message.content[0]).toMatchObject({
+      type: 'text',
+      text: expect.stringMatching(/^Emulated reply to: Hello there, emulator/),
+    });
     expect(message.usage).toEqual({
       input_tokens: Math.ceil('Hello there, emulator'.length / 4) + 10,
       cache_creation_input_tokens: 0,
@@ -31,13 +42,23 @@ describe('messages through the official SDK', () => {
       service_tier: 'standard',
     });
     const entry = ctx.emulator.ledger.byRequestId(request_id!)!;
-    expect(entry).toMatchObject({ messageId: message.id, endpoint: 'messages', model: MODEL, stream: false, status: 200, complete: true, usage: message.usage });
+    expect(entry).toMatchObject({
+      messageId: message.id,
+      endpoint: 'messages',
+      model: MODEL,
+      stream: false,
+      status: 200,
+      complete: true,
+      usage: message.usage,
+    });
     expect(entry.headers['x-api-key']).toBe('sk-ant-emulator-key');
     expect(entry.headers['anthropic-version']).toEqual(expect.any(String));
   });
 
   it('stream: finalMessage() usage equals the ledger entry', async () => {
-    const stream = ctx.client.messages.stream(ask('Stream me something'), { headers: { 'x-emulator-output-tokens': '40' } });
+    const stream = ctx.client.messages.stream(ask('Stream me something'), {
+      headers: { 'x-emulator-output-tokens': '40' },
+    });
     const texts: string[] = [];
     stream.on('text', (t) => texts.push(t));
     const message = await stream.finalMessage();
@@ -66,7 +87,10 @@ describe('messages through the official SDK', () => {
     const first = await ctx.client.messages.create(ask('Weather in Paris?', { tools: [weather] }));
     expect(first.stop_reason).toBe('tool_use');
     const call = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
-    expect(call).toMatchObject({ name: 'get_weather', input: { location: expect.any(String), unit: 'celsius' } });
+    expect(call).toMatchObject({
+      name: 'get_weather',
+      input: { location: expect.any(String), unit: 'celsius' },
+    });
     expect(call.id).toMatch(/^toolu_/);
 
     const second = await ctx.client.messages.create({
@@ -82,13 +106,18 @@ describe('messages through the official SDK', () => {
   });
 
   it('streamed tool input arrives as input_json_delta chunks the SDK reassembles', async () => {
-    const stream = ctx.client.messages.stream(ask('Weather?', { tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' } }));
+    const stream = ctx.client.messages.stream(
+      ask('Weather?', { tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' } }),
+    );
     const partials: string[] = [];
     stream.on('inputJson', (partial) => partials.push(partial));
     const message = await stream.finalMessage();
     expect(message.content.map((b) => b.type)).toEqual(['tool_use']);
     expect(partials.length).toBeGreaterThan(2);
-    expect((message.content[0] as Anthropic.ToolUseBlock).input).toEqual({ location: 'Paris, France', unit: 'celsius' });
+    expect((message.content[0] as Anthropic.ToolUseBlock).input).toEqual({
+      location: 'Paris, France',
+      unit: 'celsius',
+    });
   });
 
   it('malformed_tool_input leaves a required property out', async () => {
@@ -100,7 +129,10 @@ describe('messages through the official SDK', () => {
   });
 
   it('thinking: a thinking block with a signature comes first, in both modes', async () => {
-    const params = ask('Think about it', { max_tokens: 4_000, thinking: { type: 'enabled', budget_tokens: 2_000 } });
+    const params = ask('Think about it', {
+      max_tokens: 4_000,
+      thinking: { type: 'enabled', budget_tokens: 2_000 },
+    });
     const message = await ctx.client.messages.create(params);
     expect(message.content.map((b) => b.type)).toEqual(['thinking', 'text']);
     expect(message.usage.output_tokens).toBe(16 + 24);
@@ -119,22 +151,42 @@ describe('messages through the official SDK', () => {
   });
 
   it('prompt caching: the first call writes, the second reads, input stays disjoint', async () => {
-    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'You are terse. '.repeat(400), cache_control: { type: 'ephemeral', ttl: '1h' } }];
+    const system: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'You are terse. '.repeat(400), cache_control: { type: 'ephemeral', ttl: '1h' } },
+    ];
     const first = await ctx.client.messages.create(ask('One?', { system }));
     const second = await ctx.client.messages.stream(ask('Two?', { system })).finalMessage();
-    expect(first.usage).toMatchObject({ cache_creation_input_tokens: 1_500, cache_read_input_tokens: 0, input_tokens: 11 });
-    expect(first.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 1_500 });
-    expect(second.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 1_500, input_tokens: 11 });
+    expect(first.usage).toMatchObject({
+      cache_creation_input_tokens: 1_500,
+      cache_read_input_tokens: 0,
+      input_tokens: 11,
+    });
+    expect(first.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: 0,
+      ephemeral_1h_input_tokens: 1_500,
+    });
+    expect(second.usage).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 1_500,
+      input_tokens: 11,
+    });
     ctx.emulator.cache.clear();
     const third = await ctx.client.messages.create(ask('Three?', { system }));
     expect(third.usage.cache_creation_input_tokens).toBe(1_500);
   });
 
   it('cache scenarios force a cache share without cache_control', async () => {
-    const read = await ctx.client.messages.create(ask('x'.repeat(400)), { headers: { 'x-emulator-scenario': 'cache_read' } });
+    const read = await ctx.client.messages.create(ask('x'.repeat(400)), {
+      headers: { 'x-emulator-scenario': 'cache_read' },
+    });
     expect(read.usage).toMatchObject({ input_tokens: 28, cache_read_input_tokens: 82 });
-    const write = await ctx.client.messages.create(ask('x'.repeat(400)), { headers: { 'x-emulator-scenario': 'cache_write_5m' } });
-    expect(write.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: 82, ephemeral_1h_input_tokens: 0 });
+    const write = await ctx.client.messages.create(ask('x'.repeat(400)), {
+      headers: { 'x-emulator-scenario': 'cache_write_5m' },
+    });
+    expect(write.usage.cache_creation).toEqual({
+      ephemeral_5m_input_tokens: 82,
+      ephemeral_1h_input_tokens: 0,
+    });
   });
 
   it('count_tokens follows the same rule, PDFs included', async () => {
@@ -160,14 +212,34 @@ describe('messages through the official SDK', () => {
       .create({
         model: MODEL,
         max_tokens: 100,
-        messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: Buffer.from('not a pdf').toString('base64') } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'document',
+                source: {
+                  type: 'base64',
+                  media_type: 'application/pdf',
+                  data: Buffer.from('not a pdf').toString('base64'),
+                },
+              },
+            ],
+          },
+        ],
       })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error' } } });
+    expect(error).toMatchObject({
+      status: 400,
+      error: { type: 'error', error: { type: 'invalid_request_error' } },
+    });
   });
 
   it('ignores unknown request fields', async () => {
-    const message = await ctx.client.messages.create({ ...ask('Hi'), some_future_field: { nested: true } } as Anthropic.MessageCreateParamsNonStreaming);
+    const message = await ctx.client.messages.create({
+      ...ask('Hi'),
+      some_future_field: { nested: true },
+    } as Anthropic.MessageCreateParamsNonStreaming);
     expect(message.stop_reason).toBe('end_turn');
   });
 });

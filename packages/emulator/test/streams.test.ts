@@ -4,7 +4,10 @@ import { ask, parseSse, post, useEmulator } from './helpers';
 
 const ctx = useEmulator();
 const streamBody = (text = 'Stream please') => ({ ...ask(text), stream: true });
-const scenario = (name: string, extra: Record<string, string> = {}) => ({ 'x-emulator-scenario': name, ...extra });
+const scenario = (name: string, extra: Record<string, string> = {}) => ({
+  'x-emulator-scenario': name,
+  ...extra,
+});
 
 describe('SSE as the provider writes it', () => {
   it('framing, headers, event order and a ping after the first content_block_start', async () => {
@@ -15,9 +18,13 @@ describe('SSE as the provider writes it', () => {
     expect(text).toContain('event: ping\ndata: {"type": "ping"}\n\n');
     const events = parseSse(text);
     expect(events.map((e) => e.event)).toEqual([
-      'message_start', 'content_block_start', 'ping',
+      'message_start',
+      'content_block_start',
+      'ping',
       ...Array<string>(6).fill('content_block_delta'),
-      'content_block_stop', 'message_delta', 'message_stop',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
     for (const { event, data } of events) expect((JSON.parse(data) as { type: string }).type).toBe(event);
     const start = JSON.parse(events[0]!.data) as { message: Anthropic.Message };
@@ -25,7 +32,12 @@ describe('SSE as the provider writes it', () => {
     expect(start.message.usage.output_tokens).toBe(1);
     const delta = JSON.parse(events.at(-2)!.data) as Anthropic.MessageDeltaEvent;
     expect(delta.delta.stop_reason).toBe('end_turn');
-    expect(delta.usage).toMatchObject({ input_tokens: start.message.usage.input_tokens, output_tokens: 24, cache_read_input_tokens: 0, server_tool_use: { web_search_requests: 0 } });
+    expect(delta.usage).toMatchObject({
+      input_tokens: start.message.usage.input_tokens,
+      output_tokens: 24,
+      cache_read_input_tokens: 0,
+      server_tool_use: { web_search_requests: 0 },
+    });
     const entry = ctx.emulator.ledger.byRequestId(res.headers.get('request-id')!)!;
     expect(entry).toMatchObject({ stream: true, complete: true, eventsSent: events.length });
   });
@@ -44,10 +56,17 @@ describe('SSE as the provider writes it', () => {
   });
 
   it('scenarios combine: paced,multi_delta paces the deltas and grows the totals', async () => {
-    const res = await post(ctx.emulator, '/v1/messages', streamBody(), scenario('paced, multi_delta', { 'x-emulator-deltas': '4', 'x-emulator-interval-ms': '5' }));
+    const res = await post(
+      ctx.emulator,
+      '/v1/messages',
+      streamBody(),
+      scenario('paced, multi_delta', { 'x-emulator-deltas': '4', 'x-emulator-interval-ms': '5' }),
+    );
     const events = parseSse(await res.text());
     expect(events.filter((e) => e.event === 'content_block_delta')).toHaveLength(4);
-    const totals = events.filter((e) => e.event === 'message_delta').map((e) => (JSON.parse(e.data) as Anthropic.MessageDeltaEvent).usage.output_tokens);
+    const totals = events
+      .filter((e) => e.event === 'message_delta')
+      .map((e) => (JSON.parse(e.data) as Anthropic.MessageDeltaEvent).usage.output_tokens);
     expect(totals).toEqual([2, 3, 4]);
   });
 });
@@ -59,23 +78,41 @@ describe('stream failures', () => {
     const events = parseSse(await res.text());
     expect(events[0]!.event).toBe('message_start');
     expect(events.some((e) => e.event === 'content_block_delta')).toBe(true);
-    expect(events.at(-1)).toEqual({ event: 'error', data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' });
+    expect(events.at(-1)).toEqual({
+      event: 'error',
+      data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    });
     expect(events.some((e) => e.event === 'message_stop' || e.event === 'message_delta')).toBe(false);
     const entry = ctx.emulator.ledger.byRequestId(res.headers.get('request-id')!)!;
-    expect(entry).toMatchObject({ status: 200, complete: false, errorType: 'overloaded_error', eventsSent: events.length });
+    expect(entry).toMatchObject({
+      status: 200,
+      complete: false,
+      errorType: 'overloaded_error',
+      eventsSent: events.length,
+    });
     // Billed: the words of the deltas generated before the error.
-    const words = events.filter((e) => e.event === 'content_block_delta').map((e) => (JSON.parse(e.data) as { delta: { text: string } }).delta.text.trim().split(' ').length);
+    const words = events
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (JSON.parse(e.data) as { delta: { text: string } }).delta.text.trim().split(' ').length);
     expect(words.length).toBeGreaterThan(0);
     expect(entry.usage?.output_tokens).toBe(words.reduce((a, b) => a + b, 0));
   });
 
   it('stream_error through the SDK rejects with the overloaded error', async () => {
-    const error = await ctx.client.messages.stream(ask('x'), { headers: scenario('stream_error') }).finalMessage().catch((e: unknown) => e);
+    const error = await ctx.client.messages
+      .stream(ask('x'), { headers: scenario('stream_error') })
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ error: { type: 'error', error: { type: 'overloaded_error' } } });
   });
 
   it('stream_cut: the socket dies after N events; the ledger keeps what was written', async () => {
-    const res = await post(ctx.emulator, '/v1/messages', streamBody(), scenario('stream_cut', { 'x-emulator-cut-after': '5' }));
+    const res = await post(
+      ctx.emulator,
+      '/v1/messages',
+      streamBody(),
+      scenario('stream_cut', { 'x-emulator-cut-after': '5' }),
+    );
     expect(res.status).toBe(200);
     const error = await res.text().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
@@ -86,7 +123,10 @@ describe('stream failures', () => {
   });
 
   it('stream_cut through the SDK surfaces a connection error', async () => {
-    const error = await ctx.client.messages.stream(ask('x'), { headers: scenario('stream_cut') }).finalMessage().catch((e: unknown) => e);
+    const error = await ctx.client.messages
+      .stream(ask('x'), { headers: scenario('stream_cut') })
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(ctx.emulator.ledger.last()).toMatchObject({ complete: false, eventsSent: 4 });
   });
@@ -95,7 +135,9 @@ describe('stream failures', () => {
 describe('timing scenarios', () => {
   it('paced: deltas arrive spaced out; usage matches the number of deltas', async () => {
     const times: number[] = [];
-    const stream = ctx.client.messages.stream(ask('Pace'), { headers: scenario('paced', { 'x-emulator-deltas': '8', 'x-emulator-interval-ms': '25' }) });
+    const stream = ctx.client.messages.stream(ask('Pace'), {
+      headers: scenario('paced', { 'x-emulator-deltas': '8', 'x-emulator-interval-ms': '25' }),
+    });
     stream.on('text', () => times.push(performance.now()));
     const message = await stream.finalMessage();
     expect(times).toHaveLength(8);
@@ -129,7 +171,12 @@ describe('timing scenarios', () => {
 
   it('slow_first_byte: headers wait for x-emulator-delay-ms', async () => {
     const started = performance.now();
-    const res = await post(ctx.emulator, '/v1/messages', ask('slow'), scenario('slow_first_byte', { 'x-emulator-delay-ms': '150' }));
+    const res = await post(
+      ctx.emulator,
+      '/v1/messages',
+      ask('slow'),
+      scenario('slow_first_byte', { 'x-emulator-delay-ms': '150' }),
+    );
     expect(res.status).toBe(200);
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
   });
@@ -140,7 +187,10 @@ describe('timing scenarios', () => {
     await fetch(`${ctx.emulator.url}/v1/messages`, {
       method: 'POST',
       signal: controller.signal,
-      headers: { 'x-api-key': 'sk-ant-emulator-key', ...scenario('slow_first_byte', { 'x-emulator-delay-ms': '5000' }) },
+      headers: {
+        'x-api-key': 'sk-ant-emulator-key',
+        ...scenario('slow_first_byte', { 'x-emulator-delay-ms': '5000' }),
+      },
       body: JSON.stringify(ask('slow')),
     }).catch(() => undefined);
     const entry = await ctx.emulator.ledger.waitFor((e) => e.status === 499, 2_000);

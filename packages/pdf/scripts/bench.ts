@@ -19,15 +19,31 @@ async function time(label: string, run: () => unknown, rounds = 9): Promise<void
 }
 
 // JSON.parse gives the kind of string the gateway holds after reading a request body.
-const base64 = (JSON.parse(JSON.stringify({ data: randomBytes(30 * MiB).toString('base64') })) as { data: string }).data;
-await time(`decodeBase64Strict, ${(base64.length / MiB).toFixed(0)} MiB string`, () => decodeBase64Strict(base64));
+const base64 = (
+  JSON.parse(JSON.stringify({ data: randomBytes(30 * MiB).toString('base64') })) as { data: string }
+).data;
+await time(`decodeBase64Strict, ${(base64.length / MiB).toFixed(0)} MiB string`, () =>
+  decodeBase64Strict(base64),
+);
 await time('  Buffer.from(data, "base64") alone, for comparison', () => Buffer.from(base64, 'base64'));
 
 const cases = [
-  { label: '10 MiB, 100 pages, classic xref', pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 10 * MiB, useObjectStreams: false }) },
-  { label: '10 MiB, 100 pages, object streams', pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 10 * MiB }) },
-  { label: '30 MiB, 100 pages, classic xref', pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 30 * MiB, useObjectStreams: false }) },
-  { label: '30 MiB, 100 pages, object streams', pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 30 * MiB }) },
+  {
+    label: '10 MiB, 100 pages, classic xref',
+    pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 10 * MiB, useObjectStreams: false }),
+  },
+  {
+    label: '10 MiB, 100 pages, object streams',
+    pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 10 * MiB }),
+  },
+  {
+    label: '30 MiB, 100 pages, classic xref',
+    pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 30 * MiB, useObjectStreams: false }),
+  },
+  {
+    label: '30 MiB, 100 pages, object streams',
+    pdf: await makePaddedTestPdf({ pages: 100, targetBytes: 30 * MiB }),
+  },
   { label: '0.6 MiB, 3000 text pages, object streams', pdf: await makeTestPdf({ pages: 3000 }) },
 ];
 for (const { label, pdf } of cases) {

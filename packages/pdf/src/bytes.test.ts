@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { encodeBase64, indexOfText, lastIndexOfText, latin1, portableIndexOf, portableLastIndexOf, portableLatin1 } from './bytes';
+import {
+  encodeBase64,
+  indexOfText,
+  lastIndexOfText,
+  latin1,
+  portableIndexOf,
+  portableLastIndexOf,
+  portableLatin1,
+} from './bytes';
 
 // The portable scans run where there is no Buffer (browsers, edge runtimes); they must agree with it.
 const bytes = new Uint8Array(Buffer.from('obj 1 0 obj trailer\x00\xff\x80 1 0 obj trail', 'latin1'));

@@ -31,7 +31,10 @@ const CHUNK = 8192;
 export function portableLatin1(bytes: Uint8Array, start: number, end: number): string {
   let text = '';
   for (let at = start; at < end; at += CHUNK) {
-    text += String.fromCharCode.apply(null, bytes.subarray(at, Math.min(end, at + CHUNK)) as unknown as number[]);
+    text += String.fromCharCode.apply(
+      null,
+      bytes.subarray(at, Math.min(end, at + CHUNK)) as unknown as number[],
+    );
   }
   return text;
 }
@@ -39,7 +42,11 @@ export function portableLatin1(bytes: Uint8Array, start: number, end: number): s
 export function portableIndexOf(bytes: Uint8Array, text: string, from: number): number {
   const first = text.charCodeAt(0);
   const last = bytes.length - text.length;
-  for (let at = bytes.indexOf(first, Math.max(0, from)); at !== -1 && at <= last; at = bytes.indexOf(first, at + 1)) {
+  for (
+    let at = bytes.indexOf(first, Math.max(0, from));
+    at !== -1 && at <= last;
+    at = bytes.indexOf(first, at + 1)
+  ) {
     if (matchesAt(bytes, at, text)) return at;
   }
   return -1;
@@ -49,7 +56,11 @@ export function portableLastIndexOf(bytes: Uint8Array, text: string, from: numbe
   const first = text.charCodeAt(0);
   const start = Math.min(from, bytes.length - text.length);
   if (start < 0) return -1;
-  for (let at = bytes.lastIndexOf(first, start); at !== -1; at = at === 0 ? -1 : bytes.lastIndexOf(first, at - 1)) {
+  for (
+    let at = bytes.lastIndexOf(first, start);
+    at !== -1;
+    at = at === 0 ? -1 : bytes.lastIndexOf(first, at - 1)
+  ) {
     if (matchesAt(bytes, at, text)) return at;
   }
   return -1;

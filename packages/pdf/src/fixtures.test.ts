@@ -11,8 +11,14 @@ function fontsOf(doc: PDFDocument, index: number): PDFDict | undefined {
 
 describe('makeTestPdf', () => {
   it('draws the given text on each page in Helvetica', async () => {
-    const doc = await PDFDocument.load(await makeTestPdf({ pages: 3, text: (page) => `Hello from page ${page}` }));
-    expect(pageContents(doc).map(shownTexts)).toEqual([['Hello from page 1'], ['Hello from page 2'], ['Hello from page 3']]);
+    const doc = await PDFDocument.load(
+      await makeTestPdf({ pages: 3, text: (page) => `Hello from page ${page}` }),
+    );
+    expect(pageContents(doc).map(shownTexts)).toEqual([
+      ['Hello from page 1'],
+      ['Hello from page 2'],
+      ['Hello from page 3'],
+    ]);
     expect(fontsOf(doc, 0)?.keys()).toHaveLength(1);
   });
 

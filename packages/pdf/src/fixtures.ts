@@ -40,7 +40,14 @@ export async function makeTestPdf(opts: TestPdfOptions): Promise<Uint8Array> {
 
 /** A text PDF whose pages each carry an image of random noise, so the file is about `targetBytes` and stays that size when split. */
 export async function makePaddedTestPdf(opts: PaddedTestPdfOptions): Promise<Uint8Array> {
-  const { PDFDocument, StandardFonts, concatTransformationMatrix, drawObject, popGraphicsState, pushGraphicsState } = await pdfLib();
+  const {
+    PDFDocument,
+    StandardFonts,
+    concatTransformationMatrix,
+    drawObject,
+    popGraphicsState,
+    pushGraphicsState,
+  } = await pdfLib();
   const doc = await PDFDocument.create({ updateMetadata: false });
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const perPage = Math.max(1, Math.floor(opts.targetBytes / opts.pages));
@@ -58,7 +65,12 @@ export async function makePaddedTestPdf(opts: PaddedTestPdfOptions): Promise<Uin
       BitsPerComponent: 8,
     });
     const name = page.node.newXObject('Noise', doc.context.register(image));
-    page.pushOperators(pushGraphicsState(), concatTransformationMatrix(468, 0, 0, 600, 72, 72), drawObject(name), popGraphicsState());
+    page.pushOperators(
+      pushGraphicsState(),
+      concatTransformationMatrix(468, 0, 0, 600, 72, 72),
+      drawObject(name),
+      popGraphicsState(),
+    );
   }
   return doc.save({ useObjectStreams: opts.useObjectStreams ?? true, addDefaultPage: false });
 }

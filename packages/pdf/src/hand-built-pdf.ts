@@ -27,7 +27,10 @@ export function assemblePdf(objects: PdfObjectSource[], trailer: string, base?: 
 }
 
 function lastStartxref(pdf: Uint8Array): number {
-  const tail = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1', Math.max(0, pdf.length - 1024));
+  const tail = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString(
+    'latin1',
+    Math.max(0, pdf.length - 1024),
+  );
   const match = /startxref\s+(\d+)\s+%%EOF\s*$/.exec(tail);
   if (match?.[1] === undefined) throw new Error('base PDF has no startxref');
   return Number(match[1]);

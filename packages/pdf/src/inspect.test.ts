@@ -8,8 +8,10 @@ import { inspectPdf, inspectPdfFully } from './inspect';
 
 const latin1 = (bytes: Uint8Array) => Buffer.from(bytes).toString('latin1');
 const fromLatin1 = (text: string) => new Uint8Array(Buffer.from(text, 'latin1'));
-const breakStartxref = (pdf: Uint8Array) => fromLatin1(latin1(pdf).replace(/startxref\s+\d+/, 'startxref\n12'));
-const pdfLibPageCount = async (pdf: Uint8Array) => (await PDFDocument.load(pdf, { ignoreEncryption: true })).getPageCount();
+const breakStartxref = (pdf: Uint8Array) =>
+  fromLatin1(latin1(pdf).replace(/startxref\s+\d+/, 'startxref\n12'));
+const pdfLibPageCount = async (pdf: Uint8Array) =>
+  (await PDFDocument.load(pdf, { ignoreEncryption: true })).getPageCount();
 
 const PAGE = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>';
 const CATALOG: PdfObjectSource = [1, '<< /Type /Catalog /Pages 2 0 R >>'];
@@ -38,12 +40,24 @@ function objectStream(
 describe('inspectPdf page counts', () => {
   it.each([1, 7, 100, 250])('reads %i pages without object streams', async (pages) => {
     const pdf = await makeTestPdf({ pages, useObjectStreams: false });
-    expect(inspectPdf(pdf)).toEqual({ isPdf: true, pages, encrypted: false, bytes: pdf.length, version: '1.7' });
+    expect(inspectPdf(pdf)).toEqual({
+      isPdf: true,
+      pages,
+      encrypted: false,
+      bytes: pdf.length,
+      version: '1.7',
+    });
   });
 
   it.each([1, 7, 100, 250])('reads %i pages from object streams', async (pages) => {
     const pdf = await makeTestPdf({ pages, useObjectStreams: true });
-    expect(inspectPdf(pdf)).toEqual({ isPdf: true, pages, encrypted: false, bytes: pdf.length, version: '1.7' });
+    expect(inspectPdf(pdf)).toEqual({
+      isPdf: true,
+      pages,
+      encrypted: false,
+      bytes: pdf.length,
+      version: '1.7',
+    });
   });
 
   it('counts the pages of an image-only PDF', async () => {
@@ -53,7 +67,10 @@ describe('inspectPdf page counts', () => {
   it('reads only top-level keys, in compact syntax with comments', () => {
     const pdf = assemblePdf(
       [
-        [1, '<</Type/Catalog/Names<</Dests<</Pages 9 0 R>>/Pages 9 0 R>>%a comment /Pages 9 0 R\n/Pages 2 0 R>>'],
+        [
+          1,
+          '<</Type/Catalog/Names<</Dests<</Pages 9 0 R>>/Pages 9 0 R>>%a comment /Pages 9 0 R\n/Pages 2 0 R>>',
+        ],
         [2, '<</Type/Pages/Resources<</Count 40>>/Kids[3 0 R 4 0 R]/Count 2>>'],
         [3, PAGE],
         [4, PAGE],
@@ -66,7 +83,12 @@ describe('inspectPdf page counts', () => {
 
   it('does not mistake object 12 for object 2', () => {
     const pdf = assemblePdf(
-      [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'], [3, PAGE], [12, '<< /Type /Pages /Kids [] /Count 99 >>']],
+      [
+        CATALOG,
+        [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'],
+        [3, PAGE],
+        [12, '<< /Type /Pages /Kids [] /Count 99 >>'],
+      ],
       '/Root 1 0 R',
     );
     expect(inspectPdf(pdf).pages).toBe(1);
@@ -92,10 +114,20 @@ describe('inspectPdf page counts', () => {
 });
 
 describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
-  const base = assemblePdf([CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'], [3, PAGE]], '/Root 1 0 R');
+  const base = assemblePdf(
+    [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'], [3, PAGE]],
+    '/Root 1 0 R',
+  );
 
   it('takes the latest uncompressed version of an object', async () => {
-    const updated = assemblePdf([[2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'], [4, PAGE]], '/Root 1 0 R', base);
+    const updated = assemblePdf(
+      [
+        [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'],
+        [4, PAGE],
+      ],
+      '/Root 1 0 R',
+      base,
+    );
     expect(inspectPdf(base).pages).toBe(1);
     expect(inspectPdf(updated).pages).toBe(2);
     expect(await pdfLibPageCount(updated)).toBe(2);
@@ -103,7 +135,11 @@ describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
 
   it('takes a version in a later, compressed object stream whose /Length is indirect', async () => {
     const pages: PdfObjectSource = [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'];
-    const updated = assemblePdf([[4, PAGE], ...objectStream(5, [pages], { deflate: true, lengthIn: 6 })], '/Root 1 0 R', base);
+    const updated = assemblePdf(
+      [[4, PAGE], ...objectStream(5, [pages], { deflate: true, lengthIn: 6 })],
+      '/Root 1 0 R',
+      base,
+    );
     expect(inspectPdf(updated).pages).toBe(2);
     expect(await pdfLibPageCount(updated)).toBe(2);
   });
@@ -113,7 +149,14 @@ describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
       [...objectStream(5, [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']]), [3, PAGE]],
       '/Root 1 0 R',
     );
-    const updated = assemblePdf([[2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'], [4, PAGE]], '/Root 1 0 R', compressed);
+    const updated = assemblePdf(
+      [
+        [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'],
+        [4, PAGE],
+      ],
+      '/Root 1 0 R',
+      compressed,
+    );
     expect(inspectPdf(compressed).pages).toBe(1);
     expect(inspectPdf(updated).pages).toBe(2);
     expect(await pdfLibPageCount(updated)).toBe(2);
@@ -122,7 +165,10 @@ describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
   it('reads an object stream by its indirect /Length even when the data holds the word endstream', () => {
     const catalog: PdfObjectSource = [1, '<< /Type /Catalog /Lang (endstream) /Pages 2 0 R >>'];
     const pdf = assemblePdf(
-      [...objectStream(5, [catalog, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']], { lengthIn: 6 }), [3, PAGE]],
+      [
+        ...objectStream(5, [catalog, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']], { lengthIn: 6 }),
+        [3, PAGE],
+      ],
       '/Root 1 0 R',
     );
     expect(inspectPdf(pdf).pages).toBe(1);
@@ -130,7 +176,10 @@ describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
 
   it('reads an object stream whose /Length is wrong up to endstream', () => {
     const pdf = assemblePdf(
-      [...objectStream(5, [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']], { length: 7 }), [3, PAGE]],
+      [
+        ...objectStream(5, [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']], { length: 7 }),
+        [3, PAGE],
+      ],
       '/Root 1 0 R',
     );
     expect(inspectPdf(pdf).pages).toBe(1);
@@ -140,7 +189,13 @@ describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
 describe('inspectPdf encryption', () => {
   it('detects /Encrypt in a classic trailer', () => {
     const pdf = makeEncryptedTestPdf();
-    expect(inspectPdf(pdf)).toEqual({ isPdf: true, pages: 1, encrypted: true, bytes: pdf.length, version: '1.4' });
+    expect(inspectPdf(pdf)).toEqual({
+      isPdf: true,
+      pages: 1,
+      encrypted: true,
+      bytes: pdf.length,
+      version: '1.4',
+    });
   });
 
   it('detects /Encrypt in an xref stream dictionary', async () => {
@@ -158,7 +213,9 @@ describe('inspectPdfFully', () => {
   it('falls back to pdf-lib when the byte scan cannot find the trailer', async () => {
     const pdf = await makeTestPdf({ pages: 7, useObjectStreams: true });
     // pdf-lib only checks that /Encrypt resolves to an object.
-    const broken = breakStartxref(fromLatin1(latin1(pdf).replace('/Type /XRef', '/Type /XRef /Encrypt 1 0 R')));
+    const broken = breakStartxref(
+      fromLatin1(latin1(pdf).replace('/Type /XRef', '/Type /XRef /Encrypt 1 0 R')),
+    );
     expect(inspectPdf(broken)).toMatchObject({ pages: null, encrypted: false });
     expect(await inspectPdfFully(broken)).toMatchObject({ pages: 7, encrypted: true });
   });
@@ -182,13 +239,22 @@ describe('inspectPdf on bad input', () => {
     expect(await inspectPdfFully(bytes)).toEqual(expected);
   });
 
-  it.each([false, true])('gives no page count for a PDF truncated in half (object streams: %s)', async (useObjectStreams) => {
-    const pdf = await makeTestPdf({ pages: 7, useObjectStreams });
-    const truncated = pdf.subarray(0, Math.floor(pdf.length / 2));
-    const expected = { isPdf: true, pages: null, encrypted: false, bytes: truncated.length, version: '1.7' };
-    expect(inspectPdf(truncated)).toEqual(expected);
-    expect(await inspectPdfFully(truncated)).toEqual(expected);
-  });
+  it.each([false, true])(
+    'gives no page count for a PDF truncated in half (object streams: %s)',
+    async (useObjectStreams) => {
+      const pdf = await makeTestPdf({ pages: 7, useObjectStreams });
+      const truncated = pdf.subarray(0, Math.floor(pdf.length / 2));
+      const expected = {
+        isPdf: true,
+        pages: null,
+        encrypted: false,
+        bytes: truncated.length,
+        version: '1.7',
+      };
+      expect(inspectPdf(truncated)).toEqual(expected);
+      expect(await inspectPdfFully(truncated)).toEqual(expected);
+    },
+  );
 
   it('gives no page count for garbage behind a PDF header', async () => {
     const bytes = new Uint8Array(Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(8192)]));
@@ -212,7 +278,9 @@ describe('inspectPdf on bad input', () => {
   describe('gives up, rather than stall, on hostile input', () => {
     const MiB = 1024 * 1024;
     const filled = (unit: string, tail = '\ntrailer << /Root 1 0 R >>') =>
-      new Uint8Array(Buffer.from(`%PDF-1.7\n${unit.repeat(Math.ceil((4 * MiB) / unit.length))}${tail}`, 'latin1'));
+      new Uint8Array(
+        Buffer.from(`%PDF-1.7\n${unit.repeat(Math.ceil((4 * MiB) / unit.length))}${tail}`, 'latin1'),
+      );
     const bomb = deflateSync(Buffer.alloc(32 * MiB, 0x20));
     const bombStream = (num: number) =>
       `${num} 0 obj << /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length ${bomb.length} >>\nstream\n${bomb.toString('latin1')}\nendstream endobj\n`;
@@ -223,7 +291,10 @@ describe('inspectPdf on bad input', () => {
       ['millions of near matches for the catalog', filled('11 0 obj ')],
       ['dictionaries nested in each other', filled('trailer<</A[', '')],
       ['a string that never closes', filled('(', '')],
-      ['object streams that inflate to 32 MiB each', fromLatin1(`%PDF-1.7\n${[10, 11, 12, 13].map(bombStream).join('')}trailer << /Root 1 0 R >>`)],
+      [
+        'object streams that inflate to 32 MiB each',
+        fromLatin1(`%PDF-1.7\n${[10, 11, 12, 13].map(bombStream).join('')}trailer << /Root 1 0 R >>`),
+      ],
     ])('%s', (_, bytes) => {
       expect(inspectPdf(bytes)).toMatchObject({ isPdf: true, pages: null });
     });

@@ -29,7 +29,8 @@ const VERSION = /^%PDF-(\d+\.\d+)/;
  */
 export function inspectPdf(bytes: Uint8Array): PdfInfo {
   const header = indexOfText(bytes.subarray(0, HEADER_WINDOW), '%PDF-');
-  if (header === -1) return { isPdf: false, pages: null, encrypted: false, bytes: bytes.length, version: null };
+  if (header === -1)
+    return { isPdf: false, pages: null, encrypted: false, bytes: bytes.length, version: null };
   const version = VERSION.exec(latin1(bytes, header, header + 16))?.[1] ?? null;
   const objects = new PdfObjects(bytes);
   const trailer = objects.trailer();

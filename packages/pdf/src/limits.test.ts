@@ -20,9 +20,15 @@ describe('fitsProviderLimits', () => {
   });
 
   it('rejects what is not a PDF, is encrypted, too large or too long', () => {
-    expect(fitsProviderLimits(info({ isPdf: false, pages: null }))).toMatchObject({ ok: false, reason: 'not_pdf' });
+    expect(fitsProviderLimits(info({ isPdf: false, pages: null }))).toMatchObject({
+      ok: false,
+      reason: 'not_pdf',
+    });
     expect(fitsProviderLimits(info({ encrypted: true }))).toMatchObject({ ok: false, reason: 'encrypted' });
-    expect(fitsProviderLimits(info({ bytes: 24 * MiB + 1 }))).toMatchObject({ ok: false, reason: 'too_large' });
+    expect(fitsProviderLimits(info({ bytes: 24 * MiB + 1 }))).toMatchObject({
+      ok: false,
+      reason: 'too_large',
+    });
     expect(fitsProviderLimits(info({ pages: 101 }))).toMatchObject({
       ok: false,
       reason: 'too_many_pages',

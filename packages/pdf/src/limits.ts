@@ -4,7 +4,10 @@ import type { PdfInfo } from './inspect';
 export type PdfLimits = { maxPages: number; maxRequestBytes: number };
 
 /** The provider's limits for models with a context window under 1M tokens (600 pages otherwise). */
-export const PDF_LIMITS: Readonly<PdfLimits> = Object.freeze({ maxPages: 100, maxRequestBytes: 32 * 1024 * 1024 });
+export const PDF_LIMITS: Readonly<PdfLimits> = Object.freeze({
+  maxPages: 100,
+  maxRequestBytes: 32 * 1024 * 1024,
+});
 
 export type PdfLimitViolation = 'not_pdf' | 'encrypted' | 'too_large' | 'too_many_pages';
 

@@ -64,7 +64,8 @@ export class PdfObjects {
     if (startxref === -1) return null;
     const lexer = this.lexer(startxref + 'startxref'.length);
     const offset = lexer.next();
-    if (offset?.kind !== 'number' || !offset.integer || offset.value < 0 || offset.value >= this.buf.length) return null;
+    if (offset?.kind !== 'number' || !offset.integer || offset.value < 0 || offset.value >= this.buf.length)
+      return null;
 
     lexer.pos = offset.value;
     const first = lexer.next();
@@ -171,7 +172,8 @@ export class PdfObjects {
     const length = this.integer(dict.get('Length'));
     if (length !== null && length >= 0 && start + length <= this.buf.length) {
       const after = this.lexer(start + length).next();
-      if (after?.kind === 'keyword' && after.value === 'endstream') return this.buf.subarray(start, start + length);
+      if (after?.kind === 'keyword' && after.value === 'endstream')
+        return this.buf.subarray(start, start + length);
     }
     // A wrong /Length is a common defect; the data then runs to `endstream`.
     const end = indexOfText(this.buf, 'endstream', start);

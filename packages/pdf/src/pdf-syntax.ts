@@ -170,7 +170,8 @@ export class PdfLexer {
       if (isWhitespace(byte)) {
         this.pos += 1;
       } else if (byte === PERCENT) {
-        while (this.pos < this.limit && this.bytes[this.pos] !== 0x0a && this.bytes[this.pos] !== 0x0d) this.pos += 1;
+        while (this.pos < this.limit && this.bytes[this.pos] !== 0x0a && this.bytes[this.pos] !== 0x0d)
+          this.pos += 1;
       } else {
         return;
       }

@@ -32,4 +32,3 @@ function chunk(type: string, data: Buffer): Buffer {
   out.writeUInt32BE(crc32(body), body.length + 4);
   return out;
 }
-

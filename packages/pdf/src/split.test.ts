@@ -32,12 +32,16 @@ describe('splitPdf', () => {
 
   it('keeps a document within the limits in one chunk by default', async () => {
     const chunks = await splitPdf(await makeTestPdf({ pages: 7, useObjectStreams: false }));
-    expect(chunks.map(({ fromPage, toPage, pages }) => ({ fromPage, toPage, pages }))).toEqual([{ fromPage: 1, toPage: 7, pages: 7 }]);
+    expect(chunks.map(({ fromPage, toPage, pages }) => ({ fromPage, toPage, pages }))).toEqual([
+      { fromPage: 1, toPage: 7, pages: 7 },
+    ]);
   });
 
   it('halves chunks until each one is under maxBytes as base64', async () => {
     const maxBytes = 600_000;
-    const chunks = await splitPdf(await makePaddedTestPdf({ pages: 20, targetBytes: 2_000_000 }), { maxBytes });
+    const chunks = await splitPdf(await makePaddedTestPdf({ pages: 20, targetBytes: 2_000_000 }), {
+      maxBytes,
+    });
     expect(chunks.length).toBeGreaterThan(3);
     for (const [i, chunk] of chunks.entries()) {
       expect(chunk.index).toBe(i);
@@ -51,7 +55,10 @@ describe('splitPdf', () => {
   });
 
   it('applies maxPages and maxBytes together', async () => {
-    const chunks = await splitPdf(await makePaddedTestPdf({ pages: 9, targetBytes: 900_000 }), { maxPages: 4, maxBytes: 400_000 });
+    const chunks = await splitPdf(await makePaddedTestPdf({ pages: 9, targetBytes: 900_000 }), {
+      maxPages: 4,
+      maxBytes: 400_000,
+    });
     for (const chunk of chunks) {
       expect(chunk.pages).toBeLessThanOrEqual(4);
       expect(base64Length(chunk.bytes.length)).toBeLessThanOrEqual(400_000);
@@ -63,15 +70,23 @@ describe('splitPdf', () => {
     const pdf = await makePaddedTestPdf({ pages: 3, targetBytes: 300_000 });
     const error = await splitPdf(pdf, { maxBytes: 50_000 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PdfError);
-    expect(error).toMatchObject({ code: 'page_too_large', message: expect.stringMatching(/^Page 1 alone takes \d+ bytes/) });
+    expect(error).toMatchObject({
+      code: 'page_too_large',
+      message: expect.stringMatching(/^Page 1 alone takes \d+ bytes/),
+    });
   });
 
   it('refuses an encrypted PDF', async () => {
-    await expect(splitPdf(makeEncryptedTestPdf())).rejects.toMatchObject({ name: 'PdfError', code: 'encrypted' });
+    await expect(splitPdf(makeEncryptedTestPdf())).rejects.toMatchObject({
+      name: 'PdfError',
+      code: 'encrypted',
+    });
   });
 
   it('refuses what is not a PDF', async () => {
-    await expect(splitPdf(new Uint8Array(Buffer.from('not a pdf')))).rejects.toMatchObject({ code: 'invalid_pdf' });
+    await expect(splitPdf(new Uint8Array(Buffer.from('not a pdf')))).rejects.toMatchObject({
+      code: 'invalid_pdf',
+    });
   });
 
   it('rejects options that cannot be met', async () => {

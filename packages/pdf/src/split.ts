@@ -40,12 +40,14 @@ type PageRange = { from: number; to: number };
 export async function splitPdf(bytes: Uint8Array, opts: SplitPdfOptions = {}): Promise<PdfChunk[]> {
   const maxPages = opts.maxPages ?? PDF_LIMITS.maxPages;
   const maxBytes = opts.maxBytes ?? DEFAULT_CHUNK_BASE64_BYTES;
-  if (!Number.isSafeInteger(maxPages) || maxPages < 1) throw new RangeError(`maxPages must be a positive integer, got ${maxPages}`);
+  if (!Number.isSafeInteger(maxPages) || maxPages < 1)
+    throw new RangeError(`maxPages must be a positive integer, got ${maxPages}`);
   if (!(maxBytes > 0)) throw new RangeError(`maxBytes must be positive, got ${maxBytes}`);
 
   const { source, total } = await loadSource(bytes);
   const pending: PageRange[] = [];
-  for (let from = 1; from <= total; from += maxPages) pending.push({ from, to: Math.min(total, from + maxPages - 1) });
+  for (let from = 1; from <= total; from += maxPages)
+    pending.push({ from, to: Math.min(total, from + maxPages - 1) });
   pending.reverse();
 
   const chunks: PdfChunk[] = [];
@@ -53,7 +55,13 @@ export async function splitPdf(bytes: Uint8Array, opts: SplitPdfOptions = {}): P
     const chunk = await copyRange(source, range);
     const encoded = base64Length(chunk.length);
     if (encoded <= maxBytes) {
-      chunks.push({ index: chunks.length, fromPage: range.from, toPage: range.to, pages: range.to - range.from + 1, bytes: chunk });
+      chunks.push({
+        index: chunks.length,
+        fromPage: range.from,
+        toPage: range.to,
+        pages: range.to - range.from + 1,
+        bytes: chunk,
+      });
     } else if (range.from === range.to) {
       const message = `Page ${range.from} alone takes ${encoded} bytes as base64, over the ${maxBytes}-byte chunk limit.`;
       throw new PdfError('page_too_large', message);

@@ -20,23 +20,63 @@ interface Tap {
 type TapClass = new () => Tap;
 
 const frame = (event: string, data: string) => `event: ${event}\ndata: ${data}\n\n`;
-const WORDS = 'The quick brown fox jumps over the lazy dog while “Grüße” and naïve café-goers watch, then\nnotes: "quoted" text.'.split(' ');
+const WORDS =
+  'The quick brown fox jumps over the lazy dog while “Grüße” and naïve café-goers watch, then\nnotes: "quoted" text.'.split(
+    ' ',
+  );
 
 function stream(deltas: number, kind: 'text' | 'tool'): Buffer[] {
   const events = [
-    frame('message_start', JSON.stringify({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 377, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' } } })),
-    frame('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'),
+    frame(
+      'message_start',
+      JSON.stringify({
+        type: 'message_start',
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-x',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: 377,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 1,
+            service_tier: 'standard',
+          },
+        },
+      }),
+    ),
+    frame(
+      'content_block_start',
+      '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+    ),
     'event: ping\ndata: {"type": "ping"}\n\n',
   ];
   for (let i = 0; i < deltas; i++) {
     const delta =
       kind === 'text'
-        ? { type: 'text_delta', text: ` ${WORDS[i % WORDS.length]} ${WORDS[(i + 3) % WORDS.length]} ${WORDS[(i + 7) % WORDS.length]}` }
-        : { type: 'input_json_delta', partial_json: JSON.stringify({ city: WORDS[i % WORDS.length] }).slice(0, 12) };
-    events.push(frame('content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 0, delta })));
+        ? {
+            type: 'text_delta',
+            text: ` ${WORDS[i % WORDS.length]} ${WORDS[(i + 3) % WORDS.length]} ${WORDS[(i + 7) % WORDS.length]}`,
+          }
+        : {
+            type: 'input_json_delta',
+            partial_json: JSON.stringify({ city: WORDS[i % WORDS.length] }).slice(0, 12),
+          };
+    events.push(
+      frame('content_block_delta', JSON.stringify({ type: 'content_block_delta', index: 0, delta })),
+    );
   }
   events.push(frame('content_block_stop', '{"type":"content_block_stop","index":0}'));
-  events.push(frame('message_delta', '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":300}}'));
+  events.push(
+    frame(
+      'message_delta',
+      '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":300}}',
+    ),
+  );
   events.push(frame('message_stop', '{"type":"message_stop"}'));
   return events.map((e) => Buffer.from(e));
 }
@@ -53,7 +93,12 @@ async function tapAt(rev: string): Promise<TapClass> {
   const dir = mkdtempSync(join(tmpdir(), 'tap-bench-'));
   for (const file of ['usage-tap.ts', 'usage.ts', 'output-estimate.ts']) {
     try {
-      writeFileSync(join(dir, file), execFileSync('git', ['show', `${rev}:packages/protocol/src/${file}`], { stdio: ['ignore', 'pipe', 'ignore'] }));
+      writeFileSync(
+        join(dir, file),
+        execFileSync('git', ['show', `${rev}:packages/protocol/src/${file}`], {
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }),
+      );
     } catch {
       // Not in that revision.
     }
@@ -76,9 +121,12 @@ const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.
 function measure(name: string, taps: TapClass[], chunks: Buffer[], events: number): void {
   for (const Tap of taps) nsPerEvent(Tap, chunks, events, 300);
   const samples: number[][] = taps.map(() => []);
-  for (let round = 0; round < 21; round++) taps.forEach((Tap, i) => samples[i]!.push(nsPerEvent(Tap, chunks, events, 100)));
+  for (let round = 0; round < 21; round++)
+    taps.forEach((Tap, i) => samples[i]!.push(nsPerEvent(Tap, chunks, events, 100)));
   const bytes = chunks.reduce((n, c) => n + c.length, 0);
-  console.log(`| ${name} | ${Math.round(bytes / events)} | ${samples.map((s) => median(s).toFixed(0)).join(' | ')} |`);
+  console.log(
+    `| ${name} | ${Math.round(bytes / events)} | ${samples.map((s) => median(s).toFixed(0)).join(' | ')} |`,
+  );
 }
 
 const rev = process.argv[2];

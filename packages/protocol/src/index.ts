@@ -1,4 +1,9 @@
 export { ERROR_STATUS, type ErrorType } from './errors';
 export { overlayUsage, type ProviderUsage } from './usage';
 export { JsonUsageTap, SseUsageTap, TapResult } from './usage-tap';
-export { BYTES_PER_OUTPUT_TOKEN, estimateOutputTokens, settleUsage, type StreamUsageFacts } from './output-estimate';
+export {
+  BYTES_PER_OUTPUT_TOKEN,
+  estimateOutputTokens,
+  settleUsage,
+  type StreamUsageFacts,
+} from './output-estimate';

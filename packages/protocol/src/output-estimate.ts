@@ -39,12 +39,20 @@ export interface StreamUsageFacts {
 export function settleUsage(facts: StreamUsageFacts): { usage: ProviderUsage | null; estimated: boolean } {
   const { usage } = facts;
   if (usage === null || facts.complete || facts.deltaUsage) return { usage, estimated: false };
-  const reported = typeof usage.output_tokens === 'number' && Number.isFinite(usage.output_tokens) ? usage.output_tokens : 0;
-  return { usage: { ...usage, output_tokens: Math.max(reported, estimateOutputTokens(facts.contentBytes)) }, estimated: true };
+  const reported =
+    typeof usage.output_tokens === 'number' && Number.isFinite(usage.output_tokens) ? usage.output_tokens : 0;
+  return {
+    usage: { ...usage, output_tokens: Math.max(reported, estimateOutputTokens(facts.contentBytes)) },
+    estimated: true,
+  };
 }
 
 /** The delta field that carries generated content, by delta type. */
-const CONTENT_FIELD: Record<string, string> = { text_delta: 'text', thinking_delta: 'thinking', input_json_delta: 'partial_json' };
+const CONTENT_FIELD: Record<string, string> = {
+  text_delta: 'text',
+  thinking_delta: 'thinking',
+  input_json_delta: 'partial_json',
+};
 
 /** Content bytes of a parsed `content_block_delta` event (the slow path, for unusual layouts). */
 export function deltaContentBytes(payload: { delta?: Record<string, unknown> }): number {
@@ -90,7 +98,10 @@ function unescapedBytes(buf: Uint8Array, from: number, to: number): number {
   for (let i = from; i < to; i++) {
     if (buf[i] !== BACKSLASH) continue;
     if (buf[i + 1] === 0x75 /* u */) {
-      const unit = Number.parseInt(String.fromCharCode(buf[i + 2]!, buf[i + 3]!, buf[i + 4]!, buf[i + 5]!), 16);
+      const unit = Number.parseInt(
+        String.fromCharCode(buf[i + 2]!, buf[i + 3]!, buf[i + 4]!, buf[i + 5]!),
+        16,
+      );
       // A surrogate half is 2 of its pair's 4 bytes.
       const utf8 = unit < 0x80 ? 1 : unit < 0x800 || (unit >= 0xd800 && unit <= 0xdfff) ? 2 : 3;
       bytes -= 6 - utf8;

@@ -13,13 +13,32 @@ const startUsage = {
 };
 
 const stream = [
-  frame('message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude-x', content: [], usage: startUsage } }),
-  frame('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+  frame('message_start', {
+    type: 'message_start',
+    message: { id: 'msg_1', model: 'claude-x', content: [], usage: startUsage },
+  }),
+  frame('content_block_start', {
+    type: 'content_block_start',
+    index: 0,
+    content_block: { type: 'text', text: '' },
+  }),
   'event: ping\ndata: {"type": "ping"}\n\n',
-  frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Grüße 👋 from “Paris”' } }),
+  frame('content_block_delta', {
+    type: 'content_block_delta',
+    index: 0,
+    delta: { type: 'text_delta', text: 'Grüße 👋 from “Paris”' },
+  }),
   frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
-  frame('message_delta', { type: 'message_delta', delta: { stop_reason: null }, usage: { output_tokens: 20 } }),
-  frame('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 65, input_tokens: 377, server_tool_use: { web_search_requests: 2 } } }),
+  frame('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: null },
+    usage: { output_tokens: 20 },
+  }),
+  frame('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: 'end_turn' },
+    usage: { output_tokens: 65, input_tokens: 377, server_tool_use: { web_search_requests: 2 } },
+  }),
   frame('message_stop', { type: 'message_stop' }),
 ].join('');
 
@@ -70,7 +89,11 @@ describe('SseUsageTap', () => {
 
   it('records an error event after HTTP 200 and keeps the usage seen so far', () => {
     const cut = stream.slice(0, stream.indexOf('event: message_delta'));
-    const tap = tapIn([Buffer.from(cut + frame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }))]);
+    const tap = tapIn([
+      Buffer.from(
+        cut + frame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      ),
+    ]);
     expect(tap.errorType).toBe('overloaded_error');
     expect(tap.usage).toEqual(startUsage);
     expect(tap.complete).toBe(false);
@@ -94,7 +117,9 @@ describe('SseUsageTap', () => {
 
 describe('JsonUsageTap', () => {
   it('reads usage from a message answer split over chunks', () => {
-    const body = Buffer.from(JSON.stringify({ id: 'msg_2', type: 'message', model: 'm', stop_reason: 'end_turn', usage: expected }));
+    const body = Buffer.from(
+      JSON.stringify({ id: 'msg_2', type: 'message', model: 'm', stop_reason: 'end_turn', usage: expected }),
+    );
     const tap = new JsonUsageTap();
     for (let i = 0; i < body.length; i += 10) tap.write(body.subarray(i, i + 10));
     tap.end();
@@ -105,7 +130,11 @@ describe('JsonUsageTap', () => {
 
   it('reads the error type of an error body', () => {
     const tap = new JsonUsageTap();
-    tap.write(Buffer.from('{"type":"error","error":{"type":"rate_limit_error","message":"slow down"},"request_id":"req_1"}'));
+    tap.write(
+      Buffer.from(
+        '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"},"request_id":"req_1"}',
+      ),
+    );
     tap.end();
     expect(tap.errorType).toBe('rate_limit_error');
     expect(tap.usage).toBeNull();

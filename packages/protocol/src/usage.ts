@@ -4,8 +4,16 @@ export interface ProviderUsage {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null; [k: string]: unknown } | null;
-  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null; [k: string]: unknown } | null;
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+    [k: string]: unknown;
+  } | null;
+  server_tool_use?: {
+    web_search_requests?: number | null;
+    web_fetch_requests?: number | null;
+    [k: string]: unknown;
+  } | null;
   service_tier?: string | null;
   [k: string]: unknown;
 }
@@ -28,4 +36,3 @@ export function overlayUsage(base: ProviderUsage, next: ProviderUsage): Provider
   }
   return out;
 }
-

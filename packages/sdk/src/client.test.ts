@@ -1,4 +1,5 @@
-import Anthropic, { AnthropicError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { AnthropicError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Keygate } from './client';
 import { KeygateError } from './errors';
@@ -12,7 +13,12 @@ function capture() {
   return fakeFetch(() => json(message('ok')));
 }
 
-const ask = (client: Anthropic) => client.messages.create({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+const ask = (client: Anthropic) =>
+  client.messages.create({
+    model: 'claude-opus-4-5',
+    max_tokens: 16,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
 
 describe('construction', () => {
   it('refuses to start without an app key, naming what to set', () => {
@@ -37,21 +43,36 @@ describe('construction', () => {
     ['apiKey', { apiKey: 'sk-ant-api03-abc' }],
     ['authToken', { authToken: 'sk-ant-api03-abc' }],
   ])('refuses a provider key passed as %s', (_name, opts) => {
-    expect(() => new Keygate(opts)).toThrow(expect.objectContaining({ code: 'provider_key', message: expect.stringMatching(/provider key \(sk-ant-…\)/) }));
+    expect(() => new Keygate(opts)).toThrow(
+      expect.objectContaining({
+        code: 'provider_key',
+        message: expect.stringMatching(/provider key \(sk-ant-…\)/),
+      }),
+    );
   });
 
   it('refuses a provider key in KEYGATE_APP_KEY, and an admin key', () => {
     vi.stubEnv('KEYGATE_APP_KEY', 'sk-ant-api03-abc');
-    expect(() => new Keygate()).toThrow(expect.objectContaining({ code: 'provider_key', message: expect.stringMatching(/^KEYGATE_APP_KEY/) }));
-    expect(() => new Keygate({ appKey: 'kg_admin_abc' })).toThrow(expect.objectContaining({ code: 'admin_key' }));
+    expect(() => new Keygate()).toThrow(
+      expect.objectContaining({ code: 'provider_key', message: expect.stringMatching(/^KEYGATE_APP_KEY/) }),
+    );
+    expect(() => new Keygate({ appKey: 'kg_admin_abc' })).toThrow(
+      expect.objectContaining({ code: 'admin_key' }),
+    );
   });
 
   it('refuses two keys, provider credential options, and bad Keygate options', () => {
     expect(() => new Keygate({ appKey: LIVE, authToken: LIVE })).toThrow(/Pass the app key once/);
-    expect(() => new Keygate({ appKey: LIVE, profile: 'default' })).toThrow(expect.objectContaining({ code: 'unsupported_option' }));
-    expect(() => new Keygate({ appKey: LIVE, baseURL: 'ftp://nope' })).toThrow(/baseURL: must be an http\(s\) URL/);
+    expect(() => new Keygate({ appKey: LIVE, profile: 'default' })).toThrow(
+      expect.objectContaining({ code: 'unsupported_option' }),
+    );
+    expect(() => new Keygate({ appKey: LIVE, baseURL: 'ftp://nope' })).toThrow(
+      /baseURL: must be an http\(s\) URL/,
+    );
     expect(() => new Keygate({ appKey: LIVE, groupId: 'has space' })).toThrow(/groupId/);
-    expect(() => new Keygate({ appKey: LIVE, onUsage: 'no' as never })).toThrow(/onUsage: must be a function/);
+    expect(() => new Keygate({ appKey: LIVE, onUsage: 'no' as never })).toThrow(
+      /onUsage: must be a function/,
+    );
   });
 
   it('reads KEYGATE_APP_KEY and KEYGATE_BASE_URL, never ANTHROPIC_BASE_URL; defaults to a local gateway', () => {
@@ -71,7 +92,12 @@ describe('what goes over the wire', () => {
     vi.stubEnv('ANTHROPIC_API_KEY', 'sk-ant-api03-from-env');
     vi.stubEnv('ANTHROPIC_CUSTOM_HEADERS', 'x-api-key: sk-ant-api03-custom\nx-team: blue');
     const { fetch, sent } = capture();
-    const client = new Keygate({ appKey: LIVE, baseURL: 'http://gateway.test', fetch, defaultHeaders: { 'X-Api-Key': 'sk-ant-api03-default' } });
+    const client = new Keygate({
+      appKey: LIVE,
+      baseURL: 'http://gateway.test',
+      fetch,
+      defaultHeaders: { 'X-Api-Key': 'sk-ant-api03-default' },
+    });
     await ask(client);
     expect(sent[0]!.headers.get('authorization')).toBe(`Bearer ${LIVE}`);
     expect(sent[0]!.headers.has('x-api-key')).toBe(false);
@@ -97,7 +123,10 @@ describe('what goes over the wire', () => {
     expect(group).toBeInstanceOf(Keygate);
     expect(group.groupId).toBe('invoice-42');
     await ask(group);
-    await group.messages.create({ model: 'm', max_tokens: 1, messages: [] }, { headers: { 'keygate-group-id': 'override' } });
+    await group.messages.create(
+      { model: 'm', max_tokens: 1, messages: [] },
+      { headers: { 'keygate-group-id': 'override' } },
+    );
     await ask(client);
     expect(sent.map((r) => r.headers.get('keygate-group-id'))).toEqual(['invoice-42', 'override', null]);
     expect(client.usage).toBe(group.usage);

@@ -55,7 +55,15 @@ export class Keygate extends Anthropic {
     const tracker = usage ?? new UsageTracker();
     // Keygate's own options ride along in the official client's `_options`, so `withOptions()`
     // copies (and so `group()`) share the tracker and keep the hook and group.
-    const forwarded: KeygateOptions = { ...official, apiKey: auth.apiKey, authToken: auth.authToken, baseURL, usage: tracker, onUsage, groupId };
+    const forwarded: KeygateOptions = {
+      ...official,
+      apiKey: auth.apiKey,
+      authToken: auth.authToken,
+      baseURL,
+      usage: tracker,
+      onUsage,
+      groupId,
+    };
     super(forwarded as ClientOptions);
     this.usage = tracker;
     this.groupId = groupId ?? null;
@@ -113,7 +121,12 @@ export class Keygate extends Anthropic {
     return this.#backend;
   }
 
-  protected override makeStatusError(status: number, error: object, message: string | undefined, headers: Headers): APIError {
+  protected override makeStatusError(
+    status: number,
+    error: object,
+    message: string | undefined,
+    headers: Headers,
+  ): APIError {
     // Only called once the SDK has decided not to retry: the attempt it reports is the call's last.
     this.#tap.settleStatusError(headers);
     return super.makeStatusError(status, error, message, headers);

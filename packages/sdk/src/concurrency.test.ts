@@ -23,7 +23,9 @@ describe('mapBounded', () => {
     const run = mapBounded([0, 1, 2, 3, 4, 5], 2, async (n, _i, signal) => {
       started.push(n);
       if (n === 1) throw new Error('chunk 1 failed');
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => (aborted.push(n), resolve()), { once: true }));
+      await new Promise<void>((resolve) =>
+        signal.addEventListener('abort', () => (aborted.push(n), resolve()), { once: true }),
+      );
       return n;
     });
     await expect(run).rejects.toThrow('chunk 1 failed');

@@ -9,7 +9,8 @@ export async function mapBounded<T, R>(
   fn: (item: T, index: number, signal: AbortSignal) => Promise<R>,
   parent?: AbortSignal,
 ): Promise<R[]> {
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`concurrency must be a positive integer, got ${limit}`);
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new RangeError(`concurrency must be a positive integer, got ${limit}`);
   const controller = new AbortController();
   const onAbort = () => controller.abort(parent?.reason);
   if (parent?.aborted) onAbort();

@@ -26,8 +26,25 @@ export {
   type ZodToolSpec,
 } from './tool-loop';
 export { verifyWebhook, WEBHOOK_SIGNATURE_HEADER, type VerifyWebhookOptions } from './webhooks';
-export { pdf, PdfError, PDF_LIMITS, type DocumentBlockOptions, type PdfBytes, type PdfChunk, type PdfErrorCode, type PdfInspection, type PdfLimitOptions, type SplitPdfOptions } from './pdf';
-export { summarizePdf, type ChunkSummary, type PdfSummary, type SummarizePdfOptions, type SummaryFormat } from './summarize-pdf';
+export {
+  pdf,
+  PdfError,
+  PDF_LIMITS,
+  type DocumentBlockOptions,
+  type PdfBytes,
+  type PdfChunk,
+  type PdfErrorCode,
+  type PdfInspection,
+  type PdfLimitOptions,
+  type SplitPdfOptions,
+} from './pdf';
+export {
+  summarizePdf,
+  type ChunkSummary,
+  type PdfSummary,
+  type SummarizePdfOptions,
+  type SummaryFormat,
+} from './summarize-pdf';
 
 // The zod the SDK validates tool inputs with, so schemas built with it always match its version.
 export { z } from 'zod';

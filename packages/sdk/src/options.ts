@@ -30,7 +30,9 @@ export interface KeygateOptions extends ClientOptions {
 const ExtraOptions = z.object({
   appKey: z.string().min(1, 'must not be empty').optional(),
   baseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).nullish(),
-  onUsage: z.custom<(record: UsageRecord) => void>((v) => typeof v === 'function', 'must be a function').optional(),
+  onUsage: z
+    .custom<(record: UsageRecord) => void>((v) => typeof v === 'function', 'must be a function')
+    .optional(),
   groupId: z.string().regex(GROUP_ID, 'must be 1 to 128 visible ASCII characters').nullish(),
 });
 
@@ -42,7 +44,12 @@ export interface ResolvedAuth {
 
 /** Validates Keygate's own options, failing with one message that names every bad value. */
 export function checkExtraOptions(opts: KeygateOptions): void {
-  const parsed = ExtraOptions.safeParse({ appKey: opts.appKey, baseURL: opts.baseURL, onUsage: opts.onUsage, groupId: opts.groupId });
+  const parsed = ExtraOptions.safeParse({
+    appKey: opts.appKey,
+    baseURL: opts.baseURL,
+    onUsage: opts.onUsage,
+    groupId: opts.groupId,
+  });
   if (parsed.success) return;
   const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
   throw new KeygateError('invalid_option', `Invalid Keygate options:\n${lines.join('\n')}`);
@@ -55,12 +62,18 @@ export function checkExtraOptions(opts: KeygateOptions): void {
 export function resolveAuth(opts: KeygateOptions, env: Record<string, string | undefined>): ResolvedAuth {
   for (const name of ['credentials', 'config', 'profile'] as const) {
     if (opts[name] != null) {
-      throw new KeygateError('unsupported_option', `Keygate authenticates with an app key; the \`${name}\` option is not supported. Pass appKey (or set KEYGATE_APP_KEY).`);
+      throw new KeygateError(
+        'unsupported_option',
+        `Keygate authenticates with an app key; the \`${name}\` option is not supported. Pass appKey (or set KEYGATE_APP_KEY).`,
+      );
     }
   }
   const given = (['appKey', 'apiKey', 'authToken'] as const).filter((name) => opts[name] != null);
   if (given.length > 1) {
-    throw new KeygateError('invalid_option', `Pass the app key once: got ${given.map((n) => `\`${n}\``).join(' and ')}. Use \`appKey\`.`);
+    throw new KeygateError(
+      'invalid_option',
+      `Pass the app key once: got ${given.map((n) => `\`${n}\``).join(' and ')}. Use \`appKey\`.`,
+    );
   }
   const setter = opts.apiKey;
   if (typeof setter === 'function') {
@@ -68,13 +81,21 @@ export function resolveAuth(opts: KeygateOptions, env: Record<string, string | u
   }
   const key = opts.appKey ?? setter ?? opts.authToken ?? env.KEYGATE_APP_KEY;
   if (!key) {
-    const hint = env.ANTHROPIC_API_KEY ? ' ANTHROPIC_API_KEY is set, but Keygate never sends provider keys.' : '';
+    const hint = env.ANTHROPIC_API_KEY
+      ? ' ANTHROPIC_API_KEY is set, but Keygate never sends provider keys.'
+      : '';
     throw new KeygateError(
       'missing_app_key',
       `No Keygate app key: pass \`appKey\` or set KEYGATE_APP_KEY to a kg_live_… or kg_test_… key.${hint} Keys are created with \`keygate key create\` or in the dashboard.`,
     );
   }
-  const source = opts.appKey ? 'appKey' : opts.apiKey ? 'apiKey' : opts.authToken ? 'authToken' : 'KEYGATE_APP_KEY';
+  const source = opts.appKey
+    ? 'appKey'
+    : opts.apiKey
+      ? 'apiKey'
+      : opts.authToken
+        ? 'authToken'
+        : 'KEYGATE_APP_KEY';
   return { authToken: checkAppKey(key, source), apiKey: null };
 }
 
@@ -87,7 +108,10 @@ export function checkAppKey(key: string, source: string): string {
     );
   }
   if (key.startsWith('kg_admin_')) {
-    throw new KeygateError('admin_key', `${source} holds an admin key (kg_admin_…), which manages an account but cannot call models. Use a kg_live_… or kg_test_… app key.`);
+    throw new KeygateError(
+      'admin_key',
+      `${source} holds an admin key (kg_admin_…), which manages an account but cannot call models. Use a kg_live_… or kg_test_… app key.`,
+    );
   }
   if (/\s/.test(key)) throw new KeygateError('invalid_option', `${source}: the app key contains whitespace.`);
   return key;
@@ -104,7 +128,11 @@ export function newGroupId(): string {
 }
 
 export function checkGroupId(id: string): string {
-  if (!GROUP_ID.test(id)) throw new KeygateError('invalid_option', `group id ${JSON.stringify(id)}: must be 1 to 128 visible ASCII characters.`);
+  if (!GROUP_ID.test(id))
+    throw new KeygateError(
+      'invalid_option',
+      `group id ${JSON.stringify(id)}: must be 1 to 128 visible ASCII characters.`,
+    );
   return id;
 }
 

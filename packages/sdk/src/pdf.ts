@@ -88,8 +88,13 @@ function documentBlock(bytes: PdfBytes, opts: DocumentBlockOptions = {}): Anthro
   const data = toBytes(bytes);
   // The same quick read the gateway makes: header and trailer, no full parse.
   const info = inspectPdf(data);
-  if (!info.isPdf) throw new PdfError('invalid_pdf', 'The document is not a PDF (no %PDF- header in its first 1024 bytes).');
-  if (info.encrypted) throw new PdfError('encrypted', 'Encrypted PDFs are not supported by the provider: remove the password first.');
+  if (!info.isPdf)
+    throw new PdfError('invalid_pdf', 'The document is not a PDF (no %PDF- header in its first 1024 bytes).');
+  if (info.encrypted)
+    throw new PdfError(
+      'encrypted',
+      'Encrypted PDFs are not supported by the provider: remove the password first.',
+    );
   return {
     type: 'document',
     source: { type: 'base64', media_type: 'application/pdf', data: encodeBase64(data) },

@@ -77,22 +77,37 @@ const FORMATS: Record<string, string> = {
  * });
  * console.log(result, `${chunks.length} parts`, usage.input_tokens);
  */
-export async function summarizePdf(client: Keygate, bytes: PdfBytes, opts: SummarizePdfOptions): Promise<PdfSummary> {
+export async function summarizePdf(
+  client: Keygate,
+  bytes: PdfBytes,
+  opts: SummarizePdfOptions,
+): Promise<PdfSummary> {
   const maxPages = opts.maxPages ?? PDF_LIMITS.maxPages;
   const maxBytes = opts.maxBytes ?? DEFAULT_CHUNK_BASE64_BYTES;
   const info = await pdf.inspect(bytes, { maxPages, maxRequestBytes: maxBytes });
   if (!info.isPdf) throw new PdfError('invalid_pdf', 'The document is not a PDF.');
-  if (info.encrypted) throw new PdfError('encrypted', 'Encrypted PDFs are not supported by the provider: remove the password first.');
+  if (info.encrypted)
+    throw new PdfError(
+      'encrypted',
+      'Encrypted PDFs are not supported by the provider: remove the password first.',
+    );
 
   const { group, groupId } = groupClient(client, opts.groupId);
   const instruction = opts.instruction ?? 'Summarize the document.';
   const format = opts.format === undefined ? '' : (FORMATS[opts.format] ?? `Format: ${opts.format}`);
   const ask = async (content: Anthropic.ContentBlockParam[], maxTokens: number, signal?: AbortSignal) => {
     const request = { ...opts.requestOptions, ...(signal && { signal }) };
-    const message = await group.messages.create({ model: opts.model, max_tokens: maxTokens, messages: [{ role: 'user', content }] }, request);
+    const message = await group.messages.create(
+      { model: opts.model, max_tokens: maxTokens, messages: [{ role: 'user', content }] },
+      request,
+    );
     return { message, text: textOf(message) };
   };
-  const done = (strategy: PdfSummary['strategy'], answer: { message: Anthropic.Message; text: string }, chunks: ChunkSummary[]): PdfSummary => ({
+  const done = (
+    strategy: PdfSummary['strategy'],
+    answer: { message: Anthropic.Message; text: string },
+    chunks: ChunkSummary[],
+  ): PdfSummary => ({
     result: answer.text,
     strategy,
     pages: info.pages,
@@ -104,7 +119,11 @@ export async function summarizePdf(client: Keygate, bytes: PdfBytes, opts: Summa
 
   if (info.fits) {
     const prompt = [instruction, format].filter(Boolean).join('\n\n');
-    const answer = await ask([pdf.documentBlock(bytes, opts.title ? { title: opts.title } : {}), { type: 'text', text: prompt }], opts.maxTokens ?? 2048, opts.signal);
+    const answer = await ask(
+      [pdf.documentBlock(bytes, opts.title ? { title: opts.title } : {}), { type: 'text', text: prompt }],
+      opts.maxTokens ?? 2048,
+      opts.signal,
+    );
     return done('single', answer, []);
   }
 
@@ -120,12 +139,25 @@ export async function summarizePdf(client: Keygate, bytes: PdfBytes, opts: Summa
         'Summarize what these pages contain, keeping the facts, figures and names a final answer will need; ' +
         `your summary will be combined with the other parts' summaries. The final answer's goal: ${instruction}`;
       const title = `${opts.title ?? 'Document'}, pages ${part.fromPage}–${part.toPage}`;
-      const { message, text: summary } = await ask([pdf.documentBlock(part.bytes, { title }), { type: 'text', text }], opts.chunkMaxTokens ?? 1024, signal);
-      return { index: part.index, fromPage: part.fromPage, toPage: part.toPage, pages: part.pages, summary, messageId: message.id };
+      const { message, text: summary } = await ask(
+        [pdf.documentBlock(part.bytes, { title }), { type: 'text', text }],
+        opts.chunkMaxTokens ?? 1024,
+        signal,
+      );
+      return {
+        index: part.index,
+        fromPage: part.fromPage,
+        toPage: part.toPage,
+        pages: part.pages,
+        summary,
+        messageId: message.id,
+      };
     },
     opts.signal ?? opts.requestOptions?.signal ?? undefined,
   );
-  const summaries = chunks.map((c) => `<part pages="${c.fromPage}-${c.toPage}">\n${c.summary}\n</part>`).join('\n\n');
+  const summaries = chunks
+    .map((c) => `<part pages="${c.fromPage}-${c.toPage}">\n${c.summary}\n</part>`)
+    .join('\n\n');
   const prompt =
     `Below are summaries of the ${chunks.length} consecutive parts of a ${total}-page document${about}, each written from its own pages.\n\n` +
     `${summaries}\n\nTreat these summaries as the document's content. ${instruction}${format ? `\n\n${format}` : ''}`;

@@ -11,7 +11,11 @@ export interface SentRequest {
   body: Record<string, any> | undefined;
 }
 
-export type Reply = (request: SentRequest, index: number, signal: AbortSignal | undefined) => Response | Promise<Response>;
+export type Reply = (
+  request: SentRequest,
+  index: number,
+  signal: AbortSignal | undefined,
+) => Response | Promise<Response>;
 
 export function fakeFetch(reply: Reply) {
   const sent: SentRequest[] = [];
@@ -40,7 +44,9 @@ export function abortError(): Error {
 
 /** A fetch result that never comes, until the request is aborted. */
 export function hang(signal: AbortSignal | undefined): Promise<Response> {
-  return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(abortError()), { once: true }));
+  return new Promise((_, reject) =>
+    signal?.addEventListener('abort', () => reject(abortError()), { once: true }),
+  );
 }
 
 export const USAGE = {
@@ -55,7 +61,10 @@ export const USAGE = {
 
 let ids = 0;
 
-export function message(content: Anthropic.ContentBlock[] | string, extra: Partial<Record<string, unknown>> = {}): Record<string, unknown> {
+export function message(
+  content: Anthropic.ContentBlock[] | string,
+  extra: Partial<Record<string, unknown>> = {},
+): Record<string, unknown> {
   const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
   return {
     id: `msg_unit_${++ids}`,
@@ -90,13 +99,32 @@ export function textStreamFrames(text = 'Hello there', usage = USAGE): string[] 
   const start = { ...usage, output_tokens: 1 };
   const half = { output_tokens: Math.floor(usage.output_tokens / 2) };
   return [
-    frame('message_start', { type: 'message_start', message: { ...message([]), content: [], stop_reason: null, usage: start } }),
-    frame('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    frame('message_start', {
+      type: 'message_start',
+      message: { ...message([]), content: [], stop_reason: null, usage: start },
+    }),
+    frame('content_block_start', {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    }),
     frame('ping', { type: 'ping' }),
-    frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+    frame('content_block_delta', {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text },
+    }),
     frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
-    frame('message_delta', { type: 'message_delta', delta: { stop_reason: null, stop_sequence: null }, usage: half }),
-    frame('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens, input_tokens: usage.input_tokens } }),
+    frame('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: null, stop_sequence: null },
+      usage: half,
+    }),
+    frame('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens, input_tokens: usage.input_tokens },
+    }),
     frame('message_stop', { type: 'message_stop' }),
   ];
 }
@@ -112,7 +140,10 @@ export function controlledStream(signal?: AbortSignal) {
   const encoder = new TextEncoder();
   signal?.addEventListener('abort', () => controller.error(abortError()), { once: true });
   return {
-    response: new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'request-id': 'req_unit_stream' } }),
+    response: new Response(body, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream', 'request-id': 'req_unit_stream' },
+    }),
     write: (text: string) => controller.enqueue(encoder.encode(text)),
     close: () => controller.close(),
     fail: (error: Error) => controller.error(error),
@@ -120,5 +151,8 @@ export function controlledStream(signal?: AbortSignal) {
 }
 
 export function sseResponse(frames: string[]): Response {
-  return new Response(frames.join(''), { status: 200, headers: { 'content-type': 'text/event-stream', 'request-id': 'req_unit_stream' } });
+  return new Response(frames.join(''), {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'request-id': 'req_unit_stream' },
+  });
 }

@@ -7,4 +7,10 @@
  * const report = await makeTestPdf({ pages: 250, text: (n) => `Page ${n}: quarterly figures` });
  * const scan = await makeTestPdf({ pages: 12, imageOnly: true });
  */
-export { makeEncryptedTestPdf, makePaddedTestPdf, makeTestPdf, type PaddedTestPdfOptions, type TestPdfOptions } from '@keygate/pdf';
+export {
+  makeEncryptedTestPdf,
+  makePaddedTestPdf,
+  makeTestPdf,
+  type PaddedTestPdfOptions,
+  type TestPdfOptions,
+} from '@keygate/pdf';

@@ -24,15 +24,27 @@ export interface ToolCallContext {
 export type ToolHandler<I> = (input: I, context: ToolCallContext) => unknown;
 
 type NameOf<T> = T extends { name: infer N extends string } ? N : never;
-type InputOf<T> = T extends { input_schema: infer S } ? (S extends z.ZodType ? z.output<S> : Record<string, unknown>) : Record<string, unknown>;
+type InputOf<T> = T extends { input_schema: infer S }
+  ? S extends z.ZodType
+    ? z.output<S>
+    : Record<string, unknown>
+  : Record<string, unknown>;
 
 type ByName<T extends readonly ToolSpec[]> = {
   [K in T[number] as K extends { input_schema: unknown } ? NameOf<K> : never]: ToolHandler<InputOf<K>>;
 } & {
-  [K in T[number] as K extends { input_schema: unknown } ? never : NameOf<K>]?: ToolHandler<Record<string, unknown>>;
+  [K in T[number] as K extends { input_schema: unknown } ? never : NameOf<K>]?: ToolHandler<
+    Record<string, unknown>
+  >;
 };
 
-type HasWideName<T extends readonly ToolSpec[]> = T[number] extends infer K ? (K extends ToolSpec ? (string extends NameOf<K> ? true : never) : never) : never;
+type HasWideName<T extends readonly ToolSpec[]> = T[number] extends infer K
+  ? K extends ToolSpec
+    ? string extends NameOf<K>
+      ? true
+      : never
+    : never
+  : never;
 
 /**
  * A handler for every custom tool (those with an input schema), typed from its zod schema;
@@ -45,7 +57,10 @@ export type ToolHandlers<T extends readonly ToolSpec[]> = [HasWideName<T>] exten
   : // The input type is then the handler's own declaration, hence `any` here.
     Record<string, ToolHandler<any>>;
 
-type CreateParams = Omit<Anthropic.MessageCreateParamsNonStreaming, 'messages' | 'tools' | 'stream' | 'max_tokens'>;
+type CreateParams = Omit<
+  Anthropic.MessageCreateParamsNonStreaming,
+  'messages' | 'tools' | 'stream' | 'max_tokens'
+>;
 
 export interface ToolLoopOptions<T extends readonly ToolSpec[]> extends CreateParams {
   messages: Anthropic.MessageParam[];
@@ -108,18 +123,40 @@ export interface ToolLoopResult {
  * result.message.content;   // the final answer
  * result.usage.calls;       // model calls made by the loop
  */
-export async function runToolLoop<const T extends readonly ToolSpec[]>(client: Keygate, options: ToolLoopOptions<T>): Promise<ToolLoopResult> {
-  const { messages, tools, handlers, maxTurns = 10, max_tokens = 4096, groupId, requestOptions, onTurn, ...params } = options;
-  if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) throw new KeygateError('invalid_option', `maxTurns must be a positive integer, got ${maxTurns}`);
+export async function runToolLoop<const T extends readonly ToolSpec[]>(
+  client: Keygate,
+  options: ToolLoopOptions<T>,
+): Promise<ToolLoopResult> {
+  const {
+    messages,
+    tools,
+    handlers,
+    maxTurns = 10,
+    max_tokens = 4096,
+    groupId,
+    requestOptions,
+    onTurn,
+    ...params
+  } = options;
+  if (!Number.isSafeInteger(maxTurns) || maxTurns < 1)
+    throw new KeygateError('invalid_option', `maxTurns must be a positive integer, got ${maxTurns}`);
   const prepared = prepareTools(tools, (message) => client.logger.warn(message));
   const run = handlers as Record<string, ToolHandler<unknown> | undefined>;
   for (const tool of prepared.byName.values()) {
-    if (tool.custom && typeof run[tool.name] !== 'function') throw new KeygateError('missing_handler', `No handler for tool "${tool.name}": add it to \`handlers\`.`);
+    if (tool.custom && typeof run[tool.name] !== 'function')
+      throw new KeygateError(
+        'missing_handler',
+        `No handler for tool "${tool.name}": add it to \`handlers\`.`,
+      );
   }
   const { group, groupId: id } = groupClient(client, groupId);
   const transcript: Anthropic.MessageParam[] = [...messages];
   const toolCalls: ToolCallRecord[] = [];
-  const finish = (message: Anthropic.Message, status: ToolLoopResult['status'], turns: number): ToolLoopResult => ({
+  const finish = (
+    message: Anthropic.Message,
+    status: ToolLoopResult['status'],
+    turns: number,
+  ): ToolLoopResult => ({
     message,
     transcript,
     status,
@@ -131,22 +168,33 @@ export async function runToolLoop<const T extends readonly ToolSpec[]>(client: K
   });
 
   for (let turn = 1; ; turn++) {
-    const message = await group.messages.create({ ...params, max_tokens, messages: [...transcript], tools: prepared.params }, requestOptions);
+    const message = await group.messages.create(
+      { ...params, max_tokens, messages: [...transcript], tools: prepared.params },
+      requestOptions,
+    );
     transcript.push({ role: 'assistant', content: message.content });
     await onTurn?.(message, turn);
     const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
-    const wantsMore = message.stop_reason === 'pause_turn' || (message.stop_reason === 'tool_use' && uses.length > 0);
+    const wantsMore =
+      message.stop_reason === 'pause_turn' || (message.stop_reason === 'tool_use' && uses.length > 0);
     if (!wantsMore) return finish(message, 'completed', turn);
     if (turn >= maxTurns) return finish(message, 'max_turns', turn);
     if (message.stop_reason === 'pause_turn') continue;
     const context = { turn, client: group, signal: requestOptions?.signal ?? undefined };
-    const calls = await Promise.all(uses.map((use) => callTool(use, prepared, run, { ...context, toolUseId: use.id })));
+    const calls = await Promise.all(
+      uses.map((use) => callTool(use, prepared, run, { ...context, toolUseId: use.id })),
+    );
     const malformed = calls.filter((c) => c.outcome === 'malformed').length;
     if (malformed > 0) group.usage.addMalformedToolCalls(id, malformed);
     toolCalls.push(...calls);
     transcript.push({
       role: 'user',
-      content: calls.map((c) => ({ type: 'tool_result', tool_use_id: c.toolUseId, ...(c.result === undefined ? {} : { content: c.result }), ...(c.outcome === 'ok' ? {} : { is_error: true }) })),
+      content: calls.map((c) => ({
+        type: 'tool_result',
+        tool_use_id: c.toolUseId,
+        ...(c.result === undefined ? {} : { content: c.result }),
+        ...(c.outcome === 'ok' ? {} : { is_error: true }),
+      })),
     });
   }
 }
@@ -174,7 +222,11 @@ async function callTool(
   let input = use.input;
   if (tool?.validate) {
     const checked = tool.validate(use.input);
-    if (!checked.ok) return record('malformed', `Invalid input for tool "${use.name}":\n${checked.message}\nCall the tool again with input that matches its schema.`);
+    if (!checked.ok)
+      return record(
+        'malformed',
+        `Invalid input for tool "${use.name}":\n${checked.message}\nCall the tool again with input that matches its schema.`,
+      );
     input = checked.value;
   }
   if (!handler) return record('error', `Tool "${use.name}" is not available in this application.`);
@@ -193,6 +245,8 @@ function toResultContent(value: unknown): ToolCallRecord['result'] {
   const isBlocks =
     Array.isArray(value) &&
     value.length > 0 &&
-    value.every((b) => typeof b === 'object' && b !== null && RESULT_BLOCKS.has(String((b as { type?: unknown }).type)));
+    value.every(
+      (b) => typeof b === 'object' && b !== null && RESULT_BLOCKS.has(String((b as { type?: unknown }).type)),
+    );
   return isBlocks ? (value as Anthropic.ToolResultBlockParam['content']) : JSON.stringify(value);
 }

@@ -39,7 +39,8 @@ export function prepareTools(specs: readonly ToolSpec[], warn: (message: string)
       params.push(spec);
       continue;
     }
-    if (byName.has(spec.name)) throw new KeygateError('duplicate_tool', `Two tools are named "${spec.name}".`);
+    if (byName.has(spec.name))
+      throw new KeygateError('duplicate_tool', `Two tools are named "${spec.name}".`);
     if (!('input_schema' in spec)) {
       params.push(spec);
       byName.set(spec.name, { name: spec.name, validate: null, custom: false });
@@ -51,14 +52,22 @@ export function prepareTools(specs: readonly ToolSpec[], warn: (message: string)
       byName.set(spec.name, { name: spec.name, validate: (input) => check(schema, input), custom: true });
     } else {
       params.push(spec as Anthropic.Tool);
-      byName.set(spec.name, { name: spec.name, validate: jsonSchemaValidator(spec.name, schema, warn), custom: true });
+      byName.set(spec.name, {
+        name: spec.name,
+        validate: jsonSchemaValidator(spec.name, schema, warn),
+        custom: true,
+      });
     }
   }
   return { params, byName };
 }
 
 function isZodSchema(value: unknown): value is z.ZodType {
-  return typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { safeParse?: unknown }).safeParse === 'function'
+  );
 }
 
 function jsonSchemaOf(name: string, schema: z.ZodType): Anthropic.Tool.InputSchema {
@@ -66,19 +75,32 @@ function jsonSchemaOf(name: string, schema: z.ZodType): Anthropic.Tool.InputSche
   try {
     json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   } catch (error) {
-    throw new KeygateError('invalid_tool_schema', `Tool "${name}": its zod schema cannot be turned into JSON Schema (${(error as Error).message}). Use a zod 4 schema.`);
+    throw new KeygateError(
+      'invalid_tool_schema',
+      `Tool "${name}": its zod schema cannot be turned into JSON Schema (${(error as Error).message}). Use a zod 4 schema.`,
+    );
   }
   const { $schema: _dialect, ...rest } = json;
-  if (rest.type !== 'object') throw new KeygateError('invalid_tool_schema', `Tool "${name}": the input schema must describe an object, like z.object({ … }).`);
+  if (rest.type !== 'object')
+    throw new KeygateError(
+      'invalid_tool_schema',
+      `Tool "${name}": the input schema must describe an object, like z.object({ … }).`,
+    );
   return rest as Anthropic.Tool.InputSchema;
 }
 
-function jsonSchemaValidator(name: string, schema: unknown, warn: (message: string) => void): PreparedTool['validate'] {
+function jsonSchemaValidator(
+  name: string,
+  schema: unknown,
+  warn: (message: string) => void,
+): PreparedTool['validate'] {
   let zod: z.ZodType;
   try {
     zod = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (error) {
-    warn(`keygate: tool "${name}": its JSON Schema cannot be checked locally (${(error as Error).message}); inputs go to the handler unchecked.`);
+    warn(
+      `keygate: tool "${name}": its JSON Schema cannot be checked locally (${(error as Error).message}); inputs go to the handler unchecked.`,
+    );
     return null;
   }
   // The handler gets the input as the model wrote it: the check only guards it.
@@ -90,5 +112,7 @@ function jsonSchemaValidator(name: string, schema: unknown, warn: (message: stri
 
 function check(schema: z.ZodType, input: unknown): Validation {
   const result = schema.safeParse(input);
-  return result.success ? { ok: true, value: result.data } : { ok: false, message: z.prettifyError(result.error) };
+  return result.success
+    ? { ok: true, value: result.data }
+    : { ok: false, message: z.prettifyError(result.error) };
 }

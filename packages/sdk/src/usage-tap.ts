@@ -1,12 +1,21 @@
 import type { APIRequest, Middleware, MiddlewareContext, MiddlewareNext } from '@anthropic-ai/sdk';
 import { GROUP_HEADER } from './options';
 import { settleUsage, SseUsageTap, type TapResult } from '@keygate/protocol';
-import { categorize, normalizeUsage, type Endpoint, type ErrorCategory, type UsageRecord } from './usage-types';
+import {
+  categorize,
+  normalizeUsage,
+  type Endpoint,
+  type ErrorCategory,
+  type UsageRecord,
+} from './usage-types';
 
 type RequestOptions = NonNullable<MiddlewareContext['options']>;
 type Json = Record<string, unknown>;
 /** What a Messages answer said about itself, as far as it got. */
-type StreamFacts = Pick<TapResult, 'messageId' | 'model' | 'usage' | 'stopReason' | 'errorType' | 'complete' | 'deltaUsage' | 'contentBytes'>;
+type StreamFacts = Pick<
+  TapResult,
+  'messageId' | 'model' | 'usage' | 'stopReason' | 'errorType' | 'complete' | 'deltaUsage' | 'contentBytes'
+>;
 
 export interface UsageTapDeps {
   /** Sent as `keygate-group-id` unless the request carries one. */
@@ -27,7 +36,10 @@ interface CallState {
   stopWatchingAbort: (() => void) | null;
 }
 
-type Outcome = Pick<UsageRecord, 'status' | 'errorType' | 'requestId' | 'gatewayRequestId'> & { facts?: Partial<StreamFacts> | null; ttfbMs?: number | null };
+type Outcome = Pick<UsageRecord, 'status' | 'errorType' | 'requestId' | 'gatewayRequestId'> & {
+  facts?: Partial<StreamFacts> | null;
+  ttfbMs?: number | null;
+};
 
 /**
  * Observes every HTTP attempt of the client, innermost in the SDK's middleware chain, and
@@ -49,7 +61,9 @@ export class UsageTap {
   /** The SDK gave up on an error response (its `makeStatusError` hook): that attempt was the last. */
   settleStatusError(headers: Headers): void {
     const requestId = headers.get('request-id');
-    const call = this.#pendingByHeaders.get(headers) ?? (requestId ? this.#pendingByRequestId.get(requestId) : undefined);
+    const call =
+      this.#pendingByHeaders.get(headers) ??
+      (requestId ? this.#pendingByRequestId.get(requestId) : undefined);
     const record = call?.pending;
     if (!call || !record) return;
     this.#clearPending(call);
@@ -59,7 +73,8 @@ export class UsageTap {
   async #observe(request: APIRequest, next: MiddlewareNext, ctx: MiddlewareContext): Promise<Response> {
     // The app key travels as Bearer only; an x-api-key (say from ANTHROPIC_CUSTOM_HEADERS) would leak a provider key.
     request.headers.delete('x-api-key');
-    if (this.deps.groupId !== null && !request.headers.has(GROUP_HEADER)) request.headers.set(GROUP_HEADER, this.deps.groupId);
+    if (this.deps.groupId !== null && !request.headers.has(GROUP_HEADER))
+      request.headers.set(GROUP_HEADER, this.deps.groupId);
     const options = ctx.options;
     if (!options) return next(request);
 
@@ -88,11 +103,25 @@ export class UsageTap {
       throw error;
     }
 
-    const ids = { requestId: response.headers.get('request-id'), gatewayRequestId: response.headers.get('keygate-request-id') };
+    const ids = {
+      requestId: response.headers.get('request-id'),
+      gatewayRequestId: response.headers.get('keygate-request-id'),
+    };
     const ttfbMs = this.#now() - call.startedAt;
     if (!response.ok) {
-      const errorType = errorTypeOf(await response.clone().text().catch(() => '')) ?? `http_${response.status}`;
-      call.pending = this.#record(options, call, request, retries, { ...ids, status: response.status, errorType, ttfbMs });
+      const errorType =
+        errorTypeOf(
+          await response
+            .clone()
+            .text()
+            .catch(() => ''),
+        ) ?? `http_${response.status}`;
+      call.pending = this.#record(options, call, request, retries, {
+        ...ids,
+        status: response.status,
+        errorType,
+        ttfbMs,
+      });
       this.#pendingByHeaders.set(response.headers, call);
       if (ids.requestId) this.#pendingByRequestId.set(ids.requestId, call);
       this.#settleOnAbort(options, call);
@@ -100,17 +129,28 @@ export class UsageTap {
     }
     const contentType = response.headers.get('content-type') ?? '';
     if (options.stream && response.body && contentType.includes('text/event-stream')) {
-      return this.#tapStream(response, options, (facts, errorType) => finish({ ...ids, status: response.status, errorType, facts, ttfbMs }));
+      return this.#tapStream(response, options, (facts, errorType) =>
+        finish({ ...ids, status: response.status, errorType, facts, ttfbMs }),
+      );
     }
     let facts: Partial<StreamFacts> | null = null;
     if (!options.__binaryResponse && /\bjson\b/.test(contentType)) {
-      facts = messageFacts(await response.clone().json().catch(() => null));
+      facts = messageFacts(
+        await response
+          .clone()
+          .json()
+          .catch(() => null),
+      );
     }
     finish({ ...ids, status: response.status, errorType: null, facts, ttfbMs });
     return response;
   }
 
-  #tapStream(response: Response, options: RequestOptions, done: (facts: StreamFacts, errorType: string | null) => void): Response {
+  #tapStream(
+    response: Response,
+    options: RequestOptions,
+    done: (facts: StreamFacts, errorType: string | null) => void,
+  ): Response {
     const reader = response.body!.getReader();
     const sse = new SseUsageTap();
     let settled = false;
@@ -149,15 +189,30 @@ export class UsageTap {
     return new Response(body, response);
   }
 
-  #finish(options: RequestOptions, call: CallState, request: APIRequest, retries: number, outcome: Outcome): void {
+  #finish(
+    options: RequestOptions,
+    call: CallState,
+    request: APIRequest,
+    retries: number,
+    outcome: Outcome,
+  ): void {
     this.#calls.delete(options);
     this.deps.deliver(this.#record(options, call, request, retries, outcome));
   }
 
-  #record(options: RequestOptions, call: CallState, request: APIRequest, retries: number, outcome: Outcome): UsageRecord {
+  #record(
+    options: RequestOptions,
+    call: CallState,
+    request: APIRequest,
+    retries: number,
+    outcome: Outcome,
+  ): UsageRecord {
     const facts = outcome.facts ?? {};
     // A stream that ended before the provider's final count: the gateway's estimate, alike.
-    const { usage, estimated } = facts.complete === false ? settleUsage(facts as StreamFacts) : { usage: facts.usage ?? null, estimated: false };
+    const { usage, estimated } =
+      facts.complete === false
+        ? settleUsage(facts as StreamFacts)
+        : { usage: facts.usage ?? null, estimated: false };
     const body = typeof options.body === 'object' && options.body !== null ? (options.body as Json) : {};
     const errorType = outcome.errorType;
     return {
@@ -171,7 +226,8 @@ export class UsageTap {
       stream: options.stream === true,
       status: outcome.status,
       errorType,
-      errorCategory: errorType === null || errorType === 'aborted' ? null : categorize(outcome.status, errorType),
+      errorCategory:
+        errorType === null || errorType === 'aborted' ? null : categorize(outcome.status, errorType),
       stopReason: facts.stopReason ?? null,
       usage: usage ? normalizeUsage(usage) : null,
       estimated,
@@ -192,7 +248,12 @@ export class UsageTap {
       const record = call.pending;
       if (!record) return;
       this.#clearPending(call);
-      this.deps.deliver({ ...record, errorType: 'aborted', errorCategory: null, latencyMs: this.#now() - call.startedAt });
+      this.deps.deliver({
+        ...record,
+        errorType: 'aborted',
+        errorCategory: null,
+        latencyMs: this.#now() - call.startedAt,
+      });
     };
     signal.addEventListener('abort', onAbort, { once: true });
     call.stopWatchingAbort = () => signal.removeEventListener('abort', onAbort);
@@ -200,7 +261,17 @@ export class UsageTap {
 
   #callFor(options: RequestOptions): CallState {
     let call = this.#calls.get(options);
-    if (!call) this.#calls.set(options, (call = { startedAt: this.#now(), attempts: 0, retryCategories: [], pending: null, stopWatchingAbort: null }));
+    if (!call)
+      this.#calls.set(
+        options,
+        (call = {
+          startedAt: this.#now(),
+          attempts: 0,
+          retryCategories: [],
+          pending: null,
+          stopWatchingAbort: null,
+        }),
+      );
     return call;
   }
 
@@ -243,7 +314,10 @@ export function endpointOf(url: string): Endpoint {
 }
 
 function isStreamingBody(body: unknown): boolean {
-  return body instanceof ReadableStream || (typeof body === 'object' && body !== null && Symbol.asyncIterator in body);
+  return (
+    body instanceof ReadableStream ||
+    (typeof body === 'object' && body !== null && Symbol.asyncIterator in body)
+  );
 }
 
 function isAbort(error: unknown): boolean {
@@ -253,6 +327,7 @@ function isAbort(error: unknown): boolean {
 /** The SDK's own timeout aborts the fetch; undici reports connect timeouts in the error's cause. */
 function isTimeout(error: unknown): boolean {
   if (isAbort(error)) return true;
-  const cause = typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
+  const cause =
+    typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
   return /time ?out|timed out/i.test(`${String(error)} ${String(cause ?? '')}`);
 }

@@ -5,9 +5,27 @@ import { categorize, emptySummary, normalizeUsage, type UsageRecord } from './us
 
 function record(overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {
-    requestId: 'req_1', gatewayRequestId: 'req_g1', groupId: null, endpoint: 'messages', method: 'POST', model: 'm', messageId: 'msg_1',
-    stream: false, status: 200, errorType: null, errorCategory: null, stopReason: 'end_turn', usage: normalizeUsage(USAGE), estimated: false, providerUsage: USAGE,
-    latencyMs: 10, ttfbMs: 5, retries: 0, retryCategories: [], startedAt: new Date(), ...overrides,
+    requestId: 'req_1',
+    gatewayRequestId: 'req_g1',
+    groupId: null,
+    endpoint: 'messages',
+    method: 'POST',
+    model: 'm',
+    messageId: 'msg_1',
+    stream: false,
+    status: 200,
+    errorType: null,
+    errorCategory: null,
+    stopReason: 'end_turn',
+    usage: normalizeUsage(USAGE),
+    estimated: false,
+    providerUsage: USAGE,
+    latencyMs: 10,
+    ttfbMs: 5,
+    retries: 0,
+    retryCategories: [],
+    startedAt: new Date(),
+    ...overrides,
   };
 }
 
@@ -16,10 +34,26 @@ describe('UsageTracker', () => {
     const tracker = new UsageTracker();
     tracker.add(record());
     tracker.add(record({ groupId: 'a' }));
-    tracker.add(record({ groupId: 'a', usage: null, status: 529, errorType: 'overloaded_error', errorCategory: 'overloaded', retries: 2, retryCategories: ['overloaded', 'rate_limit'] }));
+    tracker.add(
+      record({
+        groupId: 'a',
+        usage: null,
+        status: 529,
+        errorType: 'overloaded_error',
+        errorCategory: 'overloaded',
+        retries: 2,
+        retryCategories: ['overloaded', 'rate_limit'],
+      }),
+    );
     tracker.add(record({ groupId: 'b' }));
     const total = tracker.total();
-    expect(total).toMatchObject({ calls: 4, input_tokens: 360, output_tokens: 126, cache_creation_input_tokens: 90, cache_read_input_tokens: 21 });
+    expect(total).toMatchObject({
+      calls: 4,
+      input_tokens: 360,
+      output_tokens: 126,
+      cache_creation_input_tokens: 90,
+      cache_read_input_tokens: 21,
+    });
     expect(total.cache_creation).toEqual({ ephemeral_5m_input_tokens: 30, ephemeral_1h_input_tokens: 60 });
     expect(total.errors).toMatchObject({ overloaded: 1, rate_limit: 0 });
     expect(total.retries).toMatchObject({ overloaded: 1, rate_limit: 1 });
@@ -94,8 +128,12 @@ describe('UsageTracker', () => {
 describe('usage helpers', () => {
   it('normalizeUsage fills what the provider left out; cache writes without a split count as 5-minute writes', () => {
     expect(normalizeUsage({ input_tokens: 3, output_tokens: 4, cache_creation_input_tokens: 9 })).toEqual({
-      input_tokens: 3, output_tokens: 4, cache_creation_input_tokens: 9, cache_read_input_tokens: 0,
-      cache_creation: { ephemeral_5m_input_tokens: 9, ephemeral_1h_input_tokens: 0 }, server_tool_use: { web_search_requests: 0 },
+      input_tokens: 3,
+      output_tokens: 4,
+      cache_creation_input_tokens: 9,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 9, ephemeral_1h_input_tokens: 0 },
+      server_tool_use: { web_search_requests: 0 },
     });
   });
 

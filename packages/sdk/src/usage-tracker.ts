@@ -31,7 +31,8 @@ export class UsageTracker implements AsyncIterable<UsageRecord> {
 
   constructor(opts: UsageTrackerOptions = {}) {
     this.#keep = Math.max(0, opts.keep ?? 1_000);
-    this.#onListenerError = opts.onListenerError ?? ((error) => console.warn('keygate: a usage listener threw', error));
+    this.#onListenerError =
+      opts.onListenerError ?? ((error) => console.warn('keygate: a usage listener threw', error));
   }
 
   /** Adds one call to the totals and tells every listener. */

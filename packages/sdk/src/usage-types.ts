@@ -1,7 +1,20 @@
 /** Why a call (or one attempt of it) failed, in the buckets that matter for operations. */
-export type ErrorCategory = 'rate_limit' | 'overloaded' | 'timeout' | 'connection' | 'malformed_tool_call' | 'other';
+export type ErrorCategory =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'timeout'
+  | 'connection'
+  | 'malformed_tool_call'
+  | 'other';
 
-export const ERROR_CATEGORIES: readonly ErrorCategory[] = ['rate_limit', 'overloaded', 'timeout', 'connection', 'malformed_tool_call', 'other'];
+export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
+  'rate_limit',
+  'overloaded',
+  'timeout',
+  'connection',
+  'malformed_tool_call',
+  'other',
+];
 
 export type CategoryCounts = Record<ErrorCategory, number>;
 
@@ -89,7 +102,8 @@ export function emptySummary(): UsageSummary {
 }
 
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-const object = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+const object = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 
 /**
  * Completes a provider usage object. Without the `cache_creation` breakdown (older models),
@@ -99,7 +113,10 @@ export function normalizeUsage(raw: Readonly<Record<string, unknown>>): TokenUsa
   const creation = count(raw.cache_creation_input_tokens);
   const split = object(raw.cache_creation);
   const oneHour = count(split.ephemeral_1h_input_tokens);
-  const fiveMin = 'ephemeral_5m_input_tokens' in split ? count(split.ephemeral_5m_input_tokens) : Math.max(0, creation - oneHour);
+  const fiveMin =
+    'ephemeral_5m_input_tokens' in split
+      ? count(split.ephemeral_5m_input_tokens)
+      : Math.max(0, creation - oneHour);
   return {
     input_tokens: count(raw.input_tokens),
     output_tokens: count(raw.output_tokens),
@@ -125,7 +142,8 @@ export function addTokens(a: TokenUsage, b: TokenUsage): void {
 export function categorize(status: number | null, errorType: string | null): ErrorCategory {
   if (status === 429 || errorType === 'rate_limit_error') return 'rate_limit';
   if (status === 529 || errorType === 'overloaded_error') return 'overloaded';
-  if (status === 408 || status === 504 || errorType === 'timeout_error' || errorType === 'timeout') return 'timeout';
+  if (status === 408 || status === 504 || errorType === 'timeout_error' || errorType === 'timeout')
+    return 'timeout';
   if (errorType === 'connection') return 'connection';
   return 'other';
 }

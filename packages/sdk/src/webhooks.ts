@@ -40,7 +40,13 @@ export async function verifyWebhook(opts: VerifyWebhookOptions): Promise<boolean
   const now = Math.floor((opts.now ?? Date.now()) / 1000);
   if (!Number.isInteger(t) || Math.abs(now - t) > (opts.toleranceSeconds ?? 300)) return false;
   const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey('raw', enc.encode(opts.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await crypto.subtle.importKey(
+    'raw',
+    enc.encode(opts.secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(`${t}.${opts.body}`)));
   const expected = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
   return given.some((g) => constantTimeEqual(g, expected));

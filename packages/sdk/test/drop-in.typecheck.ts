@@ -3,20 +3,31 @@
  * client's types only, as an existing app would have them, and are then handed a Keygate.
  * `pnpm typecheck` fails if any of that stops compiling. Never run, only type-checked.
  */
-import Anthropic, { BaseAnthropic, type ClientOptions } from '@anthropic-ai/sdk';
-import Keygate, { Anthropic as ReExported, APIError, RateLimitError, toFile } from '../src/index';
+import Anthropic, { type BaseAnthropic, type ClientOptions } from '@anthropic-ai/sdk';
+import Keygate, {
+  type Anthropic as ReExported,
+  type APIError,
+  type RateLimitError,
+  type toFile,
+} from '../src/index';
 
 const MODEL: Anthropic.Model = 'claude-opus-4-5';
 const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Hello' }];
 
 async function create(client: Anthropic): Promise<string> {
-  const message: Anthropic.Message = await client.messages.create({ model: MODEL, max_tokens: 256, messages });
+  const message: Anthropic.Message = await client.messages.create({
+    model: MODEL,
+    max_tokens: 256,
+    messages,
+  });
   const block = message.content[0];
   return block?.type === 'text' ? block.text : '';
 }
 
 async function createWithResponse(client: Anthropic): Promise<string | null> {
-  const { data, response, request_id } = await client.messages.create({ model: MODEL, max_tokens: 16, messages }).withResponse();
+  const { data, response, request_id } = await client.messages
+    .create({ model: MODEL, max_tokens: 16, messages })
+    .withResponse();
   return data.id + response.status + request_id;
 }
 
@@ -37,8 +48,17 @@ async function rawEvents(client: Anthropic): Promise<number> {
 }
 
 async function tools(client: Anthropic): Promise<Anthropic.ToolUseBlock | undefined> {
-  const tool: Anthropic.Tool = { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
-  const message = await client.messages.create({ model: MODEL, max_tokens: 256, messages, tools: [tool], tool_choice: { type: 'auto' } });
+  const tool: Anthropic.Tool = {
+    name: 'get_weather',
+    input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+  };
+  const message = await client.messages.create({
+    model: MODEL,
+    max_tokens: 256,
+    messages,
+    tools: [tool],
+    tool_choice: { type: 'auto' },
+  });
   return message.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 }
 
@@ -55,12 +75,16 @@ async function models(client: Anthropic): Promise<string[]> {
 }
 
 async function beta(client: Anthropic): Promise<Anthropic.Beta.BetaMessage> {
-  const streamed = await client.beta.messages.stream({ model: MODEL, max_tokens: 64, messages, betas: ['context-management-2025-06-27'] }).finalMessage();
+  const streamed = await client.beta.messages
+    .stream({ model: MODEL, max_tokens: 64, messages, betas: ['context-management-2025-06-27'] })
+    .finalMessage();
   return client.beta.messages.create({ model: MODEL, max_tokens: streamed.usage.output_tokens, messages });
 }
 
 async function batches(client: Anthropic): Promise<string> {
-  const batch = await client.messages.batches.create({ requests: [{ custom_id: 'a', params: { model: MODEL, max_tokens: 16, messages } }] });
+  const batch = await client.messages.batches.create({
+    requests: [{ custom_id: 'a', params: { model: MODEL, max_tokens: 16, messages } }],
+  });
   return batch.id;
 }
 
@@ -86,10 +110,25 @@ export async function dropIn(options: ClientOptions): Promise<unknown[]> {
   const grouped: Keygate = keygate.group('invoice-42');
   const copy: Keygate = keygate.withOptions({ timeout: 1_000 });
   const typesStillThere: ReExported.MessageParam[] = messages;
-  const sameErrors: [typeof APIError, typeof RateLimitError, typeof toFile] = [Anthropic.APIError, Anthropic.RateLimitError, Anthropic.toFile];
+  const sameErrors: [typeof APIError, typeof RateLimitError, typeof toFile] = [
+    Anthropic.APIError,
+    Anthropic.RateLimitError,
+    Anthropic.toFile,
+  ];
   return Promise.all([
-    create(keygate), createWithResponse(grouped), stream(copy), rawEvents(keygate), tools(keygate), countTokens(keygate), models(keygate),
-    beta(keygate), batches(keygate), errors(new Keygate.RateLimitError(429, undefined, 'limited', new Headers())), configure(keygate),
-    base(asOfficial), typesStillThere, sameErrors,
+    create(keygate),
+    createWithResponse(grouped),
+    stream(copy),
+    rawEvents(keygate),
+    tools(keygate),
+    countTokens(keygate),
+    models(keygate),
+    beta(keygate),
+    batches(keygate),
+    errors(new Keygate.RateLimitError(429, undefined, 'limited', new Headers())),
+    configure(keygate),
+    base(asOfficial),
+    typesStillThere,
+    sameErrors,
   ]);
 }

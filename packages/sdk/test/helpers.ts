@@ -1,4 +1,10 @@
-import { Keygate, type KeygateOptions, type Middleware, type UsageRecord, type UsageSummary } from '../src/index';
+import {
+  Keygate,
+  type KeygateOptions,
+  type Middleware,
+  type UsageRecord,
+  type UsageSummary,
+} from '../src/index';
 import type { Stack } from '../../../services/gateway/test/harness';
 
 // The gateway's own harness: a real gateway on loopback, the emulator as the provider, a fresh
@@ -9,7 +15,12 @@ export const MODEL = 'claude-opus-4-5';
 
 export function clientFor(stack: Stack, opts: KeygateOptions = {}): Keygate & { records: UsageRecord[] } {
   const records: UsageRecord[] = [];
-  const client = new Keygate({ appKey: stack.appKey, baseURL: stack.gateway.url, onUsage: (r) => void records.push(r), ...opts });
+  const client = new Keygate({
+    appKey: stack.appKey,
+    baseURL: stack.gateway.url,
+    onUsage: (r) => void records.push(r),
+    ...opts,
+  });
   return Object.assign(client, { records });
 }
 
@@ -29,7 +40,10 @@ export function summed(rows: CallRow[]): Partial<UsageSummary> {
     output_tokens: sum('output_tokens'),
     cache_creation_input_tokens: sum('cache_creation_input_tokens'),
     cache_read_input_tokens: sum('cache_read_input_tokens'),
-    cache_creation: { ephemeral_5m_input_tokens: sum('cache_creation_5m_tokens'), ephemeral_1h_input_tokens: sum('cache_creation_1h_tokens') },
+    cache_creation: {
+      ephemeral_5m_input_tokens: sum('cache_creation_5m_tokens'),
+      ephemeral_1h_input_tokens: sum('cache_creation_1h_tokens'),
+    },
     server_tool_use: { web_search_requests: sum('web_search_requests') },
   };
 }

@@ -16,7 +16,10 @@ export const PEER_VERSIONS = ['1.11.0', '1.12.0'] as const;
 /** Builds and packs @keygate/sdk; returns the tarball's path. */
 export function packSdk(into: string): string {
   execFileSync('pnpm', ['--filter', '@keygate/sdk', 'build'], { cwd: ROOT, stdio: 'ignore' });
-  execFileSync('pnpm', ['--filter', '@keygate/sdk', 'pack', '--pack-destination', into], { cwd: ROOT, stdio: 'ignore' });
+  execFileSync('pnpm', ['--filter', '@keygate/sdk', 'pack', '--pack-destination', into], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
   const tarball = readdirSync(into).find((f) => f.endsWith('.tgz'));
   if (!tarball) throw new Error(`pnpm pack wrote no tarball into ${into}`);
   return join(into, tarball);
@@ -25,7 +28,10 @@ export function packSdk(into: string): string {
 /** A fresh app in the system temp folder with the tarball and the official SDK installed by npm. */
 export function installApp(tarball: string, peerVersion: string): string {
   const app = mkdtempSync(join(tmpdir(), 'keygate-app-'));
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }));
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }),
+  );
   npmInstall(app, [tarball, `@anthropic-ai/sdk@${peerVersion}`]);
   writeConsumers(app);
   return app;
@@ -40,7 +46,11 @@ export function withPeerVersion(app: string, peerVersion: string): string {
 }
 
 function npmInstall(app: string, specs: string[]): void {
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--prefer-offline', ...specs], { cwd: app, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--loglevel=error', '--prefer-offline', ...specs],
+    { cwd: app, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
 }
 
 // One body for every consumer: valid JavaScript and valid TypeScript (types come from the SDK).
@@ -96,32 +106,62 @@ new sdk.default({ onUsage: 42 });
 `,
 };
 
-const TSCONFIG_BASE = { strict: true, noEmit: true, target: 'es2022', lib: ['es2022', 'dom', 'dom.iterable'], types: [], skipLibCheck: true };
+const TSCONFIG_BASE = {
+  strict: true,
+  noEmit: true,
+  target: 'es2022',
+  lib: ['es2022', 'dom', 'dom.iterable'],
+  types: [],
+  skipLibCheck: true,
+};
 
 function writeConsumers(app: string): void {
   for (const [file, source] of Object.entries(CONSUMERS)) writeFileSync(join(app, file), source);
-  const tsconfig = (options: object, files: string[]) => JSON.stringify({ compilerOptions: { ...TSCONFIG_BASE, ...options }, files }, null, 2);
-  writeFileSync(join(app, 'tsconfig.node16.json'), tsconfig({ module: 'node16', moduleResolution: 'node16' }, ['consumer.ts', 'consumer-types.cts']));
-  writeFileSync(join(app, 'tsconfig.bundler.json'), tsconfig({ module: 'esnext', moduleResolution: 'bundler' }, ['consumer.ts']));
+  const tsconfig = (options: object, files: string[]) =>
+    JSON.stringify({ compilerOptions: { ...TSCONFIG_BASE, ...options }, files }, null, 2);
+  writeFileSync(
+    join(app, 'tsconfig.node16.json'),
+    tsconfig({ module: 'node16', moduleResolution: 'node16' }, ['consumer.ts', 'consumer-types.cts']),
+  );
+  writeFileSync(
+    join(app, 'tsconfig.bundler.json'),
+    tsconfig({ module: 'esnext', moduleResolution: 'bundler' }, ['consumer.ts']),
+  );
 }
 
 /** tsc (the workspace's) on one of the app's configs; resolves with its output, rejects on a type error. */
 export async function typecheck(app: string, config: 'node16' | 'bundler'): Promise<string> {
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const { stdout } = await execFileAsync(process.execPath, [tsc, '-p', join(app, `tsconfig.${config}.json`)], { cwd: app });
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [tsc, '-p', join(app, `tsconfig.${config}.json`)],
+    { cwd: app },
+  );
   return stdout;
 }
 
 export type Runtime = 'node20' | 'node24' | 'bun' | 'deno';
 
 /** Runs a consumer file of the app under a runtime against a gateway; returns what it printed. */
-export async function runConsumer(app: string, runtime: Runtime, bin: string, file: string, env: Record<string, string>): Promise<any> {
+export async function runConsumer(
+  app: string,
+  runtime: Runtime,
+  bin: string,
+  file: string,
+  env: Record<string, string>,
+): Promise<any> {
   const args = runtime === 'deno' ? ['run', '-A', file] : [file];
   const { stdout } = await execFileAsync(bin, args, {
     cwd: app,
     timeout: 30_000,
     // No proxy between the consumer and the loopback gateway; no update checks leave the machine.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? app, NO_PROXY: '*', DENO_NO_UPDATE_CHECK: '1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? app,
+      NO_PROXY: '*',
+      DENO_NO_UPDATE_CHECK: '1',
+      ...env,
+    },
   });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
 }

@@ -6,12 +6,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTools } from '../../../scripts/ensure-tools.mjs';
 import { normalizeUsage } from '../src/index';
 import { startStack, type Stack } from './helpers';
-import { installApp, packSdk, PEER_VERSIONS, runConsumer, typecheck, withPeerVersion, type Runtime } from './packed-app';
+import {
+  installApp,
+  packSdk,
+  PEER_VERSIONS,
+  runConsumer,
+  typecheck,
+  withPeerVersion,
+  type Runtime,
+} from './packed-app';
 
 // The packed SDK in a fresh app outside the workspace, on every runtime the issue names, against
 // a real gateway. One build, one pack and one npm install serve every consumer.
 const tools = ensureTools(['node24', 'bun', 'deno']) as Record<string, string>;
-const RUNTIMES: Record<Runtime, string> = { node20: process.execPath, node24: tools.node24!, bun: tools.bun!, deno: tools.deno! };
+const RUNTIMES: Record<Runtime, string> = {
+  node20: process.execPath,
+  node24: tools.node24!,
+  bun: tools.bun!,
+  deno: tools.deno!,
+};
 
 let stack: Stack;
 let scratch: string;
@@ -41,7 +54,12 @@ async function expectConsumerResult(result: any): Promise<void> {
   expect(result.records.map((r: any) => r.stream)).toEqual([false, true, false]);
   for (const record of result.records) {
     const entry = await stack.emulator.ledger.waitFor((e) => e.messageId === record.messageId, 2_000);
-    expect(record).toMatchObject({ status: 200, errorType: null, model: 'claude-opus-4-5', providerUsage: entry.usage });
+    expect(record).toMatchObject({
+      status: 200,
+      errorType: null,
+      model: 'claude-opus-4-5',
+      providerUsage: entry.usage,
+    });
     expect(record.usage).toEqual(normalizeUsage(entry.usage as never));
     expect(record.usage.output_tokens).toBeGreaterThan(0);
   }
@@ -67,13 +85,20 @@ describe(`the packed SDK installed by npm with @anthropic-ai/sdk ${PEER_VERSIONS
     ['deno', 'consumer.cjs'],
     ['deno', 'consumer.ts'],
   ];
-  it.each(cases)('%s runs %s: create, stream, onUsage and the PDF helpers on a Uint8Array', async (runtime, file) => {
-    await expectConsumerResult(await runConsumer(app, runtime, RUNTIMES[runtime], file, env()));
-  });
+  it.each(cases)(
+    '%s runs %s: create, stream, onUsage and the PDF helpers on a Uint8Array',
+    async (runtime, file) => {
+      await expectConsumerResult(await runConsumer(app, runtime, RUNTIMES[runtime], file, env()));
+    },
+  );
 
-  it.each(['node16', 'bundler'] as const)('a TypeScript app type-checks with moduleResolution %s', async (resolution) => {
-    await expect(typecheck(app, resolution)).resolves.toBe('');
-  }, 90_000);
+  it.each(['node16', 'bundler'] as const)(
+    'a TypeScript app type-checks with moduleResolution %s',
+    async (resolution) => {
+      await expect(typecheck(app, resolution)).resolves.toBe('');
+    },
+    90_000,
+  );
 });
 
 describe(`the same install with @anthropic-ai/sdk ${PEER_VERSIONS[1]}, the newest tested`, () => {

@@ -4,7 +4,8 @@ import { pdf, summarizePdf } from '../src/index';
 import { bodyRecorder, clientFor, groupRows, MODEL, startStack, summed, type Stack } from './helpers';
 
 type Body = Record<string, any>;
-const documentsOf = (body: Body): Array<{ source: { data: string } }> => body.messages[0].content.filter((b: Body) => b.type === 'document');
+const documentsOf = (body: Body): Array<{ source: { data: string } }> =>
+  body.messages[0].content.filter((b: Body) => b.type === 'document');
 const promptOf = (body: Body): string => body.messages[0].content.at(-1).text;
 
 describe('summarizePdf through the gateway: a 250-page PDF', () => {
@@ -18,18 +19,33 @@ describe('summarizePdf through the gateway: a 250-page PDF', () => {
     const bytes = await makeTestPdf({ pages: 250 });
     const client = clientFor(stack, { maxRetries: 0 });
     const content = [pdf.documentBlock(bytes), { type: 'text' as const, text: 'Summarize.' }];
-    await expect(client.messages.create({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content }] })).rejects.toThrow(/250 pages; the limit is 100 pages[\s\S]*summarizePdf\(\)/);
+    await expect(
+      client.messages.create({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content }] }),
+    ).rejects.toThrow(/250 pages; the limit is 100 pages[\s\S]*summarizePdf\(\)/);
   });
 
   it('is split into chunks the gateway accepts, and the reduce step sees every chunk summary', async () => {
-    const bytes = await makeTestPdf({ pages: 250, text: (n) => `Section ${Math.ceil(n / 25)}, page ${n}: quarterly figures.` });
+    const bytes = await makeTestPdf({
+      pages: 250,
+      text: (n) => `Section ${Math.ceil(n / 25)}, page ${n}: quarterly figures.`,
+    });
     const recorder = bodyRecorder();
     const client = clientFor(stack, { middleware: [recorder.middleware] });
-    const out = await summarizePdf(client, bytes, { model: MODEL, instruction: 'Summarize the quarterly figures.', format: 'bullets', title: 'Annual report', concurrency: 2 });
+    const out = await summarizePdf(client, bytes, {
+      model: MODEL,
+      instruction: 'Summarize the quarterly figures.',
+      format: 'bullets',
+      title: 'Annual report',
+      concurrency: 2,
+    });
 
     expect(out.strategy).toBe('map_reduce');
     expect(out.pages).toBe(250);
-    expect(out.chunks.map((c) => [c.fromPage, c.toPage])).toEqual([[1, 100], [101, 200], [201, 250]]);
+    expect(out.chunks.map((c) => [c.fromPage, c.toPage])).toEqual([
+      [1, 100],
+      [101, 200],
+      [201, 250],
+    ]);
 
     // Each chunk request: one document within the provider's limits, accepted by the gateway.
     const chunkBodies = recorder.bodies.filter((b) => documentsOf(b).length > 0);
@@ -66,7 +82,10 @@ describe('summarizePdf through the gateway: a 250-page PDF', () => {
   it('a scanned (image-only) PDF goes the same way', async () => {
     const bytes = await makeTestPdf({ pages: 120, imageOnly: true });
     const client = clientFor(stack);
-    const out = await summarizePdf(client, bytes, { model: MODEL, instruction: 'Describe the scanned pages.' });
+    const out = await summarizePdf(client, bytes, {
+      model: MODEL,
+      instruction: 'Describe the scanned pages.',
+    });
     expect(out.chunks.map((c) => c.pages)).toEqual([100, 20]);
     expect((await groupRows(stack, out.groupId)).every((r) => r.status === 200)).toBe(true);
   });

@@ -11,12 +11,20 @@ afterAll(() => stack?.close());
 const weather = {
   name: 'get_weather',
   description: 'Current weather for a city',
-  input_schema: { type: 'object' as const, properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'] },
+  input_schema: {
+    type: 'object' as const,
+    properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+    required: ['city'],
+  },
 };
-const convert = { name: 'convert', description: 'Converts a temperature', input_schema: z.object({ celsius: z.number() }) };
+const convert = {
+  name: 'convert',
+  description: 'Converts a temperature',
+  input_schema: z.object({ celsius: z.number() }),
+};
 
 describe('runToolLoop against the real gateway', () => {
-  it("runs the round trips in one group whose total equals the sum of its calls as the gateway recorded them", async () => {
+  it('runs the round trips in one group whose total equals the sum of its calls as the gateway recorded them', async () => {
     const client = clientFor(stack);
     const cities: string[] = [];
     const result = await client.runToolLoop({
@@ -52,9 +60,21 @@ describe('runToolLoop against the real gateway', () => {
       requestOptions: { headers: { 'x-emulator-scenario': 'malformed_tool_input' } },
       groupId: 'tool-loop-malformed',
     });
-    expect(result).toMatchObject({ status: 'completed', malformedToolCalls: 1, groupId: 'tool-loop-malformed' });
-    const back = result.transcript[2]!.content as Array<{ type: string; is_error?: boolean; content?: string }>;
-    expect(back[0]).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringMatching(/Invalid input for tool "get_weather"[\s\S]*city/) });
+    expect(result).toMatchObject({
+      status: 'completed',
+      malformedToolCalls: 1,
+      groupId: 'tool-loop-malformed',
+    });
+    const back = result.transcript[2]!.content as Array<{
+      type: string;
+      is_error?: boolean;
+      content?: string;
+    }>;
+    expect(back[0]).toMatchObject({
+      type: 'tool_result',
+      is_error: true,
+      content: expect.stringMatching(/Invalid input for tool "get_weather"[\s\S]*city/),
+    });
     expect(result.usage.errors.malformed_tool_call).toBe(1);
     expect(result.usage).toMatchObject(summed(await groupRows(stack, 'tool-loop-malformed')));
   });

@@ -17,8 +17,13 @@ export async function handlerTypes(): Promise<void> {
     ],
     handlers: { add: ({ a, b }) => a + b, get_weather: (input) => String(input.city) },
   });
-  // @ts-expect-error a custom tool without a handler
-  await client.runToolLoop({ model: 'm', messages: [], tools: [{ name: 'add', input_schema: z.object({ a: z.number() }) }], handlers: {} });
+  await client.runToolLoop({
+    model: 'm',
+    messages: [],
+    tools: [{ name: 'add', input_schema: z.object({ a: z.number() }) }],
+    // @ts-expect-error a custom tool without a handler
+    handlers: {},
+  });
   await client.runToolLoop({
     model: 'm',
     messages: [],
@@ -27,5 +32,10 @@ export async function handlerTypes(): Promise<void> {
     handlers: { add: ({ a }: { a: string }) => a },
   });
   // A tool declared apart has a plain string name: handlers match by name at run time.
-  await client.runToolLoop({ model: 'm', messages: [], tools: [declaredApart], handlers: { add: ({ a }: { a: number }) => a + 1 } });
+  await client.runToolLoop({
+    model: 'm',
+    messages: [],
+    tools: [declaredApart],
+    handlers: { add: ({ a }: { a: number }) => a + 1 },
+  });
 }

@@ -5,7 +5,18 @@
 // Commands and settings that need code import it dynamically, so it is loaded only then.
 // `node scripts/build.mjs` builds; `ensureBuilt()` builds only when dist is missing or older
 // than a source file.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,7 +29,8 @@ export const ENTRY = join(DIST, 'cli/keygate.js');
 // Measured on an existing data dir: start CPU 0.55–0.69 s external, 0.47–0.53 s bundled; RSS 83 → 75 MB.
 const BUNDLED = new Set(['undici', 'zod', 'hono', '@hono/node-server', 'postgres']);
 // Bundled CommonJS (undici) calls require(), which an ES module has only when given one.
-const REQUIRE = "import { createRequire as __keygateRequire } from 'node:module'; const require = __keygateRequire(import.meta.url);";
+const REQUIRE =
+  "import { createRequire as __keygateRequire } from 'node:module'; const require = __keygateRequire(import.meta.url);";
 
 function manifest(dir) {
   return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
@@ -40,14 +52,20 @@ function newest(path) {
   const st = statSync(path);
   if (!st.isDirectory()) return st.mtimeMs;
   let max = st.mtimeMs;
-  for (const entry of readdirSync(path)) if (entry !== 'node_modules' && entry !== 'dist') max = Math.max(max, newest(join(path, entry)));
+  for (const entry of readdirSync(path))
+    if (entry !== 'node_modules' && entry !== 'dist') max = Math.max(max, newest(join(path, entry)));
   return max;
 }
 
 export function isStale() {
   if (!existsSync(ENTRY)) return true;
   const built = statSync(ENTRY).mtimeMs;
-  const sources = [join(ROOT, 'src'), join(ROOT, 'package.json'), join(ROOT, 'scripts/build.mjs'), ...[...workspacePackages().values()].flatMap((d) => [join(d, 'src'), join(d, 'package.json')])];
+  const sources = [
+    join(ROOT, 'src'),
+    join(ROOT, 'package.json'),
+    join(ROOT, 'scripts/build.mjs'),
+    ...[...workspacePackages().values()].flatMap((d) => [join(d, 'src'), join(d, 'package.json')]),
+  ];
   return sources.some((s) => existsSync(s) && newest(s) > built);
 }
 
@@ -55,7 +73,9 @@ export async function build() {
   const { build: esbuild } = await import('esbuild');
   const workspace = workspacePackages();
   const pkg = manifest(ROOT);
-  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => !workspace.has(name) && !BUNDLED.has(name));
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter(
+    (name) => !workspace.has(name) && !BUNDLED.has(name),
+  );
   // Written beside dist and swapped in whole, so a process starting meanwhile never reads half a build.
   const out = `${DIST}.tmp-${process.pid}`;
   rmSync(out, { recursive: true, force: true });

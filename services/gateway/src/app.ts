@@ -34,7 +34,11 @@ export interface AppDeps extends ServiceDeps {
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const admin = { ...deps, evict: deps.evict ?? deps.proxy.resolver, billing: deps.billing ?? plainBilling(deps.store, deps.clock) };
+  const admin = {
+    ...deps,
+    evict: deps.evict ?? deps.proxy.resolver,
+    billing: deps.billing ?? plainBilling(deps.store, deps.clock),
+  };
   const access = new AccessLog();
   const proxy: ProxyOptions = {
     ...deps.proxy,
@@ -54,23 +58,39 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // Every answer carries a request id; the proxy writes its own (and the provider's) itself.
     const headers = c.res.headers;
     if (!headers.has('request-id') && !headers.has('x-hono-already-sent')) headers.set('request-id', id);
-    access.write(log, id, { method: c.req.method, path: c.req.path, status: c.res.status, startedAt }, performance.now());
+    access.write(
+      log,
+      id,
+      { method: c.req.method, path: c.req.path, status: c.res.status, startedAt },
+      performance.now(),
+    );
   });
 
-  app.onError((err, c) => renderError(err, c, (error) => (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack })));
+  app.onError((err, c) =>
+    renderError(err, c, (error) =>
+      (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack }),
+    ),
+  );
 
   let methods: ((path: string) => string[]) | null = null;
   app.notFound(function notFound(c) {
     const allow = (methods ??= methodsByPath(app))(c.req.path);
     // A route of this path under another method: 405 invalid_request_error, as the provider answers.
     if (allow.length && !allow.includes(c.req.method)) {
-      const err = new GatewayError('invalid_request_error', `Method Not Allowed: ${c.req.method} ${c.req.path} takes ${allow.join(', ')}.`, {
-        status: 405,
-        headers: { allow: allow.join(', ') },
-      });
+      const err = new GatewayError(
+        'invalid_request_error',
+        `Method Not Allowed: ${c.req.method} ${c.req.path} takes ${allow.join(', ')}.`,
+        {
+          status: 405,
+          headers: { allow: allow.join(', ') },
+        },
+      );
       return errorResponse(err, c.var.requestId);
     }
-    return errorResponse(new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`), c.var.requestId);
+    return errorResponse(
+      new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`),
+      c.var.requestId,
+    );
   });
 
   app.route('/', healthRoutes(deps.readiness));

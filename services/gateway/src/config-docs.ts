@@ -15,7 +15,9 @@ const code = (v: unknown) => `\`${String(v)}\``;
 
 /** The settings table, one row per setting of the config schema, in its order. */
 export function settingsTable(): string {
-  const json = z.toJSONSchema(EnvSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, SettingSchema> };
+  const json = z.toJSONSchema(EnvSchema, { io: 'input', unrepresentable: 'any' }) as {
+    properties: Record<string, SettingSchema>;
+  };
   const rows = Object.entries(json.properties).map(([name, s]) => {
     if (!s.description) throw new Error(`config.ts: ${name} has no description`);
     const fallback = s.default !== undefined ? code(s.default) : (s.unset ?? '(none)');
@@ -29,6 +31,7 @@ export function settingsTable(): string {
 export function withSettingsTable(readme: string): string {
   const start = readme.indexOf(TABLE_START);
   const end = readme.indexOf(TABLE_END);
-  if (start === -1 || end < start) throw new Error(`README.md: the settings table markers are missing (${TABLE_START} … ${TABLE_END})`);
+  if (start === -1 || end < start)
+    throw new Error(`README.md: the settings table markers are missing (${TABLE_START} … ${TABLE_END})`);
   return `${readme.slice(0, start + TABLE_START.length)}\n${settingsTable()}\n${readme.slice(end)}`;
 }

@@ -28,11 +28,17 @@ describe('loadConfig', () => {
   });
 
   it('requires a secret when an external database is used', () => {
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@h/db' })).toThrow(/KEYGATE_SECRET: required with DATABASE_URL/);
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', KEYGATE_SECRET: 'x'.repeat(32) }).databaseUrl).toBe('postgres://u@h/db');
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@h/db' })).toThrow(
+      /KEYGATE_SECRET: required with DATABASE_URL/,
+    );
+    expect(
+      loadConfig({ DATABASE_URL: 'postgres://u@h/db', KEYGATE_SECRET: 'x'.repeat(32) }).databaseUrl,
+    ).toBe('postgres://u@h/db');
   });
 
   it('strips a trailing slash from the upstream URL', () => {
-    expect(loadConfig({ KEYGATE_UPSTREAM_URL: 'http://127.0.0.1:4010/' }).upstreamUrl).toBe('http://127.0.0.1:4010');
+    expect(loadConfig({ KEYGATE_UPSTREAM_URL: 'http://127.0.0.1:4010/' }).upstreamUrl).toBe(
+      'http://127.0.0.1:4010',
+    );
   });
 });

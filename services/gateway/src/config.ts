@@ -20,12 +20,21 @@ export const EnvSchema = z.object({
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
     .optional()
     .meta(doc('PostgreSQL URL; without it an embedded PostgreSQL runs in the data dir', '(embedded)')),
-  KEYGATE_DATA_DIR: z.string().min(1).default('.keygate').meta(doc('embedded database, generated secret and operator token')),
+  KEYGATE_DATA_DIR: z
+    .string()
+    .min(1)
+    .default('.keygate')
+    .meta(doc('embedded database, generated secret and operator token')),
   KEYGATE_SECRET: z
     .string()
     .min(16, 'must be at least 16 characters')
     .optional()
-    .meta(doc('encrypts provider keys at rest (required with `DATABASE_URL`; 16+ characters)', 'generated in the data dir')),
+    .meta(
+      doc(
+        'encrypts provider keys at rest (required with `DATABASE_URL`; 16+ characters)',
+        'generated in the data dir',
+      ),
+    ),
   KEYGATE_UPSTREAM_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .default('https://api.anthropic.com')
@@ -34,23 +43,90 @@ export const EnvSchema = z.object({
     .string()
     .min(16, 'must be at least 16 characters')
     .optional()
-    .meta(doc('bearer token of the operator API (`/operator/v1`); 16+ characters', 'generated in the data dir')),
-  KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000).meta(doc('no answer (or no bytes mid-stream) from the provider for this long → 504 / cut')),
+    .meta(
+      doc('bearer token of the operator API (`/operator/v1`); 16+ characters', 'generated in the data dir'),
+    ),
+  KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000).meta(
+    doc('no answer (or no bytes mid-stream) from the provider for this long → 504 / cut'),
+  ),
   KEYGATE_BODY_IDLE_MS: ms(30_000).meta(doc('a request body pausing this long gets 408')),
-  KEYGATE_HEADERS_TIMEOUT_MS: ms(10_000).meta(doc('a request line and headers not received within this long get 408 and the connection is closed (slowloris)')),
-  KEYGATE_REQUEST_TIMEOUT_MS: msOrZero(300_000).meta(doc('a whole request (headers and body, not the answer) not received within this long gets 408; 0: no bound')),
-  KEYGATE_MAX_SOCKETS_PER_ADDRESS: z.coerce.number().int().positive().default(256).meta(doc('open connections one client address may hold; further ones get 429 and are closed')),
-  KEYGATE_SHUTDOWN_GRACE_MS: msOrZero(30_000).meta(doc('on SIGTERM, how long calls and streams in flight may run on before they are ended with an overloaded_error')),
-  KEYGATE_MAX_PDF_PAGES: z.coerce.number().int().positive().default(100).meta(doc("PDF pages per request before a 400 that points to the SDK's split helper")),
-  KEYGATE_MAX_BODY_BYTES: z.coerce.number().int().positive().default(32 * 1024 * 1024).meta(doc('request size before 413')),
-  KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)')),
-  KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(doc('how often queued call records are written to the database, in batches')),
-  KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS: ms(5_000).meta(doc('a call-log batch insert that PostgreSQL has not finished in this long (a lock, a stalled disk) is cancelled and retried; its records wait in the spool, and calls are served meanwhile')),
-  KEYGATE_CALL_LOG: z.enum(['on', 'off']).default('on').meta(doc('keeps the call log; `off` is for benchmarks only')),
-  KEYGATE_SPOOL_DIR: z.string().min(1).optional().meta(doc('local append-only spool of finished calls, replayed after a crash or an outage', '<data dir>/spool')),
-  KEYGATE_SPOOL_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3).meta(doc('spool size bound in bytes; when full the gateway says so and keeps serving (0 turns the spool off)')),
-  KEYGATE_SPOOL_SYNC_MS: ms(50).meta(doc('group commit: the spool is fsynced at most this long after a call ends (a kill -9 can lose calls that ended within it)')),
-  KEYGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info').meta(doc('log lines (JSON on stderr) at this level and above')),
+  KEYGATE_HEADERS_TIMEOUT_MS: ms(10_000).meta(
+    doc(
+      'a request line and headers not received within this long get 408 and the connection is closed (slowloris)',
+    ),
+  ),
+  KEYGATE_REQUEST_TIMEOUT_MS: msOrZero(300_000).meta(
+    doc(
+      'a whole request (headers and body, not the answer) not received within this long gets 408; 0: no bound',
+    ),
+  ),
+  KEYGATE_MAX_SOCKETS_PER_ADDRESS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256)
+    .meta(doc('open connections one client address may hold; further ones get 429 and are closed')),
+  KEYGATE_SHUTDOWN_GRACE_MS: msOrZero(30_000).meta(
+    doc(
+      'on SIGTERM, how long calls and streams in flight may run on before they are ended with an overloaded_error',
+    ),
+  ),
+  KEYGATE_MAX_PDF_PAGES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .meta(doc("PDF pages per request before a 400 that points to the SDK's split helper")),
+  KEYGATE_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024)
+    .meta(doc('request size before 413')),
+  KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(
+    doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)'),
+  ),
+  KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(
+    doc('how often queued call records are written to the database, in batches'),
+  ),
+  KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS: ms(5_000).meta(
+    doc(
+      'a call-log batch insert that PostgreSQL has not finished in this long (a lock, a stalled disk) is cancelled and retried; its records wait in the spool, and calls are served meanwhile',
+    ),
+  ),
+  KEYGATE_CALL_LOG: z
+    .enum(['on', 'off'])
+    .default('on')
+    .meta(doc('keeps the call log; `off` is for benchmarks only')),
+  KEYGATE_SPOOL_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc(
+        'local append-only spool of finished calls, replayed after a crash or an outage',
+        '<data dir>/spool',
+      ),
+    ),
+  KEYGATE_SPOOL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 ** 3)
+    .meta(
+      doc(
+        'spool size bound in bytes; when full the gateway says so and keeps serving (0 turns the spool off)',
+      ),
+    ),
+  KEYGATE_SPOOL_SYNC_MS: ms(50).meta(
+    doc(
+      'group commit: the spool is fsynced at most this long after a call ends (a kill -9 can lose calls that ended within it)',
+    ),
+  ),
+  KEYGATE_LOG_LEVEL: z
+    .enum(['debug', 'info', 'warn', 'error', 'silent'])
+    .default('info')
+    .meta(doc('log lines (JSON on stderr) at this level and above')),
   KEYGATE_DB_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier (letters, digits, _)')
@@ -59,50 +135,132 @@ export const EnvSchema = z.object({
   REDIS_URL: z
     .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
     .optional()
-    .meta(doc('shares rate-limit, spend-cap and budget counters across instances; without it each instance counts alone', '(none)')),
+    .meta(
+      doc(
+        'shares rate-limit, spend-cap and budget counters across instances; without it each instance counts alone',
+        '(none)',
+      ),
+    ),
   KEYGATE_LIMITS_ON_REDIS_DOWN: z
     .enum(['open', 'closed'])
     .default('open')
-    .meta(doc('while Redis is unreachable, rate limits and budgets are counted in this instance (`open`), or calls under a rate limit or a hard-capped budget are refused with 429 (`closed`)')),
+    .meta(
+      doc(
+        'while Redis is unreachable, rate limits and budgets are counted in this instance (`open`), or calls under a rate limit or a hard-capped budget are refused with 429 (`closed`)',
+      ),
+    ),
   KEYGATE_METRICS_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters')
     .optional()
-    .meta(doc('serves Prometheus metrics at `/metrics` to `Authorization: Bearer <token>` (also required on KEYGATE_METRICS_PORT when set)', '(off)')),
+    .meta(
+      doc(
+        'serves Prometheus metrics at `/metrics` to `Authorization: Bearer <token>` (also required on KEYGATE_METRICS_PORT when set)',
+        '(off)',
+      ),
+    ),
   KEYGATE_METRICS_PORT: port()
     .optional()
-    .meta(doc('serves `/metrics` on this port of HOST too, without a token unless KEYGATE_METRICS_TOKEN is set; keep it off public networks', '(none)')),
-  KEYGATE_METRICS_MAX_ACCOUNTS: z.coerce.number().int().positive().default(100).meta(doc('distinct account labels in metrics; later accounts are counted as `other`')),
-  KEYGATE_TRIAL_DAYS: z.coerce.number().int().min(0).max(365).optional().meta(doc("trial length of new accounts, instead of each plan's", 'per plan (14)')),
-  KEYGATE_INVALIDATION_POLL_MS: ms(250).meta(doc('safety-net poll for key changes (LISTEN/NOTIFY is the fast path)')),
-  KEYGATE_WEBHOOK_POLL_MS: ms(1_000).meta(doc('safety-net poll for due webhook deliveries (a new alert wakes the workers at once)')),
-  KEYGATE_WEBHOOK_RETRY_MS: ms(10_000).meta(doc("a failed webhook delivery's first retry; the delay doubles with each attempt, up to an hour")),
-  KEYGATE_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10).meta(doc('attempts of a webhook delivery before it is marked failed')),
-  KEYGATE_WEBHOOK_TIMEOUT_MS: ms(10_000).meta(doc('a webhook endpoint that has not answered in this long fails the attempt')),
-  KEYGATE_ERROR_RATE_CHECK_MS: ms(10_000).meta(doc("how often each instance checks the error rate of accounts whose webhooks watch it")),
+    .meta(
+      doc(
+        'serves `/metrics` on this port of HOST too, without a token unless KEYGATE_METRICS_TOKEN is set; keep it off public networks',
+        '(none)',
+      ),
+    ),
+  KEYGATE_METRICS_MAX_ACCOUNTS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .meta(doc('distinct account labels in metrics; later accounts are counted as `other`')),
+  KEYGATE_TRIAL_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(365)
+    .optional()
+    .meta(doc("trial length of new accounts, instead of each plan's", 'per plan (14)')),
+  KEYGATE_INVALIDATION_POLL_MS: ms(250).meta(
+    doc('safety-net poll for key changes (LISTEN/NOTIFY is the fast path)'),
+  ),
+  KEYGATE_WEBHOOK_POLL_MS: ms(1_000).meta(
+    doc('safety-net poll for due webhook deliveries (a new alert wakes the workers at once)'),
+  ),
+  KEYGATE_WEBHOOK_RETRY_MS: ms(10_000).meta(
+    doc("a failed webhook delivery's first retry; the delay doubles with each attempt, up to an hour"),
+  ),
+  KEYGATE_WEBHOOK_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(10)
+    .meta(doc('attempts of a webhook delivery before it is marked failed')),
+  KEYGATE_WEBHOOK_TIMEOUT_MS: ms(10_000).meta(
+    doc('a webhook endpoint that has not answered in this long fails the attempt'),
+  ),
+  KEYGATE_ERROR_RATE_CHECK_MS: ms(10_000).meta(
+    doc('how often each instance checks the error rate of accounts whose webhooks watch it'),
+  ),
   KEYGATE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .optional()
-    .meta(doc("CLI only: send every command to this gateway's operator API (with `KEYGATE_OPERATOR_TOKEN`)", '(none)')),
+    .meta(
+      doc(
+        "CLI only: send every command to this gateway's operator API (with `KEYGATE_OPERATOR_TOKEN`)",
+        '(none)',
+      ),
+    ),
   KEYGATE_PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
     .optional()
-    .meta(doc("the gateway's address as customers reach it (Stripe Checkout returns there)", 'its listening address')),
-  KEYGATE_PAYMENT_GRACE_DAYS: z.coerce.number().int().min(0).max(90).default(7).meta(doc('days calls keep working after a payment falls due and fails')),
-  KEYGATE_BILLING_CLOCK_MS: ms(60_000).meta(doc('how often each instance runs the billing clock (trial ends, grace, invoices)')),
+    .meta(
+      doc(
+        "the gateway's address as customers reach it (Stripe Checkout returns there)",
+        'its listening address',
+      ),
+    ),
+  KEYGATE_PAYMENT_GRACE_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(90)
+    .default(7)
+    .meta(doc('days calls keep working after a payment falls due and fails')),
+  KEYGATE_BILLING_CLOCK_MS: ms(60_000).meta(
+    doc('how often each instance runs the billing clock (trial ends, grace, invoices)'),
+  ),
   STRIPE_SECRET_KEY: z
     .string()
     .regex(/^(sk|rk)_(test|live)_[A-Za-z0-9]+$/, "must be a Stripe secret key ('sk_live_…' or 'sk_test_…')")
     .optional()
-    .meta(doc('Stripe secret key; without it the operator records payments (`keygate account mark-paid`)', '(self-hosting)')),
+    .meta(
+      doc(
+        'Stripe secret key; without it the operator records payments (`keygate account mark-paid`)',
+        '(self-hosting)',
+      ),
+    ),
   STRIPE_WEBHOOK_SECRET: z
     .string()
     .regex(/^whsec_[A-Za-z0-9]+$/, "must be a Stripe webhook signing secret ('whsec_…')")
     .optional()
-    .meta(doc("Stripe webhook signing secret (required with `STRIPE_SECRET_KEY`)", '(none)')),
-  STRIPE_API_HOST: z.string().min(1).optional().meta(doc("Stripe API host override (tests point it at a loopback stand-in)", "Stripe's")),
-  STRIPE_API_PORT: z.coerce.number().int().min(1).max(65535).optional().meta(doc('Stripe API port override', "Stripe's")),
-  STRIPE_API_PROTOCOL: z.enum(['http', 'https']).optional().meta(doc('Stripe API protocol override', "Stripe's")),
+    .meta(doc('Stripe webhook signing secret (required with `STRIPE_SECRET_KEY`)', '(none)')),
+  STRIPE_API_HOST: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(doc('Stripe API host override (tests point it at a loopback stand-in)', "Stripe's")),
+  STRIPE_API_PORT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(65535)
+    .optional()
+    .meta(doc('Stripe API port override', "Stripe's")),
+  STRIPE_API_PROTOCOL: z
+    .enum(['http', 'https'])
+    .optional()
+    .meta(doc('Stripe API protocol override', "Stripe's")),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -158,7 +316,13 @@ export interface Config {
   /** How often each instance runs the billing clock (trial ends, grace, invoices). */
   billingClockMs: number;
   /** Null without STRIPE_SECRET_KEY: self-hosting, where the operator records payments. */
-  stripe: { secretKey: string; webhookSecret: string; host: string | null; port: number | null; protocol: 'http' | 'https' | null } | null;
+  stripe: {
+    secretKey: string;
+    webhookSecret: string;
+    host: string | null;
+    port: number | null;
+    protocol: 'http' | 'https' | null;
+  } | null;
 }
 
 export class ConfigError extends Error {
@@ -180,10 +344,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
-    throw new ConfigError('Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY (webhook events are verified with it)');
+    throw new ConfigError(
+      'Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY (webhook events are verified with it)',
+    );
   }
   if (e.KEYGATE_REQUEST_TIMEOUT_MS > 0 && e.KEYGATE_REQUEST_TIMEOUT_MS < e.KEYGATE_HEADERS_TIMEOUT_MS) {
-    throw new ConfigError('Invalid configuration:\n  KEYGATE_REQUEST_TIMEOUT_MS: must be 0 or at least KEYGATE_HEADERS_TIMEOUT_MS (the headers are part of the request)');
+    throw new ConfigError(
+      'Invalid configuration:\n  KEYGATE_REQUEST_TIMEOUT_MS: must be 0 or at least KEYGATE_HEADERS_TIMEOUT_MS (the headers are part of the request)',
+    );
   }
   return {
     port: e.PORT,

@@ -15,7 +15,12 @@ export interface Runtime {
 export const GATEWAY_OWNER = 'a keygate gateway';
 
 const open = (config: Config, schema: string | null | undefined, owner: string | undefined) =>
-  openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, ...(schema ? { schema } : {}), ...(owner ? { owner } : {}) });
+  openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    ...(schema ? { schema } : {}),
+    ...(owner ? { owner } : {}),
+  });
 
 /**
  * Starts opening a gateway's database and returns at once: `keygate serve` runs PostgreSQL's
@@ -38,11 +43,18 @@ export function openGatewayDatabase(config: Config): Promise<Database> {
  */
 export async function openRuntime(
   config: Config,
-  opts: { schema?: string; logger?: Logger; database?: Database; opening?: Promise<Database>; owner?: string } = {},
+  opts: {
+    schema?: string;
+    logger?: Logger;
+    database?: Database;
+    opening?: Promise<Database>;
+    owner?: string;
+  } = {},
 ): Promise<Runtime> {
   const embedded = opts.database?.embedded ?? !config.databaseUrl;
   const secret = config.secret ?? persistentSecret(config.dataDir, 'secret');
-  const operatorToken = config.operatorToken ?? (embedded ? persistentSecret(config.dataDir, 'operator-token') : null);
+  const operatorToken =
+    config.operatorToken ?? (embedded ? persistentSecret(config.dataDir, 'operator-token') : null);
   const schema = opts.schema ?? config.dbSchema;
   // A database opened by someone else (a second instance in tests) stays theirs to close.
   const shared = opts.database;
@@ -54,5 +66,11 @@ export async function openRuntime(
     if (!shared) await db.close();
     throw err;
   }
-  return { store: createStore(db), box: new SecretBox(secret), embedded, operatorToken, close: async () => (shared ? undefined : db.close()) };
+  return {
+    store: createStore(db),
+    box: new SecretBox(secret),
+    embedded,
+    operatorToken,
+    close: async () => (shared ? undefined : db.close()),
+  };
 }

@@ -72,28 +72,58 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? Date.now;
   if (!config.databaseUrl && !opts.database && !opts.opening) assertNotServed(config.dataDir);
-  const rt = await openRuntime(config, { logger, owner: GATEWAY_OWNER, ...(opts.schema ? { schema: opts.schema } : {}), ...(opts.database ? { database: opts.database } : {}), ...(opts.opening ? { opening: opts.opening } : {}) });
+  const rt = await openRuntime(config, {
+    logger,
+    owner: GATEWAY_OWNER,
+    ...(opts.schema ? { schema: opts.schema } : {}),
+    ...(opts.database ? { database: opts.database } : {}),
+    ...(opts.opening ? { opening: opts.opening } : {}),
+  });
   const { store, box, operatorToken } = rt;
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
     // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
-    const spool = config.callLog && config.spoolMaxBytes > 0
-      ? await Spool.open({ dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs, logger })
-      : null;
-    if (spool?.recovered.length) logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
-    const writer = new CallLogWriter(store.calls, { flushIntervalMs: config.flushIntervalMs, statementTimeoutMs: config.callLogStatementTimeoutMs, spool, logger });
+    const spool =
+      config.callLog && config.spoolMaxBytes > 0
+        ? await Spool.open({
+            dir: config.spoolDir,
+            maxBytes: config.spoolMaxBytes,
+            syncMs: config.spoolSyncMs,
+            logger,
+          })
+        : null;
+    if (spool?.recovered.length)
+      logger.info('call spool: replaying segments left by an earlier run', {
+        segments: spool.recovered.length,
+      });
+    const writer = new CallLogWriter(store.calls, {
+      flushIntervalMs: config.flushIntervalMs,
+      statementTimeoutMs: config.callLogStatementTimeoutMs,
+      spool,
+      logger,
+    });
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
     cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
     const limits = await createLimits({
-      redisUrl: config.redisUrl, onRedisDown: config.limitsOnRedisDown, store, clock, logger, budgetTtlMs: config.keyCacheTtlMs, onCrossing: onBudgetCrossing(store, logger),
+      redisUrl: config.redisUrl,
+      onRedisDown: config.limitsOnRedisDown,
+      store,
+      clock,
+      logger,
+      budgetTtlMs: config.keyCacheTtlMs,
+      onCrossing: onBudgetCrossing(store, logger),
     });
     cleanup.unshift(() => limits.close());
-    const metrics: GatewayMetrics | null = metricsFor(config, {
-      ...(config.callLog ? { callLog: { status: () => writer.status(), spooled: spool !== null } } : {}),
-      limits: () => limits.status(),
-      keyCacheEntries: (): number => resolver.size,
-    }, clock);
+    const metrics: GatewayMetrics | null = metricsFor(
+      config,
+      {
+        ...(config.callLog ? { callLog: { status: () => writer.status(), spooled: spool !== null } } : {}),
+        limits: () => limits.status(),
+        keyCacheEntries: (): number => resolver.size,
+      },
+      clock,
+    );
     const resolver = new KeyResolver(store, box, {
       ttlMs: config.keyCacheTtlMs,
       clock,
@@ -120,18 +150,26 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
     // safety net for notifications lost while the LISTEN connection was down.
-    const stopWatching = await watchInvalidations(store.db, (payload) => {
-      if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
-      else {
-        resolver.apply(payload);
-        billing.book.apply(payload);
-      }
-      metrics?.invalidationApplied();
-    }, {
-      listen: true,
-      pollMs: config.invalidationPollMs,
-      onError: (error, where) => logger.warn(where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed', { error }),
-    });
+    const stopWatching = await watchInvalidations(
+      store.db,
+      (payload) => {
+        if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
+        else {
+          resolver.apply(payload);
+          billing.book.apply(payload);
+        }
+        metrics?.invalidationApplied();
+      },
+      {
+        listen: true,
+        pollMs: config.invalidationPollMs,
+        onError: (error, where) =>
+          logger.warn(
+            where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed',
+            { error },
+          ),
+      },
+    );
     cleanup.unshift(stopWatching);
     const delivery = new DeliveryWorker(store, box, config.webhooks, logger);
     await delivery.start();
@@ -185,7 +223,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
           logger,
           clock,
           report: (account, status) => {
-            store.accounts.setProviderKeyStatus(account.id, account.providerKeySealed!, status).catch((error) => logger.warn('provider key status update failed', { accountId: account.id, error }));
+            store.accounts
+              .setProviderKeyStatus(account.id, account.providerKeySealed!, status)
+              .catch((error) =>
+                logger.warn('provider key status update failed', { accountId: account.id, error }),
+              );
           },
         }),
       },
@@ -193,17 +235,44 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const server = await listen(app.fetch, config, logger);
     const sockets = capSocketsPerAddress(server as Server, config.maxSocketsPerAddress, logger);
-    cleanup.unshift(() => drainServer(server as Server, { graceMs: config.shutdownGraceMs, endInFlight: () => inFlight.endAll(), logger }));
-    const metricsServer = metrics && config.metricsPort !== null ? await serveMetrics(metrics, { host: config.host, port: config.metricsPort, token: config.metricsToken }) : null;
+    cleanup.unshift(() =>
+      drainServer(server as Server, {
+        graceMs: config.shutdownGraceMs,
+        endInFlight: () => inFlight.endAll(),
+        logger,
+      }),
+    );
+    const metricsServer =
+      metrics && config.metricsPort !== null
+        ? await serveMetrics(metrics, {
+            host: config.host,
+            port: config.metricsPort,
+            token: config.metricsToken,
+          })
+        : null;
     if (metricsServer) cleanup.unshift(() => metricsServer.close());
     const port = (server.address() as AddressInfo).port;
     url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    if (rt.embedded && !opts.database) cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
+    if (rt.embedded && !opts.database)
+      cleanup.unshift(announceGateway(config.dataDir, { pid: process.pid, url }));
 
     let closing: Promise<void> | null = null;
     return {
-      url, port, config, store, resolver, writer, limits, billing, alerts: { delivery, errorRates }, metrics, metricsPort: metricsServer?.port ?? null,
-      flushLastUsed, emulator, operatorToken: operatorToken ?? '', sockets,
+      url,
+      port,
+      config,
+      store,
+      resolver,
+      writer,
+      limits,
+      billing,
+      alerts: { delivery, errorRates },
+      metrics,
+      metricsPort: metricsServer?.port ?? null,
+      flushLastUsed,
+      emulator,
+      operatorToken: operatorToken ?? '',
+      sockets,
       routes: app.routes,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
@@ -216,12 +285,29 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 /** The port is taken (another gateway, or another program). */
 export class PortInUseError extends StartupError {}
 
-function listen(fetch: (req: Request, env: any) => Response | Promise<Response>, config: Config, logger: Logger): Promise<ServerType> {
+function listen(
+  fetch: (req: Request, env: any) => Response | Promise<Response>,
+  config: Config,
+  logger: Logger,
+): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.port, hostname: config.host, serverOptions: serverOptions(config) }, () => resolve(server));
+    const server = serve(
+      { fetch, port: config.port, hostname: config.host, serverOptions: serverOptions(config) },
+      () => resolve(server),
+    );
     server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(new PortInUseError(`port ${config.port} on ${config.host} is already in use (another gateway, or another program); stop it or set PORT`));
-      else if (err.code === 'EACCES') reject(new PortInUseError(`not allowed to listen on port ${config.port} on ${config.host}; choose another PORT`));
+      if (err.code === 'EADDRINUSE')
+        reject(
+          new PortInUseError(
+            `port ${config.port} on ${config.host} is already in use (another gateway, or another program); stop it or set PORT`,
+          ),
+        );
+      else if (err.code === 'EACCES')
+        reject(
+          new PortInUseError(
+            `not allowed to listen on port ${config.port} on ${config.host}; choose another PORT`,
+          ),
+        );
       else reject(err);
     });
     if ('requestTimeout' in server) {
@@ -243,7 +329,12 @@ function listen(fetch: (req: Request, env: any) => Response | Promise<Response>,
  * the answer (at most a second): closing with unread request bytes resets the connection,
  * and the client may then lose the answer.
  */
-function refuseUnparsed(err: Error & { code?: string }, socket: Socket, maxHeaderBytes: number, logger: Logger): void {
+function refuseUnparsed(
+  err: Error & { code?: string },
+  socket: Socket,
+  maxHeaderBytes: number,
+  logger: Logger,
+): void {
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();

@@ -25,11 +25,24 @@ const create = (body: object, key = acme.adminKey) => api(url(), keys, { key, bo
 describe('creating keys', () => {
   it('a live key with scope, expiry and limits: the secret is shown once and works at once', async () => {
     const expires = new Date(Date.now() + 86_400_000).toISOString();
-    const res = await create({ name: 'web prod', app: 'web', environment: 'prod', expires_at: expires, limits: { requests_per_minute: 100, tokens_per_minute: 50_000, monthly_spend_cap_cents: 2_500 } });
+    const res = await create({
+      name: 'web prod',
+      app: 'web',
+      environment: 'prod',
+      expires_at: expires,
+      limits: { requests_per_minute: 100, tokens_per_minute: 50_000, monthly_spend_cap_cents: 2_500 },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      type: 'api_key', name: 'web prod', kind: 'live', status: 'active', app: 'web', environment: 'prod',
-      expires_at: expires, created_by: acme.adminKeyId, last_used_at: null,
+      type: 'api_key',
+      name: 'web prod',
+      kind: 'live',
+      status: 'active',
+      app: 'web',
+      environment: 'prod',
+      expires_at: expires,
+      created_by: acme.adminKeyId,
+      last_used_at: null,
       limits: { requests_per_minute: 100, tokens_per_minute: 50_000, monthly_spend_cap_cents: 2_500 },
     });
     expect(res.body.key).toMatch(/^kg_live_/);
@@ -41,7 +54,12 @@ describe('creating keys', () => {
   });
 
   it('a member key, a test key, and an admin key that manages the account', async () => {
-    const dev = (await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'keys-dev@acme.test' } })).body;
+    const dev = (
+      await api(url(), '/v1/organizations/users', {
+        key: acme.adminKey,
+        body: { email: 'keys-dev@acme.test' },
+      })
+    ).body;
     const own = await create({ member_id: dev.id });
     expect(own.body).toMatchObject({ member_id: dev.id, name: 'live key' });
     const test = await create({ kind: 'test', app: 'ci' });
@@ -55,18 +73,36 @@ describe('creating keys', () => {
   it.each([
     ['an unknown kind', { kind: 'root' }, /kind/],
     ['an expiry in the past', { expires_at: '2001-01-01T00:00:00Z' }, /expires_at: must be in the future/],
-    ['an expiry that is not a timestamp', { expires_at: 'tomorrow' }, /expires_at: must be an RFC 3339 timestamp/],
+    [
+      'an expiry that is not a timestamp',
+      { expires_at: 'tomorrow' },
+      /expires_at: must be an RFC 3339 timestamp/,
+    ],
     ['a zero rate limit', { limits: { requests_per_minute: 0 } }, /limits\.requests_per_minute/],
     ['a fractional spend cap', { limits: { monthly_spend_cap_cents: 1.5 } }, /monthly_spend_cap_cents/],
     ['an unknown limit', { limits: { per_day: 3 } }, /per_day/],
-    ['limits on an admin key', { kind: 'admin', limits: { requests_per_minute: 5 } }, /admin keys .* no limits/],
+    [
+      'limits on an admin key',
+      { kind: 'admin', limits: { requests_per_minute: 5 } },
+      /admin keys .* no limits/,
+    ],
   ])('bad input: %s → 400', async (_n, body, message) => {
     expectError(await create(body), 400, 'invalid_request_error', message);
   });
 
   it('an admin key for a developer is refused; a member of another account is not found', async () => {
-    const dev = (await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'not-admin@acme.test' } })).body;
-    expectError(await create({ kind: 'admin', member_id: dev.id }), 400, 'invalid_request_error', /developer/);
+    const dev = (
+      await api(url(), '/v1/organizations/users', {
+        key: acme.adminKey,
+        body: { email: 'not-admin@acme.test' },
+      })
+    ).body;
+    expectError(
+      await create({ kind: 'admin', member_id: dev.id }),
+      400,
+      'invalid_request_error',
+      /developer/,
+    );
     expectError(await create({ member_id: other.adminMemberId }), 404, 'not_found_error', /member_id/);
   });
 });
@@ -79,7 +115,8 @@ describe('listing keys', () => {
     const b = await mk({ app: 'alpha', environment: 'dev' });
     const c = await mk({ app: 'beta', environment: 'prod', kind: 'test' });
     await api(url(), `${keys}/${b}`, { key: team.adminKey, body: { status: 'inactive' } });
-    const ids = async (q: string) => (await api(url(), `${keys}?${q}`, { key: team.adminKey })).body.data.map((k: any) => k.id);
+    const ids = async (q: string) =>
+      (await api(url(), `${keys}?${q}`, { key: team.adminKey })).body.data.map((k: any) => k.id);
     expect(await ids('app=alpha')).toEqual([b, a]);
     expect(await ids('environment=prod')).toEqual([c, a]);
     expect(await ids('status=inactive')).toEqual([b]);
@@ -87,10 +124,16 @@ describe('listing keys', () => {
     expect(await ids(`member_id=${team.adminMemberId}`)).toEqual([team.adminKeyId]);
     const first = (await api(url(), `${keys}?limit=2`, { key: team.adminKey })).body;
     expect(first).toMatchObject({ has_more: true, first_id: c, last_id: b });
-    const second = (await api(url(), `${keys}?limit=2&after_id=${first.last_id}`, { key: team.adminKey })).body;
+    const second = (await api(url(), `${keys}?limit=2&after_id=${first.last_id}`, { key: team.adminKey }))
+      .body;
     expect(second.data.map((k: any) => k.id)).toEqual([a, team.adminKeyId]);
     expect(second.has_more).toBe(false);
-    expectError(await api(url(), `${keys}?status=revoked`, { key: team.adminKey }), 400, 'invalid_request_error', /status/);
+    expectError(
+      await api(url(), `${keys}?status=revoked`, { key: team.adminKey }),
+      400,
+      'invalid_request_error',
+      /status/,
+    );
   });
 
   it("never shows another account's keys", async () => {
@@ -113,18 +156,47 @@ describe('changing keys', () => {
 
   it('an archived key is refused and cannot come back', async () => {
     const k = (await create({})).body;
-    expect((await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'archived' } })).body.status).toBe('archived');
+    expect(
+      (await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'archived' } })).body.status,
+    ).toBe('archived');
     expectError(await callModel(url(), k.key), 401, 'authentication_error', /archived/);
-    expectError(await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'active' } }), 400, 'invalid_request_error', /cannot be reactivated/);
-    expectError(await api(url(), `${keys}/${k.id}/rotate`, { key: acme.adminKey, method: 'POST' }), 400, 'invalid_request_error', /archived/);
+    expectError(
+      await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'active' } }),
+      400,
+      'invalid_request_error',
+      /cannot be reactivated/,
+    );
+    expectError(
+      await api(url(), `${keys}/${k.id}/rotate`, { key: acme.adminKey, method: 'POST' }),
+      400,
+      'invalid_request_error',
+      /archived/,
+    );
   });
 
   it('changes limits and expiry; null lifts a limit', async () => {
     const k = (await create({ limits: { requests_per_minute: 10 } })).body;
-    const res = await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { limits: { requests_per_minute: null, tokens_per_minute: 1000 } } });
-    expect(res.body.limits).toEqual({ requests_per_minute: null, tokens_per_minute: 1000, monthly_spend_cap_cents: null });
-    expectError(await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'gone' } }), 400, 'invalid_request_error', /status/);
-    expectError(await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: {} }), 400, 'invalid_request_error', /at least one/);
+    const res = await api(url(), `${keys}/${k.id}`, {
+      key: acme.adminKey,
+      body: { limits: { requests_per_minute: null, tokens_per_minute: 1000 } },
+    });
+    expect(res.body.limits).toEqual({
+      requests_per_minute: null,
+      tokens_per_minute: 1000,
+      monthly_spend_cap_cents: null,
+    });
+    expectError(
+      await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'gone' } }),
+      400,
+      'invalid_request_error',
+      /status/,
+    );
+    expectError(
+      await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, body: {} }),
+      400,
+      'invalid_request_error',
+      /at least one/,
+    );
   });
 
   it('rotates: same id, new secret works, the old one is refused (no grace)', async () => {
@@ -136,7 +208,12 @@ describe('changing keys', () => {
     expect(rotated.body.partial_key_hint).toBe(`kg_live_…${rotated.body.key.slice(-4)}`);
     expect((await callModel(url(), rotated.body.key)).status).toBe(200);
     expectError(await callModel(url(), k.key), 401, 'authentication_error', /rotated/);
-    expectError(await api(url(), `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: -1 } }), 400, 'invalid_request_error', /grace_period_seconds/);
+    expectError(
+      await api(url(), `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: -1 } }),
+      400,
+      'invalid_request_error',
+      /grace_period_seconds/,
+    );
   });
 
   it('deletes: the secret is refused and the key is gone from the API', async () => {
@@ -145,15 +222,32 @@ describe('changing keys', () => {
     expect(res.body).toEqual({ id: k.id, type: 'api_key_deleted' });
     expectError(await callModel(url(), k.key), 401, 'authentication_error', /does not exist or was deleted/);
     expectError(await api(url(), `${keys}/${k.id}`, { key: acme.adminKey }), 404, 'not_found_error');
-    expectError(await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, method: 'DELETE' }), 404, 'not_found_error');
+    expectError(
+      await api(url(), `${keys}/${k.id}`, { key: acme.adminKey, method: 'DELETE' }),
+      404,
+      'not_found_error',
+    );
   });
 
   it("another account's key is 404 on every route, and stays untouched", async () => {
     const theirs = (await create({ app: 'theirs' }, other.adminKey)).body;
     const path = `${keys}/${theirs.id}`;
-    expectError(await api(url(), path, { key: acme.adminKey }), 404, 'not_found_error', new RegExp(`No API key with id '${theirs.id}'`));
-    expectError(await api(url(), path, { key: acme.adminKey, body: { status: 'archived' } }), 404, 'not_found_error');
-    expectError(await api(url(), `${path}/rotate`, { key: acme.adminKey, method: 'POST' }), 404, 'not_found_error');
+    expectError(
+      await api(url(), path, { key: acme.adminKey }),
+      404,
+      'not_found_error',
+      new RegExp(`No API key with id '${theirs.id}'`),
+    );
+    expectError(
+      await api(url(), path, { key: acme.adminKey, body: { status: 'archived' } }),
+      404,
+      'not_found_error',
+    );
+    expectError(
+      await api(url(), `${path}/rotate`, { key: acme.adminKey, method: 'POST' }),
+      404,
+      'not_found_error',
+    );
     expectError(await api(url(), path, { key: acme.adminKey, method: 'DELETE' }), 404, 'not_found_error');
     expect((await callModel(url(), theirs.key)).status).toBe(200);
   });

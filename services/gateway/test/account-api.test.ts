@@ -12,11 +12,19 @@ beforeAll(async () => {
   acme = await stack.seedAccount({ name: 'Acme' });
   other = await stack.seedAccount({ name: 'Other' });
   suspended = await stack.seedAccount({ name: 'Suspended' });
-  await api(stack.gateway.url, `/operator/v1/accounts/${suspended.id}/suspend`, { bearer: 'operator-token-0123456789', method: 'POST' });
+  await api(stack.gateway.url, `/operator/v1/accounts/${suspended.id}/suspend`, {
+    bearer: 'operator-token-0123456789',
+    method: 'POST',
+  });
 });
 afterAll(() => stack?.close());
 
-function expectError(res: { status: number; body: any; headers: Headers }, status: number, type: string, message?: RegExp) {
+function expectError(
+  res: { status: number; body: any; headers: Headers },
+  status: number,
+  type: string,
+  message?: RegExp,
+) {
   expect(res.status).toBe(status);
   expect(res.body).toMatchObject({ type: 'error', error: { type } });
   expect(res.body.request_id).toBe(res.headers.get('request-id'));
@@ -31,31 +39,78 @@ describe('authentication (security)', () => {
 
   it('no key, a malformed key, an unknown admin key: 401', async () => {
     expectError(await api(url(), '/v1/organizations/me'), 401, 'authentication_error', /Missing/);
-    expectError(await api(url(), '/v1/organizations/me', { key: 'kg_admin_nope' }), 401, 'authentication_error', /not a Keygate key/);
-    expectError(await api(url(), '/v1/organizations/me', { key: 'sk-ant-admin01-abcdefgh' }), 401, 'authentication_error', /Anthropic API key/);
+    expectError(
+      await api(url(), '/v1/organizations/me', { key: 'kg_admin_nope' }),
+      401,
+      'authentication_error',
+      /not a Keygate key/,
+    );
+    expectError(
+      await api(url(), '/v1/organizations/me', { key: 'sk-ant-admin01-abcdefgh' }),
+      401,
+      'authentication_error',
+      /Anthropic API key/,
+    );
   });
 
   it('an app key cannot use the account API, and an admin key cannot call models', async () => {
-    expectError(await api(url(), '/v1/organizations/users', { bearer: stack.appKey }), 401, 'authentication_error', /send an admin key \(kg_admin_/);
-    expectError(await callModel(url(), acme.adminKey), 401, 'authentication_error', /Admin keys .* cannot call models/);
+    expectError(
+      await api(url(), '/v1/organizations/users', { bearer: stack.appKey }),
+      401,
+      'authentication_error',
+      /send an admin key \(kg_admin_/,
+    );
+    expectError(
+      await callModel(url(), acme.adminKey),
+      401,
+      'authentication_error',
+      /Admin keys .* cannot call models/,
+    );
   });
 });
 
 describe('every account API route needs an admin key of an active account (security)', () => {
   const routes = [
-    ['GET', '/me'], ['GET', '/users'], ['POST', '/users'], ['GET', '/users/user_x'], ['POST', '/users/user_x'], ['DELETE', '/users/user_x'],
-    ['GET', '/api_keys'], ['POST', '/api_keys'], ['GET', '/api_keys/key_x'], ['POST', '/api_keys/key_x'], ['POST', '/api_keys/key_x/rotate'],
-    ['DELETE', '/api_keys/key_x'], ['GET', '/usage_report/messages'], ['GET', '/cost_report'], ['GET', '/usage_summary'],
-    ['GET', '/requests'], ['GET', '/audit_log'], ['GET', '/billing'],
+    ['GET', '/me'],
+    ['GET', '/users'],
+    ['POST', '/users'],
+    ['GET', '/users/user_x'],
+    ['POST', '/users/user_x'],
+    ['DELETE', '/users/user_x'],
+    ['GET', '/api_keys'],
+    ['POST', '/api_keys'],
+    ['GET', '/api_keys/key_x'],
+    ['POST', '/api_keys/key_x'],
+    ['POST', '/api_keys/key_x/rotate'],
+    ['DELETE', '/api_keys/key_x'],
+    ['GET', '/usage_report/messages'],
+    ['GET', '/cost_report'],
+    ['GET', '/usage_summary'],
+    ['GET', '/requests'],
+    ['GET', '/audit_log'],
+    ['GET', '/billing'],
   ] as const;
 
-  it.each(routes)('%s %s: 401 without a key or with an app key, 403 once the account is suspended', async (method, path) => {
-    const full = `/v1/organizations${path}`;
-    const body = method === 'POST' ? {} : undefined;
-    expectError(await api(url(), full, { method, body }), 401, 'authentication_error');
-    expectError(await api(url(), full, { method, body, bearer: stack.appKey }), 401, 'authentication_error', /admin key/);
-    expectError(await api(url(), full, { method, body, key: suspended.adminKey }), 403, 'permission_error', /suspended/);
-  });
+  it.each(routes)(
+    '%s %s: 401 without a key or with an app key, 403 once the account is suspended',
+    async (method, path) => {
+      const full = `/v1/organizations${path}`;
+      const body = method === 'POST' ? {} : undefined;
+      expectError(await api(url(), full, { method, body }), 401, 'authentication_error');
+      expectError(
+        await api(url(), full, { method, body, bearer: stack.appKey }),
+        401,
+        'authentication_error',
+        /admin key/,
+      );
+      expectError(
+        await api(url(), full, { method, body, key: suspended.adminKey }),
+        403,
+        'permission_error',
+        /suspended/,
+      );
+    },
+  );
 });
 
 describe('GET /v1/organizations/me', () => {
@@ -63,8 +118,13 @@ describe('GET /v1/organizations/me', () => {
     const { status, body } = await api(url(), '/v1/organizations/me', { key: acme.adminKey });
     expect(status).toBe(200);
     expect(body).toMatchObject({
-      id: acme.id, type: 'organization', name: 'Acme', status: 'active', in_trial: true,
-      plan: { id: 'team', price_cents: 1900, currency: 'EUR', per_seat: true }, seats: { used: 1, max: null },
+      id: acme.id,
+      type: 'organization',
+      name: 'Acme',
+      status: 'active',
+      in_trial: true,
+      plan: { id: 'team', price_cents: 1900, currency: 'EUR', per_seat: true },
+      seats: { used: 1, max: null },
     });
     expect(body.provider_key_hint).toMatch(/^sk-ant-…/);
     expect(JSON.stringify(body)).not.toMatch(/sk-ant-api03/);
@@ -73,27 +133,52 @@ describe('GET /v1/organizations/me', () => {
 
 describe('members (users)', () => {
   it('adds, reads, updates and removes a member; the removed one keeps its history', async () => {
-    const added = await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'dev@acme.test', name: 'Dev', role: 'developer' } });
+    const added = await api(url(), '/v1/organizations/users', {
+      key: acme.adminKey,
+      body: { email: 'dev@acme.test', name: 'Dev', role: 'developer' },
+    });
     expect(added.status).toBe(201);
-    expect(added.body).toMatchObject({ type: 'user', email: 'dev@acme.test', name: 'Dev', role: 'developer', status: 'active' });
+    expect(added.body).toMatchObject({
+      type: 'user',
+      email: 'dev@acme.test',
+      name: 'Dev',
+      role: 'developer',
+      status: 'active',
+    });
     const id = added.body.id;
-    expect((await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey })).body.email).toBe('dev@acme.test');
-    const promoted = await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey, body: { role: 'admin' } });
+    expect((await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey })).body.email).toBe(
+      'dev@acme.test',
+    );
+    const promoted = await api(url(), `/v1/organizations/users/${id}`, {
+      key: acme.adminKey,
+      body: { role: 'admin' },
+    });
     expect(promoted.body.role).toBe('admin');
 
-    const removed = await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey, method: 'DELETE' });
+    const removed = await api(url(), `/v1/organizations/users/${id}`, {
+      key: acme.adminKey,
+      method: 'DELETE',
+    });
     expect(removed.body).toEqual({ id, type: 'user_deleted' });
-    expect((await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey })).body).toMatchObject({ status: 'removed' });
+    expect((await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey })).body).toMatchObject({
+      status: 'removed',
+    });
     const active = await api(url(), '/v1/organizations/users', { key: acme.adminKey });
     expect(active.body.data.map((m: any) => m.id)).not.toContain(id);
     const all = await api(url(), '/v1/organizations/users?status=all', { key: acme.adminKey });
     expect(all.body.data.map((m: any) => m.id)).toContain(id);
-    expectError(await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey, method: 'DELETE' }), 404, 'not_found_error');
+    expectError(
+      await api(url(), `/v1/organizations/users/${id}`, { key: acme.adminKey, method: 'DELETE' }),
+      404,
+      'not_found_error',
+    );
   });
 
   it('finds a member by email', async () => {
     await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'Find.Me@acme.test' } });
-    const { body } = await api(url(), '/v1/organizations/users?email=find.me@acme.test', { key: acme.adminKey });
+    const { body } = await api(url(), '/v1/organizations/users?email=find.me@acme.test', {
+      key: acme.adminKey,
+    });
     expect(body.data).toHaveLength(1);
     expect(body.data[0].role).toBe('developer');
   });
@@ -104,39 +189,83 @@ describe('members (users)', () => {
     ['an unknown role', { email: 'x@acme.test', role: 'owner' }, /role/],
     ['an unknown field', { email: 'x@acme.test', team: 'a' }, /team/],
   ])('bad input: %s → 400', async (_n, body, message) => {
-    expectError(await api(url(), '/v1/organizations/users', { key: acme.adminKey, body }), 400, 'invalid_request_error', message);
+    expectError(
+      await api(url(), '/v1/organizations/users', { key: acme.adminKey, body }),
+      400,
+      'invalid_request_error',
+      message,
+    );
   });
 
   it('bad input: a duplicate email, an empty update, invalid JSON → 400', async () => {
     await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'twice@acme.test' } });
-    expectError(await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'TWICE@acme.test' } }), 400, 'invalid_request_error', /already a member/);
-    expectError(await api(url(), `/v1/organizations/users/${acme.adminMemberId}`, { key: acme.adminKey, body: {} }), 400, 'invalid_request_error', /at least one/);
-    expectError(await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: '{"email":' }), 400, 'invalid_request_error', /not valid JSON/);
+    expectError(
+      await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: { email: 'TWICE@acme.test' } }),
+      400,
+      'invalid_request_error',
+      /already a member/,
+    );
+    expectError(
+      await api(url(), `/v1/organizations/users/${acme.adminMemberId}`, { key: acme.adminKey, body: {} }),
+      400,
+      'invalid_request_error',
+      /at least one/,
+    );
+    expectError(
+      await api(url(), '/v1/organizations/users', { key: acme.adminKey, body: '{"email":' }),
+      400,
+      'invalid_request_error',
+      /not valid JSON/,
+    );
   });
 
   it("refuses to remove or demote the account's last admin", async () => {
     const solo = await stack.seedAccount({ plan: 'team' });
     const path = `/v1/organizations/users/${solo.adminMemberId}`;
-    expectError(await api(url(), path, { key: solo.adminKey, method: 'DELETE' }), 400, 'invalid_request_error', /last admin/);
-    expectError(await api(url(), path, { key: solo.adminKey, body: { role: 'developer' } }), 400, 'invalid_request_error', /last admin/);
+    expectError(
+      await api(url(), path, { key: solo.adminKey, method: 'DELETE' }),
+      400,
+      'invalid_request_error',
+      /last admin/,
+    );
+    expectError(
+      await api(url(), path, { key: solo.adminKey, body: { role: 'developer' } }),
+      400,
+      'invalid_request_error',
+      /last admin/,
+    );
   });
 
   it('the solo plan has one seat', async () => {
     const solo = await stack.seedAccount({ plan: 'solo' });
-    const res = await api(url(), '/v1/organizations/users', { key: solo.adminKey, body: { email: 'second@solo.test' } });
+    const res = await api(url(), '/v1/organizations/users', {
+      key: solo.adminKey,
+      body: { email: 'second@solo.test' },
+    });
     expectError(res, 400, 'invalid_request_error', /Solo plan has 1 seat/);
   });
 
   it('concurrent adds never take more seats than the plan has', async () => {
     const op = { bearer: 'operator-token-0123456789' };
     for (let round = 0; round < 3; round++) {
-      const solo = (await api(url(), '/operator/v1/accounts', { ...op, body: { name: `Race ${round}`, plan: 'solo' } })).body;
+      const solo = (
+        await api(url(), '/operator/v1/accounts', { ...op, body: { name: `Race ${round}`, plan: 'solo' } })
+      ).body;
       const adds = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => api(url(), `/operator/v1/accounts/${solo.id}/users`, { ...op, body: { email: `racer${i}@solo.test` } })),
+        Array.from({ length: 8 }, (_, i) =>
+          api(url(), `/operator/v1/accounts/${solo.id}/users`, {
+            ...op,
+            body: { email: `racer${i}@solo.test` },
+          }),
+        ),
       );
       expect(adds.filter((r) => r.status === 201)).toHaveLength(1);
-      for (const refused of adds.filter((r) => r.status !== 201)) expectError(refused, 400, 'invalid_request_error', /Solo plan has 1 seat/);
-      expect((await api(url(), `/operator/v1/accounts/${solo.id}`, op)).body.seats).toEqual({ used: 1, max: 1 });
+      for (const refused of adds.filter((r) => r.status !== 201))
+        expectError(refused, 400, 'invalid_request_error', /Solo plan has 1 seat/);
+      expect((await api(url(), `/operator/v1/accounts/${solo.id}`, op)).body.seats).toEqual({
+        used: 1,
+        max: 1,
+      });
     }
   });
 
@@ -145,8 +274,14 @@ describe('members (users)', () => {
     const missing = await api(url(), '/v1/organizations/users/user_doesnotexist', { key: acme.adminKey });
     const read = await api(url(), theirs, { key: acme.adminKey });
     expectError(read, 404, 'not_found_error');
-    expect(read.body.error.message).toBe(missing.body.error.message.replace('user_doesnotexist', other.adminMemberId));
-    expectError(await api(url(), theirs, { key: acme.adminKey, body: { name: 'x' } }), 404, 'not_found_error');
+    expect(read.body.error.message).toBe(
+      missing.body.error.message.replace('user_doesnotexist', other.adminMemberId),
+    );
+    expectError(
+      await api(url(), theirs, { key: acme.adminKey, body: { name: 'x' } }),
+      404,
+      'not_found_error',
+    );
     expectError(await api(url(), theirs, { key: acme.adminKey, method: 'DELETE' }), 404, 'not_found_error');
     expect((await api(url(), theirs, { key: other.adminKey })).body.status).toBe('active');
   });
@@ -155,12 +290,23 @@ describe('members (users)', () => {
     const team = await stack.seedAccount();
     const ids = [team.adminMemberId];
     for (let i = 0; i < 5; i++) {
-      ids.push((await api(url(), '/v1/organizations/users', { key: team.adminKey, body: { email: `p${i}@team.test` } })).body.id);
+      ids.push(
+        (
+          await api(url(), '/v1/organizations/users', {
+            key: team.adminKey,
+            body: { email: `p${i}@team.test` },
+          })
+        ).body.id,
+      );
     }
     const seen: string[] = [];
     let after: string | null = null;
     for (;;) {
-      const page: any = (await api(url(), `/v1/organizations/users?limit=2${after ? `&after_id=${after}` : ''}`, { key: team.adminKey })).body;
+      const page: any = (
+        await api(url(), `/v1/organizations/users?limit=2${after ? `&after_id=${after}` : ''}`, {
+          key: team.adminKey,
+        })
+      ).body;
       seen.push(...page.data.map((m: any) => m.id));
       expect(page.first_id).toBe(page.data[0].id);
       expect(page.last_id).toBe(page.data.at(-1).id);
@@ -168,7 +314,9 @@ describe('members (users)', () => {
       after = page.last_id;
     }
     expect(seen).toEqual([...ids].reverse());
-    const back = (await api(url(), `/v1/organizations/users?limit=2&before_id=${seen[4]}`, { key: team.adminKey })).body;
+    const back = (
+      await api(url(), `/v1/organizations/users?limit=2&before_id=${seen[4]}`, { key: team.adminKey })
+    ).body;
     expect(back.data.map((m: any) => m.id)).toEqual(seen.slice(2, 4));
     expect(back.has_more).toBe(true);
   });
@@ -176,21 +324,34 @@ describe('members (users)', () => {
   it.each([
     ['users', async () => other.adminMemberId],
     ['api_keys', async () => other.adminKeyId],
-    ['audit_log', async () => (await api(url(), '/v1/organizations/audit_log', { key: other.adminKey })).body.data[0].id as string],
-  ])("%s: another account's id as a cursor is 400, exactly as an id that does not exist (security)", async (list, theirs) => {
-    const id = await theirs();
-    for (const param of ['after_id', 'before_id']) {
-      const missing = await api(url(), `/v1/organizations/${list}?${param}=nope_doesnotexist`, { key: acme.adminKey });
-      expectError(missing, 400, 'invalid_request_error', new RegExp(`^${param}: no such id in this list`));
-      const probe = await api(url(), `/v1/organizations/${list}?${param}=${id}`, { key: acme.adminKey });
-      expectError(probe, 400, 'invalid_request_error');
-      expect(probe.body.error.message).toBe(missing.body.error.message);
-    }
-  });
+    [
+      'audit_log',
+      async () =>
+        (await api(url(), '/v1/organizations/audit_log', { key: other.adminKey })).body.data[0].id as string,
+    ],
+  ])(
+    "%s: another account's id as a cursor is 400, exactly as an id that does not exist (security)",
+    async (list, theirs) => {
+      const id = await theirs();
+      for (const param of ['after_id', 'before_id']) {
+        const missing = await api(url(), `/v1/organizations/${list}?${param}=nope_doesnotexist`, {
+          key: acme.adminKey,
+        });
+        expectError(missing, 400, 'invalid_request_error', new RegExp(`^${param}: no such id in this list`));
+        const probe = await api(url(), `/v1/organizations/${list}?${param}=${id}`, { key: acme.adminKey });
+        expectError(probe, 400, 'invalid_request_error');
+        expect(probe.body.error.message).toBe(missing.body.error.message);
+      }
+    },
+  );
 
   it('bad paging parameters → 400', async () => {
     for (const q of ['limit=0', 'limit=1001', 'limit=ten', 'after_id=a&before_id=b', 'status=gone']) {
-      expectError(await api(url(), `/v1/organizations/users?${q}`, { key: acme.adminKey }), 400, 'invalid_request_error');
+      expectError(
+        await api(url(), `/v1/organizations/users?${q}`, { key: acme.adminKey }),
+        400,
+        'invalid_request_error',
+      );
     }
   });
 });
@@ -199,7 +360,19 @@ describe('billing statement', () => {
   it('answers what the account owes for a month', async () => {
     const paid = await stack.seedAccount({ plan: 'scale', trialDays: 0 });
     const { body } = await api(url(), '/v1/organizations/billing?month=2030-01', { key: paid.adminKey });
-    expect(body).toMatchObject({ account_id: paid.id, month: '2030-01', plan: 'scale', currency: 'EUR', total_cents: 4900, billable_days: 31 });
-    expectError(await api(url(), '/v1/organizations/billing?month=2030-13', { key: paid.adminKey }), 400, 'invalid_request_error', /month/);
+    expect(body).toMatchObject({
+      account_id: paid.id,
+      month: '2030-01',
+      plan: 'scale',
+      currency: 'EUR',
+      total_cents: 4900,
+      billable_days: 31,
+    });
+    expectError(
+      await api(url(), '/v1/organizations/billing?month=2030-13', { key: paid.adminKey }),
+      400,
+      'invalid_request_error',
+      /month/,
+    );
   });
 });

@@ -13,7 +13,11 @@ afterAll(() => stack?.close());
 
 const MODEL = 'claude-opus-4-5';
 
-function call(scenario: string | null, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+function call(
+  scenario: string | null,
+  body: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   return fetch(`${stack.gateway.url}/v1/messages`, {
     method: 'POST',
     headers: {
@@ -23,14 +27,24 @@ function call(scenario: string | null, body: Record<string, unknown> = {}, heade
       ...(scenario ? { 'x-emulator-scenario': scenario } : {}),
       ...headers,
     },
-    body: JSON.stringify({ model: MODEL, max_tokens: 512, messages: [{ role: 'user', content: 'Account for every token, please.' }], ...body }),
+    body: JSON.stringify({
+      model: MODEL,
+      max_tokens: 512,
+      messages: [{ role: 'user', content: 'Account for every token, please.' }],
+      ...body,
+    }),
   });
 }
 
-async function settle(res: Response): Promise<{ entry: LedgerEntry; row: Record<string, any>; text: string }> {
+async function settle(
+  res: Response,
+): Promise<{ entry: LedgerEntry; row: Record<string, any>; text: string }> {
   const text = await res.text().catch(() => '');
   const requestId = res.headers.get('request-id');
-  const entry = await stack.emulator.ledger.waitFor((e) => e.requestId === requestId && e.endedAt !== null, 3000);
+  const entry = await stack.emulator.ledger.waitFor(
+    (e) => e.requestId === requestId && e.endedAt !== null,
+    3000,
+  );
   let row: Record<string, any> | undefined;
   for (let i = 0; i < 100 && !row; i++) {
     row = (await stack.calls()).find((r) => r.upstream_request_id === requestId);
@@ -41,8 +55,22 @@ async function settle(res: Response): Promise<{ entry: LedgerEntry; row: Record<
 }
 
 const cacheBody = {
-  system: [{ type: 'text', text: 'You are a careful assistant. '.repeat(40), cache_control: { type: 'ephemeral', ttl: '1h' } }],
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'Long shared context. '.repeat(60), cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Question?' }] }],
+  system: [
+    {
+      type: 'text',
+      text: 'You are a careful assistant. '.repeat(40),
+      cache_control: { type: 'ephemeral', ttl: '1h' },
+    },
+  ],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Long shared context. '.repeat(60), cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Question?' },
+      ],
+    },
+  ],
 };
 
 describe('recorded usage equals the provider ledger, field by field', () => {
@@ -55,17 +83,31 @@ describe('recorded usage equals the provider ledger, field by field', () => {
     ['1h cache write, not streamed', 'cache_write_1h', {}],
     ['cache read, streamed', 'cache_read', { stream: true }],
     ['cache_control breakpoints, streamed', null, { stream: true, ...cacheBody }],
-    ['web search server tool', null, { stream: true, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }],
+    [
+      'web search server tool',
+      null,
+      { stream: true, tools: [{ type: 'web_search_20250305', name: 'web_search' }] },
+    ],
   ])('%s', async (_name, scenario, body) => {
     const { entry, row } = await settle(await call(scenario, body));
     expect(entry.complete).toBe(true);
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: false, estimated: false, error_type: null, status: 200 });
+    expect(row).toMatchObject({
+      ...expectedColumns(entry.usage!),
+      partial: false,
+      estimated: false,
+      error_type: null,
+      status: 200,
+    });
     expect(row.usage).toEqual(entry.usage);
   });
 
   it('prompt caching: the second identical call reads what the first wrote', async () => {
-    const first = await settle(await call(null, { stream: true, ...cacheBody, metadata: { user_id: 'cache-pair' } }));
-    const second = await settle(await call(null, { stream: true, ...cacheBody, metadata: { user_id: 'cache-pair' } }));
+    const first = await settle(
+      await call(null, { stream: true, ...cacheBody, metadata: { user_id: 'cache-pair' } }),
+    );
+    const second = await settle(
+      await call(null, { stream: true, ...cacheBody, metadata: { user_id: 'cache-pair' } }),
+    );
     expect(second.row.cache_read_input_tokens).toBe(second.entry.usage!.cache_read_input_tokens);
     expect(second.row.cache_read_input_tokens).toBeGreaterThan(0);
     expect(first.row.cache_creation_input_tokens + first.row.cache_read_input_tokens).toBeGreaterThan(0);
@@ -75,24 +117,52 @@ describe('recorded usage equals the provider ledger, field by field', () => {
     const { entry, row, text } = await settle(await call('stream_error', { stream: true }));
     expect(text).toContain('event: error');
     // No message_delta came: output is estimated from the text forwarded (abort-estimate.test.ts).
-    const forwarded = text.split('\n\n').filter((e) => e.startsWith('event: content_block_delta')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)).delta.text).join('');
-    const output_tokens = Math.max(entry.usage!.output_tokens, estimateOutputTokens(Buffer.byteLength(forwarded)));
+    const forwarded = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('event: content_block_delta'))
+      .map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)).delta.text)
+      .join('');
+    const output_tokens = Math.max(
+      entry.usage!.output_tokens,
+      estimateOutputTokens(Buffer.byteLength(forwarded)),
+    );
     expect(output_tokens).toBeGreaterThan(1);
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), output_tokens, status: 200, error_type: 'overloaded_error', partial: true, estimated: true });
+    expect(row).toMatchObject({
+      ...expectedColumns(entry.usage!),
+      output_tokens,
+      status: 200,
+      error_type: 'overloaded_error',
+      partial: true,
+      estimated: true,
+    });
   });
 
   it('a stream the provider cuts is recorded as partial with the usage it had sent', async () => {
     const res = await call('stream_cut', { stream: true }, { 'x-emulator-cut-after': '3' });
     const { entry, row } = await settle(res);
     expect(entry.complete).toBe(false);
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: true, estimated: true, error_type: 'api_error' });
+    expect(row).toMatchObject({
+      ...expectedColumns(entry.usage!),
+      partial: true,
+      estimated: true,
+      error_type: 'api_error',
+    });
   });
 
   it('upstream error bodies pass through unchanged and are recorded', async () => {
-    for (const [scenario, status, type] of [['rate_limit', 429, 'rate_limit_error'], ['overloaded', 529, 'overloaded_error'], ['api_error', 500, 'api_error'], ['invalid_request', 400, 'invalid_request_error']] as const) {
+    for (const [scenario, status, type] of [
+      ['rate_limit', 429, 'rate_limit_error'],
+      ['overloaded', 529, 'overloaded_error'],
+      ['api_error', 500, 'api_error'],
+      ['invalid_request', 400, 'invalid_request_error'],
+    ] as const) {
       const direct = await fetch(`${stack.emulator.url}/v1/messages`, {
         method: 'POST',
-        headers: { 'x-api-key': PROVIDER_KEY, 'content-type': 'application/json', 'x-emulator-scenario': scenario },
+        headers: {
+          'x-api-key': PROVIDER_KEY,
+          'content-type': 'application/json',
+          'x-emulator-scenario': scenario,
+        },
         body: JSON.stringify({ model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }),
       });
       const directBody = (await direct.json()) as { request_id: string };
@@ -103,21 +173,30 @@ describe('recorded usage equals the provider ledger, field by field', () => {
       // Same bytes but for the provider's own request id.
       expect({ ...body, request_id: 'x' }).toEqual({ ...directBody, request_id: 'x' });
       expect(body.request_id).toBe(res.headers.get('request-id'));
-      if (scenario === 'rate_limit') expect(res.headers.get('retry-after')).toBe(direct.headers.get('retry-after'));
+      if (scenario === 'rate_limit')
+        expect(res.headers.get('retry-after')).toBe(direct.headers.get('retry-after'));
       expect(row).toMatchObject({ status, error_type: type, input_tokens: 0, output_tokens: 0 });
     }
   });
 
   it('a client that goes away mid-stream: upstream aborted, call recorded as partial', async () => {
     const controller = new AbortController();
-    const res = await call('paced', { stream: true }, { 'x-emulator-deltas': '40', 'x-emulator-interval-ms': '25' }).then((r) => r);
+    const res = await call(
+      'paced',
+      { stream: true },
+      { 'x-emulator-deltas': '40', 'x-emulator-interval-ms': '25' },
+    ).then((r) => r);
     const requestId = res.headers.get('request-id');
     const reader = res.body!.getReader();
     let seen = '';
-    while (!seen.includes('content_block_delta')) seen += new TextDecoder().decode((await reader.read()).value);
+    while (!seen.includes('content_block_delta'))
+      seen += new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
     controller.abort();
-    const entry = await stack.emulator.ledger.waitFor((e) => e.requestId === requestId && e.endedAt !== null, 3000);
+    const entry = await stack.emulator.ledger.waitFor(
+      (e) => e.requestId === requestId && e.endedAt !== null,
+      3000,
+    );
     expect(entry.complete).toBe(false);
     expect(entry.eventsSent).toBeLessThan(40);
     const { row } = await settle(new Response(null, { headers: { 'request-id': requestId! } }));
@@ -138,8 +217,18 @@ describe('network chunking cannot change the count', () => {
     upstream = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
     const res = await fetch(`${upstream.url}/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': PROVIDER_KEY, 'content-type': 'application/json', 'x-emulator-scenario': 'multi_delta,thinking' },
-      body: JSON.stringify({ model: MODEL, max_tokens: 300, stream: true, ...cacheBody, messages: [{ role: 'user', content: 'Grüße 👋 — “quotes” and accents é' }] }),
+      headers: {
+        'x-api-key': PROVIDER_KEY,
+        'content-type': 'application/json',
+        'x-emulator-scenario': 'multi_delta,thinking',
+      },
+      body: JSON.stringify({
+        model: MODEL,
+        max_tokens: 300,
+        stream: true,
+        ...cacheBody,
+        messages: [{ role: 'user', content: 'Grüße 👋 — “quotes” and accents é' }],
+      }),
     });
     stream = Buffer.from(await res.arrayBuffer());
     entry = upstream.ledger.last()!;
@@ -162,18 +251,27 @@ describe('network chunking cannot change the count', () => {
   });
 
   it('a stream delivered byte by byte is counted exactly', async () => {
-    const local = await startStack({ KEYGATE_UPSTREAM_URL: `http://127.0.0.1:${(replay.address() as AddressInfo).port}` });
+    const local = await startStack({
+      KEYGATE_UPSTREAM_URL: `http://127.0.0.1:${(replay.address() as AddressInfo).port}`,
+    });
     try {
       const res = await fetch(`${local.gateway.url}/v1/messages`, {
         method: 'POST',
         headers: { authorization: `Bearer ${local.appKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: MODEL, max_tokens: 300, stream: true, messages: [{ role: 'user', content: 'x' }] }),
+        body: JSON.stringify({
+          model: MODEL,
+          max_tokens: 300,
+          stream: true,
+          messages: [{ role: 'user', content: 'x' }],
+        }),
       });
       expect(Buffer.from(await res.arrayBuffer()).equals(stream)).toBe(true);
       const [row] = await local.calls();
       expect(row).toMatchObject({ ...expectedColumns(entry.usage!), partial: false });
       expect(row!.usage).toEqual(entry.usage);
-      expect(entry.usage!.cache_creation_input_tokens + entry.usage!.cache_read_input_tokens).toBeGreaterThan(0);
+      expect(entry.usage!.cache_creation_input_tokens + entry.usage!.cache_read_input_tokens).toBeGreaterThan(
+        0,
+      );
     } finally {
       await local.close();
     }

@@ -16,7 +16,10 @@ afterAll(() => close?.());
 
 /** Writes `n` entries in one transaction, as one change does, and returns their actions in write order. */
 async function writeMany(accountId: string, n: number): Promise<string[]> {
-  const actions = Array.from({ length: n }, (_, i) => `step.${String(i).padStart(3, '0')}.${randomBase62(4)}`);
+  const actions = Array.from(
+    { length: n },
+    (_, i) => `step.${String(i).padStart(3, '0')}.${randomBase62(4)}`,
+  );
   await inTransaction(store.db.sql, async (tx) => {
     for (const action of actions) await writeAudit(tx, accountId, { actor: 'cli', action, targetId: null });
     // A coarse clock (the embedded database, a busy host) gives entries of one change one timestamp.
@@ -29,7 +32,13 @@ describe('the audit log lists entries in write order', () => {
   it('many entries of one transaction sharing a timestamp: newest first, exactly reversed', async () => {
     const account = `acct_${randomBase62(8)}`;
     const written = await writeMany(account, 60);
-    expect(new Set((await store.db.sql`select created_at from audit_log where account_id = ${account}`).map((r) => r.created_at.getTime())).size).toBe(1);
+    expect(
+      new Set(
+        (await store.db.sql`select created_at from audit_log where account_id = ${account}`).map((r) =>
+          r.created_at.getTime(),
+        ),
+      ).size,
+    ).toBe(1);
     const page = await store.audit.list(account, {}, { limit: 100 });
     expect(page.rows.map((r) => r.action)).toEqual([...written].reverse());
   });

@@ -7,12 +7,18 @@ const TOKEN = 'operator-token-0123456789';
 let stack: Stack;
 let now = Date.now();
 const receivers: Receiver[] = [];
-const op = (path: string, body: unknown) => api(stack.gateway.url, `/operator/v1${path}`, { bearer: TOKEN, body });
+const op = (path: string, body: unknown) =>
+  api(stack.gateway.url, `/operator/v1${path}`, { bearer: TOKEN, body });
 const runClock = async () => expect((await op('/billing/clock', {})).status).toBe(200);
 
 beforeAll(async () => {
   stack = await startStack(
-    { KEYGATE_PAYMENT_GRACE_DAYS: '3', KEYGATE_WEBHOOK_POLL_MS: '50', KEYGATE_WEBHOOK_RETRY_MS: '100', KEYGATE_BILLING_CLOCK_MS: '3600000' },
+    {
+      KEYGATE_PAYMENT_GRACE_DAYS: '3',
+      KEYGATE_WEBHOOK_POLL_MS: '50',
+      KEYGATE_WEBHOOK_RETRY_MS: '100',
+      KEYGATE_BILLING_CLOCK_MS: '3600000',
+    },
     { clock: () => now },
   );
 });
@@ -22,18 +28,25 @@ afterAll(async () => {
 });
 
 /** An account with a webhook endpoint subscribed to `billing.notice` only. */
-async function watched(opts: { plan?: 'solo' | 'team'; trialDays?: number } = {}): Promise<{ acct: SeededAccount; receiver: Receiver }> {
+async function watched(
+  opts: { plan?: 'solo' | 'team'; trialDays?: number } = {},
+): Promise<{ acct: SeededAccount; receiver: Receiver }> {
   const acct = await stack.seedAccount(opts);
   const receiver = await startReceiver();
   receivers.push(receiver);
-  const res = await api(stack.gateway.url, '/v1/organizations/webhooks', { key: acct.adminKey, body: { url: receiver.url, events: ['billing.notice'] } });
+  const res = await api(stack.gateway.url, '/v1/organizations/webhooks', {
+    key: acct.adminKey,
+    body: { url: receiver.url, events: ['billing.notice'] },
+  });
   expect(res.status).toBe(201);
   receiver.useSecret(res.body.secret);
   return { acct, receiver };
 }
 
 const outbox = (accountId: string) =>
-  stack.gateway.store.db.sql<{ type: string; kind: string }[]>`select type, data->>'kind' as kind from alert_events where account_id = ${accountId} order by created_at, id`;
+  stack.gateway.store.db.sql<
+    { type: string; kind: string }[]
+  >`select type, data->>'kind' as kind from alert_events where account_id = ${accountId} order by created_at, id`;
 
 describe('billing notices as alert webhooks', () => {
   it('the trial notice three days ahead reaches a subscribed endpoint once, signed; the trial ending without payment follows', async () => {
@@ -54,14 +67,25 @@ describe('billing notices as alert webhooks', () => {
     expect(first!.event).toMatchObject({
       type: 'billing.notice',
       account_id: acct.id,
-      data: { kind: 'trial_will_end', state: 'trialing', due_at: new Date(trialEnd).toISOString(), cause: 'clock', billing_page: '/dashboard/billing' },
+      data: {
+        kind: 'trial_will_end',
+        state: 'trialing',
+        due_at: new Date(trialEnd).toISOString(),
+        cause: 'clock',
+        billing_page: '/dashboard/billing',
+      },
     });
     expect(first!.event.data.message).toContain(new Date(trialEnd).toISOString().slice(0, 10));
 
     now = trialEnd;
     await runClock();
     await receiver.waitFor((r) => r.length >= 2);
-    expect(receiver.received[1]!.event.data).toMatchObject({ kind: 'paused', state: 'paused', cause: 'clock: trial_ended', due_at: new Date(trialEnd).toISOString() });
+    expect(receiver.received[1]!.event.data).toMatchObject({
+      kind: 'paused',
+      state: 'paused',
+      cause: 'clock: trial_ended',
+      due_at: new Date(trialEnd).toISOString(),
+    });
     expect(receiver.received[1]!.event.data.message).toMatch(/paused.*\/dashboard\/billing/);
     // The second clock run three days ahead wrote no second notice, nor a second event.
     expect((await outbox(acct.id)).map((e) => e.kind)).toEqual(['trial_will_end', 'paused']);
@@ -72,7 +96,9 @@ describe('billing notices as alert webhooks', () => {
     now = Date.now();
     const { acct, receiver } = await watched({ plan: 'team', trialDays: 0 });
     const until = now + 20 * DAY;
-    expect((await op(`/accounts/${acct.id}/mark_paid`, { until: new Date(until).toISOString() })).status).toBe(200);
+    expect(
+      (await op(`/accounts/${acct.id}/mark_paid`, { until: new Date(until).toISOString() })).status,
+    ).toBe(200);
     // Becoming active is good news: no notice.
     expect(await outbox(acct.id)).toEqual([]);
 
@@ -94,10 +120,16 @@ describe('billing notices as alert webhooks', () => {
     const acct = await stack.seedAccount({ plan: 'team', trialDays: 0 });
     const other = await startReceiver();
     receivers.push(other);
-    const res = await api(stack.gateway.url, '/v1/organizations/webhooks', { key: acct.adminKey, body: { url: other.url, events: ['budget.threshold_crossed'] } });
+    const res = await api(stack.gateway.url, '/v1/organizations/webhooks', {
+      key: acct.adminKey,
+      body: { url: other.url, events: ['budget.threshold_crossed'] },
+    });
     expect(res.status).toBe(201);
     // Cancel during the (ended) trial: canceled, an event in the outbox, but not for this endpoint.
-    expect((await api(stack.gateway.url, '/v1/organizations/billing/cancel', { key: acct.adminKey, body: {} })).status).toBe(200);
+    expect(
+      (await api(stack.gateway.url, '/v1/organizations/billing/cancel', { key: acct.adminKey, body: {} }))
+        .status,
+    ).toBe(200);
     expect((await outbox(acct.id)).map((e) => e.kind)).toEqual(['canceled']);
     const [deliveries] = await stack.gateway.store.db.sql<{ n: number }[]>`
       select count(*)::int as n from webhook_deliveries d join alert_events e on e.id = d.event_id where e.account_id = ${acct.id}`;

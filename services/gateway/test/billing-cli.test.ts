@@ -11,7 +11,12 @@ let now = Date.now();
 /** The CLI as a script runs it, against the running gateway's operator API. */
 function keygate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const { DATABASE_URL: _d, KEYGATE_SECRET: _s, ...rest } = process.env;
-  const env = { ...rest, KEYGATE_URL: stack.gateway.url, KEYGATE_OPERATOR_TOKEN: TOKEN, KEYGATE_LOG_LEVEL: 'warn' };
+  const env = {
+    ...rest,
+    KEYGATE_URL: stack.gateway.url,
+    KEYGATE_OPERATOR_TOKEN: TOKEN,
+    KEYGATE_LOG_LEVEL: 'warn',
+  };
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -27,9 +32,20 @@ afterAll(() => stack?.close());
 describe('keygate billing commands', () => {
   it('mark-paid, billing status, invoice list and show, plan update', async () => {
     const acct = await stack.seedAccount({ plan: 'team', trialDays: 0 });
-    const paid = await keygate(['account', 'mark-paid', '--account', acct.id, '--until', '2099-01-01', '--json']);
+    const paid = await keygate([
+      'account',
+      'mark-paid',
+      '--account',
+      acct.id,
+      '--until',
+      '2099-01-01',
+      '--json',
+    ]);
     expect(paid.code, paid.stderr).toBe(0);
-    expect(JSON.parse(paid.stdout)).toMatchObject({ state: 'active', paid_until: '2099-01-01T00:00:00.000Z' });
+    expect(JSON.parse(paid.stdout)).toMatchObject({
+      state: 'active',
+      paid_until: '2099-01-01T00:00:00.000Z',
+    });
 
     const status = await keygate(['account', 'billing', '--account', acct.id]);
     expect(status.stdout).toMatch(/state\s+active/);
@@ -53,18 +69,36 @@ describe('keygate billing commands', () => {
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toMatch(/until/);
 
-    const plan = await keygate(['plan', 'update', '--plan', 'scale', '--retention-days', '400', '--features', 'budgets, alerts, 400-day call log']);
+    const plan = await keygate([
+      'plan',
+      'update',
+      '--plan',
+      'scale',
+      '--retention-days',
+      '400',
+      '--features',
+      'budgets, alerts, 400-day call log',
+    ]);
     expect(plan.code, plan.stderr).toBe(0);
     const plans = JSON.parse((await keygate(['plans', '--json'])).stdout);
-    expect(plans.find((p: any) => p.id === 'scale')).toMatchObject({ retention_days: 400, features: ['budgets', 'alerts', '400-day call log'] });
+    expect(plans.find((p: any) => p.id === 'scale')).toMatchObject({
+      retention_days: 400,
+      features: ['budgets', 'alerts', '400-day call log'],
+    });
   }, 180_000);
 
   it('without Stripe, checkout says how payments are recorded instead', async () => {
     now = Date.now();
     const acct = await stack.seedAccount({ plan: 'solo', trialDays: 0 });
-    const res = await fetch(`${stack.gateway.url}/v1/organizations/billing/checkout`, { method: 'POST', headers: { 'x-api-key': acct.adminKey, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${stack.gateway.url}/v1/organizations/billing/checkout`, {
+      method: 'POST',
+      headers: { 'x-api-key': acct.adminKey, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.message).toMatch(/keygate account mark-paid/);
-    expect((await fetch(`${stack.gateway.url}/billing/stripe/webhook`, { method: 'POST', body: '{}' })).status).toBe(404);
+    expect(
+      (await fetch(`${stack.gateway.url}/billing/stripe/webhook`, { method: 'POST', body: '{}' })).status,
+    ).toBe(404);
   });
 });

@@ -8,12 +8,18 @@ let stack: Stack;
 let stripe: StripeStandIn;
 let now = Date.now();
 const url = () => stack.gateway.url;
-const op = (path: string, body?: unknown) => api(url(), `/operator/v1${path}`, { bearer: TOKEN, ...(body !== undefined ? { body } : {}) });
-const admin = (acct: SeededAccount, path: string, body?: unknown) => api(url(), `/v1/organizations${path}`, { key: acct.adminKey, ...(body !== undefined ? { body } : {}) });
+const op = (path: string, body?: unknown) =>
+  api(url(), `/operator/v1${path}`, { bearer: TOKEN, ...(body !== undefined ? { body } : {}) });
+const admin = (acct: SeededAccount, path: string, body?: unknown) =>
+  api(url(), `/v1/organizations${path}`, { key: acct.adminKey, ...(body !== undefined ? { body } : {}) });
 const view = async (acct: SeededAccount) => (await admin(acct, '/billing/subscription')).body;
 
 async function deliver(e: { body: string; signature: string }, base = url()) {
-  const res = await fetch(`${base}/billing/stripe/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': e.signature }, body: e.body });
+  const res = await fetch(`${base}/billing/stripe/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': e.signature },
+    body: e.body,
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -29,14 +35,23 @@ async function subscribed(plan: 'solo' | 'team' | 'scale' = 'team') {
 }
 
 const invoiceObject = (sub: Record<string, any>, status: 'paid' | 'open') => ({
-  id: `in_${Math.random().toString(36).slice(2, 12)}`, object: 'invoice', customer: sub.customer, status, currency: 'eur', amount_due: 1900,
-  parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+  id: `in_${Math.random().toString(36).slice(2, 12)}`,
+  object: 'invoice',
+  customer: sub.customer,
+  status,
+  currency: 'eur',
+  amount_due: 1900,
+  parent: {
+    type: 'subscription_details',
+    subscription_details: { subscription: sub.id, metadata: sub.metadata },
+  },
 });
 
 beforeAll(async () => {
   stripe = await startStripeStandIn();
   stack = await startStack({ ...stripe.env, KEYGATE_PAYMENT_GRACE_DAYS: '3' }, { clock: () => now });
-  for (const id of ['solo', 'team', 'scale']) expect((await op(`/plans/${id}`, { stripe_price_id: `price_${id}` })).status).toBe(200);
+  for (const id of ['solo', 'team', 'scale'])
+    expect((await op(`/plans/${id}`, { stripe_price_id: `price_${id}` })).status).toBe(200);
 });
 afterAll(async () => {
   await stack?.close();
@@ -52,23 +67,44 @@ describe('Checkout and the portal (stand-in Stripe on loopback)', () => {
     expect((await callModel(url(), key)).status).toBe(402);
 
     const checkout = await admin(acct, '/billing/checkout', { plan: 'scale' });
-    expect(checkout.body).toMatchObject({ type: 'checkout_session', plan: 'scale', seats: 2, url: expect.stringContaining(stripe.url) });
-    const created = stripe.requests.find((r) => r.path === '/v1/checkout/sessions' && r.form.client_reference_id === acct.id)!;
-    expect(created.form).toMatchObject({ mode: 'subscription', 'line_items[0][price]': 'price_scale', 'line_items[0][quantity]': '2', 'subscription_data[metadata][account_id]': acct.id });
+    expect(checkout.body).toMatchObject({
+      type: 'checkout_session',
+      plan: 'scale',
+      seats: 2,
+      url: expect.stringContaining(stripe.url),
+    });
+    const created = stripe.requests.find(
+      (r) => r.path === '/v1/checkout/sessions' && r.form.client_reference_id === acct.id,
+    )!;
+    expect(created.form).toMatchObject({
+      mode: 'subscription',
+      'line_items[0][price]': 'price_scale',
+      'line_items[0][quantity]': '2',
+      'subscription_data[metadata][account_id]': acct.id,
+    });
     expect(created.form.success_url).toMatch(/\/dashboard\/billing\?checkout=success$/);
     expect((await fetch(checkout.body.url)).status).toBe(200);
 
     const { session, subscription } = stripe.completeCheckout(checkout.body.id);
     const applied = await deliver(stripe.event('checkout.session.completed', session));
     expect(applied).toMatchObject({ status: 200, body: { received: true, outcome: 'applied' } });
-    expect(stripe.requests.some((r) => r.method === 'GET' && r.path === `/v1/subscriptions/${subscription.id}`)).toBe(true);
-    expect(await view(acct)).toMatchObject({ state: 'active', calls_allowed: true, plan: { id: 'scale' }, payment: { provider: 'stripe', has_payment_method: true } });
+    expect(
+      stripe.requests.some((r) => r.method === 'GET' && r.path === `/v1/subscriptions/${subscription.id}`),
+    ).toBe(true);
+    expect(await view(acct)).toMatchObject({
+      state: 'active',
+      calls_allowed: true,
+      plan: { id: 'scale' },
+      payment: { provider: 'stripe', has_payment_method: true },
+    });
     expect((await callModel(url(), key)).status).toBe(200);
 
     const portal = await admin(acct, '/billing/portal', {});
     expect(portal.body).toMatchObject({ type: 'portal_session', url: expect.stringContaining(stripe.url) });
     // Plan changes of a Stripe subscription go through Stripe.
-    expect((await admin(acct, '/billing/plan', { plan: 'team' })).body.error.message).toMatch(/customer portal/);
+    expect((await admin(acct, '/billing/plan', { plan: 'team' })).body.error.message).toMatch(
+      /customer portal/,
+    );
   });
 });
 
@@ -76,12 +112,19 @@ describe('webhooks', () => {
   it('a badly signed event is refused with 400 and changes nothing; the same event well signed applies', async () => {
     const { acct, sub } = await subscribed();
     const canceled = stripe.event('customer.subscription.deleted', { ...sub, status: 'canceled' });
-    for (const signature of [canceled.signature.replace(/v1=[0-9a-f]{4}/, 'v1=0000'), 't=1,v1=deadbeef', '']) {
+    for (const signature of [
+      canceled.signature.replace(/v1=[0-9a-f]{4}/, 'v1=0000'),
+      't=1,v1=deadbeef',
+      '',
+    ]) {
       const refused = await deliver({ body: canceled.body, signature });
       expect(refused.status).toBe(400);
       expect(refused.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
     }
-    const tampered = await deliver({ body: canceled.body.replace('"canceled"', '"active"'), signature: canceled.signature });
+    const tampered = await deliver({
+      body: canceled.body.replace('"canceled"', '"active"'),
+      signature: canceled.signature,
+    });
     expect(tampered.status).toBe(400);
     expect(await view(acct)).toMatchObject({ state: 'active', recorded_state: 'active' });
     expect((await deliver(canceled)).body.outcome).toBe('applied');
@@ -95,7 +138,11 @@ describe('webhooks', () => {
     const again = await deliver(failed);
     const peer = await stack.startPeer();
     const replayed = await deliver(failed, peer.url);
-    expect([first.body.outcome, again.body.outcome, replayed.body.outcome]).toEqual(['applied', 'duplicate', 'duplicate']);
+    expect([first.body.outcome, again.body.outcome, replayed.body.outcome]).toEqual([
+      'applied',
+      'duplicate',
+      'duplicate',
+    ]);
     const transitions = (await view(acct)).transitions.filter((t: any) => t.cause_ref === failed.id);
     expect(transitions).toHaveLength(1);
     expect(transitions[0]).toMatchObject({ from: 'active', to: 'past_due', cause: 'webhook' });
@@ -104,13 +151,23 @@ describe('webhooks', () => {
   it('an event older than the last applied is not trusted: the subscription is fetched from Stripe', async () => {
     const { acct, sub } = await subscribed();
     const t = Math.floor(Date.now() / 1000);
-    const newer = stripe.event('customer.subscription.updated', { ...sub, status: 'past_due' }, { created: t });
-    const older = stripe.event('customer.subscription.updated', { ...sub, status: 'active' }, { created: t - 60 });
+    const newer = stripe.event(
+      'customer.subscription.updated',
+      { ...sub, status: 'past_due' },
+      { created: t },
+    );
+    const older = stripe.event(
+      'customer.subscription.updated',
+      { ...sub, status: 'active' },
+      { created: t - 60 },
+    );
     stripe.subscriptions.set(sub.id, { ...sub, status: 'past_due' });
     const fetchesBefore = stripe.requests.filter((r) => r.path === `/v1/subscriptions/${sub.id}`).length;
     expect((await deliver(newer)).body.outcome).toBe('applied');
     expect((await deliver(older)).body.outcome).toBe('applied');
-    expect(stripe.requests.filter((r) => r.path === `/v1/subscriptions/${sub.id}`).length).toBe(fetchesBefore + 1);
+    expect(stripe.requests.filter((r) => r.path === `/v1/subscriptions/${sub.id}`).length).toBe(
+      fetchesBefore + 1,
+    );
     const v = await view(acct);
     expect(v.recorded_state).toBe('past_due');
     expect(v.transitions.map((x: any) => x.to)).not.toContain('trialing');
@@ -122,7 +179,9 @@ describe('webhooks', () => {
     const { acct, key, sub } = await subscribed('solo');
     const peer = await stack.startPeer();
     stripe.subscriptions.set(sub.id, { ...sub, status: 'past_due' });
-    expect((await deliver(stripe.event('invoice.payment_failed', invoiceObject(sub, 'open')))).body.outcome).toBe('applied');
+    expect(
+      (await deliver(stripe.event('invoice.payment_failed', invoiceObject(sub, 'open')))).body.outcome,
+    ).toBe('applied');
     const since = Date.parse((await view(acct)).past_due_since);
     now = since + 3 * DAY - 1;
     expect((await callModel(peer.url, key)).status).toBe(200);
@@ -134,9 +193,12 @@ describe('webhooks', () => {
 
     stripe.subscriptions.set(sub.id, { ...sub, status: 'active' });
     const started = performance.now();
-    expect((await deliver(stripe.event('invoice.paid', invoiceObject(sub, 'paid')))).body.outcome).toBe('applied');
+    expect((await deliver(stripe.event('invoice.paid', invoiceObject(sub, 'paid')))).body.outcome).toBe(
+      'applied',
+    );
     let status = 0;
-    while (performance.now() - started < 5_000 && (status = (await callModel(peer.url, key)).status) !== 200) await new Promise((r) => setTimeout(r, 20));
+    while (performance.now() - started < 5_000 && (status = (await callModel(peer.url, key)).status) !== 200)
+      await new Promise((r) => setTimeout(r, 20));
     expect(status).toBe(200);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect((await view(acct)).transitions.slice(-2).map((x: any) => [x.from, x.to, x.cause])).toEqual([
@@ -155,7 +217,13 @@ describe('webhooks', () => {
     expect((await callModel(url(), key)).status).toBe(200);
     now = end;
     expect((await callModel(url(), key)).status).toBe(402);
-    await deliver(stripe.event('customer.subscription.deleted', { ...sub, status: 'canceled', cancel_at_period_end: true }));
+    await deliver(
+      stripe.event('customer.subscription.deleted', {
+        ...sub,
+        status: 'canceled',
+        cancel_at_period_end: true,
+      }),
+    );
     expect((await view(acct)).recorded_state).toBe('canceled');
     expect((await callModel(url(), key)).body.error.message).toMatch(/canceled/);
   });
@@ -164,8 +232,17 @@ describe('webhooks', () => {
     now = Date.now();
     const { acct, key, sub } = await subscribed();
     const trialEnd = Math.floor(Date.now() / 1000) + 3 * 86_400;
-    await deliver(stripe.event('customer.subscription.trial_will_end', { ...sub, status: 'trialing', trial_end: trialEnd, default_payment_method: null }));
-    expect((await view(acct)).notices).toEqual([expect.objectContaining({ kind: 'trial_will_end', due_at: new Date(trialEnd * 1000).toISOString() })]);
+    await deliver(
+      stripe.event('customer.subscription.trial_will_end', {
+        ...sub,
+        status: 'trialing',
+        trial_end: trialEnd,
+        default_payment_method: null,
+      }),
+    );
+    expect((await view(acct)).notices).toEqual([
+      expect.objectContaining({ kind: 'trial_will_end', due_at: new Date(trialEnd * 1000).toISOString() }),
+    ]);
     await deliver(stripe.event('customer.subscription.paused', { ...sub, status: 'paused' }));
     expect((await callModel(url(), key)).body.error.message).toMatch(/paused/);
     await deliver(stripe.event('customer.subscription.resumed', { ...sub, status: 'active' }));

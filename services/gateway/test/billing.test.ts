@@ -6,8 +6,10 @@ const TOKEN = 'operator-token-0123456789';
 let stack: Stack;
 let now = Date.now();
 const url = () => stack.gateway.url;
-const op = (path: string, body?: unknown) => api(url(), `/operator/v1${path}`, { bearer: TOKEN, ...(body !== undefined ? { body } : {}) });
-const admin = (acct: SeededAccount, path: string, body?: unknown) => api(url(), `/v1/organizations${path}`, { key: acct.adminKey, ...(body !== undefined ? { body } : {}) });
+const op = (path: string, body?: unknown) =>
+  api(url(), `/operator/v1${path}`, { bearer: TOKEN, ...(body !== undefined ? { body } : {}) });
+const admin = (acct: SeededAccount, path: string, body?: unknown) =>
+  api(url(), `/v1/organizations${path}`, { key: acct.adminKey, ...(body !== undefined ? { body } : {}) });
 const runClock = () => op('/billing/clock', {});
 
 async function liveKey(acct: SeededAccount): Promise<string> {
@@ -40,7 +42,11 @@ describe('trial without payment', () => {
     now = trialEnd;
     const refused = await callModel(url(), key);
     expect(refused.status).toBe(402);
-    expect(refused.body).toMatchObject({ type: 'error', error: { type: 'billing_error' }, request_id: expect.stringMatching(/^req_/) });
+    expect(refused.body).toMatchObject({
+      type: 'error',
+      error: { type: 'billing_error' },
+      request_id: expect.stringMatching(/^req_/),
+    });
     expect(refused.body.error.message).toMatch(/trial ended .* without a payment method/);
     expect(refused.body.error.message).toContain('/dashboard/billing');
     expect(refused.body.error.message).toContain('/v1/organizations/billing');
@@ -49,7 +55,12 @@ describe('trial without payment', () => {
     // The account API keeps answering the admin, and says why.
     const view = await admin(acct, '/billing/subscription');
     expect(view.status).toBe(200);
-    expect(view.body).toMatchObject({ state: 'paused', recorded_state: 'trialing', calls_allowed: false, banner: { kind: 'blocked' } });
+    expect(view.body).toMatchObject({
+      state: 'paused',
+      recorded_state: 'trialing',
+      calls_allowed: false,
+      banner: { kind: 'blocked' },
+    });
     expect((await admin(acct, '/me')).status).toBe(200);
 
     // The clock records what admission already enforced, once.
@@ -57,8 +68,18 @@ describe('trial without payment', () => {
     await runClock();
     const subscription = (await admin(acct, '/billing/subscription')).body;
     expect(subscription.recorded_state).toBe('paused');
-    expect(subscription.transitions).toEqual([expect.objectContaining({ from: 'trialing', to: 'paused', cause: 'clock', cause_ref: 'trial_ended', at: new Date(trialEnd).toISOString() })]);
-    expect(await auditActions(acct)).toContainEqual(expect.objectContaining({ action: 'subscription.paused', actor: 'clock' }));
+    expect(subscription.transitions).toEqual([
+      expect.objectContaining({
+        from: 'trialing',
+        to: 'paused',
+        cause: 'clock',
+        cause_ref: 'trial_ended',
+        at: new Date(trialEnd).toISOString(),
+      }),
+    ]);
+    expect(await auditActions(acct)).toContainEqual(
+      expect.objectContaining({ action: 'subscription.paused', actor: 'clock' }),
+    );
   });
 
   it('a notice three days before the trial ends, once, for the banner and the alert outbox', async () => {
@@ -72,8 +93,17 @@ describe('trial without payment', () => {
     await runClock();
     await runClock();
     const view = (await admin(acct, '/billing/subscription')).body;
-    expect(view.notices).toEqual([expect.objectContaining({ kind: 'trial_will_end', due_at: new Date(trialEnd).toISOString(), delivered_at: null })]);
-    expect(view.banner).toMatchObject({ kind: 'trial_will_end', message: expect.stringContaining('/dashboard/billing') });
+    expect(view.notices).toEqual([
+      expect.objectContaining({
+        kind: 'trial_will_end',
+        due_at: new Date(trialEnd).toISOString(),
+        delivered_at: null,
+      }),
+    ]);
+    expect(view.banner).toMatchObject({
+      kind: 'trial_will_end',
+      message: expect.stringContaining('/dashboard/billing'),
+    });
     expect(view.trial.days_left).toBe(3);
   });
 });
@@ -87,16 +117,25 @@ describe('paid by the operator (no Stripe)', () => {
     expect((await callModel(peer.url, key)).status).toBe(402);
     expect((await callModel(url(), key)).status).toBe(402);
 
-    const paid = await op(`/accounts/${acct.id}/mark_paid`, { until: new Date(now + 40 * DAY).toISOString() });
+    const paid = await op(`/accounts/${acct.id}/mark_paid`, {
+      until: new Date(now + 40 * DAY).toISOString(),
+    });
     expect(paid.status).toBe(200);
     expect(paid.body).toMatchObject({ state: 'active', calls_allowed: true });
     const started = performance.now();
     let status = 0;
-    while (performance.now() - started < 5_000 && (status = (await callModel(peer.url, key)).status) !== 200) await new Promise((r) => setTimeout(r, 20));
+    while (performance.now() - started < 5_000 && (status = (await callModel(peer.url, key)).status) !== 200)
+      await new Promise((r) => setTimeout(r, 20));
     const elapsed = performance.now() - started;
     expect(status).toBe(200);
     expect(elapsed).toBeLessThan(1_000);
-    expect((await auditActions(acct))).toContainEqual(expect.objectContaining({ action: 'subscription.active', actor: 'operator', details: expect.objectContaining({ cause: 'operator' }) }));
+    expect(await auditActions(acct)).toContainEqual(
+      expect.objectContaining({
+        action: 'subscription.active',
+        actor: 'operator',
+        details: expect.objectContaining({ cause: 'operator' }),
+      }),
+    );
   });
 
   it('past the paid date: calls go on for the grace period, then 402; paying again restores them', async () => {
@@ -108,7 +147,11 @@ describe('paid by the operator (no Stripe)', () => {
     now = until;
     expect((await callModel(url(), key)).status).toBe(200);
     await runClock();
-    expect((await admin(acct, '/billing/subscription')).body).toMatchObject({ recorded_state: 'past_due', past_due_since: new Date(until).toISOString(), banner: { kind: 'past_due' } });
+    expect((await admin(acct, '/billing/subscription')).body).toMatchObject({
+      recorded_state: 'past_due',
+      past_due_since: new Date(until).toISOString(),
+      banner: { kind: 'past_due' },
+    });
     now = until + 3 * DAY - 1;
     expect((await callModel(url(), key)).status).toBe(200);
     now = until + 3 * DAY;
@@ -141,7 +184,13 @@ describe('paid by the operator (no Stripe)', () => {
     const invoices = (await admin(acct, '/invoices')).body.data;
     expect(invoices).toHaveLength(1);
     // Solo, one whole period, paid in advance by the operator: 900 cents, tax 0, marked paid.
-    expect(invoices[0]).toMatchObject({ currency: 'EUR', subtotal_cents: 900, tax_cents: 0, total_cents: 900, status: 'paid' });
+    expect(invoices[0]).toMatchObject({
+      currency: 'EUR',
+      subtotal_cents: 900,
+      tax_cents: 0,
+      total_cents: 900,
+      status: 'paid',
+    });
   });
 
   it('suspension is a recorded state, and reactivation returns to the state it interrupted', async () => {
@@ -167,7 +216,9 @@ describe('plans and seats', () => {
 
     const refused = await admin(acct, '/billing/plan', { plan: 'solo' });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toMatch(/Solo plan has 1 seat\(s\) and the account has 2 members; remove members first/);
+    expect(refused.body.error.message).toMatch(
+      /Solo plan has 1 seat\(s\) and the account has 2 members; remove members first/,
+    );
     expect((await admin(acct, '/billing/subscription')).body.plan.id).toBe('team');
 
     const view = (await admin(acct, '/billing/subscription')).body;
@@ -177,35 +228,79 @@ describe('plans and seats', () => {
     const periodDays = Math.round((Date.parse(upcoming.period_end) - start) / DAY);
     // One seat at the period's start (the admin), then the second added a moment into it: every
     // day of the period is left, part of the first counted whole, so 1900 × P / P = 1900.
-    expect(upcoming.lines.map((l: any) => [l.quantity, l.days, l.amount_cents])).toEqual([[1, null, 1900], [1, periodDays, 1900]]);
-    expect(upcoming).toMatchObject({ currency: 'EUR', subtotal_cents: 3800, tax_cents: 0, total_cents: 3800 });
+    expect(upcoming.lines.map((l: any) => [l.quantity, l.days, l.amount_cents])).toEqual([
+      [1, null, 1900],
+      [1, periodDays, 1900],
+    ]);
+    expect(upcoming).toMatchObject({
+      currency: 'EUR',
+      subtotal_cents: 3800,
+      tax_cents: 0,
+      total_cents: 3800,
+    });
 
-    expect((await api(url(), `/v1/organizations/users/${second.body.id}`, { key: acct.adminKey, method: 'DELETE' })).status).toBe(200);
+    expect(
+      (
+        await api(url(), `/v1/organizations/users/${second.body.id}`, {
+          key: acct.adminKey,
+          method: 'DELETE',
+        })
+      ).status,
+    ).toBe(200);
     // Freed a moment in: paid through today, so P − 1 whole days credited: 1900 × (P − 1) / P.
     const credited = (await admin(acct, '/billing/upcoming')).body.invoice.lines.at(-1);
-    expect(credited).toMatchObject({ days: periodDays - 1, amount_cents: -Math.floor((2 * 1900 * (periodDays - 1) + periodDays) / (2 * periodDays)) });
+    expect(credited).toMatchObject({
+      days: periodDays - 1,
+      amount_cents: -Math.floor((2 * 1900 * (periodDays - 1) + periodDays) / (2 * periodDays)),
+    });
 
     now = Date.now(); // the gateway's clock catches up with the members' (database) times
     const moved = await admin(acct, '/billing/plan', { plan: 'scale' });
     expect(moved.status).toBe(200);
-    expect(moved.body.plan).toMatchObject({ id: 'scale', price_cents: 4900, retention_days: 365, features: expect.arrayContaining(['spend budgets', 'alerts']) });
-    expect(moved.body.transitions.at(-1)).toMatchObject({ from_plan: 'team', to_plan: 'scale', cause: 'admin', cause_ref: 'plan change' });
+    expect(moved.body.plan).toMatchObject({
+      id: 'scale',
+      price_cents: 4900,
+      retention_days: 365,
+      features: expect.arrayContaining(['spend budgets', 'alerts']),
+    });
+    expect(moved.body.transitions.at(-1)).toMatchObject({
+      from_plan: 'team',
+      to_plan: 'scale',
+      cause: 'admin',
+      cause_ref: 'plan change',
+    });
     const lines = (await admin(acct, '/billing/upcoming')).body.invoice.lines;
     expect(lines.slice(-2).map((l: any) => l.description)).toEqual([
       expect.stringMatching(/^Unused time on the Team plan \(1 seat\)/),
       expect.stringMatching(/^Remaining time on the Scale plan \(1 seat\)/),
     ]);
-    expect(await auditActions(acct)).toContainEqual(expect.objectContaining({ action: 'account.plan_change', actor: acct.adminKeyId }));
+    expect(await auditActions(acct)).toContainEqual(
+      expect.objectContaining({ action: 'account.plan_change', actor: acct.adminKeyId }),
+    );
   });
 
   it('the operator changes the catalog without code; bad values are refused', async () => {
-    const changed = await op('/plans/team', { price_cents: 2100, features: ['a seat per member', 'priority support'], default_limits: { requests_per_minute: 240 } });
+    const changed = await op('/plans/team', {
+      price_cents: 2100,
+      features: ['a seat per member', 'priority support'],
+      default_limits: { requests_per_minute: 240 },
+    });
     expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ id: 'team', price_cents: 2100, per_seat: true, default_limits: { requests_per_minute: 240, tokens_per_minute: 200000 } });
+    expect(changed.body).toMatchObject({
+      id: 'team',
+      price_cents: 2100,
+      per_seat: true,
+      default_limits: { requests_per_minute: 240, tokens_per_minute: 200000 },
+    });
     const listed = (await op('/plans')).body.data;
-    expect(listed.find((p: any) => p.id === 'team').features).toEqual(['a seat per member', 'priority support']);
+    expect(listed.find((p: any) => p.id === 'team').features).toEqual([
+      'a seat per member',
+      'priority support',
+    ]);
     expect((await op('/plans/solo', { max_seats: 3 })).status).toBe(400);
-    expect((await op('/plans/new-one', { price_cents: 100 })).body.error.message).toMatch(/needs name, price_cents and per_seat/);
+    expect((await op('/plans/new-one', { price_cents: 100 })).body.error.message).toMatch(
+      /needs name, price_cents and per_seat/,
+    );
     await op('/plans/team', { price_cents: 1900 });
   });
 
@@ -217,7 +312,14 @@ describe('plans and seats', () => {
     now = end;
     expect((await runClock()).body.invoices).toBeGreaterThanOrEqual(1);
     const [invoice] = (await admin(acct, '/invoices')).body.data;
-    expect(invoice).toMatchObject({ type: 'invoice', status: 'open', currency: 'EUR', total_cents: 1900, tax_cents: 0, lines: [expect.objectContaining({ amount_cents: 1900 })] });
+    expect(invoice).toMatchObject({
+      type: 'invoice',
+      status: 'open',
+      currency: 'EUR',
+      total_cents: 1900,
+      tax_cents: 0,
+      lines: [expect.objectContaining({ amount_cents: 1900 })],
+    });
     expect((await admin(acct, `/invoices/${invoice.id}`)).body.number).toBe(invoice.number);
     const page = await fetch(`${url()}${invoice.html_url}`, { headers: { 'x-api-key': acct.adminKey } });
     expect(page.headers.get('content-type')).toMatch(/text\/html/);

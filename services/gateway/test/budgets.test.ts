@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, callAt, startStack, type SeededAccount, type Stack } from './harness';
+import { api, callAt, startStack, type Stack } from './harness';
 import type { Gateway } from '../src/server';
 import { startReceiver, type Receiver } from './webhook-receiver';
 
@@ -17,17 +17,23 @@ function spend(base: string, key: string, outputTokens = 40) {
 async function setup(stack: Stack) {
   const acct = await stack.seedAccount();
   const base = stack.gateway.url;
-  const member = async (email: string) => (await api(base, '/v1/organizations/users', { key: acct.adminKey, body: { email } })).body.id as string;
+  const member = async (email: string) =>
+    (await api(base, '/v1/organizations/users', { key: acct.adminKey, body: { email } })).body.id as string;
   const key = async (memberId?: string) =>
-    (await api(base, '/v1/organizations/api_keys', { key: acct.adminKey, body: memberId ? { member_id: memberId } : {} })).body as { id: string; key: string };
+    (
+      await api(base, '/v1/organizations/api_keys', {
+        key: acct.adminKey,
+        body: memberId ? { member_id: memberId } : {},
+      })
+    ).body as { id: string; key: string };
   const budget = (body: object) => api(base, '/v1/organizations/budgets', { key: acct.adminKey, body });
   /** Spend already in the rollups this month (seeded once when a budget is first checked). */
   const spent = (keyId: string, memberId: string | null, outputTokens: number) =>
-    stack.gateway.store.calls.insertBatch([callAt(acct.id, new Date().toISOString(), { keyId, memberId, usage: { output_tokens: outputTokens } })]);
+    stack.gateway.store.calls.insertBatch([
+      callAt(acct.id, new Date().toISOString(), { keyId, memberId, usage: { output_tokens: outputTokens } }),
+    ]);
   return { acct, member, key, budget, spent };
 }
-
-
 
 // A call is charged when its record is made (right after its answer), then in Redis: wait for both.
 async function settleOn(...gateways: Gateway[]): Promise<void> {
@@ -59,8 +65,14 @@ describe('budgets', () => {
     await settle();
     const res = await spend(stack.gateway.url, k1.key);
     expect(res.status).toBe(429);
-    expect(res.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' }, request_id: expect.stringMatching(/^req_/) });
-    expect(res.body.error.message).toMatch(/account's daily budget 'daily account budget' of \$1\.00 is used up/);
+    expect(res.body).toMatchObject({
+      type: 'error',
+      error: { type: 'rate_limit_error' },
+      request_id: expect.stringMatching(/^req_/),
+    });
+    expect(res.body.error.message).toMatch(
+      /account's daily budget 'daily account budget' of \$1\.00 is used up/,
+    );
     expect(res.headers.get('x-should-retry')).toBe('false');
     expect(res.headers.get('retry-after')).toBeNull();
     expect(res.headers.get('request-id')).toMatch(/^req_/);
@@ -83,11 +95,25 @@ describe('budgets', () => {
     const s = await setup(stack);
     const receiver = await startReceiver();
     receivers.push(receiver);
-    const hook = await api(stack.gateway.url, '/v1/organizations/webhooks', { key: s.acct.adminKey, body: { url: receiver.url, events: ['budget.threshold_crossed'] } });
+    const hook = await api(stack.gateway.url, '/v1/organizations/webhooks', {
+      key: s.acct.adminKey,
+      body: { url: receiver.url, events: ['budget.threshold_crossed'] },
+    });
     receiver.useSecret(hook.body.secret);
     const k = await s.key();
-    const created = await s.budget({ scope: 'api_key', target_id: k.id, limit_cents: 100, hard_cap: false, thresholds_percent: [80, 50, 100], name: 'ci key' });
-    expect(created.body).toMatchObject({ thresholds_percent: [50, 80, 100], hard_cap: false, progress: { spent_cents: 0, percent: 0 } });
+    const created = await s.budget({
+      scope: 'api_key',
+      target_id: k.id,
+      limit_cents: 100,
+      hard_cap: false,
+      thresholds_percent: [80, 50, 100],
+      name: 'ci key',
+    });
+    expect(created.body).toMatchObject({
+      thresholds_percent: [50, 80, 100],
+      hard_cap: false,
+      progress: { spent_cents: 0, percent: 0 },
+    });
     // 40 cents, then 20 (past 50%), then 25 (past 80%), then 30 (past 100%, and no refusal): 115 cents.
     for (const tokens of [16_000, 8_000, 10_000, 12_000, 400]) {
       expect((await spend(stack.gateway.url, k.key, tokens)).status).toBe(200);
@@ -101,19 +127,39 @@ describe('budgets', () => {
       ['budget.threshold_crossed', 100, true],
     ]);
     // 85 cents of output, plus the few input tokens of three calls.
-    expect(receiver.received[1]!.event.data).toMatchObject({ budget_id: created.body.id, budget_name: 'ci key', scope: 'api_key', target_id: k.id, limit_cents: 100, period: 'monthly' });
+    expect(receiver.received[1]!.event.data).toMatchObject({
+      budget_id: created.body.id,
+      budget_name: 'ci key',
+      scope: 'api_key',
+      target_id: k.id,
+      limit_cents: 100,
+      period: 'monthly',
+    });
     expect(receiver.received[1]!.event.data.spent_cents).toBeGreaterThanOrEqual(85);
     expect(receiver.received[1]!.event.data.spent_cents).toBeLessThan(85.1);
     await stack.gateway.writer.flush();
-    const progress = (await api(stack.gateway.url, `/v1/organizations/budgets/${created.body.id}`, { key: s.acct.adminKey })).body.progress;
+    const progress = (
+      await api(stack.gateway.url, `/v1/organizations/budgets/${created.body.id}`, { key: s.acct.adminKey })
+    ).body.progress;
     // The progress equals the call log priced directly (Opus 4.5: $5 input, $25 output per million tokens).
-    const [sums] = await stack.gateway.store.db.sql`select sum(input_tokens)::float8 as i, sum(output_tokens)::float8 as o from calls where key_id = ${k.id}`;
+    const [sums] = await stack.gateway.store.db
+      .sql`select sum(input_tokens)::float8 as i, sum(output_tokens)::float8 as o from calls where key_id = ${k.id}`;
     const expected = (sums!.i * 5 + sums!.o * 25) / 10_000;
     expect(sums!.o).toBe(46_400);
     expect(progress.spent_cents).toBeCloseTo(expected, 6);
-    expect(progress).toMatchObject({ limit_cents: 100, percent: Math.round(expected * 100) / 100, exhausted: false });
-    expect(progress.thresholds.map((t: any) => [t.percent, typeof t.crossed_at])).toEqual([[50, 'string'], [80, 'string'], [100, 'string']]);
-    expect(Date.parse(progress.period_end) - Date.parse(progress.period_start)).toBeGreaterThanOrEqual(28 * 86_400_000);
+    expect(progress).toMatchObject({
+      limit_cents: 100,
+      percent: Math.round(expected * 100) / 100,
+      exhausted: false,
+    });
+    expect(progress.thresholds.map((t: any) => [t.percent, typeof t.crossed_at])).toEqual([
+      [50, 'string'],
+      [80, 'string'],
+      [100, 'string'],
+    ]);
+    expect(Date.parse(progress.period_end) - Date.parse(progress.period_start)).toBeGreaterThanOrEqual(
+      28 * 86_400_000,
+    );
   });
 
   it('a new or raised budget reaches every instance within a second', async () => {
@@ -124,10 +170,16 @@ describe('budgets', () => {
     const b = await s.budget({ scope: 'api_key', target_id: k.id, limit_cents: 0 });
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await spend(peer.url, k.key)).status).toBe(429);
-    await api(stack.gateway.url, `/v1/organizations/budgets/${b.body.id}`, { key: s.acct.adminKey, body: { limit_cents: 1_000 } });
+    await api(stack.gateway.url, `/v1/organizations/budgets/${b.body.id}`, {
+      key: s.acct.adminKey,
+      body: { limit_cents: 1_000 },
+    });
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await spend(peer.url, k.key)).status).toBe(200);
-    await api(stack.gateway.url, `/v1/organizations/budgets/${b.body.id}`, { key: s.acct.adminKey, method: 'DELETE' });
+    await api(stack.gateway.url, `/v1/organizations/budgets/${b.body.id}`, {
+      key: s.acct.adminKey,
+      method: 'DELETE',
+    });
   });
 
   it('validates budgets at the edge and keeps them to the account', async () => {
@@ -136,7 +188,11 @@ describe('budgets', () => {
     const foreignKey = await other.key();
     const cases: [object, number, RegExp][] = [
       [{ scope: 'user', limit_cents: 5 }, 400, /target_id: a user budget names its member/],
-      [{ scope: 'account', target_id: 'user_x', limit_cents: 5 }, 400, /target_id: an account budget has no target/],
+      [
+        { scope: 'account', target_id: 'user_x', limit_cents: 5 },
+        400,
+        /target_id: an account budget has no target/,
+      ],
       [{ scope: 'api_key', target_id: foreignKey.id, limit_cents: 5 }, 404, /no API key/],
       [{ scope: 'api_key', target_id: s.acct.adminKeyId, limit_cents: 5 }, 400, /admin keys/],
       [{ scope: 'account', limit_cents: -1 }, 400, /limit_cents/],
@@ -149,11 +205,28 @@ describe('budgets', () => {
       expect([res.status, res.body.error?.message]).toEqual([status, expect.stringMatching(message)]);
     }
     const mine = (await s.budget({ scope: 'account', limit_cents: 5 })).body.id;
-    expect((await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, { key: other.acct.adminKey })).status).toBe(404);
-    expect((await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, { key: other.acct.adminKey, method: 'DELETE' })).status).toBe(404);
+    expect(
+      (await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, { key: other.acct.adminKey }))
+        .status,
+    ).toBe(404);
+    expect(
+      (
+        await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, {
+          key: other.acct.adminKey,
+          method: 'DELETE',
+        })
+      ).status,
+    ).toBe(404);
     const list = (await api(stack.gateway.url, '/v1/organizations/budgets', { key: s.acct.adminKey })).body;
     expect(list.data.map((b: any) => b.id)).toEqual([mine]);
-    expect((await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, { key: s.acct.adminKey, method: 'DELETE' })).body).toEqual({ id: mine, type: 'budget_deleted' });
+    expect(
+      (
+        await api(stack.gateway.url, `/v1/organizations/budgets/${mine}`, {
+          key: s.acct.adminKey,
+          method: 'DELETE',
+        })
+      ).body,
+    ).toEqual({ id: mine, type: 'budget_deleted' });
   });
 
   it('budgets and webhooks answer admin keys only', async () => {

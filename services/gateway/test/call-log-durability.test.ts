@@ -19,7 +19,10 @@ let emulator: Emulator;
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  [cluster, emulator] = await Promise.all([createPgCluster(), startEmulator({ port: 0, apiKey: PROVIDER_KEY })]);
+  [cluster, emulator] = await Promise.all([
+    createPgCluster(),
+    startEmulator({ port: 0, apiKey: PROVIDER_KEY }),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await emulator?.close();
@@ -45,12 +48,22 @@ function gatewayEnv(extra: Record<string, string> = {}): Record<string, string> 
 }
 
 /** Waits until the calls table holds every id (or the time is up); returns how often each id is there. */
-async function recorded(env: Record<string, string>, ids: string[], ms = 60_000): Promise<Map<string, number>> {
-  const sql = postgres(cluster.url, { max: 1, onnotice: () => {}, connection: { search_path: env.KEYGATE_DB_SCHEMA! } });
+async function recorded(
+  env: Record<string, string>,
+  ids: string[],
+  ms = 60_000,
+): Promise<Map<string, number>> {
+  const sql = postgres(cluster.url, {
+    max: 1,
+    onnotice: () => {},
+    connection: { search_path: env.KEYGATE_DB_SCHEMA! },
+  });
   try {
     const deadline = Date.now() + ms;
     for (;;) {
-      const rows = await sql<{ id: string; n: number }[]>`select id, count(*)::int as n from calls where id = any(${ids}::text[]) group by id`;
+      const rows = await sql<
+        { id: string; n: number }[]
+      >`select id, count(*)::int as n from calls where id = any(${ids}::text[]) group by id`;
       const found = new Map(rows.map((r) => [r.id, r.n]));
       if (found.size === ids.length || Date.now() > deadline) return found;
       await new Promise((r) => setTimeout(r, 250));
@@ -62,7 +75,11 @@ async function recorded(env: Record<string, string>, ids: string[], ms = 60_000)
 
 /** The hourly rollups count each served call once, whatever was replayed. */
 async function rollupMatches(env: Record<string, string>): Promise<{ served: number; rolledUp: number }> {
-  const sql = postgres(cluster.url, { max: 1, onnotice: () => {}, connection: { search_path: env.KEYGATE_DB_SCHEMA! } });
+  const sql = postgres(cluster.url, {
+    max: 1,
+    onnotice: () => {},
+    connection: { search_path: env.KEYGATE_DB_SCHEMA! },
+  });
   try {
     const [c] = await sql<{ n: number }[]>`select count(*)::int as n from calls where status < 400`;
     const [r] = await sql<{ n: number }[]>`select coalesce(sum(requests), 0)::int as n from usage_hourly`;
@@ -82,7 +99,8 @@ describe('durable call records', () => {
     const first = await spawnGateway(env);
     const load = driveLoad(first.url, key, 12);
     // Under load, not after a fixed time: a busy machine answers fewer calls per second.
-    for (const deadline = Date.now() + 30_000; ok(load.answered).length < 60 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+    for (const deadline = Date.now() + 30_000; ok(load.answered).length < 60 && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 100));
     first.child.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await first.exited).toBe('SIGKILL');
@@ -101,14 +119,22 @@ describe('durable call records', () => {
       expect([...found.values()].every((n) => n === 1)).toBe(true);
       const recent = answered.filter((a) => a.at >= killedAt - KILL_MARGIN_MS).map((a) => a.id);
       const recentFound = await recorded(env, recent, 2000);
-      console.info(`kill -9: ${answered.length} answered, ${older.length} older than ${KILL_MARGIN_MS} ms all recorded; ${recentFound.size}/${recent.length} of the last ${KILL_MARGIN_MS} ms recorded`);
+      console.info(
+        `kill -9: ${answered.length} answered, ${older.length} older than ${KILL_MARGIN_MS} ms all recorded; ${recentFound.size}/${recent.length} of the last ${KILL_MARGIN_MS} ms recorded`,
+      );
       const { served, rolledUp } = await rollupMatches(env);
       expect(rolledUp).toBe(served);
       // The replayed segments are deleted once PostgreSQL has them.
-      for (let i = 0; i < 100 && readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).some((f) => spooled.includes(f)); i++) {
+      for (
+        let i = 0;
+        i < 100 && readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).some((f) => spooled.includes(f));
+        i++
+      ) {
         await new Promise((r) => setTimeout(r, 100));
       }
-      expect(readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).filter((f) => spooled.includes(f))).toEqual([]);
+      expect(readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).filter((f) => spooled.includes(f))).toEqual(
+        [],
+      );
     } finally {
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
@@ -155,7 +181,10 @@ describe('durable call records', () => {
     const { served, rolledUp } = await rollupMatches(env);
     expect(rolledUp).toBe(served);
     // Each outage is logged once by the call log, not once per retry.
-    const outageLines = gw.stderr().split('\n').filter((l) => l.includes('call log write failed'));
+    const outageLines = gw
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('call log write failed'));
     expect(outageLines.length).toBeGreaterThan(0);
     expect(outageLines.length).toBeLessThanOrEqual(4);
     expect(gw.stderr()).not.toMatch(/Cannot read properties of null/);

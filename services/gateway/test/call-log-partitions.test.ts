@@ -24,7 +24,10 @@ async function freshStore(upTo?: number): Promise<Store> {
     return store;
   }
   const dir = mkdtempSync(join(tmpdir(), 'keygate-migrations-'));
-  for (const f of readdirSync(MIGRATIONS).filter((f) => /^\d+_.+\.sql$/.test(f) && Number.parseInt(f, 10) <= upTo)) copyFileSync(join(MIGRATIONS, f), join(dir, f));
+  for (const f of readdirSync(MIGRATIONS).filter(
+    (f) => /^\d+_.+\.sql$/.test(f) && Number.parseInt(f, 10) <= upTo,
+  ))
+    copyFileSync(join(MIGRATIONS, f), join(dir, f));
   await migrate(store.db.sql, dir);
   rmSync(dir, { recursive: true, force: true });
   return store;
@@ -32,7 +35,11 @@ async function freshStore(upTo?: number): Promise<Store> {
 
 const monthName = (d: Date) => `calls_p${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 const partitionOf = async (store: Store, id: string) =>
-  (await store.db.sql<{ part: string }[]>`select tableoid::regclass::text as part from calls where id = ${id}`).map((r) => r.part);
+  (
+    await store.db.sql<
+      { part: string }[]
+    >`select tableoid::regclass::text as part from calls where id = ${id}`
+  ).map((r) => r.part);
 
 async function seedAccount(store: Store, plan: string): Promise<string> {
   const id = `acct_${randomBase62(12)}`;
@@ -73,7 +80,8 @@ describe('the call log is partitioned by month', () => {
     // A replay after the move meets the same (id, created_at) in the month's partition.
     await store.calls.insertBatch([far, far]);
     expect(await partitionOf(store, far.id)).toEqual(['calls_p203107']);
-    const [rollup] = await store.db.sql`select requests, input_tokens::int as input from usage_hourly where account_id = ${account}`;
+    const [rollup] = await store.db
+      .sql`select requests, input_tokens::int as input from usage_hourly where account_id = ${account}`;
     expect(rollup).toEqual({ requests: 1, input: 10 });
   });
 });
@@ -81,14 +89,17 @@ describe('the call log is partitioned by month', () => {
 describe('retention per plan', () => {
   it('drops months older than every plan keeps, deletes per account inside newer ones, and the rollups keep all usage', async () => {
     const store = await freshStore();
-    await store.db.sql`update plans set retention_days = case id when 'solo' then 30 when 'scale' then 365 else retention_days end`;
+    await store.db
+      .sql`update plans set retention_days = case id when 'solo' then 30 when 'scale' then 365 else retention_days end`;
     const solo = await seedAccount(store, 'solo');
     const scale = await seedAccount(store, 'scale');
     const [{ maxDays }] = [await store.partitions.retentionBounds()];
     const now = new Date();
     const ago = (days: number) => new Date(now.getTime() - days * DAY).toISOString();
     const ages = [maxDays + 40, 40, 5];
-    const calls = [solo, scale].flatMap((account) => ages.map((days) => callAt(account, ago(days), { usage: { input_tokens: 100, output_tokens: 7 } })));
+    const calls = [solo, scale].flatMap((account) =>
+      ages.map((days) => callAt(account, ago(days), { usage: { input_tokens: 100, output_tokens: 7 } })),
+    );
     await store.calls.insertBatch(calls);
     const ancient = monthName(new Date(ago(maxDays + 40)));
 
@@ -104,8 +115,16 @@ describe('retention per plan', () => {
     expect(count(scale)).toBe(2); // 40 and 5 days; the month older than every plan is gone
 
     // Reports read the hourly rollups: every call still counts.
-    const rows = await store.usage.fromRollups({ accountId: null, from: new Date(ago(maxDays + 80)), to: now, bucketSeconds: null, groupBy: ['account_id'] });
-    const usage = Object.fromEntries(rows.map((r) => [r.account_id, { requests: r.requests, input: r.input_tokens }]));
+    const rows = await store.usage.fromRollups({
+      accountId: null,
+      from: new Date(ago(maxDays + 80)),
+      to: now,
+      bucketSeconds: null,
+      groupBy: ['account_id'],
+    });
+    const usage = Object.fromEntries(
+      rows.map((r) => [r.account_id, { requests: r.requests, input: r.input_tokens }]),
+    );
     expect(usage[solo]).toEqual({ requests: 3, input: 300 });
     expect(usage[scale]).toEqual({ requests: 3, input: 300 });
 
@@ -142,16 +161,29 @@ describe('010_calls_partitioned on an existing call log', () => {
     expect(await partitionOf(store, old[0]!.id)).toEqual(['calls_p202501']);
     expect(await partitionOf(store, old[1]!.id)).toEqual(['calls_p202502']);
     expect(await partitionOf(store, old[2]!.id)).toEqual(['calls_p202502']);
-    const indexes = await store.db.sql<{ name: string }[]>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'calls'`;
-    expect(indexes.map((i) => i.name).sort()).toEqual(['calls_account_time', 'calls_claude_code', 'calls_group', 'calls_key_time', 'calls_pkey', 'calls_trouble']);
+    const indexes = await store.db.sql<
+      { name: string }[]
+    >`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'calls'`;
+    expect(indexes.map((i) => i.name).sort()).toEqual([
+      'calls_account_time',
+      'calls_claude_code',
+      'calls_group',
+      'calls_key_time',
+      'calls_pkey',
+      'calls_trouble',
+    ]);
     const [plan] = await store.db.sql`select retention_days from plans where id = 'solo'`;
     expect(plan!.retention_days).toBeGreaterThan(0);
 
     // A record written before the migration, retried after it, is still one call.
-    await store.calls.insertBatch([old[2]!, callAt(account, '2025-02-20T12:30:00Z', { usage: { input_tokens: 4, output_tokens: 1 } })]);
+    await store.calls.insertBatch([
+      old[2]!,
+      callAt(account, '2025-02-20T12:30:00Z', { usage: { input_tokens: 4, output_tokens: 1 } }),
+    ]);
     const [total] = await store.db.sql`select count(*)::int as n from calls where account_id = ${account}`;
     expect(total!.n).toBe(4);
-    const [rollup] = await store.db.sql`select sum(requests)::int as n, sum(input_tokens)::int as input from usage_hourly where account_id = ${account}`;
+    const [rollup] = await store.db
+      .sql`select sum(requests)::int as n, sum(input_tokens)::int as input from usage_hourly where account_id = ${account}`;
     expect(rollup).toEqual({ n: 4, input: 10 });
   });
 });

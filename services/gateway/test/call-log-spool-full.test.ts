@@ -12,7 +12,11 @@ async function call(stack: Stack, n: number): Promise<string[]> {
     const res = await fetch(`${stack.gateway.url}/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: `call ${i}` }] }),
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: `call ${i}` }],
+      }),
     });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
@@ -35,12 +39,17 @@ async function recordedIds(stack: Stack, expected: number): Promise<string[]> {
  * Samples the writer's status while `work` runs, and after it until `until` holds (at most 5 s):
  * the spool writes once per group-commit interval, so its state can change after the last answer.
  */
-async function watching<T>(stack: Stack, work: () => Promise<T>, until: (seen: CallLogStatus[]) => boolean = () => true): Promise<{ result: T; seen: CallLogStatus[] }> {
+async function watching<T>(
+  stack: Stack,
+  work: () => Promise<T>,
+  until: (seen: CallLogStatus[]) => boolean = () => true,
+): Promise<{ result: T; seen: CallLogStatus[] }> {
   const seen: CallLogStatus[] = [];
   const timer = setInterval(() => seen.push(stack.gateway.writer.status()), 5);
   try {
     const result = await work();
-    for (const deadline = Date.now() + 5_000; !until(seen) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 5_000; !until(seen) && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 20));
     return { result, seen };
   } finally {
     clearInterval(timer);
@@ -73,7 +82,8 @@ describe('spool full (KEYGATE_SPOOL_MAX_BYTES)', () => {
 describe('disk full for the spool (a 1 MB tmpfs)', () => {
   let mount: string;
   beforeAll(() => {
-    if (process.getuid?.() !== 0) throw new Error('this test mounts a tmpfs: run it as root (CI and the dev machines do)');
+    if (process.getuid?.() !== 0)
+      throw new Error('this test mounts a tmpfs: run it as root (CI and the dev machines do)');
     mount = mkdtempSync(join(tmpdir(), 'keygate-tmpfs-'));
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mount]);
   });
@@ -90,9 +100,15 @@ describe('disk full for the spool (a 1 MB tmpfs)', () => {
     try {
       const { bavail, bsize } = statfsSync(mount);
       writeFileSync(filler, Buffer.alloc(Number(bavail) * Number(bsize)));
-      const { result: ids, seen } = await watching(stack, () => call(stack, 15), (seen) => seen.some((s) => s.spoolError === 'ENOSPC'));
+      const { result: ids, seen } = await watching(
+        stack,
+        () => call(stack, 15),
+        (seen) => seen.some((s) => s.spoolError === 'ENOSPC'),
+      );
       expect(seen.some((s) => s.spoolError === 'ENOSPC')).toBe(true);
-      expect(stack.logs.some((l) => l.includes('call spool write failed') && l.includes('ENOSPC'))).toBe(true);
+      expect(stack.logs.some((l) => l.includes('call spool write failed') && l.includes('ENOSPC'))).toBe(
+        true,
+      );
       expect((await recordedIds(stack, 15)).sort()).toEqual([...ids].sort());
       expect(stack.gateway.writer.status().dropped).toBe(0);
 
@@ -102,7 +118,8 @@ describe('disk full for the spool (a 1 MB tmpfs)', () => {
       const sql = stack.gateway.store.db.sql;
       await sql`alter table calls rename to calls_offline`;
       const later = await call(stack, 3);
-      for (let i = 0; i < 100 && readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
       expect(readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length).toBeGreaterThan(0);
       expect(stack.gateway.writer.status().spoolError).toBeNull();
       await sql`alter table calls_offline rename to calls`;

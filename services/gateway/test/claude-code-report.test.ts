@@ -19,8 +19,18 @@ const get = (q: string) => api(stack.gateway.url, `${report}?${q}`, { key: admin
 async function claude(key: string, sessionId: string) {
   const home = join(root, sessionId);
   freshHome(home);
-  const env = { ANTHROPIC_BASE_URL: stack.gateway.url, ANTHROPIC_AUTH_TOKEN: key, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
-  const run = await runClaude({ home, prompt: 'Say hello to the report', sessionId, env, blackholePort: await closedPort() });
+  const env = {
+    ANTHROPIC_BASE_URL: stack.gateway.url,
+    ANTHROPIC_AUTH_TOKEN: key,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  const run = await runClaude({
+    home,
+    prompt: 'Say hello to the report',
+    sessionId,
+    env,
+    blackholePort: await closedPort(),
+  });
   expect(run.code, run.stdout + run.stderr).toBe(0);
 }
 
@@ -28,7 +38,9 @@ beforeAll(async () => {
   stack = await startStack();
   root = mkdtempSync(join(tmpdir(), 'keygate-cc-report-'));
   admin = (await stack.newKey({ kind: 'admin' })).secret;
-  const member = async (email: string) => (await api(stack.gateway.url, '/v1/organizations/users', { key: admin, body: { email } })).body.id as string;
+  const member = async (email: string) =>
+    (await api(stack.gateway.url, '/v1/organizations/users', { key: admin, body: { email } })).body
+      .id as string;
   m.one = await member('one@cc.test');
   m.two = await member('two@cc.test');
   keys.one = await stack.newKey({ kind: 'test', memberId: m.one });
@@ -39,10 +51,22 @@ beforeAll(async () => {
   // show it (session id, beta flag, user agent). Member two: only a plain SDK-style call.
   await claude(keys.one.secret, sessions.a);
   await claude(keys.one.secret, sessions.b);
-  const headers = { 'x-claude-code-session-id': sessions.loose, 'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14', 'user-agent': 'claude-cli/2.1.300 (external, cli)' };
+  const headers = {
+    'x-claude-code-session-id': sessions.loose,
+    'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14',
+    'user-agent': 'claude-cli/2.1.300 (external, cli)',
+  };
   expect((await callModel(stack.gateway.url, keys.loose.secret, headers)).status).toBe(200);
-  expect((await callModel(stack.gateway.url, keys.loose.secret, { 'user-agent': 'claude-cli/2.1.300 (external, cli)' })).status).toBe(200);
-  expect((await callModel(stack.gateway.url, keys.two.secret, { 'user-agent': 'my-app/1.0' })).status).toBe(200);
+  expect(
+    (
+      await callModel(stack.gateway.url, keys.loose.secret, {
+        'user-agent': 'claude-cli/2.1.300 (external, cli)',
+      })
+    ).status,
+  ).toBe(200);
+  expect((await callModel(stack.gateway.url, keys.two.secret, { 'user-agent': 'my-app/1.0' })).status).toBe(
+    200,
+  );
 }, 180_000);
 afterEach(killClaudeRuns);
 afterAll(async () => {
@@ -66,14 +90,25 @@ function expected(rows: Record<string, any>[], actor: string) {
   }
   return {
     sessions: new Set(mine.map((r) => r.group_id).filter(Boolean)).size,
-    models: [...models].sort(([a], [b]) => a.localeCompare(b)).map(([model, t]) => ({
-      model,
-      tokens: { input: t.input, output: t.output, cache_read: t.cache_read, cache_creation: t.w5m! + t.w1h! },
-      cents: usageCostCents(model, {
-        uncached_input_tokens: t.input!, output_tokens: t.output!, cache_read_input_tokens: t.cache_read!,
-        'cache_creation.ephemeral_5m_input_tokens': t.w5m!, 'cache_creation.ephemeral_1h_input_tokens': t.w1h!, web_search_requests: t.search!,
-      }),
-    })),
+    models: [...models]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([model, t]) => ({
+        model,
+        tokens: {
+          input: t.input,
+          output: t.output,
+          cache_read: t.cache_read,
+          cache_creation: t.w5m! + t.w1h!,
+        },
+        cents: usageCostCents(model, {
+          uncached_input_tokens: t.input!,
+          output_tokens: t.output!,
+          cache_read_input_tokens: t.cache_read!,
+          'cache_creation.ephemeral_5m_input_tokens': t.w5m!,
+          'cache_creation.ephemeral_1h_input_tokens': t.w1h!,
+          web_search_requests: t.search!,
+        }),
+      })),
   };
 }
 
@@ -101,13 +136,27 @@ describe('usage_report/claude_code, from what the gateway sees', () => {
       actor: { type: 'user_actor', email_address: 'one@cc.test' },
       organization_id: stack.account.id,
       customer_type: 'api',
-      core_metrics: { num_sessions: 2, lines_of_code: null, commits_by_claude_code: null, pull_requests_by_claude_code: null },
+      core_metrics: {
+        num_sessions: 2,
+        lines_of_code: null,
+        commits_by_claude_code: null,
+        pull_requests_by_claude_code: null,
+      },
     });
-    expect(loose).toMatchObject({ actor: { type: 'api_actor', api_key_name: expect.stringContaining('test key') }, user_id: null, core_metrics: { num_sessions: 1 } });
-    for (const [row, actor] of [[one, m.one], [loose, keys.loose.id]] as const) {
+    expect(loose).toMatchObject({
+      actor: { type: 'api_actor', api_key_name: expect.stringContaining('test key') },
+      user_id: null,
+      core_metrics: { num_sessions: 1 },
+    });
+    for (const [row, actor] of [
+      [one, m.one],
+      [loose, keys.loose.id],
+    ] as const) {
       const want = expected(rows, actor);
       expect(row.core_metrics.num_sessions).toBe(want.sessions);
-      expect(row.model_breakdown.map((b: any) => ({ model: b.model, tokens: b.tokens }))).toEqual(want.models.map(({ model, tokens }) => ({ model, tokens })));
+      expect(row.model_breakdown.map((b: any) => ({ model: b.model, tokens: b.tokens }))).toEqual(
+        want.models.map(({ model, tokens }) => ({ model, tokens })),
+      );
       for (const [i, b] of row.model_breakdown.entries()) {
         expect(b.estimated_cost.currency).toBe('USD');
         expect(b.estimated_cost.amount).toBeCloseTo(want.models[i]!.cents, 6);
@@ -116,7 +165,11 @@ describe('usage_report/claude_code, from what the gateway sees', () => {
     }
     // Member two made no Claude Code call; another day has none at all.
     expect(body.data.some((d: any) => d.user_id === m.two)).toBe(false);
-    expect((await get('starting_at=2025-01-01')).body).toEqual({ data: [], has_more: false, next_page: null });
+    expect((await get('starting_at=2025-01-01')).body).toEqual({
+      data: [],
+      has_more: false,
+      next_page: null,
+    });
   });
 
   it('pages through actors with limit and next_page', async () => {

@@ -85,7 +85,9 @@ export function runClaude(opts: ClaudeOptions): Promise<ClaudeRun> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`claude -p did not exit within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(`claude -p did not exit within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+      );
     }, timeoutMs);
     child.on('error', (err) => {
       clearTimeout(timer);

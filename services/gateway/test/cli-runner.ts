@@ -23,19 +23,34 @@ export type Cli = ((args: string[], extra?: NodeJS.ProcessEnv) => Promise<Run>) 
  * running gateway in the data dir and goes through its operator API.
  */
 export function cliFor(stack: Stack): Cli {
-  const { DATABASE_URL: _d, KEYGATE_SECRET: _s, KEYGATE_OPERATOR_TOKEN: _t, KEYGATE_URL: _u, ...rest } = process.env;
+  const {
+    DATABASE_URL: _d,
+    KEYGATE_SECRET: _s,
+    KEYGATE_OPERATOR_TOKEN: _t,
+    KEYGATE_URL: _u,
+    ...rest
+  } = process.env;
   const env = {
     ...rest,
     KEYGATE_LOG_LEVEL: 'warn',
     ...(TEST_DATABASE_URL
-      ? { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: stack.schema, KEYGATE_SECRET: stack.config.secret! }
+      ? {
+          DATABASE_URL: TEST_DATABASE_URL,
+          KEYGATE_DB_SCHEMA: stack.schema,
+          KEYGATE_SECRET: stack.config.secret!,
+        }
       : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: OPERATOR_TOKEN }),
   };
   const run = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
     new Promise<Run>((resolve) => {
-      execFile(process.execPath, [BIN, ...args], { env: { ...env, ...extra }, timeout: 60_000 }, (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [BIN, ...args],
+        { env: { ...env, ...extra }, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        },
+      );
     });
   return Object.assign(run, {
     async json(args: string[], extra: NodeJS.ProcessEnv = {}) {

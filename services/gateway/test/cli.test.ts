@@ -14,11 +14,18 @@ afterAll(() => stack?.close());
 
 describe('help and exit codes scripts can trust', () => {
   it('--help everywhere, exit 0; the codes are documented', async () => {
-    const [top, group, command] = await Promise.all([keygate(['--help']), keygate(['key', '--help']), keygate(['key', 'create', '--help'])]);
+    const [top, group, command] = await Promise.all([
+      keygate(['--help']),
+      keygate(['key', '--help']),
+      keygate(['key', 'create', '--help']),
+    ]);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/Exit codes:[\s\S]*2 {2}usage error[\s\S]*4 {2}not found/);
     expect(top.stdout).toMatch(/member remove/);
-    expect(group).toMatchObject({ code: 0, stdout: expect.stringMatching(/keygate key <create\|list\|rotate\|revoke>/) });
+    expect(group).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/keygate key <create\|list\|rotate\|revoke>/),
+    });
     expect(command).toMatchObject({ code: 0, stdout: expect.stringMatching(/--monthly-cap-usd/) });
   });
 
@@ -35,7 +42,10 @@ describe('help and exit codes scripts can trust', () => {
     expect(flag).toMatchObject({ code: 2, stderr: expect.stringMatching(/--acount/) });
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/--plan is required/) });
     expect(badPlan).toMatchObject({ code: 2, stderr: expect.stringMatching(/plan/) });
-    expect(notFound).toMatchObject({ code: 4, stderr: expect.stringMatching(/No account with id 'acct_doesnotexist'/) });
+    expect(notFound).toMatchObject({
+      code: 4,
+      stderr: expect.stringMatching(/No account with id 'acct_doesnotexist'/),
+    });
     expect(badBy).toMatchObject({ code: 2, stderr: expect.stringMatching(/need --account/) });
   }, 180_000);
 });
@@ -43,23 +53,60 @@ describe('help and exit codes scripts can trust', () => {
 describe('a script provisions with --json and calls the gateway right after', () => {
   it('account create → admin key; key create → app key; both work at once', async () => {
     const account = await json(
-      ['account', 'create', '--name', 'Scripted', '--plan', 'team', '--admin-email', 'ops@scripted.test', '--provider-key-env', 'UPSTREAM_KEY'],
+      [
+        'account',
+        'create',
+        '--name',
+        'Scripted',
+        '--plan',
+        'team',
+        '--admin-email',
+        'ops@scripted.test',
+        '--provider-key-env',
+        'UPSTREAM_KEY',
+      ],
       { UPSTREAM_KEY: PROVIDER_KEY },
     );
-    expect(account).toMatchObject({ id: expect.stringMatching(/^acct_/), plan: 'team', admin: { key: { key: expect.stringMatching(/^kg_admin_/) } } });
+    expect(account).toMatchObject({
+      id: expect.stringMatching(/^acct_/),
+      plan: 'team',
+      admin: { key: { key: expect.stringMatching(/^kg_admin_/) } },
+    });
     expect(JSON.stringify(account)).not.toContain(PROVIDER_KEY);
     const me = await api(stack.gateway.url, '/v1/organizations/me', { key: account.admin.key.key });
     expect(me.body.id).toBe(account.id);
 
     const [live, test] = await Promise.all([
-      json(['key', 'create', '--account', account.id, '--app', 'billing', '--env', 'prod', '--rpm', '100', '--monthly-cap-usd', '25']),
+      json([
+        'key',
+        'create',
+        '--account',
+        account.id,
+        '--app',
+        'billing',
+        '--env',
+        'prod',
+        '--rpm',
+        '100',
+        '--monthly-cap-usd',
+        '25',
+      ]),
       json(['key', 'create', '--account', account.id, '--test']),
     ]);
-    expect(live).toMatchObject({ key: expect.stringMatching(/^kg_live_/), app: 'billing', created_by: 'cli', limits: { requests_per_minute: 100, monthly_spend_cap_cents: 2500 } });
+    expect(live).toMatchObject({
+      key: expect.stringMatching(/^kg_live_/),
+      app: 'billing',
+      created_by: 'cli',
+      limits: { requests_per_minute: 100, monthly_spend_cap_cents: 2500 },
+    });
     expect((await callModel(stack.gateway.url, live.key)).status).toBe(200);
     expect((await callModel(stack.gateway.url, test.key)).status).toBe(200);
 
-    const audit = (await api(stack.gateway.url, `/v1/organizations/audit_log?target_id=${live.id}`, { key: account.admin.key.key })).body;
+    const audit = (
+      await api(stack.gateway.url, `/v1/organizations/audit_log?target_id=${live.id}`, {
+        key: account.admin.key.key,
+      })
+    ).body;
     expect(audit.data[0]).toMatchObject({ action: 'api_key.create', actor: 'cli' });
   }, 180_000);
 });
@@ -67,17 +114,44 @@ describe('a script provisions with --json and calls the gateway right after', ()
 describe('members, keys and usage from the CLI', () => {
   let account: any;
   beforeAll(async () => {
-    account = await json(['account', 'create', '--name', 'Managed', '--plan', 'team', '--admin-email', 'boss@managed.test', '--provider-key-env', 'UPSTREAM_KEY'], { UPSTREAM_KEY: PROVIDER_KEY });
+    account = await json(
+      [
+        'account',
+        'create',
+        '--name',
+        'Managed',
+        '--plan',
+        'team',
+        '--admin-email',
+        'boss@managed.test',
+        '--provider-key-env',
+        'UPSTREAM_KEY',
+      ],
+      { UPSTREAM_KEY: PROVIDER_KEY },
+    );
   }, 180_000);
 
   it('member add | list | remove', async () => {
-    const m = await json(['member', 'add', '--account', account.id, '--email', 'dev@managed.test', '--name', 'Dev']);
+    const m = await json([
+      'member',
+      'add',
+      '--account',
+      account.id,
+      '--email',
+      'dev@managed.test',
+      '--name',
+      'Dev',
+    ]);
     expect(m).toMatchObject({ type: 'user', role: 'developer' });
     const table = await keygate(['member', 'list', '--account', account.id]);
     expect(table.stdout).toMatch(/^ID\s+EMAIL\s+NAME\s+ROLE/m);
     expect(table.stdout).toContain('dev@managed.test');
-    expect((await json(['member', 'remove', '--account', account.id, '--member', m.id])).type).toBe('user_deleted');
-    expect((await json(['member', 'list', '--account', account.id])).map((x: any) => x.email)).toEqual(['boss@managed.test']);
+    expect((await json(['member', 'remove', '--account', account.id, '--member', m.id])).type).toBe(
+      'user_deleted',
+    );
+    expect((await json(['member', 'list', '--account', account.id])).map((x: any) => x.email)).toEqual([
+      'boss@managed.test',
+    ]);
     expect((await keygate(['member', 'remove', '--account', account.id, '--member', m.id])).code).toBe(4);
   }, 180_000);
 
@@ -110,8 +184,20 @@ describe('members, keys and usage from the CLI', () => {
     const rows = await json(['usage', '--account', account.id, '--by', 'key']);
     const row = rows.find((r: any) => r.api_key_id === k.id);
     expect(row).toMatchObject({ api_key_name: 'counted', requests: 2, errors: 0 });
-    expect(Object.keys(row)).toEqual(expect.arrayContaining(['uncached_input_tokens', 'cache_creation', 'cache_read_input_tokens', 'output_tokens', 'requests', 'errors']));
-    expect(Object.keys(row.cache_creation).sort()).toEqual(['ephemeral_1h_input_tokens', 'ephemeral_5m_input_tokens']);
+    expect(Object.keys(row)).toEqual(
+      expect.arrayContaining([
+        'uncached_input_tokens',
+        'cache_creation',
+        'cache_read_input_tokens',
+        'output_tokens',
+        'requests',
+        'errors',
+      ]),
+    );
+    expect(Object.keys(row.cache_creation).sort()).toEqual([
+      'ephemeral_1h_input_tokens',
+      'ephemeral_5m_input_tokens',
+    ]);
     const today = new Date().toISOString().slice(0, 10);
     const [byDay, table, all] = await Promise.all([
       json(['usage', '--account', account.id, '--by', 'day', '--since', today, '--until', today]),
@@ -119,7 +205,9 @@ describe('members, keys and usage from the CLI', () => {
       json(['usage', '--by', 'account']),
     ]);
     expect(byDay).toEqual([expect.objectContaining({ day: today })]);
-    expect(table.stdout).toMatch(/MODEL\s+REQUESTS\s+LIVE\s+TEST\s+ERRORS\s+ERROR_RATE\s+INPUT\s+CACHE_WRITE_5M\s+CACHE_WRITE_1H\s+CACHE_READ\s+OUTPUT\s+COST_USD/);
+    expect(table.stdout).toMatch(
+      /MODEL\s+REQUESTS\s+LIVE\s+TEST\s+ERRORS\s+ERROR_RATE\s+INPUT\s+CACHE_WRITE_5M\s+CACHE_WRITE_1H\s+CACHE_READ\s+OUTPUT\s+COST_USD/,
+    );
     expect(all.map((r: any) => r.account_id)).toContain(account.id);
   }, 180_000);
 
@@ -129,10 +217,20 @@ describe('members, keys and usage from the CLI', () => {
     expect((await json(['account', 'suspend', '--account', account.id])).status).toBe('suspended');
     expect((await json(['account', 'get', '--account', account.id])).status).toBe('suspended');
     expect((await json(['account', 'reactivate', '--account', account.id])).status).toBe('active');
-    const set = await keygate(['account', 'set-provider-key', '--account', account.id, '--provider-key-env', 'NEW_KEY'], { NEW_KEY: PROVIDER_KEY });
+    const set = await keygate(
+      ['account', 'set-provider-key', '--account', account.id, '--provider-key-env', 'NEW_KEY'],
+      { NEW_KEY: PROVIDER_KEY },
+    );
     expect(set).toMatchObject({ code: 0, stdout: expect.stringMatching(/sk-ant-…/) });
     expect(set.stdout).not.toContain(PROVIDER_KEY);
-    const unset = await keygate(['account', 'set-provider-key', '--account', account.id, '--provider-key-env', 'NOT_SET_ANYWHERE']);
+    const unset = await keygate([
+      'account',
+      'set-provider-key',
+      '--account',
+      account.id,
+      '--provider-key-env',
+      'NOT_SET_ANYWHERE',
+    ]);
     expect(unset).toMatchObject({ code: 2, stderr: expect.stringMatching(/\$NOT_SET_ANYWHERE is not set/) });
     expect((await json(['plans'])).map((p: any) => p.id)).toEqual(['solo', 'team', 'scale']);
   }, 180_000);
@@ -140,7 +238,10 @@ describe('members, keys and usage from the CLI', () => {
   it('KEYGATE_URL sends commands to a running gateway over HTTP', async () => {
     const viaHttp = { KEYGATE_URL: stack.gateway.url, KEYGATE_OPERATOR_TOKEN: TOKEN, DATABASE_URL: '' };
     expect((await json(['account', 'get', '--account', account.id], viaHttp)).id).toBe(account.id);
-    const wrong = await keygate(['account', 'get', '--account', account.id], { ...viaHttp, KEYGATE_OPERATOR_TOKEN: 'wrong-token-0123456789' });
+    const wrong = await keygate(['account', 'get', '--account', account.id], {
+      ...viaHttp,
+      KEYGATE_OPERATOR_TOKEN: 'wrong-token-0123456789',
+    });
     expect(wrong).toMatchObject({ code: 1, stderr: expect.stringMatching(/KEYGATE_OPERATOR_TOKEN/) });
   }, 180_000);
 });

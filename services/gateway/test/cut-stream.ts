@@ -3,7 +3,8 @@ import { PROVIDER_KEY, type Stack } from './harness';
 
 /** Deltas the emulator has left to send after the cut point, so the stream is still going when it is cut. */
 const AHEAD = 40;
-const QUESTION = 'Please explain how the gateway accounts for a stream that a client abandons halfway through.';
+const QUESTION =
+  'Please explain how the gateway accounts for a stream that a client abandons halfway through.';
 
 export interface Cut {
   /** The call log row of the call. */
@@ -19,14 +20,28 @@ export interface Cut {
  * `after` deltas: by the client leaving (`client`, deltas `intervalMs` apart), or by the
  * provider cutting the connection (`upstream`).
  */
-export async function cutStream(stack: Stack, after: number, by: 'client' | 'upstream', intervalMs = 3): Promise<Cut> {
+export async function cutStream(
+  stack: Stack,
+  after: number,
+  by: 'client' | 'upstream',
+  intervalMs = 3,
+): Promise<Cut> {
   const scenario: Record<string, string> =
     by === 'client'
       ? { 'x-emulator-scenario': 'paced', 'x-emulator-interval-ms': String(intervalMs) }
-      : { 'x-emulator-scenario': 'paced,stream_cut', 'x-emulator-interval-ms': '0', 'x-emulator-cut-after': String(after + 3) };
+      : {
+          'x-emulator-scenario': 'paced,stream_cut',
+          'x-emulator-interval-ms': '0',
+          'x-emulator-cut-after': String(after + 3),
+        };
   const res = await fetch(`${stack.gateway.url}/v1/messages`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json', 'x-emulator-deltas': String(after + AHEAD), ...scenario },
+    headers: {
+      authorization: `Bearer ${stack.appKey}`,
+      'content-type': 'application/json',
+      'x-emulator-deltas': String(after + AHEAD),
+      ...scenario,
+    },
     body: JSON.stringify(body(after)),
   });
   const requestId = res.headers.get('request-id');
@@ -59,7 +74,13 @@ export async function cutStream(stack: Stack, after: number, by: 'client' | 'ups
 export async function replyWords(stack: Stack, after: number): Promise<string[]> {
   const res = await fetch(`${stack.emulator.url}/v1/messages`, {
     method: 'POST',
-    headers: { 'x-api-key': PROVIDER_KEY, 'content-type': 'application/json', 'x-emulator-scenario': 'paced', 'x-emulator-interval-ms': '0', 'x-emulator-deltas': String(after + AHEAD) },
+    headers: {
+      'x-api-key': PROVIDER_KEY,
+      'content-type': 'application/json',
+      'x-emulator-scenario': 'paced',
+      'x-emulator-interval-ms': '0',
+      'x-emulator-deltas': String(after + AHEAD),
+    },
     body: JSON.stringify(body(after)),
   });
   return (await res.text())
@@ -69,5 +90,10 @@ export async function replyWords(stack: Stack, after: number): Promise<string[]>
 }
 
 function body(after: number) {
-  return { model: 'claude-opus-4-5', max_tokens: after + AHEAD, stream: true, messages: [{ role: 'user', content: QUESTION }] };
+  return {
+    model: 'claude-opus-4-5',
+    max_tokens: after + AHEAD,
+    stream: true,
+    messages: [{ role: 'user', content: QUESTION }],
+  };
 }

@@ -1,6 +1,13 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { accessibilityProblems, launchBrowser, parseCsv, screenshot, signIn, tableText } from './dashboard-browser';
+import {
+  accessibilityProblems,
+  launchBrowser,
+  parseCsv,
+  screenshot,
+  signIn,
+  tableText,
+} from './dashboard-browser';
 import { seedDashboard, type DashboardFixture } from './dashboard-seed';
 import { readFile } from 'node:fs/promises';
 import { api, callAt, callModel, startStack, type Stack } from './harness';
@@ -50,18 +57,21 @@ describe('dashboard, signed in as an account admin', () => {
     await expect(page.locator('h1').textContent()).resolves.toBe('Overview');
     const [cookie] = (await context.cookies()).filter((c) => c.name === 'kg_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: false, path: '/dashboard' });
-    const [row] = await stack.gateway.store.db.sql`select kind, account_id, expires_at from dashboard_sessions where account_id = ${f.acct.id}`;
+    const [row] = await stack.gateway.store.db
+      .sql`select kind, account_id, expires_at from dashboard_sessions where account_id = ${f.acct.id}`;
     expect(row).toMatchObject({ kind: 'admin', account_id: f.acct.id });
     expect(row!.expires_at.getTime()).toBeGreaterThan(Date.now());
   });
 
-  it("shows the same totals as the account API for the same period (7 days, UTC days)", async () => {
+  it('shows the same totals as the account API for the same period (7 days, UTC days)', async () => {
     await visit('/dashboard', '01-overview');
     const today = Math.floor(Date.now() / DAY) * DAY;
     const q = `starting_at=${new Date(today - 6 * DAY).toISOString()}&ending_at=${new Date(today + DAY).toISOString()}`;
-    const summary = (await api(base, `/v1/organizations/usage_summary?by=day&${q}`, { key: f.acct.adminKey })).body;
+    const summary = (await api(base, `/v1/organizations/usage_summary?by=day&${q}`, { key: f.acct.adminKey }))
+      .body;
     const sum = (pick: (r: any) => number) => summary.data.reduce((t: number, r: any) => t + pick(r), 0);
-    const cost = (await api(base, `/v1/organizations/cost_report?${q}&limit=31`, { key: f.acct.adminKey })).body;
+    const cost = (await api(base, `/v1/organizations/cost_report?${q}&limit=31`, { key: f.acct.adminKey }))
+      .body;
     const items = cost.data.flatMap((b: any) => b.results);
     // Usage only, in USD: the plan's charge (EUR) is on the billing page, never summed with it.
     expect(new Set(items.map((i: any) => i.currency))).toEqual(new Set(['USD']));
@@ -80,10 +90,14 @@ describe('dashboard, signed in as an account admin', () => {
     expect(cell('Cache writes 5m')).toBeGreaterThan(0);
     expect(cell('Cache writes 1h')).toBeGreaterThan(0);
     expect(cell('Errors')).toBe(2);
-    expect(await page.locator('[data-total="requests"]').textContent()).toBe(totals![header!.indexOf('Requests')]);
+    expect(await page.locator('[data-total="requests"]').textContent()).toBe(
+      totals![header!.indexOf('Requests')],
+    );
     // The 12-day-old call is outside the 7 days; the per-day table has all seven days.
     expect((await tableText(page, 'by-day')).length).toBe(1 + 7 + 1);
-    const errors = Object.fromEntries((await tableText(page, 'errors')).slice(1).map((r) => [r[0], num(r[1]!)]));
+    const errors = Object.fromEntries(
+      (await tableText(page, 'errors')).slice(1).map((r) => [r[0], num(r[1]!)]),
+    );
     expect(errors).toMatchObject({ 'Rate limit': 1, Overloaded: 1, 'Served after retries': 1 });
     expect(await page.locator('main').textContent()).toContain('free trial');
   });
@@ -98,7 +112,10 @@ describe('dashboard, signed in as an account admin', () => {
     await page.getByRole('link', { name: 'Model', exact: true }).click();
     const url = new URL(page.url());
     expect([url.searchParams.get('period'), url.searchParams.get('split')]).toEqual(['30d', 'model']);
-    const models = (await tableText(page, 'by-split')).slice(1, -1).map((r) => r[0]).sort();
+    const models = (await tableText(page, 'by-split'))
+      .slice(1, -1)
+      .map((r) => r[0])
+      .sort();
     expect(models).toEqual(['claude-haiku-4-5', 'claude-opus-4-5', 'claude-sonnet-4-5']);
     await screenshot(page, '02-overview-30d-by-model');
     await page.getByRole('link', { name: 'Today', exact: true }).click();
@@ -125,14 +142,24 @@ describe('dashboard, signed in as an account admin', () => {
 
     await visit('/dashboard/groups?period=30d', '06-groups');
     const groups = await tableText(page, 'groups');
-    expect(groups.slice(1).map((r) => r[0])).toEqual(expect.arrayContaining(['refactor-1', 'ci-run-7', 'batch-12']));
+    expect(groups.slice(1).map((r) => r[0])).toEqual(
+      expect.arrayContaining(['refactor-1', 'ci-run-7', 'batch-12']),
+    );
     const col = (label: string) => groups[0]!.indexOf(label);
     const [rounds, retries, wasted] = await stack.gateway.store.db.sql`
       select count(*)::int as rounds, sum(retry_count)::int as retries,
              coalesce(sum(retry_count) filter (where status >= 400 or error_type is not null), 0)::int as wasted
-      from calls where account_id = ${f.acct.id} and group_id = 'refactor-1'`.then(([r]) => [r!.rounds, r!.retries, r!.wasted]);
+      from calls where account_id = ${f.acct.id} and group_id = 'refactor-1'`.then(([r]) => [
+      r!.rounds,
+      r!.retries,
+      r!.wasted,
+    ]);
     const refactor = groups.find((r) => r[0] === 'refactor-1')!;
-    expect([num(refactor[col('Round trips')]!), num(refactor[col('Retries')]!), num(refactor[col('Wasted retries')]!)]).toEqual([rounds, retries, wasted]);
+    expect([
+      num(refactor[col('Round trips')]!),
+      num(refactor[col('Retries')]!),
+      num(refactor[col('Wasted retries')]!),
+    ]).toEqual([rounds, retries, wasted]);
     expect(rounds).toBe(5);
     await page.getByRole('link', { name: 'refactor-1' }).click();
     await screenshot(page, '07-group');
@@ -152,7 +179,10 @@ describe('dashboard, signed in as an account admin', () => {
     expect(bobs.map((r) => r[1])).toEqual(['bob ci', 'bob ci', 'bob ci', 'bob ci']);
     expect(new URL(page.url()).searchParams.get('period')).toBe('30d');
     await page.goto(`${base}/dashboard/calls?period=30d&status=error`);
-    expect((await tableText(page, 'calls')).slice(1).map((r) => r[4])).toEqual(['529 overloaded_error', '429 rate_limit_error']);
+    expect((await tableText(page, 'calls')).slice(1).map((r) => r[4])).toEqual([
+      '529 overloaded_error',
+      '429 rate_limit_error',
+    ]);
     await visit('/dashboard/models?period=30d', '09-models');
     await visit('/dashboard/keys?period=30d', '10-keys');
   });
@@ -160,7 +190,10 @@ describe('dashboard, signed in as an account admin', () => {
   it('exports exactly the table on screen as CSV: the link downloads a file', async () => {
     await page.goto(`${base}/dashboard?period=30d&split=key`);
     for (const id of ['by-day', 'by-split']) {
-      const [download] = await Promise.all([page.waitForEvent('download'), page.locator(`a.csv[href*="table=${id}"]`).click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.locator(`a.csv[href*="table=${id}"]`).click(),
+      ]);
       expect(download.suggestedFilename()).toBe(`overview-${id}.csv`);
       const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
       expect(csv).toEqual(await tableText(page, id));
@@ -171,20 +204,33 @@ describe('dashboard, signed in as an account admin', () => {
   it("the call log's CSV is the whole filtered log, streamed from the database in batches, not only the page on screen", async () => {
     const at = new Date(Date.now() - 2 * DAY).toISOString();
     await stack.gateway.store.calls.insertBatch(
-      Array.from({ length: 1100 }, (_, i) => callAt(f.acct.id, at, { keyId: f.bobKey.id, memberId: f.bob.id, model: 'claude-haiku-4-5', latencyMs: i, usage: { input_tokens: i, output_tokens: 1 } })),
+      Array.from({ length: 1100 }, (_, i) =>
+        callAt(f.acct.id, at, {
+          keyId: f.bobKey.id,
+          memberId: f.bob.id,
+          model: 'claude-haiku-4-5',
+          latencyMs: i,
+          usage: { input_tokens: i, output_tokens: 1 },
+        }),
+      ),
     );
     await page.goto(`${base}/dashboard/calls?period=30d&key=${f.bobKey.id}`);
     const onScreen = await tableText(page, 'calls');
     expect(onScreen.length - 1).toBe(50);
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: /CSV of the whole filtered log/ }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: /CSV of the whole filtered log/ }).click(),
+    ]);
     const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
-    const [{ n }] = (await stack.gateway.store.db.sql`select count(*)::int as n from calls where key_id = ${f.bobKey.id}`) as unknown as [{ n: number }];
+    const [{ n }] = (await stack.gateway.store.db
+      .sql`select count(*)::int as n from calls where key_id = ${f.bobKey.id}`) as unknown as [{ n: number }];
     expect(csv.length - 1).toBe(n);
     expect(n).toBe(1100 + 4);
     expect(csv.slice(0, 51)).toEqual(onScreen);
     expect(new Set(csv.slice(1).map((r) => r[1]))).toEqual(new Set(['bob ci']));
     await stack.gateway.store.db.sql`delete from calls where key_id = ${f.bobKey.id} and created_at = ${at}`;
-    await stack.gateway.store.db.sql`delete from usage_hourly where key_id = ${f.bobKey.id} and hour = ${new Date(Math.floor(Date.parse(at) / 3_600_000) * 3_600_000)}`;
+    await stack.gateway.store.db
+      .sql`delete from usage_hourly where key_id = ${f.bobKey.id} and hour = ${new Date(Math.floor(Date.parse(at) / 3_600_000) * 3_600_000)}`;
   });
 
   it('creates a key from the page (secret shown once), then revokes it: the proxy refuses it within a second', async () => {
@@ -210,7 +256,11 @@ describe('dashboard, signed in as an account admin', () => {
     const cookie = (await context.cookies()).find((c) => c.name === 'kg_session')!;
     const res = await fetch(`${base}/dashboard/keys`, {
       method: 'POST',
-      headers: { cookie: `kg_session=${cookie.value}`, 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      headers: {
+        cookie: `kg_session=${cookie.value}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: base,
+      },
       body: 'name=forged&kind=live',
     });
     expect(res.status).toBe(403);
@@ -225,8 +275,18 @@ describe('dashboard, signed in as an account admin', () => {
     await page.getByLabel(/Reporting time zone/).fill('America/New_York');
     await page.getByRole('button', { name: 'Save settings' }).click();
     expect(await page.getByRole('status').textContent()).toContain('Settings saved');
-    expect((await api(base, '/v1/organizations/me', { key: f.acct.adminKey })).body.time_zone).toBe('America/New_York');
-    for (const path of ['/dashboard', '/dashboard/members', '/dashboard/keys', '/dashboard/groups', '/dashboard/calls', '/dashboard/models', '/dashboard/settings']) {
+    expect((await api(base, '/v1/organizations/me', { key: f.acct.adminKey })).body.time_zone).toBe(
+      'America/New_York',
+    );
+    for (const path of [
+      '/dashboard',
+      '/dashboard/members',
+      '/dashboard/keys',
+      '/dashboard/groups',
+      '/dashboard/calls',
+      '/dashboard/models',
+      '/dashboard/settings',
+    ]) {
       await page.goto(`${base}${path}?period=7d`);
       expect(await page.locator('footer [data-zone]').textContent(), path).toBe('America/New_York');
     }
@@ -235,7 +295,13 @@ describe('dashboard, signed in as an account admin', () => {
     const days = (await tableText(page, 'by-day')).slice(1, -1);
     const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York' }).format(new Date());
     expect(days.at(-1)![0]).toBe(today);
-    const summary = (await api(base, `/v1/organizations/usage_summary?by=day&starting_at=${new Date(Date.now() - 9 * DAY).toISOString()}`, { key: f.acct.adminKey })).body;
+    const summary = (
+      await api(
+        base,
+        `/v1/organizations/usage_summary?by=day&starting_at=${new Date(Date.now() - 9 * DAY).toISOString()}`,
+        { key: f.acct.adminKey },
+      )
+    ).body;
     expect(summary.time_zone).toBe('America/New_York');
     const apiDays = new Map(summary.data.map((r: any) => [r.day, r.requests]));
     expect(days.map((r) => [r[0], num(r[8]!)])).toEqual(days.map((r) => [r[0], apiDays.get(r[0]) ?? 0]));
@@ -248,7 +314,10 @@ describe('dashboard, signed in as an account admin', () => {
     expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
     await page.goto(`${base}/dashboard/keys`);
     expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
-    const replay = await fetch(`${base}/dashboard`, { headers: { cookie: `kg_session=${cookie.value}` }, redirect: 'manual' });
+    const replay = await fetch(`${base}/dashboard`, {
+      headers: { cookie: `kg_session=${cookie.value}` },
+      redirect: 'manual',
+    });
     expect(replay.status).toBe(303);
   });
 });

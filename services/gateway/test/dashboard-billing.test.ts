@@ -15,16 +15,22 @@ let browser: Browser;
 let base: string;
 let now = Date.now();
 
-const op = (path: string, body?: unknown) => api(base, `/operator/v1${path}`, { bearer: TOKEN, ...(body !== undefined ? { body } : {}) });
-const admin = (acct: SeededAccount, path: string, body?: unknown) => api(base, `/v1/organizations${path}`, { key: acct.adminKey, ...(body !== undefined ? { body } : {}) });
+const op = (path: string, body?: unknown) =>
+  api(base, `/operator/v1${path}`, { bearer: TOKEN, ...(body !== undefined ? { body } : {}) });
+const admin = (acct: SeededAccount, path: string, body?: unknown) =>
+  api(base, `/v1/organizations${path}`, { key: acct.adminKey, ...(body !== undefined ? { body } : {}) });
 const eur = (cents: number) => `€${(cents / 100).toFixed(2)}`;
 const usd = (cents: number) => (cents / 100).toFixed(4);
 
 beforeAll(async () => {
   stripe = await startStripeStandIn();
-  stack = await startStack({ ...stripe.env, KEYGATE_PAYMENT_GRACE_DAYS: '3', KEYGATE_BILLING_CLOCK_MS: '3600000' }, { clock: () => now });
+  stack = await startStack(
+    { ...stripe.env, KEYGATE_PAYMENT_GRACE_DAYS: '3', KEYGATE_BILLING_CLOCK_MS: '3600000' },
+    { clock: () => now },
+  );
   base = stack.gateway.url;
-  for (const id of ['solo', 'team', 'scale']) expect((await op(`/plans/${id}`, { stripe_price_id: `price_${id}` })).status).toBe(200);
+  for (const id of ['solo', 'team', 'scale'])
+    expect((await op(`/plans/${id}`, { stripe_price_id: `price_${id}` })).status).toBe(200);
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -60,7 +66,11 @@ describe('billing page (account admin)', () => {
     await visit(page, '/dashboard/billing', '20-billing-trial');
 
     const view = (await admin(acct, '/billing/subscription')).body;
-    expect(view).toMatchObject({ state: 'trialing', trial: { days_left: 10 }, seats: { members: 3, charged: 3 } });
+    expect(view).toMatchObject({
+      state: 'trialing',
+      trial: { days_left: 10 },
+      seats: { members: 3, charged: 3 },
+    });
     expect(await fact(page, 'plan')).toBe('Team, €19.00 per seat per month');
     expect(await fact(page, 'trial')).toBe(`10 days left (ends ${view.trial.ends_at.slice(0, 10)})`);
     expect(await fact(page, 'seats')).toBe('3 of unlimited (3 charged)');
@@ -70,7 +80,13 @@ describe('billing page (account admin)', () => {
     expect(upcoming.total_cents).toBe(3 * 1900);
     const rows = await tableText(page, 'upcoming-invoice');
     expect(rows.slice(1, 1 + upcoming.lines.length)).toEqual(
-      upcoming.lines.map((l: any) => [l.description, String(l.quantity), eur(l.unit_amount_cents), l.days === null ? '' : `${l.days}/${l.period_days}`, eur(l.amount_cents)]),
+      upcoming.lines.map((l: any) => [
+        l.description,
+        String(l.quantity),
+        eur(l.unit_amount_cents),
+        l.days === null ? '' : `${l.days}/${l.period_days}`,
+        eur(l.amount_cents),
+      ]),
     );
     expect(rows.at(-1)).toEqual(['Total', '', '', '', eur(upcoming.total_cents)]);
     // Usage costs are in USD, beside the invoice and never in it.
@@ -81,7 +97,9 @@ describe('billing page (account admin)', () => {
     );
     // Solo has one seat and the account three members: no button for it, and the reason said.
     expect(await page.getByRole('button', { name: /Solo/ }).count()).toBe(0);
-    expect(await page.locator('.billing-actions').textContent()).toContain('Solo has 1 seat and the account 3 members');
+    expect(await page.locator('.billing-actions').textContent()).toContain(
+      'Solo has 1 seat and the account 3 members',
+    );
     expect(await page.locator('[data-standing]').count()).toBe(0);
 
     // Three days before the trial ends the clock writes the notice: a banner on every page.
@@ -89,7 +107,9 @@ describe('billing page (account admin)', () => {
     expect((await op('/billing/clock', {})).status).toBe(200);
     for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/billing']) {
       await page.goto(base + path);
-      expect(await page.locator('[data-standing="trial_will_end"]').textContent(), path).toContain(`The free trial ends on ${view.trial.ends_at.slice(0, 10)}`);
+      expect(await page.locator('[data-standing="trial_will_end"]').textContent(), path).toContain(
+        `The free trial ends on ${view.trial.ends_at.slice(0, 10)}`,
+      );
     }
     expect(await fact(page, 'trial')).toMatch(/^3 days left/);
     await screenshot(page, '21-billing-trial-notice');
@@ -102,22 +122,36 @@ describe('billing page (account admin)', () => {
     await admin(acct, '/users', { email: 'two@upgrade.test' });
     const page = await session(acct.adminKey);
     await page.goto(`${base}/dashboard/billing`);
-    await Promise.all([page.waitForURL(`${stripe.url}/c/pay/**`), page.getByRole('button', { name: 'Upgrade to Scale' }).click()]);
+    await Promise.all([
+      page.waitForURL(`${stripe.url}/c/pay/**`),
+      page.getByRole('button', { name: 'Upgrade to Scale' }).click(),
+    ]);
     expect(await page.locator('h1').textContent()).toBe('Stand-in Checkout');
-    const created = stripe.requests.filter((r) => r.path === '/v1/checkout/sessions' && r.form.client_reference_id === acct.id);
+    const created = stripe.requests.filter(
+      (r) => r.path === '/v1/checkout/sessions' && r.form.client_reference_id === acct.id,
+    );
     expect(created).toHaveLength(1);
-    expect(created[0]!.form).toMatchObject({ 'line_items[0][price]': 'price_scale', 'line_items[0][quantity]': '2', 'subscription_data[metadata][account_id]': acct.id });
+    expect(created[0]!.form).toMatchObject({
+      'line_items[0][price]': 'price_scale',
+      'line_items[0][quantity]': '2',
+      'subscription_data[metadata][account_id]': acct.id,
+    });
     expect(page.url()).toMatch(new RegExp(`^${stripe.url}/c/pay/cs_test_`));
 
     // Without the session's CSRF token the same post is refused and reaches no Stripe.
     const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const forged = await fetch(`${base}/dashboard/billing/plan`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded', origin: base },
       body: 'plan=scale&_csrf=forged',
     });
     expect(forged.status).toBe(403);
-    expect(stripe.requests.filter((r) => r.path === '/v1/checkout/sessions' && r.form.client_reference_id === acct.id)).toHaveLength(1);
+    expect(
+      stripe.requests.filter(
+        (r) => r.path === '/v1/checkout/sessions' && r.form.client_reference_id === acct.id,
+      ),
+    ).toHaveLength(1);
     await page.context().close();
   });
 
@@ -158,7 +192,11 @@ describe('payments recorded by the operator, and past invoices', () => {
     await operator.waitForLoadState('domcontentloaded');
     expect(await operator.locator('[role="status"]').textContent()).toContain(`${acct.id} is paid until`);
     const view = (await admin(acct, '/billing/subscription')).body;
-    expect(view).toMatchObject({ state: 'active', paid_until: new Date(Date.parse(`${through}T00:00:00Z`) + DAY).toISOString(), payment: { provider: 'manual' } });
+    expect(view).toMatchObject({
+      state: 'active',
+      paid_until: new Date(Date.parse(`${through}T00:00:00Z`) + DAY).toISOString(),
+      payment: { provider: 'manual' },
+    });
     const row = (await tableText(operator, 'subscriptions')).find((r) => r[1] === acct.id)!;
     expect(row.slice(2, 5)).toEqual(['team', 'active', 'allowed']);
     await operator.context().close();
@@ -172,7 +210,13 @@ describe('payments recorded by the operator, and past invoices', () => {
     const page = await session(acct.adminKey);
     await visit(page, '/dashboard/billing', '25-billing-invoices');
     const rows = await tableText(page, 'invoices');
-    expect(rows[1]).toEqual([invoice.number, `${invoice.period_start.slice(0, 10)} to ${invoice.period_end.slice(0, 10)}`, 'paid', eur(1900), invoice.paid_at.slice(0, 10)]);
+    expect(rows[1]).toEqual([
+      invoice.number,
+      `${invoice.period_start.slice(0, 10)} to ${invoice.period_end.slice(0, 10)}`,
+      'paid',
+      eur(1900),
+      invoice.paid_at.slice(0, 10),
+    ]);
     await page.getByRole('link', { name: invoice.number }).click();
     await page.waitForLoadState('domcontentloaded');
     expect(new URL(page.url()).pathname).toBe(`/dashboard/billing/invoices/${invoice.id}`);
@@ -183,11 +227,17 @@ describe('payments recorded by the operator, and past invoices', () => {
 
     // A member sees the plan and the trial, not the invoices; the printable page is admins' only.
     const member = (await admin(acct, '/users', { email: 'member@invoice.test' })).body;
-    const memberKey = (await admin(acct, '/api_keys', { name: 'member key', member_id: member.id })).body.key as string;
+    const memberKey = (await admin(acct, '/api_keys', { name: 'member key', member_id: member.id })).body
+      .key as string;
     const memberPage = await session(memberKey);
     await visit(memberPage, '/dashboard/billing', '27-billing-member');
     expect(await memberPage.locator('#invoices').count()).toBe(0);
-    expect(await memberPage.getByRole('button').filter({ hasText: /Upgrade|Switch|Subscribe|Cancel/ }).count()).toBe(0);
+    expect(
+      await memberPage
+        .getByRole('button')
+        .filter({ hasText: /Upgrade|Switch|Subscribe|Cancel/ })
+        .count(),
+    ).toBe(0);
     expect((await memberPage.goto(`${base}/dashboard/billing/invoices/${invoice.id}`))?.status()).toBe(403);
     await page.context().close();
     await memberPage.context().close();
@@ -201,7 +251,16 @@ describe('budgets page', () => {
     const member = (await admin(acct, '/users', { email: 'dev@budget.test' })).body;
     const key = (await admin(acct, '/api_keys', { name: 'dev laptop', member_id: member.id })).body;
     // One cent for the account, alerting at 10%: a few calls cross it (recorded as they are admitted).
-    expect((await admin(acct, '/budgets', { scope: 'account', limit_cents: 1, thresholds_percent: [10, 100], hard_cap: false })).status).toBe(201);
+    expect(
+      (
+        await admin(acct, '/budgets', {
+          scope: 'account',
+          limit_cents: 1,
+          thresholds_percent: [10, 100],
+          hard_cap: false,
+        })
+      ).status,
+    ).toBe(201);
     for (let i = 0; i < 4; i++) {
       expect((await callModel(base, key.key)).status).toBe(200);
       await stack.gateway.writer.flush();
@@ -220,7 +279,14 @@ describe('budgets page', () => {
 
     const listed = (await admin(acct, '/budgets')).body.data as any[];
     expect(listed.map((b) => b.name).sort()).toEqual(['Dev key monthly', 'monthly account budget']);
-    expect(listed.find((b) => b.name === 'Dev key monthly')).toMatchObject({ scope: 'api_key', target_id: key.id, limit_cents: 250, hard_cap: true, thresholds_percent: [25, 75], period: 'monthly' });
+    expect(listed.find((b) => b.name === 'Dev key monthly')).toMatchObject({
+      scope: 'api_key',
+      target_id: key.id,
+      limit_cents: 250,
+      hard_cap: true,
+      thresholds_percent: [25, 75],
+      period: 'monthly',
+    });
     const [header, ...rows] = await tableText(page, 'budgets');
     const col = (label: string) => header!.indexOf(label);
     for (const b of listed) {
@@ -230,7 +296,12 @@ describe('budgets page', () => {
       expect(r[col('Used')]).toBe(`${b.progress.percent.toFixed(2)}%`);
       expect(r[col('Resets on')]).toBe(b.progress.period_end.slice(0, 10));
       expect(r[col('Thresholds')]).toBe(
-        b.progress.thresholds.map((t: any) => `${t.percent}% ${t.crossed_at ? `crossed ${t.crossed_at.replace('T', ' ').slice(0, 19)}` : 'not yet'}`).join('; '),
+        b.progress.thresholds
+          .map(
+            (t: any) =>
+              `${t.percent}% ${t.crossed_at ? `crossed ${t.crossed_at.replace('T', ' ').slice(0, 19)}` : 'not yet'}`,
+          )
+          .join('; '),
       );
     }
     expect(listed.every((b) => b.progress.spent_cents > 0)).toBe(true);
@@ -245,10 +316,24 @@ describe('budgets page', () => {
     expect(secret).toMatch(/^whsec_[A-Za-z0-9]{32}$/);
     await screenshot(page, '29-budgets-webhook-secret');
     const endpoints = (await admin(acct, '/webhooks')).body.data;
-    expect(endpoints).toEqual([expect.objectContaining({ url: 'http://127.0.0.1:9/keygate-alerts', events: ['budget.threshold_crossed', 'error_rate.exceeded', 'api_key.used_after_rotation', 'billing.notice'] })]);
+    expect(endpoints).toEqual([
+      expect.objectContaining({
+        url: 'http://127.0.0.1:9/keygate-alerts',
+        events: [
+          'budget.threshold_crossed',
+          'error_rate.exceeded',
+          'api_key.used_after_rotation',
+          'billing.notice',
+        ],
+      }),
+    ]);
     await page.goto(`${base}/dashboard/budgets`);
     expect(await page.content()).not.toContain(secret!);
-    expect((await tableText(page, 'webhooks'))[1]!.slice(0, 3)).toEqual(['http://127.0.0.1:9/keygate-alerts', endpoints[0].events.join(', '), 'active']);
+    expect((await tableText(page, 'webhooks'))[1]!.slice(0, 3)).toEqual([
+      'http://127.0.0.1:9/keygate-alerts',
+      endpoints[0].events.join(', '),
+      'active',
+    ]);
     await page.context().close();
   });
 });

@@ -35,8 +35,13 @@ describe('dashboard, signed in as a member', () => {
     await page.goto(`${base}/dashboard?period=30d`);
     await screenshot(page, '20-member-overview');
     expect(await accessibilityProblems(page)).toEqual([]);
-    const own = (await api(base, `/v1/organizations/usage_summary?by=member&starting_at=${new Date(Date.now() - 40 * 86_400_000).toISOString()}`, { key: f.acct.adminKey })).body.data
-      .find((r: any) => r.user_id === f.alice.id);
+    const own = (
+      await api(
+        base,
+        `/v1/organizations/usage_summary?by=member&starting_at=${new Date(Date.now() - 40 * 86_400_000).toISOString()}`,
+        { key: f.acct.adminKey },
+      )
+    ).body.data.find((r: any) => r.user_id === f.alice.id);
     const totals = await tableText(page, 'totals');
     expect(Number(totals[1]![8]!.replaceAll(',', ''))).toBe(own.requests);
     expect(Number(totals[1]![5]!.replaceAll(',', ''))).toBe(own.output_tokens);
@@ -53,24 +58,36 @@ describe('dashboard, signed in as a member', () => {
     await page.goto(`${base}/dashboard/members/${f.alice.id}?period=30d`);
     expect(await page.locator('h1').textContent()).toBe('Member: Alice');
 
-    for (const path of [`/dashboard/members/${f.bob.id}`, `/dashboard/keys/${f.bobKey.id}`, `/dashboard/keys/${f.appKey.id}`, '/dashboard/groups/ci-run-7']) {
+    for (const path of [
+      `/dashboard/members/${f.bob.id}`,
+      `/dashboard/keys/${f.bobKey.id}`,
+      `/dashboard/keys/${f.appKey.id}`,
+      '/dashboard/groups/ci-run-7',
+    ]) {
       const res = await page.goto(base + path);
       expect(res?.status(), path).toBe(404);
       expect(await page.locator('main').textContent()).not.toContain('bob');
     }
     await screenshot(page, '21-member-404');
-    const csrf = await page.goto(`${base}/dashboard/keys`).then(() => page.locator('input[name=_csrf]').first().getAttribute('value'));
+    const csrf = await page
+      .goto(`${base}/dashboard/keys`)
+      .then(() => page.locator('input[name=_csrf]').first().getAttribute('value'));
     const cookie = (await page.context().cookies()).find((c) => c.name === 'kg_session')!;
     const revoke = await fetch(`${base}/dashboard/keys/${f.bobKey.id}/revoke`, {
       method: 'POST',
-      headers: { cookie: `kg_session=${cookie.value}`, 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      headers: {
+        cookie: `kg_session=${cookie.value}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: base,
+      },
       body: `_csrf=${csrf}`,
     });
     expect(revoke.status).toBe(403);
   });
 
   it('creates and revokes their own keys when the account allows it, and only their own', async () => {
-    const allow = (on: boolean) => api(base, '/v1/organizations/me', { key: f.acct.adminKey, body: { members_manage_own_keys: on } });
+    const allow = (on: boolean) =>
+      api(base, '/v1/organizations/me', { key: f.acct.adminKey, body: { members_manage_own_keys: on } });
     expect((await allow(true)).body.members_manage_own_keys).toBe(true);
     const page = await freshPage();
     await signIn(page, base, f.aliceKey.secret);
@@ -83,9 +100,12 @@ describe('dashboard, signed in as a member', () => {
     expect(await accessibilityProblems(page)).toEqual([]);
     const secret = (await page.locator('#new-secret').textContent())!;
     expect((await callModel(base, secret)).status).toBe(200);
-    const made = (await api(base, '/v1/organizations/api_keys?limit=100', { key: f.acct.adminKey })).body.data.find((k: any) => k.name === 'alice second laptop');
+    const made = (
+      await api(base, '/v1/organizations/api_keys?limit=100', { key: f.acct.adminKey })
+    ).body.data.find((k: any) => k.name === 'alice second laptop');
     expect(made).toMatchObject({ status: 'active' });
-    const [{ member_id }] = (await stack.gateway.store.db.sql`select member_id from api_keys where id = ${made.id}`) as unknown as [{ member_id: string }];
+    const [{ member_id }] = (await stack.gateway.store.db
+      .sql`select member_id from api_keys where id = ${made.id}`) as unknown as [{ member_id: string }];
     expect(member_id).toBe(f.alice.id);
 
     await page.getByRole('link', { name: 'alice second laptop' }).first().click();
@@ -95,12 +115,25 @@ describe('dashboard, signed in as a member', () => {
     expect((await callModel(base, secret)).status).toBe(401);
 
     // Another member's key stays out of reach, forms or not; with the setting off, no key can be made.
-    const csrf = await page.goto(`${base}/dashboard/keys`).then(() => page.locator('input[name=_csrf]').first().getAttribute('value'));
+    const csrf = await page
+      .goto(`${base}/dashboard/keys`)
+      .then(() => page.locator('input[name=_csrf]').first().getAttribute('value'));
     const cookie = (await page.context().cookies()).find((c) => c.name === 'kg_session')!;
     const post = (path: string, body: string) =>
-      fetch(base + path, { method: 'POST', headers: { cookie: `kg_session=${cookie.value}`, 'content-type': 'application/x-www-form-urlencoded', origin: base }, body: `_csrf=${csrf}&${body}`, redirect: 'manual' });
+      fetch(base + path, {
+        method: 'POST',
+        headers: {
+          cookie: `kg_session=${cookie.value}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: base,
+        },
+        body: `_csrf=${csrf}&${body}`,
+        redirect: 'manual',
+      });
     expect((await post(`/dashboard/keys/${f.bobKey.id}/revoke`, '')).status).toBe(404);
-    expect((await post(`/dashboard/keys/${f.aliceKey.id}/rotate`, 'grace_period_seconds=0')).status).toBe(403);
+    expect((await post(`/dashboard/keys/${f.aliceKey.id}/rotate`, 'grace_period_seconds=0')).status).toBe(
+      403,
+    );
     const forBob = await post('/dashboard/keys', `name=sneaky&kind=live&member_id=${f.bob.id}`);
     expect(forBob.status).toBe(201);
     const [sneaky] = await stack.gateway.store.db.sql`select member_id from api_keys where name = 'sneaky'`;
@@ -119,7 +152,9 @@ describe('dashboard, signed in as a member', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await page.goto(`${base}/dashboard/calls?period=30d`);
     await screenshot(page, '23-phone-calls');
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
   });
 });
 
@@ -148,7 +183,9 @@ describe('dashboard sign-in', () => {
     expect(await accessibilityProblems(page)).toEqual([]);
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Keys' }).click();
     expect(new URL(page.url()).searchParams.get('account')).toBe(f.acct.id);
-    expect((await tableText(page, 'keys')).slice(1).map((r) => r[0])).toEqual(expect.arrayContaining(['alice laptop', 'bob ci', 'web app']));
+    expect((await tableText(page, 'keys')).slice(1).map((r) => r[0])).toEqual(
+      expect.arrayContaining(['alice laptop', 'bob ci', 'web app']),
+    );
     expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
     await page.goto(`${base}/dashboard/keys/${f.bobKey.id}?account=${f.acct.id}`);
     expect(await page.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
@@ -156,7 +193,11 @@ describe('dashboard sign-in', () => {
     const cookie = (await page.context().cookies()).find((c) => c.name === 'kg_session')!;
     const revoke = await fetch(`${base}/dashboard/keys/${f.bobKey.id}/revoke?account=${f.acct.id}`, {
       method: 'POST',
-      headers: { cookie: `kg_session=${cookie.value}`, 'content-type': 'application/x-www-form-urlencoded', origin: base },
+      headers: {
+        cookie: `kg_session=${cookie.value}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: base,
+      },
       body: `_csrf=${csrf}`,
     });
     expect(revoke.status).toBe(403);

@@ -34,16 +34,28 @@ export async function seedDashboard(stack: Stack): Promise<DashboardFixture> {
     api(base, '/v1/messages', {
       bearer: key,
       headers,
-      body: { model, max_tokens: 32, messages: [{ role: 'user', content: 'Summarise the quarterly report in one line.' }] },
+      body: {
+        model,
+        max_tokens: 32,
+        messages: [{ role: 'user', content: 'Summarise the quarterly report in one line.' }],
+      },
     });
   const plan: Array<[string, Record<string, string>, string?]> = [
     [aliceKey.secret, { 'keygate-group-id': 'refactor-1', 'x-emulator-scenario': 'cache_write_5m' }],
     [aliceKey.secret, { 'keygate-group-id': 'refactor-1', 'x-emulator-scenario': 'cache_read' }],
-    [aliceKey.secret, { 'keygate-group-id': 'refactor-1', 'x-emulator-scenario': 'cache_write_1h' }, 'claude-opus-4-5'],
+    [
+      aliceKey.secret,
+      { 'keygate-group-id': 'refactor-1', 'x-emulator-scenario': 'cache_write_1h' },
+      'claude-opus-4-5',
+    ],
     [aliceKey.secret, { 'keygate-group-id': 'refactor-1', 'x-emulator-scenario': 'rate_limit' }],
     [aliceKey.secret, { 'keygate-group-id': 'refactor-1', 'x-stainless-retry-count': '1' }],
     [bobKey.secret, { 'keygate-group-id': 'ci-run-7' }, 'claude-haiku-4-5'],
-    [bobKey.secret, { 'keygate-group-id': 'ci-run-7', 'x-emulator-scenario': 'overloaded' }, 'claude-haiku-4-5'],
+    [
+      bobKey.secret,
+      { 'keygate-group-id': 'ci-run-7', 'x-emulator-scenario': 'overloaded' },
+      'claude-haiku-4-5',
+    ],
     [bobKey.secret, { 'keygate-group-id': 'ci-run-7' }, 'claude-haiku-4-5'],
     [appKey.secret, {}],
     [appKey.secret, { 'x-emulator-scenario': 'thinking' }, 'claude-opus-4-5'],
@@ -52,13 +64,32 @@ export async function seedDashboard(stack: Stack): Promise<DashboardFixture> {
   await stack.gateway.writer.flush();
 
   const now = Date.now();
-  const at = (daysAgo: number) => new Date(Math.floor(now / DAY) * DAY - daysAgo * DAY + 10 * 3_600_000).toISOString();
-  const earlier = (daysAgo: number, who: { keyId: string; memberId: string | null }, usage: Record<string, number>, model = 'claude-sonnet-4-5') =>
-    callAt(acct.id, at(daysAgo), { ...who, model, usage, groupId: `batch-${daysAgo}` });
+  const at = (daysAgo: number) =>
+    new Date(Math.floor(now / DAY) * DAY - daysAgo * DAY + 10 * 3_600_000).toISOString();
+  const earlier = (
+    daysAgo: number,
+    who: { keyId: string; memberId: string | null },
+    usage: Record<string, number>,
+    model = 'claude-sonnet-4-5',
+  ) => callAt(acct.id, at(daysAgo), { ...who, model, usage, groupId: `batch-${daysAgo}` });
   await stack.gateway.store.calls.insertBatch([
-    earlier(2, { keyId: aliceKey.id, memberId: alice.id }, { input_tokens: 1200, output_tokens: 300, cache_read_input_tokens: 5000 }),
-    earlier(3, { keyId: bobKey.id, memberId: bob.id }, { input_tokens: 800, output_tokens: 900 }, 'claude-haiku-4-5'),
-    earlier(5, { keyId: appKey.id, memberId: null }, { input_tokens: 4000, output_tokens: 1500 }, 'claude-opus-4-5'),
+    earlier(
+      2,
+      { keyId: aliceKey.id, memberId: alice.id },
+      { input_tokens: 1200, output_tokens: 300, cache_read_input_tokens: 5000 },
+    ),
+    earlier(
+      3,
+      { keyId: bobKey.id, memberId: bob.id },
+      { input_tokens: 800, output_tokens: 900 },
+      'claude-haiku-4-5',
+    ),
+    earlier(
+      5,
+      { keyId: appKey.id, memberId: null },
+      { input_tokens: 4000, output_tokens: 1500 },
+      'claude-opus-4-5',
+    ),
     earlier(12, { keyId: aliceKey.id, memberId: alice.id }, { input_tokens: 9000, output_tokens: 2500 }),
   ]);
   return { acct, alice, bob, aliceKey, bobKey, appKey };

@@ -4,7 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from './harness';
 
-const body = JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'edge' }] });
+const body = JSON.stringify({
+  model: 'claude-opus-4-5',
+  max_tokens: 8,
+  messages: [{ role: 'user', content: 'edge' }],
+});
 
 async function rowsUntil(stack: Stack, n: number) {
   let rows: Record<string, any>[] = [];
@@ -16,7 +20,11 @@ async function rowsUntil(stack: Stack, n: number) {
 }
 
 /** Sends a raw request: headers, then part of the body, then what `then` decides. */
-function rawRequest(port: number, head: string, then: (socket: ReturnType<typeof connect>) => void): Promise<string> {
+function rawRequest(
+  port: number,
+  head: string,
+  then: (socket: ReturnType<typeof connect>) => void,
+): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(head);
@@ -40,7 +48,12 @@ describe('requests that end early or stall', () => {
     const head = `POST /v1/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${stack.appKey}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"mod`;
     await rawRequest(stack.gateway.port, head, (s) => setTimeout(() => s.destroy(), 50));
     const [row] = await rowsUntil(stack, 1);
-    expect(row).toMatchObject({ status: 499, error_type: 'client_closed', key_id: stack.keyId, partial: true });
+    expect(row).toMatchObject({
+      status: 499,
+      error_type: 'client_closed',
+      key_id: stack.keyId,
+      partial: true,
+    });
     expect(stack.emulator.ledger.entries).toHaveLength(0);
   });
 
@@ -57,7 +70,11 @@ describe('requests that end early or stall', () => {
     for (const retry of ['99999999999', '2']) {
       const res = await fetch(`${stack.gateway.url}/v1/messages`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json', 'x-stainless-retry-count': retry },
+        headers: {
+          authorization: `Bearer ${stack.appKey}`,
+          'content-type': 'application/json',
+          'x-stainless-retry-count': retry,
+        },
         body,
       });
       expect(res.status).toBe(200);
@@ -92,7 +109,9 @@ describe('the path sent upstream is the route that matched', () => {
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    stack = await startStack({ KEYGATE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` });
+    stack = await startStack({
+      KEYGATE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    });
   });
   afterAll(async () => {
     await stack?.close();
@@ -101,7 +120,11 @@ describe('the path sent upstream is the route that matched', () => {
 
   it('dot segments, encoded slashes and absolute-form targets never reach the provider as written', async () => {
     const get = (path: string) =>
-      rawRequest(stack.gateway.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${stack.appKey}\r\nConnection: close\r\n\r\n`, () => {});
+      rawRequest(
+        stack.gateway.port,
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${stack.appKey}\r\nConnection: close\r\n\r\n`,
+        () => {},
+      );
     await get('/v1/models?limit=5');
     await get('/v1/models/..%2Fmessages%2Fbatches');
     await get('http://evil.example/v1/models');

@@ -38,7 +38,10 @@ describe('a fresh start with no database configured', () => {
     let stderr = '';
     server.stderr!.on('data', (d) => (stderr += d));
     for (let i = 0; ; i++) {
-      const up = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      const up = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) break;
       if (i > 600 || server.exitCode !== null) throw new Error(`gateway did not start:\n${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -54,7 +57,8 @@ describe('a fresh start with no database configured', () => {
   });
 
   it('serves /v1/messages for a key the CLI created beside it', async () => {
-    const keygate = async (...args: string[]) => JSON.parse((await run(process.execPath, [BIN, ...args, '--json'], { env })).stdout);
+    const keygate = async (...args: string[]) =>
+      JSON.parse((await run(process.execPath, [BIN, ...args, '--json'], { env })).stdout);
     const account = await keygate('account', 'create', '--name', 'Fresh', '--plan', 'solo');
     expect(account.id).toMatch(/^acct_/);
     const key = await keygate('key', 'create', '--account', account.id, '--test');
@@ -62,7 +66,11 @@ describe('a fresh start with no database configured', () => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] }),
+      body: JSON.stringify({
+        model: 'claude-opus-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
     });
     expect(res.status).toBe(200);
     const msg = (await res.json()) as { type: string; usage: { input_tokens: number } };

@@ -10,18 +10,30 @@ export type { Figures };
  */
 
 const zero = (): Figures => ({
-  uncached_input_tokens: 0, cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
-  cache_read_input_tokens: 0, output_tokens: 0, server_tool_use: { web_search_requests: 0 }, requests: 0, errors: 0,
+  uncached_input_tokens: 0,
+  cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+  cache_read_input_tokens: 0,
+  output_tokens: 0,
+  server_tool_use: { web_search_requests: 0 },
+  requests: 0,
+  errors: 0,
 });
 
 /** A record's counts; a cache write without the 5m/1h breakdown is all 5-minute cache (the provider's default). */
 export function counts(r: CallRecord) {
   const u = (r.usage ?? {}) as Record<string, any>;
   const c1h = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
-  const c5m = u.cache_creation ? u.cache_creation.ephemeral_5m_input_tokens : (u.cache_creation_input_tokens ?? 0) - c1h;
+  const c5m = u.cache_creation
+    ? u.cache_creation.ephemeral_5m_input_tokens
+    : (u.cache_creation_input_tokens ?? 0) - c1h;
   return {
-    input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, c5m, c1h, read: u.cache_read_input_tokens ?? 0,
-    searches: u.server_tool_use?.web_search_requests ?? 0, error: r.status >= 400 || r.errorType !== null,
+    input: u.input_tokens ?? 0,
+    output: u.output_tokens ?? 0,
+    c5m,
+    c1h,
+    read: u.cache_read_input_tokens ?? 0,
+    searches: u.server_tool_use?.web_search_requests ?? 0,
+    error: r.status >= 400 || r.errorType !== null,
   };
 }
 
@@ -38,7 +50,10 @@ function add(f: Figures, r: CallRecord): void {
 }
 
 /** Sums the records under the key each one maps to (null: left out). */
-export function aggregate(records: CallRecord[], keyOf: (r: CallRecord) => string | null): Map<string, Figures> {
+export function aggregate(
+  records: CallRecord[],
+  keyOf: (r: CallRecord) => string | null,
+): Map<string, Figures> {
   const out = new Map<string, Figures>();
   for (const r of records) {
     const k = keyOf(r);
@@ -52,14 +67,22 @@ export function aggregate(records: CallRecord[], keyOf: (r: CallRecord) => strin
 const dayFormats = new Map<string, Intl.DateTimeFormat>();
 /** The local date of an instant in a zone, `YYYY-MM-DD`. */
 export function localDay(zone: string, t: number): string {
-  if (!dayFormats.has(zone)) dayFormats.set(zone, new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }));
+  if (!dayFormats.has(zone))
+    dayFormats.set(
+      zone,
+      new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }),
+    );
   return dayFormats.get(zone)!.format(new Date(t));
 }
 
 /** The record field behind each report dimension. */
 export const FIELD = {
-  api_key_id: (r: CallRecord) => r.keyId, user_id: (r: CallRecord) => r.memberId, model: (r: CallRecord) => r.model,
-  group_id: (r: CallRecord) => r.groupId, app: (r: CallRecord) => r.app, environment: (r: CallRecord) => r.environment,
+  api_key_id: (r: CallRecord) => r.keyId,
+  user_id: (r: CallRecord) => r.memberId,
+  model: (r: CallRecord) => r.model,
+  group_id: (r: CallRecord) => r.groupId,
+  app: (r: CallRecord) => r.app,
+  environment: (r: CallRecord) => r.environment,
 } as const;
 export type Dim = keyof typeof FIELD;
 
@@ -70,10 +93,19 @@ export function bucketOf(width: '1d' | '1h' | '1m', zone: string, t: number): st
   return new Date(Math.floor(t / ms) * ms).toISOString();
 }
 
-const RATES = { input: 'input', output: 'output', read: 'cacheRead', c5m: 'cacheWrite5m', c1h: 'cacheWrite1h' } as const;
+const RATES = {
+  input: 'input',
+  output: 'output',
+  read: 'cacheRead',
+  c5m: 'cacheWrite5m',
+  c1h: 'cacheWrite1h',
+} as const;
 const TOKEN_TYPE = {
-  input: 'uncached_input_tokens', output: 'output_tokens', read: 'cache_read_input_tokens',
-  c5m: 'cache_creation.ephemeral_5m_input_tokens', c1h: 'cache_creation.ephemeral_1h_input_tokens',
+  input: 'uncached_input_tokens',
+  output: 'output_tokens',
+  read: 'cache_read_input_tokens',
+  c5m: 'cache_creation.ephemeral_5m_input_tokens',
+  c1h: 'cache_creation.ephemeral_1h_input_tokens',
 } as const;
 
 /** Cost items of a record in cents, per token type (and web search), from the price table's per-million rates. */
@@ -82,7 +114,11 @@ export function costItems(r: CallRecord): { tokenType: string | null; costType: 
   const price = priceFor(r.model) as unknown as Record<string, number>;
   const out = (Object.keys(RATES) as (keyof typeof RATES)[])
     .filter((k) => c[k] > 0)
-    .map((k) => ({ tokenType: TOKEN_TYPE[k] as string | null, costType: 'tokens', cents: (c[k] * price[RATES[k]]!) / 10_000 }));
+    .map((k) => ({
+      tokenType: TOKEN_TYPE[k] as string | null,
+      costType: 'tokens',
+      cents: (c[k] * price[RATES[k]]!) / 10_000,
+    }));
   if (c.searches > 0) out.push({ tokenType: null, costType: 'web_search', cents: c.searches }); // one cent per search: $10 per 1,000
   return out;
 }

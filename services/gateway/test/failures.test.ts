@@ -5,7 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from './harness';
 
 const MODEL = 'claude-opus-4-5';
-const message = (content: unknown = 'hi') => ({ model: MODEL, max_tokens: 64, messages: [{ role: 'user', content }] });
+const message = (content: unknown = 'hi') => ({
+  model: MODEL,
+  max_tokens: 64,
+  messages: [{ role: 'user', content }],
+});
 
 function post(stack: Stack, body: string | Buffer, headers: Record<string, string> = {}) {
   return fetch(`${stack.gateway.url}/v1/messages`, {
@@ -51,27 +55,62 @@ describe('bad input gets a clear error in the provider shape, and is recorded', 
   });
 
   it('PDF checks: bad base64, not a PDF, encrypted, over the page limit', async () => {
-    const doc = (data: string) => [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'sum' }];
+    const doc = (data: string) => [
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } },
+      { type: 'text', text: 'sum' },
+    ];
     const six = Buffer.from(await makeTestPdf({ pages: 6 })).toString('base64');
     const three = Buffer.from(await makeTestPdf({ pages: 3 })).toString('base64');
-    await expectError(await post(stack, JSON.stringify(message(doc('not base64!!')))), 400, 'invalid_request_error', /not valid base64/);
-    await expectError(await post(stack, JSON.stringify(message(doc(Buffer.from('hello world, no pdf').toString('base64'))))), 400, 'invalid_request_error', /not a PDF/);
-    await expectError(await post(stack, JSON.stringify(message(doc(Buffer.from(makeEncryptedTestPdf()).toString('base64'))))), 400, 'invalid_request_error', /encrypted/);
-    await expectError(await post(stack, JSON.stringify(message(doc(six)))), 400, 'invalid_request_error', /6 pages; the limit is 5 pages.*summarizePdf\(\)/);
+    await expectError(
+      await post(stack, JSON.stringify(message(doc('not base64!!')))),
+      400,
+      'invalid_request_error',
+      /not valid base64/,
+    );
+    await expectError(
+      await post(stack, JSON.stringify(message(doc(Buffer.from('hello world, no pdf').toString('base64'))))),
+      400,
+      'invalid_request_error',
+      /not a PDF/,
+    );
+    await expectError(
+      await post(stack, JSON.stringify(message(doc(Buffer.from(makeEncryptedTestPdf()).toString('base64'))))),
+      400,
+      'invalid_request_error',
+      /encrypted/,
+    );
+    await expectError(
+      await post(stack, JSON.stringify(message(doc(six)))),
+      400,
+      'invalid_request_error',
+      /6 pages; the limit is 5 pages.*summarizePdf\(\)/,
+    );
     const both = [...doc(three), ...doc(three)];
-    await expectError(await post(stack, JSON.stringify(message(both))), 400, 'invalid_request_error', /6 pages in all/);
+    await expectError(
+      await post(stack, JSON.stringify(message(both))),
+      400,
+      'invalid_request_error',
+      /6 pages in all/,
+    );
     expect((await post(stack, JSON.stringify(message(doc(three))))).status).toBe(200);
   });
 
   it('a bad group id is refused', async () => {
-    await expectError(await post(stack, JSON.stringify(message()), { 'keygate-group-id': 'x'.repeat(200) }), 400, 'invalid_request_error', /keygate-group-id/);
+    await expectError(
+      await post(stack, JSON.stringify(message()), { 'keygate-group-id': 'x'.repeat(200) }),
+      400,
+      'invalid_request_error',
+      /keygate-group-id/,
+    );
   });
 
   it('refused calls are in the call log with their status and error type', async () => {
     const rows = await stack.calls();
     const refused = rows.filter((r) => r.status >= 400);
     expect(refused.map((r) => r.status)).toEqual(expect.arrayContaining([400, 413]));
-    expect(refused.every((r) => r.error_type && r.key_id === stack.keyId && r.upstream_request_id === null)).toBe(true);
+    expect(
+      refused.every((r) => r.error_type && r.key_id === stack.keyId && r.upstream_request_id === null),
+    ).toBe(true);
   });
 });
 
@@ -96,9 +135,15 @@ describe('upstream failures', () => {
   it('upstream slower than the timeout: 504 timeout_error, and the upstream request is abandoned', async () => {
     const stack = await startStack({ KEYGATE_UPSTREAM_TIMEOUT_MS: '300' });
     try {
-      const res = await post(stack, JSON.stringify(message()), { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '3000' });
+      const res = await post(stack, JSON.stringify(message()), {
+        'x-emulator-scenario': 'slow_first_byte',
+        'x-emulator-delay-ms': '3000',
+      });
       await expectError(res, 504, 'timeout_error', /did not answer within/);
-      const entry = await stack.emulator.ledger.waitFor((e) => e.scenario === 'slow_first_byte' && e.endedAt !== null, 3000);
+      const entry = await stack.emulator.ledger.waitFor(
+        (e) => e.scenario === 'slow_first_byte' && e.endedAt !== null,
+        3000,
+      );
       expect(entry.complete).toBe(false);
       const [row] = await stack.calls();
       expect(row).toMatchObject({ status: 504, error_type: 'timeout_error' });
@@ -112,9 +157,15 @@ describe('upstream failures', () => {
     const sql = stack.gateway.store.db.sql;
     try {
       await sql`alter table calls rename to calls_offline`;
-      const client = new Anthropic({ baseURL: stack.gateway.url, authToken: stack.appKey, apiKey: null, maxRetries: 0 });
+      const client = new Anthropic({
+        baseURL: stack.gateway.url,
+        authToken: stack.appKey,
+        apiKey: null,
+        maxRetries: 0,
+      });
       const ids: string[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await client.messages.create(message(`during outage ${i}`) as never)).id);
+      for (let i = 0; i < 3; i++)
+        ids.push((await client.messages.create(message(`during outage ${i}`) as never)).id);
       await new Promise((r) => setTimeout(r, 100));
       expect(stack.gateway.writer.pending).toBe(3);
       await sql`alter table calls_offline rename to calls`;
@@ -136,7 +187,12 @@ describe('test keys', () => {
     const stack = await startStack();
     try {
       const testKey = await stack.newKey({ kind: 'test' });
-      const client = new Anthropic({ baseURL: stack.gateway.url, authToken: testKey.secret, apiKey: null, maxRetries: 0 });
+      const client = new Anthropic({
+        baseURL: stack.gateway.url,
+        authToken: testKey.secret,
+        apiKey: null,
+        maxRetries: 0,
+      });
       const msg = await client.messages.create(message('offline') as never);
       expect(stack.emulator.ledger.entries).toHaveLength(0);
       expect(stack.gateway.emulator.ledger.find(msg.id)).toBeDefined();

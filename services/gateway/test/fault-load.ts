@@ -32,11 +32,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function runFault(stack: Stack, fault: FaultLoad, settleMs = 10_000): Promise<FaultRun> {
   const key = await stack.newKey({ app: 'faults' });
   let stop = false;
-  const opts = { concurrency: CONCURRENCY, headers: fault.headers ?? {}, stream: fault.stream ?? false, hangUp: fault.hangUp ?? false };
+  const opts = {
+    concurrency: CONCURRENCY,
+    headers: fault.headers ?? {},
+    stream: fault.stream ?? false,
+    hangUp: fault.hangUp ?? false,
+  };
   const answers = fault.during
     ? await Promise.all([
         drive(stack.gateway.url, key.secret, { ...opts, stop: () => stop }),
-        fault.during().then(() => sleep(fault.tailMs ?? 500)).finally(() => (stop = true)),
+        fault
+          .during()
+          .then(() => sleep(fault.tailMs ?? 500))
+          .finally(() => (stop = true)),
       ]).then(([a]) => a)
     : await drive(stack.gateway.url, key.secret, { ...opts, durationMs: fault.durationMs ?? 2_000 });
   const ids = answers.flatMap((a) => (a.requestId ? [a.requestId] : []));
@@ -61,13 +69,25 @@ export async function runFault(stack: Stack, fault: FaultLoad, settleMs = 10_000
  */
 export async function expectCountedOnce(stack: Stack, run: FaultRun, minCalls: number): Promise<void> {
   const { answers, counts } = run;
-  expect(answers.filter((a) => a.status === 0).map((a) => a.error), 'calls that got no answer at all').toEqual([]);
+  expect(
+    answers.filter((a) => a.status === 0).map((a) => a.error),
+    'calls that got no answer at all',
+  ).toEqual([]);
   expect(answers.length).toBeGreaterThanOrEqual(minCalls);
   const answered = answers.map((a) => a.requestId!);
   expect(new Set(answered).size, 'one call id per answer').toBe(answered.length);
-  expect(answered.filter((id) => !counts.has(id)), 'answered, not recorded').toEqual([]);
-  expect([...counts].filter(([, n]) => n > 1), 'recorded twice').toEqual([]);
-  expect([...counts.keys()].filter((id) => !answered.includes(id)), 'recorded, not answered').toEqual([]);
+  expect(
+    answered.filter((id) => !counts.has(id)),
+    'answered, not recorded',
+  ).toEqual([]);
+  expect(
+    [...counts].filter(([, n]) => n > 1),
+    'recorded twice',
+  ).toEqual([]);
+  expect(
+    [...counts.keys()].filter((id) => !answered.includes(id)),
+    'recorded, not answered',
+  ).toEqual([]);
   const [rollup] = await stack.gateway.store.db.sql<{ requests: number; errors: number }[]>`
     select coalesce(sum(requests), 0)::int as requests, coalesce(sum(errors), 0)::int as errors
     from usage_hourly where key_id = ${run.keyId}`;
@@ -79,7 +99,11 @@ export async function expectCountedOnce(stack: Stack, run: FaultRun, minCalls: n
 export function expectProviderError(a: Answer, status: number, type: string): void {
   expect(a.status).toBe(status);
   const body = JSON.parse(a.body);
-  expect(body).toEqual({ type: 'error', error: { type, message: expect.any(String) }, request_id: expect.stringMatching(/^req_\w+$/) });
+  expect(body).toEqual({
+    type: 'error',
+    error: { type, message: expect.any(String) },
+    request_id: expect.stringMatching(/^req_\w+$/),
+  });
   expect(body.request_id).toBe(a.requestIdHeader);
 }
 

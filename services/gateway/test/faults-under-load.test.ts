@@ -27,11 +27,14 @@ describe('upstream faults under load: every answer provider-shaped, every call r
     await expectCountedOnce(stack, run, 16);
     const type = status === 529 ? 'overloaded_error' : 'api_error';
     for (const a of run.answers) expectProviderError(a, status, type);
-    for (const row of run.rows.values()) expect(row).toMatchObject({ status, error_type: type, partial: false });
+    for (const row of run.rows.values())
+      expect(row).toMatchObject({ status, error_type: type, partial: false });
   });
 
   it(`upstream silent past the timeout (${UPSTREAM_TIMEOUT_MS} ms): 504 timeout_error from the gateway, recorded`, async () => {
-    const run = await runFault(stack, { headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '5000' } });
+    const run = await runFault(stack, {
+      headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '5000' },
+    });
     await expectCountedOnce(stack, run, 8);
     for (const a of run.answers) {
       expectProviderError(a, 504, 'timeout_error');
@@ -39,11 +42,15 @@ describe('upstream faults under load: every answer provider-shaped, every call r
       expect(a.requestIdHeader).toBe(a.requestId);
       expect(a.at - a.sentAt).toBeGreaterThanOrEqual(UPSTREAM_TIMEOUT_MS - 50);
     }
-    for (const row of run.rows.values()) expect(row).toMatchObject({ status: 504, error_type: 'timeout_error' });
+    for (const row of run.rows.values())
+      expect(row).toMatchObject({ status: 504, error_type: 'timeout_error' });
   });
 
   it('slow first bytes (300 ms) of a stream: complete answers, recorded with their time to first byte', async () => {
-    const run = await runFault(stack, { stream: true, headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '300' } });
+    const run = await runFault(stack, {
+      stream: true,
+      headers: { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '300' },
+    });
     await expectCountedOnce(stack, run, 16);
     for (const a of run.answers) {
       expect(a).toMatchObject({ status: 200, error: null });
@@ -57,7 +64,10 @@ describe('upstream faults under load: every answer provider-shaped, every call r
   });
 
   it('a stream the upstream cuts after 4 events: the client keeps what came, recorded once as partial', async () => {
-    const run = await runFault(stack, { stream: true, headers: { 'x-emulator-scenario': 'stream_cut', 'x-emulator-cut-after': '4' } });
+    const run = await runFault(stack, {
+      stream: true,
+      headers: { 'x-emulator-scenario': 'stream_cut', 'x-emulator-cut-after': '4' },
+    });
     await expectCountedOnce(stack, run, 16);
     for (const a of run.answers) {
       expect(a.status).toBe(200);
@@ -91,7 +101,11 @@ describe('upstream faults under load: every answer provider-shaped, every call r
 
 describe(`database slow (KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS=${STATEMENT_TIMEOUT_MS})`, () => {
   it('the rollup table locked for 2.5 s: calls answered at normal latency, the writer is not held, and every record lands once after', async () => {
-    const locker = postgres(stack.gateway.store.db.url, { max: 1, onnotice: () => {}, connection: { search_path: stack.schema } });
+    const locker = postgres(stack.gateway.store.db.url, {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: stack.schema },
+    });
     const stall = { from: 0, to: 0, flushMs: 0, pending: 0 };
     const errorsBefore = stack.gateway.writer.databaseErrors;
     try {
@@ -127,12 +141,16 @@ describe(`database slow (KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS=${STATEMENT_TIMEO
       expect(stall.flushMs).toBeLessThan(STATEMENT_TIMEOUT_MS + 1_000);
       expect(stall.pending).toBeGreaterThan(0);
       expect(stack.gateway.writer.databaseErrors).toBeGreaterThan(errorsBefore);
-      expect(stack.logs.some((l) => l.includes('call log write failed') && l.includes('statement timeout'))).toBe(true);
+      expect(
+        stack.logs.some((l) => l.includes('call log write failed') && l.includes('statement timeout')),
+      ).toBe(true);
 
       const latency = (a: (typeof run.answers)[number]) => a.at - a.sentAt;
       const before = run.answers.filter((a) => a.at < stall.from).map(latency);
       const during = run.answers.filter((a) => a.sentAt >= stall.from && a.at <= stall.to).map(latency);
-      console.info(`database slow: ${before.length} calls before the lock, p50 ${percentile(before, 50)} ms, p95 ${percentile(before, 95)} ms; ${during.length} during it, p50 ${percentile(during, 50)} ms, p95 ${percentile(during, 95)} ms, max ${Math.max(...during)} ms; flush while locked ${stall.flushMs} ms, ${stall.pending} records waiting`);
+      console.info(
+        `database slow: ${before.length} calls before the lock, p50 ${percentile(before, 50)} ms, p95 ${percentile(before, 95)} ms; ${during.length} during it, p50 ${percentile(during, 50)} ms, p95 ${percentile(during, 95)} ms, max ${Math.max(...during)} ms; flush while locked ${stall.flushMs} ms, ${stall.pending} records waiting`,
+      );
       expect(during.length).toBeGreaterThan(20);
       // Answers that waited on the database would take the whole stall (2.5 s and more).
       expect(Math.max(...during)).toBeLessThan(1_000);

@@ -32,16 +32,40 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
   const dataDir = mkdtempSync(join(tmpdir(), 'keygate-proc-'));
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYGATE_DATA_DIR: dataDir, PORT: String(port), KEYGATE_LOG_LEVEL: 'warn', ...extraEnv };
-  for (const name of ['DATABASE_URL', 'KEYGATE_SECRET', 'KEYGATE_OPERATOR_TOKEN', 'KEYGATE_URL', 'KEYGATE_DB_SCHEMA']) delete env[name];
-  if (TEST_DATABASE_URL) Object.assign(env, { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: schema, KEYGATE_SECRET: `secret-${randomBase62(24)}` });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KEYGATE_DATA_DIR: dataDir,
+    PORT: String(port),
+    KEYGATE_LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  for (const name of [
+    'DATABASE_URL',
+    'KEYGATE_SECRET',
+    'KEYGATE_OPERATOR_TOKEN',
+    'KEYGATE_URL',
+    'KEYGATE_DB_SCHEMA',
+  ])
+    delete env[name];
+  if (TEST_DATABASE_URL)
+    Object.assign(env, {
+      DATABASE_URL: TEST_DATABASE_URL,
+      KEYGATE_DB_SCHEMA: schema,
+      KEYGATE_SECRET: `secret-${randomBase62(24)}`,
+    });
   const proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; proc.exitCode === null; i++) {
-    if (await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 900) throw new Error(`not ready:\n${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -53,9 +77,16 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
     exited,
     cli: (args, more = {}) =>
       new Promise((resolve, reject) => {
-        execFile(process.execPath, [BIN, ...args, '--json'], { env: { ...env, ...more }, timeout: 60_000 }, (err, stdout, err2) => (err ? reject(new Error(`${args.join(' ')}: ${err2}`)) : resolve(JSON.parse(stdout))));
+        execFile(
+          process.execPath,
+          [BIN, ...args, '--json'],
+          { env: { ...env, ...more }, timeout: 60_000 },
+          (err, stdout, err2) =>
+            err ? reject(new Error(`${args.join(' ')}: ${err2}`)) : resolve(JSON.parse(stdout)),
+        );
       }),
-    database: () => openDatabase({ url: TEST_DATABASE_URL, dataDir, ...(TEST_DATABASE_URL ? { schema } : {}) }),
+    database: () =>
+      openDatabase({ url: TEST_DATABASE_URL, dataDir, ...(TEST_DATABASE_URL ? { schema } : {}) }),
     async remove() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
       await exited;

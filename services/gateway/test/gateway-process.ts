@@ -25,10 +25,18 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
   });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | string>((r) => child.once('exit', (code, signal) => r(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((r) =>
+    child.once('exit', (code, signal) => r(code ?? signal ?? -1)),
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 900 || child.exitCode !== null) throw new Error(`gateway did not start:\n${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -41,8 +49,18 @@ export async function provision(env: Record<string, string>): Promise<string> {
   const rt = await openRuntime(config);
   try {
     const deps = { store: rt.store, box: rt.box, clock: Date.now };
-    const { account } = await createAccount(deps, { name: 'Durability', plan: 'team', providerKey: env.PROVIDER_KEY! });
-    const { secret } = await createKey(deps, { accountId: account.id, kind: 'live', memberId: null, app: null, environment: null });
+    const { account } = await createAccount(deps, {
+      name: 'Durability',
+      plan: 'team',
+      providerKey: env.PROVIDER_KEY!,
+    });
+    const { secret } = await createKey(deps, {
+      accountId: account.id,
+      kind: 'live',
+      memberId: null,
+      app: null,
+      environment: null,
+    });
     return secret;
   } finally {
     await rt.close();
@@ -70,13 +88,22 @@ export function driveLoad(url: string, key: string, concurrency: number) {
         const res = await fetch(`${url}/v1/messages`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 32, stream: i % 4 === 0, messages: [{ role: 'user', content: `load ${n}.${i}` }] }),
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 32,
+            stream: i % 4 === 0,
+            messages: [{ role: 'user', content: `load ${n}.${i}` }],
+          }),
           // A client gives up at some point: a call stuck past it counts as not answered, and
           // stopping the load never waits on it.
           signal: AbortSignal.timeout(10_000),
         });
         await res.arrayBuffer();
-        answered.push({ id: res.headers.get('keygate-request-id') ?? '', at: Date.now(), status: res.status });
+        answered.push({
+          id: res.headers.get('keygate-request-id') ?? '',
+          at: Date.now(),
+          status: res.status,
+        });
       } catch {
         failed++;
         await new Promise((r) => setTimeout(r, 20));

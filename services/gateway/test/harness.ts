@@ -38,10 +38,19 @@ export interface Stack {
   dataDir: string;
   deps: ServiceDeps;
   /** Another account with an admin member and an admin key. */
-  seedAccount(opts?: { plan?: 'solo' | 'team' | 'scale'; name?: string; trialDays?: number }): Promise<SeededAccount>;
+  seedAccount(opts?: {
+    plan?: 'solo' | 'team' | 'scale';
+    name?: string;
+    trialDays?: number;
+  }): Promise<SeededAccount>;
   /** A second gateway instance on the same database (closed with the stack). */
   startPeer(env?: Record<string, string>): Promise<Gateway>;
-  newKey(opts?: { kind?: 'live' | 'test' | 'admin'; memberId?: string; app?: string; environment?: string }): Promise<{ id: string; secret: string }>;
+  newKey(opts?: {
+    kind?: 'live' | 'test' | 'admin';
+    memberId?: string;
+    app?: string;
+    environment?: string;
+  }): Promise<{ id: string; secret: string }>;
   /** Waits until the call log holds the gateway's queued records, then returns them. */
   calls(): Promise<Record<string, any>[]>;
   close(): Promise<void>;
@@ -51,7 +60,10 @@ export interface Stack {
  * A real gateway on loopback, with the emulator as the provider and a fresh account. It uses
  * TEST_DATABASE_URL (each stack in its own schema) or, without it, the embedded database.
  */
-export async function startStack(env: Record<string, string> = {}, opts: { clock?: () => number } = {}): Promise<Stack> {
+export async function startStack(
+  env: Record<string, string> = {},
+  opts: { clock?: () => number } = {},
+): Promise<Stack> {
   const clock = opts.clock ?? Date.now;
   const emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
@@ -69,10 +81,24 @@ export async function startStack(env: Record<string, string> = {}, opts: { clock
   const logs: string[] = [];
   const logger = createLogger('debug', (line) => logs.push(line));
   const gateway = await startGateway(config, { logger, schema, clock });
-  const deps = { store: gateway.store, box: new (await import('../src/lib/secret-box')).SecretBox(config.secret!), clock };
-  const { account } = await createAccount(deps, { name: 'Test account', plan: 'team', providerKey: PROVIDER_KEY });
+  const deps = {
+    store: gateway.store,
+    box: new (await import('../src/lib/secret-box')).SecretBox(config.secret!),
+    clock,
+  };
+  const { account } = await createAccount(deps, {
+    name: 'Test account',
+    plan: 'team',
+    providerKey: PROVIDER_KEY,
+  });
   const newKey: Stack['newKey'] = async (opts = {}) => {
-    const { key, secret } = await createKey(deps, { accountId: account.id, kind: opts.kind ?? 'live', memberId: opts.memberId ?? null, app: opts.app ?? null, environment: opts.environment ?? null });
+    const { key, secret } = await createKey(deps, {
+      accountId: account.id,
+      kind: opts.kind ?? 'live',
+      memberId: opts.memberId ?? null,
+      app: opts.app ?? null,
+      environment: opts.environment ?? null,
+    });
     return { id: key.id, secret };
   };
   const first = await newKey({ app: 'test-app', environment: 'ci' });
@@ -101,7 +127,12 @@ export async function startStack(env: Record<string, string> = {}, opts: { clock
         ...(opts.trialDays !== undefined ? { trialDays: opts.trialDays } : {}),
       });
       const admin = created.admin!;
-      return { id: created.account.id, adminKey: admin.secret, adminKeyId: admin.key.id, adminMemberId: admin.member.id };
+      return {
+        id: created.account.id,
+        adminKey: admin.secret,
+        adminKeyId: admin.key.id,
+        adminMemberId: admin.member.id,
+      };
     },
     async startPeer(peerEnv = {}) {
       // Without TEST_DATABASE_URL, the peer connects to the embedded PostgreSQL the first one runs.
@@ -125,7 +156,8 @@ export async function startStack(env: Record<string, string> = {}, opts: { clock
     newKey,
     async calls() {
       await gateway.writer.flush();
-      return gateway.store.db.sql`select * from calls where account_id = ${account.id} order by created_at, id`;
+      return gateway.store.db
+        .sql`select * from calls where account_id = ${account.id} order by created_at, id`;
     },
     async close() {
       for (const peer of peers) await peer.close();
@@ -169,13 +201,26 @@ export async function openTestStore(): Promise<{ store: Store; close(): Promise<
  * a non-zero exit. With TEST_DATABASE_URL it opens the stack's schema itself; on the embedded
  * database it finds the gateway in the data dir and goes through its operator API.
  */
-export function runKeygate(stack: Stack, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { DATABASE_URL: _d, KEYGATE_SECRET: _s, KEYGATE_OPERATOR_TOKEN: _t, KEYGATE_URL: _u, ...rest } = process.env;
+export function runKeygate(
+  stack: Stack,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const {
+    DATABASE_URL: _d,
+    KEYGATE_SECRET: _s,
+    KEYGATE_OPERATOR_TOKEN: _t,
+    KEYGATE_URL: _u,
+    ...rest
+  } = process.env;
   const env = {
     ...rest,
     KEYGATE_LOG_LEVEL: 'warn',
     ...(TEST_DATABASE_URL
-      ? { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: stack.schema, KEYGATE_SECRET: stack.config.secret! }
+      ? {
+          DATABASE_URL: TEST_DATABASE_URL,
+          KEYGATE_DB_SCHEMA: stack.schema,
+          KEYGATE_SECRET: stack.config.secret!,
+        }
       : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: stack.config.operatorToken! }),
   };
   const bin = join(import.meta.dirname, '../bin/keygate.js');
@@ -193,7 +238,8 @@ export function expectedColumns(usage: Record<string, any>) {
     input_tokens: usage.input_tokens ?? 0,
     output_tokens: usage.output_tokens ?? 0,
     cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
-    cache_creation_5m_tokens: usage.cache_creation?.ephemeral_5m_input_tokens ?? (usage.cache_creation_input_tokens ?? 0) - c1h,
+    cache_creation_5m_tokens:
+      usage.cache_creation?.ephemeral_5m_input_tokens ?? (usage.cache_creation_input_tokens ?? 0) - c1h,
     cache_creation_1h_tokens: c1h,
     cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
     web_search_requests: usage.server_tool_use?.web_search_requests ?? 0,
@@ -210,7 +256,13 @@ export interface ApiResponse<T = any> {
 export async function api<T = any>(
   base: string,
   path: string,
-  opts: { key?: string; bearer?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  opts: {
+    key?: string;
+    bearer?: string;
+    method?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key) headers['x-api-key'] = opts.key;
@@ -219,7 +271,9 @@ export async function api<T = any>(
   const res = await fetch(base + path, {
     method: opts.method ?? (opts.body !== undefined ? 'POST' : 'GET'),
     headers,
-    ...(opts.body !== undefined ? { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) } : {}),
+    ...(opts.body !== undefined
+      ? { body: typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body) }
+      : {}),
   });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T, headers: res.headers };
@@ -250,10 +304,28 @@ type Usage = Record<string, any>;
 
 export function callAt(accountId: string, at: string, o: Partial<CallRecord> & { usage: Usage }): CallRecord {
   return {
-    id: `req_${randomBase62(24)}`, accountId, keyId: null, memberId: null, app: null, environment: null, groupId: null, client: null,
-    endpoint: 'messages', model: 'claude-opus-4-5', stream: false, status: 200, errorType: null,
-    upstreamMessageId: null, upstreamRequestId: null, retryCount: 0, latencyMs: 12, ttfbMs: 5, partial: false, estimated: false,
-    createdAt: new Date(at), ...o,
+    id: `req_${randomBase62(24)}`,
+    accountId,
+    keyId: null,
+    memberId: null,
+    app: null,
+    environment: null,
+    groupId: null,
+    client: null,
+    endpoint: 'messages',
+    model: 'claude-opus-4-5',
+    stream: false,
+    status: 200,
+    errorType: null,
+    upstreamMessageId: null,
+    upstreamRequestId: null,
+    retryCount: 0,
+    latencyMs: 12,
+    ttfbMs: 5,
+    partial: false,
+    estimated: false,
+    createdAt: new Date(at),
+    ...o,
   };
 }
 
@@ -264,19 +336,58 @@ export function callAt(accountId: string, at: string, o: Partial<CallRecord> & {
 export async function seedReports(stack: Stack): Promise<ReportFixture> {
   const acct = await stack.seedAccount({ name: 'Reports', trialDays: 0 });
   const other = await stack.seedAccount({ name: 'Someone else' });
-  const member = (await api(stack.gateway.url, '/v1/organizations/users', { key: acct.adminKey, body: { email: 'm1@reports.test' } })).body.id;
-  const keyA = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { name: 'A', member_id: member, app: 'web' } })).body.id;
-  const keyB = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { name: 'B', kind: 'test', app: 'ci' } })).body.id;
+  const member = (
+    await api(stack.gateway.url, '/v1/organizations/users', {
+      key: acct.adminKey,
+      body: { email: 'm1@reports.test' },
+    })
+  ).body.id;
+  const keyA = (
+    await api(stack.gateway.url, '/v1/organizations/api_keys', {
+      key: acct.adminKey,
+      body: { name: 'A', member_id: member, app: 'web' },
+    })
+  ).body.id;
+  const keyB = (
+    await api(stack.gateway.url, '/v1/organizations/api_keys', {
+      key: acct.adminKey,
+      body: { name: 'B', kind: 'test', app: 'ci' },
+    })
+  ).body.id;
   const a = { keyId: keyA, memberId: member, app: 'web' };
   await stack.gateway.store.calls.insertBatch([
     callAt(acct.id, '2025-03-10T09:15:00Z', {
-      ...a, groupId: 'g1',
-      usage: { input_tokens: 100, output_tokens: 50, cache_creation_input_tokens: 30, cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 10 }, cache_read_input_tokens: 30, server_tool_use: { web_search_requests: 1 } },
+      ...a,
+      groupId: 'g1',
+      usage: {
+        input_tokens: 100,
+        output_tokens: 50,
+        cache_creation_input_tokens: 30,
+        cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 10 },
+        cache_read_input_tokens: 30,
+        server_tool_use: { web_search_requests: 1 },
+      },
     }),
-    callAt(acct.id, '2025-03-10T09:45:00Z', { ...a, model: 'claude-sonnet-4-5', usage: { input_tokens: 200, output_tokens: 100 } }),
-    callAt(acct.id, '2025-03-10T14:05:00Z', { keyId: keyB, app: 'ci', usage: { input_tokens: 1000, output_tokens: 500 } }),
-    callAt(acct.id, '2025-03-11T00:30:00Z', { ...a, status: 529, errorType: 'overloaded_error', usage: { input_tokens: 10, output_tokens: 5 } }),
-    callAt(other.id, '2025-03-10T09:20:00Z', { keyId: other.adminKeyId, usage: { input_tokens: 9999, output_tokens: 1 } }),
+    callAt(acct.id, '2025-03-10T09:45:00Z', {
+      ...a,
+      model: 'claude-sonnet-4-5',
+      usage: { input_tokens: 200, output_tokens: 100 },
+    }),
+    callAt(acct.id, '2025-03-10T14:05:00Z', {
+      keyId: keyB,
+      app: 'ci',
+      usage: { input_tokens: 1000, output_tokens: 500 },
+    }),
+    callAt(acct.id, '2025-03-11T00:30:00Z', {
+      ...a,
+      status: 529,
+      errorType: 'overloaded_error',
+      usage: { input_tokens: 10, output_tokens: 5 },
+    }),
+    callAt(other.id, '2025-03-10T09:20:00Z', {
+      keyId: other.adminKeyId,
+      usage: { input_tokens: 9999, output_tokens: 1 },
+    }),
   ]);
   return { acct, other, keyA, keyB, member };
 }

@@ -29,7 +29,11 @@ describe('/healthz and /readyz on a running gateway', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       status: 'ready',
-      checks: { database: { ok: true, latency_ms: expect.any(Number) }, migrations: { ok: true, pending: [] }, call_log: { ok: true } },
+      checks: {
+        database: { ok: true, latency_ms: expect.any(Number) },
+        migrations: { ok: true, pending: [] },
+        call_log: { ok: true },
+      },
       upstream: { reachable: true, url: stack.emulator.url },
     });
   });
@@ -40,7 +44,13 @@ describe('/healthz and /readyz on a running gateway', () => {
     try {
       const res = await api(stack.gateway.url, '/readyz');
       expect(res.status).toBe(503);
-      expect(res.body).toMatchObject({ status: 'not_ready', checks: { migrations: { ok: false, pending: ['007_provider_key_status.sql'] }, database: { ok: true } } });
+      expect(res.body).toMatchObject({
+        status: 'not_ready',
+        checks: {
+          migrations: { ok: false, pending: ['007_provider_key_status.sql'] },
+          database: { ok: true },
+        },
+      });
     } finally {
       await sql`insert into keygate_migrations ${sql(row!)}`;
     }
@@ -93,7 +103,10 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
     const down = await api(gateway.url, '/readyz');
     expect(performance.now() - started).toBeLessThan(3_000);
     expect(down.status).toBe(503);
-    expect(down.body).toMatchObject({ status: 'not_ready', checks: { database: { ok: false, error: expect.any(String) } } });
+    expect(down.body).toMatchObject({
+      status: 'not_ready',
+      checks: { database: { ok: false, error: expect.any(String) } },
+    });
     expect((await api(gateway.url, '/healthz')).status).toBe(200);
 
     pg.start();

@@ -88,11 +88,23 @@ ${servers.map((s) => `  server ${s.name} ${new URL(s.url).host} check`).join('\n
 `;
 }
 
-async function waitHealthy(url: string, proc: ChildProcess, stderr: () => string, timeoutMs = 60_000): Promise<void> {
+async function waitHealthy(
+  url: string,
+  proc: ChildProcess,
+  stderr: () => string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`gateway exited before it was ready:\n${stderr()}`);
-    if (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) return;
+    if (proc.exitCode !== null || proc.signalCode !== null)
+      throw new Error(`gateway exited before it was ready:\n${stderr()}`);
+    if (
+      await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`gateway not ready within ${timeoutMs} ms:\n${stderr()}`);
@@ -132,7 +144,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       stderr: () => stderr,
       async start() {
         stderr = '';
-        proc = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: String(port), KEYGATE_DATA_DIR: dataDir }, stdio: ['ignore', 'ignore', 'pipe'] });
+        proc = spawn(process.execPath, [BIN, 'serve'], {
+          env: { ...env, PORT: String(port), KEYGATE_DATA_DIR: dataDir },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         proc.stderr!.on('data', (d) => (stderr += d));
         await waitHealthy(instance.url, proc, () => stderr);
       },
@@ -162,8 +177,14 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     haproxy.stderr!.on('data', (d) => (out += d));
     url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 10_000;
-    while (!(await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) {
-      if (haproxy.exitCode !== null || Date.now() > deadline) throw new Error(`haproxy did not start:\n${out}`);
+    while (
+      !(await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (haproxy.exitCode !== null || Date.now() > deadline)
+        throw new Error(`haproxy did not start:\n${out}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -176,7 +197,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       s.on('end', () => resolve(text));
       s.on('error', reject);
     });
-    const lines = csv.split('\n').filter((l) => l.startsWith('gateways,') && !l.startsWith('gateways,BACKEND'));
+    const lines = csv
+      .split('\n')
+      .filter((l) => l.startsWith('gateways,') && !l.startsWith('gateways,BACKEND'));
     return Object.fromEntries(lines.map((l) => l.split(',')).map((f) => [f[1]!, f[17]!.split(' ')[0]!]));
   };
 
@@ -190,7 +213,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     async waitFor(name, state, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       while ((await serverStates())[name] !== state) {
-        if (Date.now() > deadline) throw new Error(`haproxy: ${name} not ${state} within ${timeoutMs} ms (${JSON.stringify(await serverStates())})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `haproxy: ${name} not ${state} within ${timeoutMs} ms (${JSON.stringify(await serverStates())})`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },
@@ -221,11 +247,23 @@ export interface Seeded {
 }
 
 /** A store on the cluster's schema, an account on it (with an admin key) and its keys. */
-export async function seedCluster(cluster: Pick<Cluster, 'databaseUrl' | 'schema' | 'env'>, providerKey: string): Promise<Seeded> {
+export async function seedCluster(
+  cluster: Pick<Cluster, 'databaseUrl' | 'schema' | 'env'>,
+  providerKey: string,
+): Promise<Seeded> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keygate-seed-'));
-  const store = createStore(await openDatabase({ url: cluster.databaseUrl, dataDir, schema: cluster.schema, max: 2 }));
+  const store = createStore(
+    await openDatabase({ url: cluster.databaseUrl, dataDir, schema: cluster.schema, max: 2 }),
+  );
   const deps: ServiceDeps = { store, box: new SecretBox(cluster.env.KEYGATE_SECRET!), clock: Date.now };
-  const created = await createAccount(deps, { name: 'Cluster', plan: 'team', providerKey, adminEmail: 'admin@cluster.test', adminName: 'Admin', trialDays: 30 });
+  const created = await createAccount(deps, {
+    name: 'Cluster',
+    plan: 'team',
+    providerKey,
+    adminEmail: 'admin@cluster.test',
+    adminName: 'Admin',
+    trialDays: 30,
+  });
   const accountId = created.account.id;
   return {
     store,
@@ -233,14 +271,27 @@ export async function seedCluster(cluster: Pick<Cluster, 'databaseUrl' | 'schema
     accountId,
     adminKey: created.admin!.secret,
     async newKey(limits = {}) {
-      const { key, secret } = await createKey(deps, { accountId, kind: 'live', memberId: null, app: 'cluster', environment: 'test', ...limits });
+      const { key, secret } = await createKey(deps, {
+        accountId,
+        kind: 'live',
+        memberId: null,
+        app: 'cluster',
+        environment: 'test',
+        ...limits,
+      });
       return { id: key.id, secret };
     },
     async recordCounts(keyId) {
       // A connection of its own each time: a pool that lived through a database restart may hang.
-      const sql = postgres(cluster.databaseUrl, { max: 1, onnotice: () => {}, connection: { search_path: cluster.schema } });
+      const sql = postgres(cluster.databaseUrl, {
+        max: 1,
+        onnotice: () => {},
+        connection: { search_path: cluster.schema },
+      });
       try {
-        const rows = await sql<{ id: string; n: number }[]>`select id, count(*)::int as n from calls where key_id = ${keyId} group by id`;
+        const rows = await sql<
+          { id: string; n: number }[]
+        >`select id, count(*)::int as n from calls where key_id = ${keyId} group by id`;
         return new Map(rows.map((r) => [r.id, r.n]));
       } finally {
         await sql.end({ timeout: 1 });

@@ -16,14 +16,19 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-const newKey = async (body: object = {}) => (await api(stack.gateway.url, keys, { key: acme.adminKey, body })).body;
+const newKey = async (body: object = {}) =>
+  (await api(stack.gateway.url, keys, { key: acme.adminKey, body })).body;
 
 /**
  * Warms `secret` in the peer's key cache, makes the change through the first instance, then
  * polls the peer every 10 ms: returns the milliseconds from the change's response to the
  * peer's first refusal.
  */
-async function refusalDelay(secret: string, change: () => Promise<{ status: number }>, expectStatus = 401): Promise<number> {
+async function refusalDelay(
+  secret: string,
+  change: () => Promise<{ status: number }>,
+  expectStatus = 401,
+): Promise<number> {
   expect((await callModel(peer.url, secret)).status).toBe(200);
   expect((await callModel(peer.url, secret)).status).toBe(200);
   const res = await change();
@@ -44,25 +49,46 @@ async function refusalDelay(secret: string, change: () => Promise<{ status: numb
 describe('changes take effect on every instance within one second', () => {
   it('a key revoked through one instance is refused by the other in < 1 s', async () => {
     const k = await newKey({ app: 'revoke-me' });
-    const ms = await refusalDelay(k.key, () => api(stack.gateway.url, `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'archived' } }));
+    const ms = await refusalDelay(k.key, () =>
+      api(stack.gateway.url, `${keys}/${k.id}`, { key: acme.adminKey, body: { status: 'archived' } }),
+    );
     expect(ms).toBeLessThan(1000);
   });
 
   it('deactivation and deletion too', async () => {
     const a = await newKey();
-    expect(await refusalDelay(a.key, () => api(stack.gateway.url, `${keys}/${a.id}`, { key: acme.adminKey, body: { status: 'inactive' } }))).toBeLessThan(1000);
+    expect(
+      await refusalDelay(a.key, () =>
+        api(stack.gateway.url, `${keys}/${a.id}`, { key: acme.adminKey, body: { status: 'inactive' } }),
+      ),
+    ).toBeLessThan(1000);
     const b = await newKey();
-    expect(await refusalDelay(b.key, () => api(stack.gateway.url, `${keys}/${b.id}`, { key: acme.adminKey, method: 'DELETE' }))).toBeLessThan(1000);
+    expect(
+      await refusalDelay(b.key, () =>
+        api(stack.gateway.url, `${keys}/${b.id}`, { key: acme.adminKey, method: 'DELETE' }),
+      ),
+    ).toBeLessThan(1000);
   });
 
   it("a removed member's keys; their past usage stays attributed to them", async () => {
-    const dev = (await api(stack.gateway.url, '/v1/organizations/users', { key: acme.adminKey, body: { email: 'leaver@acme.test' } })).body;
+    const dev = (
+      await api(stack.gateway.url, '/v1/organizations/users', {
+        key: acme.adminKey,
+        body: { email: 'leaver@acme.test' },
+      })
+    ).body;
     const k = await newKey({ member_id: dev.id });
-    const ms = await refusalDelay(k.key, () => api(stack.gateway.url, `/v1/organizations/users/${dev.id}`, { key: acme.adminKey, method: 'DELETE' }));
+    const ms = await refusalDelay(k.key, () =>
+      api(stack.gateway.url, `/v1/organizations/users/${dev.id}`, { key: acme.adminKey, method: 'DELETE' }),
+    );
     expect(ms).toBeLessThan(1000);
     expect((await callModel(peer.url, k.key)).body.error.message).toMatch(/member was removed/);
     await peer.writer.flush();
-    const log = (await api(stack.gateway.url, `/v1/organizations/requests?user_id=${dev.id}&status=ok`, { key: acme.adminKey })).body;
+    const log = (
+      await api(stack.gateway.url, `/v1/organizations/requests?user_id=${dev.id}&status=ok`, {
+        key: acme.adminKey,
+      })
+    ).body;
     expect(log.data.length).toBeGreaterThanOrEqual(2);
     expect(log.data.every((r: any) => r.api_key_id === k.id)).toBe(true);
   });
@@ -72,7 +98,10 @@ describe('changes take effect on every instance within one second', () => {
     const k = (await api(stack.gateway.url, keys, { key: acct.adminKey, body: {} })).body;
     // This time the change goes through the peer and the first instance must notice.
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
-    const suspend = await api(peer.url, `/operator/v1/accounts/${acct.id}/suspend`, { bearer: OPERATOR, method: 'POST' });
+    const suspend = await api(peer.url, `/operator/v1/accounts/${acct.id}/suspend`, {
+      bearer: OPERATOR,
+      method: 'POST',
+    });
     expect(suspend.body.status).toBe('suspended');
     const start = performance.now();
     let res = await callModel(stack.gateway.url, k.key);
@@ -82,9 +111,15 @@ describe('changes take effect on every instance within one second', () => {
     }
     expect(performance.now() - start).toBeLessThan(1000);
     expect(res.status).toBe(403);
-    expect(res.body.error).toMatchObject({ type: 'permission_error', message: expect.stringMatching(/suspended/) });
+    expect(res.body.error).toMatchObject({
+      type: 'permission_error',
+      message: expect.stringMatching(/suspended/),
+    });
     expect((await api(stack.gateway.url, '/v1/organizations/me', { key: acct.adminKey })).status).toBe(403);
-    await api(stack.gateway.url, `/operator/v1/accounts/${acct.id}/reactivate`, { bearer: OPERATOR, method: 'POST' });
+    await api(stack.gateway.url, `/operator/v1/accounts/${acct.id}/reactivate`, {
+      bearer: OPERATOR,
+      method: 'POST',
+    });
     const back = performance.now();
     while ((await callModel(peer.url, k.key)).status !== 200) {
       expect(performance.now() - back).toBeLessThan(1000);
@@ -101,11 +136,19 @@ describe('changes take effect on every instance within one second', () => {
     expect(res.body.error.message).toMatch(/expired/);
   });
 
-  it("an admin key stops working when its member is no longer an admin", async () => {
-    const boss = (await api(stack.gateway.url, '/v1/organizations/users', { key: acme.adminKey, body: { email: 'boss@acme.test', role: 'admin' } })).body;
+  it('an admin key stops working when its member is no longer an admin', async () => {
+    const boss = (
+      await api(stack.gateway.url, '/v1/organizations/users', {
+        key: acme.adminKey,
+        body: { email: 'boss@acme.test', role: 'admin' },
+      })
+    ).body;
     const adminKey = await newKey({ kind: 'admin', member_id: boss.id });
     expect((await api(peer.url, '/v1/organizations/me', { key: adminKey.key })).status).toBe(200);
-    await api(stack.gateway.url, `/v1/organizations/users/${boss.id}`, { key: acme.adminKey, body: { role: 'developer' } });
+    await api(stack.gateway.url, `/v1/organizations/users/${boss.id}`, {
+      key: acme.adminKey,
+      body: { role: 'developer' },
+    });
     const start = performance.now();
     let res = await api(peer.url, '/v1/organizations/me', { key: adminKey.key });
     while (res.status === 200 && performance.now() - start < 1000) {
@@ -122,7 +165,12 @@ describe('rotation', () => {
     const k = await newKey({ app: 'rotating' });
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     const requestedAt = Date.now();
-    const rotated = (await api(stack.gateway.url, `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: 2 } })).body;
+    const rotated = (
+      await api(stack.gateway.url, `${keys}/${k.id}/rotate`, {
+        key: acme.adminKey,
+        body: { grace_period_seconds: 2 },
+      })
+    ).body;
     const expiresAt = Date.parse(rotated.previous_key_expires_at);
     expect(rotated.id).toBe(k.id);
     // The grace period starts inside the request, on the machine's one clock: never before it was asked for.
@@ -154,7 +202,13 @@ describe('rotation', () => {
 
     await Promise.all([stack.gateway.writer.flush(), peer.writer.flush()]);
     const day = new Date().toISOString().slice(0, 10);
-    const report = (await api(stack.gateway.url, `/v1/organizations/usage_report/messages?starting_at=${day}&group_by[]=api_key_id&api_key_ids[]=${k.id}`, { key: acme.adminKey })).body;
+    const report = (
+      await api(
+        stack.gateway.url,
+        `/v1/organizations/usage_report/messages?starting_at=${day}&group_by[]=api_key_id&api_key_ids[]=${k.id}`,
+        { key: acme.adminKey },
+      )
+    ).body;
     const results = report.data.flatMap((b: any) => b.results);
     expect(results).toHaveLength(1);
     // Every call served under either secret counts for the one key id (refusals are not calls).
@@ -172,7 +226,12 @@ describe('rotation, whatever the clocks say', () => {
       releasedAt = Date.now();
     });
     await new Promise((r) => setTimeout(r, 100));
-    const rotated = (await api(stack.gateway.url, `${keys}/${k.id}/rotate`, { key: acme.adminKey, body: { grace_period_seconds: 2 } })).body;
+    const rotated = (
+      await api(stack.gateway.url, `${keys}/${k.id}/rotate`, {
+        key: acme.adminKey,
+        body: { grace_period_seconds: 2 },
+      })
+    ).body;
     await held;
     // The lock wait is not taken out of the grace period (it was when the expiry was stamped from BEGIN's now()).
     expect(Date.parse(rotated.previous_key_expires_at) - releasedAt).toBeGreaterThanOrEqual(2000);
@@ -180,15 +239,22 @@ describe('rotation, whatever the clocks say', () => {
   it('previous_key_expires_at is the expiry the database enforces, not the app clock plus the grace period', async () => {
     const k = await newKey();
     // An app clock an hour ahead of the database's.
-    const skewed = operatorRoutes({ ...stack.deps, clock: () => Date.now() + 3_600_000, operatorToken: OPERATOR });
+    const skewed = operatorRoutes({
+      ...stack.deps,
+      clock: () => Date.now() + 3_600_000,
+      operatorToken: OPERATOR,
+    });
     const res = await skewed.request(`/accounts/${acme.id}/api_keys/${k.id}/rotate`, {
       method: 'POST',
       headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
       body: JSON.stringify({ grace_period_seconds: 60 }),
     });
     expect(res.status).toBe(200);
-    const [old] = await stack.gateway.store.db.sql`select expires_at from key_secrets where key_id = ${k.id} and expires_at is not null`;
-    expect(((await res.json()) as { previous_key_expires_at: string }).previous_key_expires_at).toBe(old!.expires_at.toISOString());
+    const [old] = await stack.gateway.store.db
+      .sql`select expires_at from key_secrets where key_id = ${k.id} and expires_at is not null`;
+    expect(((await res.json()) as { previous_key_expires_at: string }).previous_key_expires_at).toBe(
+      old!.expires_at.toISOString(),
+    );
   });
 });
 

@@ -4,7 +4,9 @@ import { api, callAt, callModel, startStack, type SeededAccount, type Stack } fr
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
 async function keyWith(stack: Stack, acct: SeededAccount, limits: object) {
-  return (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { limits } })).body as { id: string; key: string };
+  return (
+    await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { limits } })
+  ).body as { id: string; key: string };
 }
 
 describe('per-key limits, counted in this process', () => {
@@ -21,7 +23,10 @@ describe('per-key limits, counted in this process', () => {
     for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     const res = await callModel(stack.gateway.url, k.key);
     expect(res.status).toBe(429);
-    expect(res.body.error).toMatchObject({ type: 'rate_limit_error', message: expect.stringMatching(/3 requests per minute/) });
+    expect(res.body.error).toMatchObject({
+      type: 'rate_limit_error',
+      message: expect.stringMatching(/3 requests per minute/),
+    });
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(20);
@@ -30,7 +35,11 @@ describe('per-key limits, counted in this process', () => {
     expect(Date.parse(res.headers.get('anthropic-ratelimit-requests-reset')!)).toBeGreaterThan(Date.now());
     // The refusal is in the call log, like any call.
     await stack.gateway.writer.flush();
-    const log = (await api(stack.gateway.url, `/v1/organizations/requests?api_key_id=${k.id}&status=429`, { key: acct.adminKey })).body;
+    const log = (
+      await api(stack.gateway.url, `/v1/organizations/requests?api_key_id=${k.id}&status=429`, {
+        key: acct.adminKey,
+      })
+    ).body;
     expect(log.data).toEqual([expect.objectContaining({ error_type: 'rate_limit_error' })]);
   });
 
@@ -49,12 +58,17 @@ describe('per-key limits, counted in this process', () => {
     const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
     // 39,998 Opus 4.5 output tokens at $25/MTok: 99.995 cents already spent this month.
     const now = new Date().toISOString();
-    await stack.gateway.store.calls.insertBatch([callAt(acct.id, now, { keyId: k.id, usage: { input_tokens: 0, output_tokens: 39_998 } })]);
+    await stack.gateway.store.calls.insertBatch([
+      callAt(acct.id, now, { keyId: k.id, usage: { input_tokens: 0, output_tokens: 39_998 } }),
+    ]);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 50));
     const res = await callModel(stack.gateway.url, k.key);
     expect(res.status).toBe(429);
-    expect(res.body.error).toMatchObject({ type: 'rate_limit_error', message: expect.stringMatching(/monthly spend cap of \$1\.00/) });
+    expect(res.body.error).toMatchObject({
+      type: 'rate_limit_error',
+      message: expect.stringMatching(/monthly spend cap of \$1\.00/),
+    });
     expect(res.headers.get('retry-after')).toBeNull();
     expect(res.headers.get('x-should-retry')).toBe('false');
   });
@@ -63,13 +77,18 @@ describe('per-key limits, counted in this process', () => {
     const k = await keyWith(stack, acct, { requests_per_minute: 1 });
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(429);
-    await api(stack.gateway.url, `/v1/organizations/api_keys/${k.id}`, { key: acct.adminKey, body: { limits: { requests_per_minute: null } } });
+    await api(stack.gateway.url, `/v1/organizations/api_keys/${k.id}`, {
+      key: acct.adminKey,
+      body: { limits: { requests_per_minute: null } },
+    });
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
   });
 
   it('keys without limits are never refused', async () => {
     const k = await keyWith(stack, acct, {});
-    const statuses = await Promise.all(Array.from({ length: 20 }, () => callModel(stack.gateway.url, k.key).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, () => callModel(stack.gateway.url, k.key).then((r) => r.status)),
+    );
     expect(new Set(statuses)).toEqual(new Set([200]));
   });
 });
@@ -98,7 +117,9 @@ describe.runIf(TEST_REDIS_URL)('per-key limits shared through Redis (TEST_REDIS_
   it('two instances share one month-to-date spend', async () => {
     const peer = await stack.startPeer();
     const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
-    await stack.gateway.store.calls.insertBatch([callAt(acct.id, new Date().toISOString(), { keyId: k.id, usage: { output_tokens: 39_998 } })]);
+    await stack.gateway.store.calls.insertBatch([
+      callAt(acct.id, new Date().toISOString(), { keyId: k.id, usage: { output_tokens: 39_998 } }),
+    ]);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 50));
     const res = await callModel(peer.url, k.key);

@@ -30,10 +30,21 @@ export interface LoadOptions {
 }
 
 const body = (stream: boolean) =>
-  JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, stream, messages: [{ role: 'user', content: 'hello' }] });
+  JSON.stringify({
+    model: 'claude-opus-4-5',
+    max_tokens: 16,
+    stream,
+    messages: [{ role: 'user', content: 'hello' }],
+  });
 
 /** One model call with an app key; never throws. `hangUp`: the client goes away after the first bytes of the answer. */
-export async function call(url: string, key: string, headers: Record<string, string> = {}, stream = false, hangUp = false): Promise<Answer> {
+export async function call(
+  url: string,
+  key: string,
+  headers: Record<string, string> = {},
+  stream = false,
+  hangUp = false,
+): Promise<Answer> {
   const sentAt = Date.now();
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), 30_000);
@@ -47,7 +58,13 @@ export async function call(url: string, key: string, headers: Record<string, str
       signal: abort.signal,
     });
     const requestId = res.headers.get('keygate-request-id') ?? res.headers.get('request-id');
-    seen = { requestId, status: res.status, sentAt, instance: res.headers.get('x-keygate-instance'), requestIdHeader: res.headers.get('request-id') };
+    seen = {
+      requestId,
+      status: res.status,
+      sentAt,
+      instance: res.headers.get('x-keygate-instance'),
+      requestIdHeader: res.headers.get('request-id'),
+    };
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     if (hangUp) {
       text = (await reader.read()).value ?? '';
@@ -56,14 +73,24 @@ export async function call(url: string, key: string, headers: Record<string, str
     }
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
     let error: string | null = null;
-    if (res.status >= 400) error = (JSON.parse(text) as { error?: { type?: string } }).error?.type ?? 'unknown';
+    if (res.status >= 400)
+      error = (JSON.parse(text) as { error?: { type?: string } }).error?.type ?? 'unknown';
     else if (stream && !text.includes('event: message_stop')) error = 'stream_incomplete';
     return { ...seen, at: Date.now(), error, body: text };
   } catch (err) {
     const error = String((err as Error).cause ?? err);
     // Answered, then the body broke off (a stream cut): the call was still the gateway's.
     if (seen) return { ...seen, at: Date.now(), error: `body broke off: ${error}`, body: text };
-    return { requestId: null, status: 0, sentAt, at: Date.now(), instance: null, error, requestIdHeader: null, body: '' };
+    return {
+      requestId: null,
+      status: 0,
+      sentAt,
+      at: Date.now(),
+      instance: null,
+      error,
+      requestIdHeader: null,
+      body: '',
+    };
   } finally {
     clearTimeout(timer);
   }

@@ -17,13 +17,17 @@ function parse(text: string): Sample[] {
     .map((line) => {
       const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
       if (!m) throw new Error(`not a sample line: ${line}`);
-      const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
+      const labels = Object.fromEntries(
+        [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]),
+      );
       return { name: m[1]!, labels, value: Number(m[3]) };
     });
 }
 
 const sum = (samples: Sample[], name: string, where: Record<string, string> = {}) =>
-  samples.filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
+  samples
+    .filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v))
+    .reduce((n, s) => n + s.value, 0);
 
 async function scrape(url: string, token: string | null = TOKEN) {
   const res = await fetch(`${url}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
@@ -34,7 +38,12 @@ function stream(base: string, key: string, headers: Record<string, string> = {})
   return fetch(`${base}/v1/messages`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
   }).then(async (r) => ({ status: r.status, text: await r.text() }));
 }
 
@@ -53,12 +62,16 @@ describe('/metrics after a known workload', () => {
     const others = [await stack.seedAccount(), await stack.seedAccount()];
     const otherKeys = [];
     for (const acct of others) {
-      const k = (await api(url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} })).body as { id: string; key: string };
+      const k = (await api(url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} })).body as {
+        id: string;
+        key: string;
+      };
       keys.push(k.key);
       keyIds.push(k.id, acct.adminKeyId);
       otherKeys.push(k.key);
     }
-    const expectStatus = async (p: Promise<{ status: number }>, status: number) => expect((await p).status).toBe(status);
+    const expectStatus = async (p: Promise<{ status: number }>, status: number) =>
+      expect((await p).status).toBe(status);
     // Account A: 3 plain calls (one a retry), 2 streams (one reading the cache), an overloaded
     // and a rate-limited answer from upstream, a body the gateway refuses, and a model id shaped like a key.
     await expectStatus(callModel(url, stack.appKey), 200);
@@ -68,9 +81,18 @@ describe('/metrics after a known workload', () => {
     await expectStatus(stream(url, stack.appKey, { 'x-emulator-scenario': 'cache_read' }), 200);
     await expectStatus(callModel(url, stack.appKey, { 'x-emulator-scenario': 'overloaded' }), 529);
     await expectStatus(callModel(url, stack.appKey, { 'x-emulator-scenario': 'rate_limit' }), 429);
-    await expectStatus(api(url, '/v1/messages', { bearer: stack.appKey, body: { model: 'claude-opus-4-5', messages: 'not an array' } }), 400);
+    await expectStatus(
+      api(url, '/v1/messages', {
+        bearer: stack.appKey,
+        body: { model: 'claude-opus-4-5', messages: 'not an array' },
+      }),
+      400,
+    );
     const secretModel = `kg_live_${'Q'.repeat(40)}`;
-    await api(url, '/v1/messages', { bearer: stack.appKey, body: { model: secretModel, max_tokens: 8, messages: [{ role: 'user', content: 'x' }] } });
+    await api(url, '/v1/messages', {
+      bearer: stack.appKey,
+      body: { model: secretModel, max_tokens: 8, messages: [{ role: 'user', content: 'x' }] },
+    });
     made.a = 9;
     // Accounts B and C: two calls each; C is past the cap of 2 accounts.
     for (const [i, key] of otherKeys.entries()) {
@@ -86,13 +108,22 @@ describe('/metrics after a known workload', () => {
   afterAll(() => stack?.close());
 
   it('counts every call once, by account (capped at 2, the rest as other) and model', async () => {
-    const accountLabels = new Set(samples.filter((s) => s.name === 'keygate_calls_total').map((s) => s.labels.account));
+    const accountLabels = new Set(
+      samples.filter((s) => s.name === 'keygate_calls_total').map((s) => s.labels.account),
+    );
     expect(accountLabels).toEqual(new Set([stack.account.id, expect.any(String), 'other']));
     expect(accountLabels.size).toBe(3);
     expect(sum(samples, 'keygate_calls_total')).toBe(made.a + made.b + made.c);
     expect(sum(samples, 'keygate_calls_total', { account: stack.account.id })).toBe(made.a);
     expect(sum(samples, 'keygate_calls_total', { account: 'other' })).toBe(made.c);
-    expect(sum(samples, 'keygate_calls_total', { account: stack.account.id, model: 'claude-sonnet-4-5', endpoint: 'messages', status_class: '2xx' })).toBe(2);
+    expect(
+      sum(samples, 'keygate_calls_total', {
+        account: stack.account.id,
+        model: 'claude-sonnet-4-5',
+        endpoint: 'messages',
+        status_class: '2xx',
+      }),
+    ).toBe(2);
     expect(sum(samples, 'keygate_retried_calls_total')).toBe(1);
   });
 
@@ -107,7 +138,9 @@ describe('/metrics after a known workload', () => {
     expect(answered).toBeLessThanOrEqual(12);
     expect(sum(samples, 'keygate_upstream_ttfb_seconds_count', { stream: 'true' })).toBe(4);
     expect(sum(samples, 'keygate_key_cache_lookups_total', { result: 'miss' })).toBeGreaterThanOrEqual(3);
-    expect(sum(samples, 'keygate_key_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(made.a - 1);
+    expect(sum(samples, 'keygate_key_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(
+      made.a - 1,
+    );
   });
 
   it('tokens by type and cost equal the call log', async () => {
@@ -132,7 +165,12 @@ describe('/metrics after a known workload', () => {
       for (const id of keyIds) expect(v).not.toContain(id);
     }
     expect(values.join('\n')).not.toContain(PROVIDER_KEY);
-    expect(Object.keys(samples.find((s) => s.name === 'keygate_calls_total')!.labels).sort()).toEqual(['account', 'endpoint', 'model', 'status_class']);
+    expect(Object.keys(samples.find((s) => s.name === 'keygate_calls_total')!.labels).sort()).toEqual([
+      'account',
+      'endpoint',
+      'model',
+      'status_class',
+    ]);
   });
 
   it('shows the instance view of the limits and of key changes', async () => {
@@ -153,21 +191,38 @@ describe('/metrics after a known workload', () => {
       if (first.spoolBytes === status.spoolBytes && first.queued === status.queued) break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    expect(settled.map((s) => s.name)).toEqual(expect.arrayContaining(['keygate_call_log_spool_bytes', 'keygate_call_log_spool_oldest_age_seconds', 'keygate_call_log_spool_full']));
+    expect(settled.map((s) => s.name)).toEqual(
+      expect.arrayContaining([
+        'keygate_call_log_spool_bytes',
+        'keygate_call_log_spool_oldest_age_seconds',
+        'keygate_call_log_spool_full',
+      ]),
+    );
     expect(sum(settled, 'keygate_call_log_spool_bytes')).toBe(status.spoolBytes);
     expect(sum(settled, 'keygate_call_log_spool_full')).toBe(0);
     expect(sum(settled, 'keygate_call_log_queue_depth')).toBe(status.queued);
     const before = sum(parse((await scrape(stack.gateway.url)).text), 'keygate_invalidations_received_total');
     const acct = await stack.seedAccount();
-    const k = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} })).body as { id: string };
-    expect((await api(stack.gateway.url, `/v1/organizations/api_keys/${k.id}`, { key: acct.adminKey, body: { status: 'inactive' } })).status).toBe(200);
+    const k = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} }))
+      .body as { id: string };
+    expect(
+      (
+        await api(stack.gateway.url, `/v1/organizations/api_keys/${k.id}`, {
+          key: acct.adminKey,
+          body: { status: 'inactive' },
+        })
+      ).status,
+    ).toBe(200);
     let after = before;
     for (let i = 0; i < 50 && after === before; i++) {
       await new Promise((r) => setTimeout(r, 50));
       after = sum(parse((await scrape(stack.gateway.url)).text), 'keygate_invalidations_received_total');
     }
     expect(after).toBeGreaterThan(before);
-    const age = sum(parse((await scrape(stack.gateway.url)).text), 'keygate_invalidation_last_applied_age_seconds');
+    const age = sum(
+      parse((await scrape(stack.gateway.url)).text),
+      'keygate_invalidation_last_applied_age_seconds',
+    );
     expect(age).toBeGreaterThanOrEqual(0);
     expect(age).toBeLessThan(5);
   });

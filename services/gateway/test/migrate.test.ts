@@ -7,7 +7,9 @@ import { randomBase62 } from '../src/lib/ids';
 import { migrate, openDatabase, type Database } from '../src/store';
 import { TEST_DATABASE_URL } from './harness';
 
-const MIGRATIONS = readdirSync(new URL('../migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).sort();
+const MIGRATIONS = readdirSync(new URL('../migrations/', import.meta.url))
+  .filter((f) => f.endsWith('.sql'))
+  .sort();
 const dataDir = mkdtempSync(join(tmpdir(), 'keygate-migrate-'));
 const opened: Database[] = [];
 const schemas: string[] = [];
@@ -30,11 +32,14 @@ describe.skipIf(!TEST_DATABASE_URL)('migrate', () => {
       const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
       schemas.push(schema);
       const instances: Database[] = [];
-      for (let i = 0; i < 3; i++) instances.push(await openDatabase({ url: TEST_DATABASE_URL!, dataDir, schema, max: 2 }));
+      for (let i = 0; i < 3; i++)
+        instances.push(await openDatabase({ url: TEST_DATABASE_URL!, dataDir, schema, max: 2 }));
       opened.push(...instances);
       const applied = await Promise.all(instances.map((db) => migrate(db.sql)));
       expect(applied.flat().sort()).toEqual(MIGRATIONS);
-      const rows = await instances[0]!.sql<{ name: string }[]>`select name from keygate_migrations order by version`;
+      const rows = await instances[0]!.sql<
+        { name: string }[]
+      >`select name from keygate_migrations order by version`;
       expect(rows.map((r) => r.name)).toEqual(MIGRATIONS);
     }
   });

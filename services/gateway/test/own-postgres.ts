@@ -18,7 +18,8 @@ function binDir(): string {
   } catch {
     const root = '/usr/lib/postgresql';
     const version = existsSync(root) ? readdirSync(root).sort().at(-1) : undefined;
-    if (!version) throw new Error('PostgreSQL binaries not found (pg_config or /usr/lib/postgresql/<version>/bin)');
+    if (!version)
+      throw new Error('PostgreSQL binaries not found (pg_config or /usr/lib/postgresql/<version>/bin)');
     return join(root, version, 'bin');
   }
 }
@@ -48,7 +49,9 @@ export async function ownPostgres(): Promise<OwnPostgres> {
     chownSync(dir, uid, gid);
   }
   const run = (tool: string, args: string[]) =>
-    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
+      : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`;

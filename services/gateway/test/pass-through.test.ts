@@ -26,7 +26,12 @@ async function recordingProvider() {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, ledger: emulator.ledger };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    ledger: emulator.ledger,
+  };
 }
 
 // Written by hand, not by JSON.stringify: odd spacing, key order, escapes and number forms
@@ -46,9 +51,13 @@ const UNSEEN_STREAM = Buffer.from(`{
   "a_field_from_2027": [1, 2.50, -0, "\\u0041"]
 }`);
 
-const fixture = (name: string) => readFileSync(new URL(`../../../packages/emulator/test/fixtures/${name}`, import.meta.url));
+const fixture = (name: string) =>
+  readFileSync(new URL(`../../../packages/emulator/test/fixtures/${name}`, import.meta.url));
 const CLAUDE_CODE_BODY = fixture('claude-code-2.1.330-request.json');
-const CLAUDE_CODE = JSON.parse(fixture('claude-code-2.1.330-request-headers.json').toString()) as { url: string; headers: Record<string, string> };
+const CLAUDE_CODE = JSON.parse(fixture('claude-code-2.1.330-request-headers.json').toString()) as {
+  url: string;
+  headers: Record<string, string>;
+};
 
 const UNSEEN_JSON = Buffer.from(
   '{"messages":[{"role":"user","content":"hi"},{"role":"narrator","content":[{"type":"stage_direction","text":"enter"}]}],"max_tokens":16,"model":"claude-opus-4-5","metadata":{"user_id":"u"},"tools":[{"type":"quantum_search_20270101","name":"qs"}]}',
@@ -80,7 +89,10 @@ describe('the gateway passes what it does not need to understand upstream byte f
 
   it('an unseen role, block type, message field and top-level fields, streamed, with ?beta=true and betas', async () => {
     const beta = 'per-turn-control-2026-07-01,context-management-2025-06-27,some-future-beta-2027-01-01';
-    const { res, upstream } = await send('/v1/messages?beta=true', UNSEEN_STREAM, { 'anthropic-beta': beta, 'anthropic-version': '2023-06-01' });
+    const { res, upstream } = await send('/v1/messages?beta=true', UNSEEN_STREAM, {
+      'anthropic-beta': beta,
+      'anthropic-version': '2023-06-01',
+    });
     expect(upstream.body.equals(UNSEEN_STREAM)).toBe(true);
     expect(upstream.url).toBe('/v1/messages?beta=true');
     expect(upstream.headers['anthropic-beta']).toBe(beta);
@@ -96,11 +108,18 @@ describe('the gateway passes what it does not need to understand upstream byte f
     const { res, text, upstream } = await send('/v1/messages', UNSEEN_JSON);
     expect(upstream.body.equals(UNSEEN_JSON)).toBe(true);
     expect(res.status).toBe(400);
-    expect(JSON.parse(text)).toMatchObject({ error: { type: 'invalid_request_error', message: "messages.1.role: Input should be 'user' or 'assistant'" } });
+    expect(JSON.parse(text)).toMatchObject({
+      error: {
+        type: 'invalid_request_error',
+        message: "messages.1.role: Input should be 'user' or 'assistant'",
+      },
+    });
   });
 
   it('count_tokens with fields it has never seen', async () => {
-    const body = Buffer.from('{"model":"claude-opus-4-5","messages":[{"role":"system","content":"x"},{"role":"user","content":[{"type":"mystery"}]}],"surprise":{}}');
+    const body = Buffer.from(
+      '{"model":"claude-opus-4-5","messages":[{"role":"system","content":"x"},{"role":"user","content":[{"type":"mystery"}]}],"surprise":{}}',
+    );
     const { upstream } = await send('/v1/messages/count_tokens', body);
     expect(upstream.url).toBe('/v1/messages/count_tokens');
     expect(upstream.body.equals(body)).toBe(true);
@@ -113,7 +132,18 @@ describe('the gateway passes what it does not need to understand upstream byte f
       JSON.stringify({
         model: 'claude-opus-4-5',
         max_tokens: 16,
-        messages: [{ role: 'user', content: [{ type: 'bundle_of_things', things: [doc, { type: 'blob', data: 'Z'.repeat(2 * 1024 * 1024) }] }, { type: 'text', text: 'sum' }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'bundle_of_things',
+                things: [doc, { type: 'blob', data: 'Z'.repeat(2 * 1024 * 1024) }],
+              },
+              { type: 'text', text: 'sum' },
+            ],
+          },
+        ],
         never_seen: 'y'.repeat(100_000),
       }),
     );
@@ -123,11 +153,28 @@ describe('the gateway passes what it does not need to understand upstream byte f
 
   it('still inspects a PDF inside a block it does not know, and refuses a broken one before it goes upstream', async () => {
     const before = provider.received.length;
-    const broken = { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'not base64!!' } };
-    const body = JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'system', content: [{ type: 'bundle_of_things', things: [broken] }] }] });
-    const res = await fetch(`${stack.gateway.url}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' }, body });
+    const broken = {
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: 'not base64!!' },
+    };
+    const body = JSON.stringify({
+      model: 'claude-opus-4-5',
+      max_tokens: 16,
+      messages: [{ role: 'system', content: [{ type: 'bundle_of_things', things: [broken] }] }],
+    });
+    const res = await fetch(`${stack.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' },
+      body,
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'messages[0].content[0].things[0].source.data: not valid base64.' } });
+    expect(await res.json()).toMatchObject({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'messages[0].content[0].things[0].source.data: not valid base64.',
+      },
+    });
     expect(provider.received).toHaveLength(before);
   });
 
@@ -140,12 +187,21 @@ describe('the gateway passes what it does not need to understand upstream byte f
     expect(text).toContain('event: message_stop');
     const entry = await provider.ledger.waitFor((e) => e.model === 'claude-opus-5-5', 2_000);
     const row = (await stack.calls()).find((r) => r.upstream_message_id === entry.messageId);
-    expect(row).toMatchObject({ status: 200, model: 'claude-opus-5-5', group_id: CLAUDE_CODE.headers['x-claude-code-session-id'], ...expectedColumns(entry.usage!) });
+    expect(row).toMatchObject({
+      status: 200,
+      model: 'claude-opus-5-5',
+      group_id: CLAUDE_CODE.headers['x-claude-code-session-id'],
+      ...expectedColumns(entry.usage!),
+    });
   });
 
   it('the same request with a kg_test_ key is answered by the built-in emulator', async () => {
     const testKey = await stack.newKey({ kind: 'test' });
-    const res = await fetch(`${stack.gateway.url}${CLAUDE_CODE.url}`, { method: 'POST', headers: { ...CLAUDE_CODE.headers, authorization: `Bearer ${testKey.secret}` }, body: CLAUDE_CODE_BODY });
+    const res = await fetch(`${stack.gateway.url}${CLAUDE_CODE.url}`, {
+      method: 'POST',
+      headers: { ...CLAUDE_CODE.headers, authorization: `Bearer ${testKey.secret}` },
+      body: CLAUDE_CODE_BODY,
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/Emulated reply to: hi/);
     const entry = await stack.gateway.emulator.ledger.waitFor((e) => e.model === 'claude-opus-5-5', 2_000);

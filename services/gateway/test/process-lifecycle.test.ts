@@ -38,8 +38,14 @@ interface Started {
 }
 
 function environment(dataDir: string, port: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYGATE_DATA_DIR: dataDir, PORT: String(port), KEYGATE_LOG_LEVEL: 'warn' };
-  for (const name of ['DATABASE_URL', 'KEYGATE_SECRET', 'KEYGATE_OPERATOR_TOKEN', 'KEYGATE_URL']) delete env[name];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KEYGATE_DATA_DIR: dataDir,
+    PORT: String(port),
+    KEYGATE_LOG_LEVEL: 'warn',
+  };
+  for (const name of ['DATABASE_URL', 'KEYGATE_SECRET', 'KEYGATE_OPERATOR_TOKEN', 'KEYGATE_URL'])
+    delete env[name];
   return env;
 }
 
@@ -47,14 +53,23 @@ function environment(dataDir: string, port: number): NodeJS.ProcessEnv {
 async function start(dataDir: string, how: 'bin' | 'pnpm' = 'bin', port?: number): Promise<Started> {
   const p = port ?? (await freePort());
   const env = environment(dataDir, p);
-  const proc = how === 'pnpm' ? spawn('pnpm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] }) : spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc =
+    how === 'pnpm'
+      ? spawn('pnpm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] })
+      : spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   procs.push(proc);
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const url = `http://127.0.0.1:${p}`;
   for (let i = 0; proc.exitCode === null; i++) {
-    if (await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 900) throw new Error(`not ready:\n${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -62,9 +77,14 @@ async function start(dataDir: string, how: 'bin' | 'pnpm' = 'bin', port?: number
   return { proc, url, env, stderr: () => stderr, exited };
 }
 
-function cli(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  env: NodeJS.ProcessEnv,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -81,15 +101,22 @@ function newDataDir(): string {
 }
 
 const message = (key: string, headers: Record<string, string> = {}, stream = false): RequestInit => ({
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, stream, messages: [{ role: 'user', content: 'hello' }] }),
+  method: 'POST',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+  body: JSON.stringify({
+    model: 'claude-opus-4-5',
+    max_tokens: 16,
+    stream,
+    messages: [{ role: 'user', content: 'hello' }],
+  }),
 });
 
 async function callCount(dataDir: string, accountId: string): Promise<number> {
   const db = await openDatabase({ url: null, dataDir });
   try {
-    const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from calls where account_id = ${accountId}`;
+    const [row] = await db.sql<
+      { n: number }[]
+    >`select count(*)::int as n from calls where account_id = ${accountId}`;
     return row!.n;
   } finally {
     await db.close();
@@ -107,7 +134,11 @@ describe('one data dir, one gateway', () => {
     expect(await second.exited).toBe(1);
     const lines = second.stderr().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^keygate: cannot start: a gateway \\(pid ${first.proc.pid}\\) is already serving the data dir .* at ${first.url}`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^keygate: cannot start: a gateway \\(pid ${first.proc.pid}\\) is already serving the data dir .* at ${first.url}`,
+      ),
+    );
 
     const res = await fetch(`${first.url}/v1/messages`, message(key.key));
     expect(res.status).toBe(200);
@@ -129,7 +160,9 @@ describe('one data dir, one gateway', () => {
     try {
       const started = await start(newDataDir(), 'bin', port);
       expect(await started.exited).toBe(1);
-      expect(started.stderr().trim().split('\n')).toEqual([`keygate: cannot start: port ${port} on 127.0.0.1 is already in use (another gateway, or another program); stop it or set PORT`]);
+      expect(started.stderr().trim().split('\n')).toEqual([
+        `keygate: cannot start: port ${port} on 127.0.0.1 is already in use (another gateway, or another program); stop it or set PORT`,
+      ]);
     } finally {
       blocker.close();
     }
@@ -142,7 +175,9 @@ describe('one data dir, one gateway', () => {
     const started = await start(dataDir);
     expect(await started.exited).toBe(1);
     expect(started.stderr().trim().split('\n')).toHaveLength(1);
-    expect(started.stderr()).toMatch(/written by the previous embedded engine \(PGlite\).*keygate migrate-data-dir/);
+    expect(started.stderr()).toMatch(
+      /written by the previous embedded engine \(PGlite\).*keygate migrate-data-dir/,
+    );
     const listed = await cli(started.env, ['account', 'list', '--json']);
     expect(listed.code).toBe(1);
     expect(listed.stdout).toBe('');
@@ -158,9 +193,23 @@ describe('SIGTERM to the pid `pnpm start` started', () => {
     const key = await json(gw.env, ['key', 'create', '--account', account.id, '--test']);
 
     const slow = { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '600' };
-    const paced = { 'x-emulator-scenario': 'paced', 'x-emulator-deltas': '15', 'x-emulator-interval-ms': '50' };
-    const calls = Array.from({ length: 4 }, () => fetch(`${gw.url}/v1/messages`, message(key.key, slow)).then(async (r) => ({ status: r.status, body: await r.text() })));
-    const streams = Array.from({ length: 4 }, () => fetch(`${gw.url}/v1/messages`, message(key.key, paced, true)).then(async (r) => ({ status: r.status, body: await r.text() })));
+    const paced = {
+      'x-emulator-scenario': 'paced',
+      'x-emulator-deltas': '15',
+      'x-emulator-interval-ms': '50',
+    };
+    const calls = Array.from({ length: 4 }, () =>
+      fetch(`${gw.url}/v1/messages`, message(key.key, slow)).then(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+      })),
+    );
+    const streams = Array.from({ length: 4 }, () =>
+      fetch(`${gw.url}/v1/messages`, message(key.key, paced, true)).then(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+      })),
+    );
     await new Promise((r) => setTimeout(r, 250));
     gw.proc.kill('SIGTERM');
 

@@ -14,13 +14,31 @@ afterAll(() => stack?.close());
 /** An account whose provider key the provider (the emulator) does not accept, with an admin key and a live and a test key. */
 async function refusedAccount() {
   const wrongKey = `sk-ant-api03-${randomBase62(40)}`;
-  const { account, admin } = await createAccount(stack.deps, { name: 'Refused', plan: 'team', providerKey: wrongKey, adminEmail: `a-${randomBase62(6)}@refused.test` });
-  const live = await createKey(stack.deps, { accountId: account.id, kind: 'live', memberId: null, app: null, environment: null });
-  const test = await createKey(stack.deps, { accountId: account.id, kind: 'test', memberId: null, app: null, environment: null });
+  const { account, admin } = await createAccount(stack.deps, {
+    name: 'Refused',
+    plan: 'team',
+    providerKey: wrongKey,
+    adminEmail: `a-${randomBase62(6)}@refused.test`,
+  });
+  const live = await createKey(stack.deps, {
+    accountId: account.id,
+    kind: 'live',
+    memberId: null,
+    app: null,
+    environment: null,
+  });
+  const test = await createKey(stack.deps, {
+    accountId: account.id,
+    kind: 'test',
+    memberId: null,
+    app: null,
+    environment: null,
+  });
   return { account, wrongKey, adminKey: admin!.secret, live: live.secret, test: test.secret };
 }
 
-const refusalLogs = (accountId: string) => stack.logs.filter((l) => l.includes('refused the account') && l.includes(accountId));
+const refusalLogs = (accountId: string) =>
+  stack.logs.filter((l) => l.includes('refused the account') && l.includes(accountId));
 
 /** Counts the database writes of the provider key's status. */
 function countStatusWrites(): { count: number; restore(): void } {
@@ -41,13 +59,26 @@ describe('the provider refuses the account provider key', () => {
     try {
       const res = await callModel(stack.gateway.url, acct.live);
       expect(res.status).toBe(403);
-      expect(res.body).toMatchObject({ type: 'error', error: { type: 'permission_error', message: expect.stringMatching(/provider refused this account's provider key.*HTTP 401.*your app key is valid.*set a new provider key/) } });
+      expect(res.body).toMatchObject({
+        type: 'error',
+        error: {
+          type: 'permission_error',
+          message: expect.stringMatching(
+            /provider refused this account's provider key.*HTTP 401.*your app key is valid.*set a new provider key/,
+          ),
+        },
+      });
       expect(res.body.request_id).toMatch(/^req_/);
       expect(res.headers.get('request-id')).toBe(res.body.request_id);
 
       const stream = await api(stack.gateway.url, '/v1/messages', {
         bearer: acct.live,
-        body: { model: 'claude-opus-4-5', max_tokens: 16, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        body: {
+          model: 'claude-opus-4-5',
+          max_tokens: 16,
+          stream: true,
+          messages: [{ role: 'user', content: 'hi' }],
+        },
       });
       expect(stream.status).toBe(403);
       expect(stream.body.error.type).toBe('permission_error');
@@ -62,26 +93,51 @@ describe('the provider refuses the account provider key', () => {
       writes.restore();
     }
 
-    const viaOperator = await api(stack.gateway.url, `/operator/v1/accounts/${acct.account.id}`, { bearer: OPERATOR });
-    expect(viaOperator.body).toMatchObject({ provider_key_status: 'failing', provider_key_failed_at: expect.any(String) });
+    const viaOperator = await api(stack.gateway.url, `/operator/v1/accounts/${acct.account.id}`, {
+      bearer: OPERATOR,
+    });
+    expect(viaOperator.body).toMatchObject({
+      provider_key_status: 'failing',
+      provider_key_failed_at: expect.any(String),
+    });
     const me = await api(stack.gateway.url, '/v1/organizations/me', { key: acct.adminKey });
     expect(me.body).toMatchObject({ provider_key_status: 'failing' });
 
     await stack.gateway.writer.flush();
-    const [row] = await stack.gateway.store.db.sql`select status, error_type from calls where account_id = ${acct.account.id} and key_id is not null order by created_at limit 1`;
+    const [row] = await stack.gateway.store.db
+      .sql`select status, error_type from calls where account_id = ${acct.account.id} and key_id is not null order by created_at limit 1`;
     expect(row).toMatchObject({ status: 403, error_type: 'permission_error' });
 
     // A new provider key clears it, and calls work again.
-    const set = await api(stack.gateway.url, `/operator/v1/accounts/${acct.account.id}/provider_key`, { bearer: OPERATOR, body: { provider_key: PROVIDER_KEY } });
+    const set = await api(stack.gateway.url, `/operator/v1/accounts/${acct.account.id}/provider_key`, {
+      bearer: OPERATOR,
+      body: { provider_key: PROVIDER_KEY },
+    });
     expect(set.body).toMatchObject({ provider_key_status: 'ok', provider_key_failed_at: null });
     expect((await callModel(stack.gateway.url, acct.live)).status).toBe(200);
   }, 60_000);
 
   it('a later successful call clears the mark with one write, not one per call', async () => {
-    const { account } = await createAccount(stack.deps, { name: 'Recovers', plan: 'team', providerKey: PROVIDER_KEY });
-    const key = await createKey(stack.deps, { accountId: account.id, kind: 'live', memberId: null, app: null, environment: null });
+    const { account } = await createAccount(stack.deps, {
+      name: 'Recovers',
+      plan: 'team',
+      providerKey: PROVIDER_KEY,
+    });
+    const key = await createKey(stack.deps, {
+      accountId: account.id,
+      kind: 'live',
+      memberId: null,
+      app: null,
+      environment: null,
+    });
     // As if an earlier call had been refused (say the provider had the key disabled for a while).
-    expect(await stack.gateway.store.accounts.setProviderKeyStatus(account.id, account.providerKeySealed!, 'failing')).toBe(true);
+    expect(
+      await stack.gateway.store.accounts.setProviderKeyStatus(
+        account.id,
+        account.providerKeySealed!,
+        'failing',
+      ),
+    ).toBe(true);
     const writes = countStatusWrites();
     try {
       for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, key.secret)).status).toBe(200);

@@ -8,7 +8,12 @@ let client: Anthropic;
 
 beforeAll(async () => {
   stack = await startStack();
-  client = new Anthropic({ baseURL: stack.gateway.url, authToken: stack.appKey, apiKey: null, maxRetries: 0 });
+  client = new Anthropic({
+    baseURL: stack.gateway.url,
+    authToken: stack.appKey,
+    apiKey: null,
+    maxRetries: 0,
+  });
 });
 afterAll(() => stack?.close());
 
@@ -24,7 +29,11 @@ async function rowFor(requestId: string | null | undefined) {
 describe('the official SDK through the gateway', () => {
   it('messages.create: the answer and the recorded usage equal what the provider served', async () => {
     const { data: msg, response } = await client.messages
-      .create({ model: MODEL, max_tokens: 256, messages: [{ role: 'user', content: 'Hello there, gateway' }] })
+      .create({
+        model: MODEL,
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'Hello there, gateway' }],
+      })
       .withResponse();
     const entry = stack.emulator.ledger.find(msg.id)!;
     expect(entry).toBeDefined();
@@ -47,21 +56,38 @@ describe('the official SDK through the gateway', () => {
   });
 
   it('messages.stream: finalMessage() and the recorded usage equal the ledger', async () => {
-    const stream = client.messages.stream({ model: MODEL, max_tokens: 256, messages: [{ role: 'user', content: 'Stream me a reply' }] });
+    const stream = client.messages.stream({
+      model: MODEL,
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'Stream me a reply' }],
+    });
     const msg = await stream.finalMessage();
     const entry = await stack.emulator.ledger.waitFor((e) => e.messageId === msg.id, 2000);
     expect(msg.usage).toEqual(entry.usage);
     const row = await rowFor(entry.requestId);
-    expect(row).toMatchObject({ ...expectedColumns(entry.usage!), stream: true, status: 200, partial: false, upstream_message_id: msg.id });
+    expect(row).toMatchObject({
+      ...expectedColumns(entry.usage!),
+      stream: true,
+      status: 200,
+      partial: false,
+      upstream_message_id: msg.id,
+    });
     expect(row.ttfb_ms).toBeGreaterThan(0);
   });
 
   it('a tool round trip works and each call is recorded under its group', async () => {
     const tools: Anthropic.Tool[] = [
-      { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      {
+        name: 'get_weather',
+        description: 'Weather for a city',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
     ];
     const group = { headers: { 'keygate-group-id': 'grp_weather_loop' } };
-    const first = await client.messages.create({ model: MODEL, max_tokens: 256, tools, messages: [{ role: 'user', content: 'Weather in Paris?' }] }, group);
+    const first = await client.messages.create(
+      { model: MODEL, max_tokens: 256, tools, messages: [{ role: 'user', content: 'Weather in Paris?' }] },
+      group,
+    );
     expect(first.stop_reason).toBe('tool_use');
     const toolUse = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
     expect(typeof (toolUse.input as { city: unknown }).city).toBe('string');
@@ -73,7 +99,10 @@ describe('the official SDK through the gateway', () => {
         messages: [
           { role: 'user', content: 'Weather in Paris?' },
           { role: 'assistant', content: first.content },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: '18°C, clear' }] },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: '18°C, clear' }],
+          },
         ],
       },
       group,
@@ -81,7 +110,9 @@ describe('the official SDK through the gateway', () => {
     expect(second.stop_reason).toBe('end_turn');
     const rows = (await stack.calls()).filter((r) => r.group_id === 'grp_weather_loop');
     expect(rows.map((r) => r.upstream_message_id)).toEqual([first.id, second.id]);
-    expect(rows.reduce((s, r) => s + r.output_tokens, 0)).toBe(first.usage.output_tokens + second.usage.output_tokens);
+    expect(rows.reduce((s, r) => s + r.output_tokens, 0)).toBe(
+      first.usage.output_tokens + second.usage.output_tokens,
+    );
   });
 
   it('a PDF document is forwarded byte for byte and its pages are counted', async () => {
@@ -89,7 +120,15 @@ describe('the official SDK through the gateway', () => {
     const msg = await client.messages.create({
       model: MODEL,
       max_tokens: 256,
-      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'Summarize as bullets' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+            { type: 'text', text: 'Summarize as bullets' },
+          ],
+        },
+      ],
     });
     const entry = stack.emulator.ledger.find(msg.id)!;
     expect(msg.usage.input_tokens).toBeGreaterThan(3 * 1000);
@@ -97,7 +136,10 @@ describe('the official SDK through the gateway', () => {
   });
 
   it('count_tokens and models pass through and are attributed to the key', async () => {
-    const counted = await client.messages.countTokens({ model: MODEL, messages: [{ role: 'user', content: 'count me' }] });
+    const counted = await client.messages.countTokens({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'count me' }],
+    });
     expect(counted.input_tokens).toBeGreaterThan(0);
     const models = await client.models.list({ limit: 2 });
     expect(models.data.length).toBe(2);
@@ -105,13 +147,18 @@ describe('the official SDK through the gateway', () => {
     expect(one.id).toBe(models.data[0]!.id);
     const rows = await stack.calls();
     expect(rows.filter((r) => r.endpoint === 'count_tokens').length).toBeGreaterThanOrEqual(1);
-    expect(rows.filter((r) => r.endpoint === 'models' && r.key_id === stack.keyId).length).toBeGreaterThanOrEqual(2);
+    expect(
+      rows.filter((r) => r.endpoint === 'models' && r.key_id === stack.keyId).length,
+    ).toBeGreaterThanOrEqual(2);
   });
 });
 
 describe('credentials', () => {
   it('sends the provider key upstream and never the app key', async () => {
-    await client.messages.create({ model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'anthropic-beta': 'some-beta-2025-01-01' } });
+    await client.messages.create(
+      { model: MODEL, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'anthropic-beta': 'some-beta-2025-01-01' } },
+    );
     const entry = stack.emulator.ledger.last()!;
     expect(entry.headers['x-api-key']).toBeDefined();
     expect(entry.headers.authorization).toBeUndefined();
@@ -135,7 +182,11 @@ describe('credentials', () => {
 
   it('accepts an app key in x-api-key for older clients', async () => {
     const old = new Anthropic({ baseURL: stack.gateway.url, apiKey: stack.appKey, maxRetries: 0 });
-    const msg = await old.messages.create({ model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'old client' }] });
+    const msg = await old.messages.create({
+      model: MODEL,
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'old client' }],
+    });
     expect(msg.type).toBe('message');
   });
 
@@ -160,9 +211,19 @@ describe('credentials', () => {
   it('refuses an unknown well-formed key and an admin key', async () => {
     const { generateKey } = await import('../src/auth/keys');
     const admin = await stack.newKey({ kind: 'admin' });
-    for (const [token, message] of [[generateKey('live'), /does not exist/], [admin.secret, /Admin keys/]] as const) {
-      const bad = new Anthropic({ baseURL: stack.gateway.url, authToken: token, apiKey: null, maxRetries: 0 });
-      const err = await bad.messages.create({ model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    for (const [token, message] of [
+      [generateKey('live'), /does not exist/],
+      [admin.secret, /Admin keys/],
+    ] as const) {
+      const bad = new Anthropic({
+        baseURL: stack.gateway.url,
+        authToken: token,
+        apiKey: null,
+        maxRetries: 0,
+      });
+      const err = await bad.messages
+        .create({ model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
       expect(err.error.error.message).toMatch(message);
     }

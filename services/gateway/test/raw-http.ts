@@ -23,7 +23,11 @@ export type Part = Buffer | string | { pauseMs: number };
  * Sends bytes on a raw TCP connection as given, pauses included, and reads the first HTTP
  * response. With `untilClose`, waits past the response for the server to close the connection.
  */
-export function rawExchange(port: number, parts: Part[], opts: { timeoutMs?: number; untilClose?: boolean } = {}): Promise<RawExchange> {
+export function rawExchange(
+  port: number,
+  parts: Part[],
+  opts: { timeoutMs?: number; untilClose?: boolean } = {},
+): Promise<RawExchange> {
   const { timeoutMs = 10_000, untilClose = false } = opts;
   return new Promise((resolve) => {
     const socket: Socket = connect(port, '127.0.0.1');
@@ -36,7 +40,11 @@ export function rawExchange(port: number, parts: Part[], opts: { timeoutMs?: num
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ response: response ?? parseResponse(received, true), closed, elapsedMs: Date.now() - started });
+      resolve({
+        response: response ?? parseResponse(received, true),
+        closed,
+        elapsedMs: Date.now() - started,
+      });
     };
     const timer = setTimeout(() => finish(false), timeoutMs);
     socket.on('data', (chunk) => {
@@ -49,7 +57,8 @@ export function rawExchange(port: number, parts: Part[], opts: { timeoutMs?: num
     socket.once('connect', async () => {
       for (const part of parts) {
         if (done || socket.destroyed || !socket.writable) return;
-        if (typeof part === 'object' && 'pauseMs' in part) await new Promise((r) => setTimeout(r, part.pauseMs));
+        if (typeof part === 'object' && 'pauseMs' in part)
+          await new Promise((r) => setTimeout(r, part.pauseMs));
         else socket.write(part);
       }
     });
@@ -101,11 +110,20 @@ export function head(method: string, path: string, headers: Array<[string, strin
 }
 
 /** Asserts the provider's error shape; returns the parsed body. */
-export function errorShape(r: RawResponse): { type: string; error: { type: string; message: string }; request_id: string } {
+export function errorShape(r: RawResponse): {
+  type: string;
+  error: { type: string; message: string };
+  request_id: string;
+} {
   const body = JSON.parse(r.body.toString('utf8'));
-  if (body?.type !== 'error' || typeof body.error?.type !== 'string' || typeof body.error?.message !== 'string') {
+  if (
+    body?.type !== 'error' ||
+    typeof body.error?.type !== 'string' ||
+    typeof body.error?.message !== 'string'
+  ) {
     throw new Error(`not the provider's error shape (${r.status}): ${r.body.toString('utf8').slice(0, 300)}`);
   }
-  if (!r.headers['request-id'] || body.request_id !== r.headers['request-id']) throw new Error(`request id missing or different: ${JSON.stringify(r.headers)} ${body.request_id}`);
+  if (!r.headers['request-id'] || body.request_id !== r.headers['request-id'])
+    throw new Error(`request id missing or different: ${JSON.stringify(r.headers)} ${body.request_id}`);
   return body;
 }

@@ -5,9 +5,15 @@ import { throughBothWays, useClientStacks } from './real-clients';
 
 const ctx = useClientStacks();
 
-const model = (baseUrl: string, apiKey: string) => createAnthropic({ baseURL: `${baseUrl}/v1`, apiKey })('claude-sonnet-4-5');
+const model = (baseUrl: string, apiKey: string) =>
+  createAnthropic({ baseURL: `${baseUrl}/v1`, apiKey })('claude-sonnet-4-5');
 
-const ASK = { system: 'You answer in one short paragraph.', prompt: 'Which gateway carries this call?', maxOutputTokens: 200, maxRetries: 0 };
+const ASK = {
+  system: 'You answer in one short paragraph.',
+  prompt: 'Which gateway carries this call?',
+  maxOutputTokens: 200,
+  maxRetries: 0,
+};
 
 describe('Vercel AI SDK (@ai-sdk/anthropic) through a real gateway, unchanged', () => {
   it('generateText: same request bytes at the provider, same answer, exact usage', async () => {
@@ -19,7 +25,10 @@ describe('Vercel AI SDK (@ai-sdk/anthropic) through a real gateway, unchanged', 
     expect(through.text).toMatch(/^Emulated reply to: Which gateway carries this call\?/);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ stream: false, status: 200, key_id: ctx.stack.keyId });
-    expect(through.usage).toMatchObject({ inputTokens: rows[0]!.input_tokens, outputTokens: rows[0]!.output_tokens });
+    expect(through.usage).toMatchObject({
+      inputTokens: rows[0]!.input_tokens,
+      outputTokens: rows[0]!.output_tokens,
+    });
   });
 
   it('streamText: same request bytes, same text, exact usage', async () => {
@@ -33,6 +42,9 @@ describe('Vercel AI SDK (@ai-sdk/anthropic) through a real gateway, unchanged', 
     expect(through.text).toMatch(/^Emulated reply to: /);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ stream: true, status: 200, partial: false });
-    expect(through.usage).toMatchObject({ inputTokens: rows[0]!.input_tokens, outputTokens: rows[0]!.output_tokens });
+    expect(through.usage).toMatchObject({
+      inputTokens: rows[0]!.input_tokens,
+      outputTokens: rows[0]!.output_tokens,
+    });
   });
 });

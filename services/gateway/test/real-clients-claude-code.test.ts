@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import { PROVIDER_KEY } from './harness';
-import { captured, emulatorReplyText, expectSameProviderRequests, expectUsageMatchesLedger, useClientStacks } from './real-clients';
+import {
+  captured,
+  emulatorReplyText,
+  expectSameProviderRequests,
+  expectUsageMatchesLedger,
+  useClientStacks,
+} from './real-clients';
 
 const ctx = useClientStacks();
 let root: string;
@@ -28,9 +34,24 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'kg_live_ key as Bearer (ANTHROPIC_AUTH_TOKEN), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1', keyKind: 'live', credential: 'ANTHROPIC_AUTH_TOKEN', quiet: true },
-  { name: 'kg_live_ key as x-api-key (ANTHROPIC_API_KEY)', keyKind: 'live', credential: 'ANTHROPIC_API_KEY', quiet: false },
-  { name: "kg_test_ key, answered by the gateway's built-in emulator", keyKind: 'test', credential: 'ANTHROPIC_AUTH_TOKEN', quiet: false },
+  {
+    name: 'kg_live_ key as Bearer (ANTHROPIC_AUTH_TOKEN), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
+    keyKind: 'live',
+    credential: 'ANTHROPIC_AUTH_TOKEN',
+    quiet: true,
+  },
+  {
+    name: 'kg_live_ key as x-api-key (ANTHROPIC_API_KEY)',
+    keyKind: 'live',
+    credential: 'ANTHROPIC_API_KEY',
+    quiet: false,
+  },
+  {
+    name: "kg_test_ key, answered by the gateway's built-in emulator",
+    keyKind: 'test',
+    credential: 'ANTHROPIC_AUTH_TOKEN',
+    quiet: false,
+  },
 ];
 
 /**
@@ -44,7 +65,10 @@ describe('Claude Code through a real gateway, unchanged', () => {
     const { stack, direct } = ctx;
     const home = join(root, `home-${c.keyKind}-${c.credential}`);
     const sessionId = randomUUID();
-    const key = c.keyKind === 'live' ? { id: stack.keyId, secret: stack.appKey } : await stack.newKey({ kind: 'test', app: 'claude-code' });
+    const key =
+      c.keyKind === 'live'
+        ? { id: stack.keyId, secret: stack.appKey }
+        : await stack.newKey({ kind: 'test', app: 'claude-code' });
     const provider = c.keyKind === 'live' ? stack.emulator : stack.gateway.emulator;
     const claude = (baseUrl: string, credential: string) => {
       freshHome(home);
@@ -71,13 +95,17 @@ describe('Claude Code through a real gateway, unchanged', () => {
     }
 
     const rows = await expectUsageMatchesLedger(stack, provider, through.requests);
-    expect(rows.map((r) => [r.group_id, r.key_id, r.status])).toEqual(rows.map(() => [sessionId, key.id, 200]));
+    expect(rows.map((r) => [r.group_id, r.key_id, r.status])).toEqual(
+      rows.map(() => [sessionId, key.id, 200]),
+    );
     // No call of the session stopped at the gateway (a refusal would be a row without a provider request).
     const session = (await stack.calls()).filter((r) => r.group_id === sessionId);
     expect(session.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
   });
 
-  it('a provider key in ANTHROPIC_API_KEY is refused with the 401 that says what to send, and nothing reaches the provider', { timeout: 60_000 }, async () => {
+  it('a provider key in ANTHROPIC_API_KEY is refused with the 401 that says what to send, and nothing reaches the provider', {
+    timeout: 60_000,
+  }, async () => {
     const { stack } = ctx;
     const home = join(root, 'home-provider-key');
     freshHome(home);
@@ -87,18 +115,33 @@ describe('Claude Code through a real gateway, unchanged', () => {
       prompt: PROMPT,
       sessionId: randomUUID(),
       // Claude Code retries a 401 with a backoff of its own that outlasts any test; one try is enough here.
-      env: { ANTHROPIC_BASE_URL: stack.gateway.url, ANTHROPIC_API_KEY: PROVIDER_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', CLAUDE_CODE_MAX_RETRIES: '0' },
+      env: {
+        ANTHROPIC_BASE_URL: stack.gateway.url,
+        ANTHROPIC_API_KEY: PROVIDER_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        CLAUDE_CODE_MAX_RETRIES: '0',
+      },
       blackholePort,
     });
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/API Error: 401 This is an Anthropic API key\. Keygate never takes provider keys from clients/);
+    expect(run.stdout).toMatch(
+      /API Error: 401 This is an Anthropic API key\. Keygate never takes provider keys from clients/,
+    );
     expect(run.stdout + run.stderr).not.toContain(PROVIDER_KEY);
     expect(stack.emulator.ledger.entries.length).toBe(before);
 
     const res = await fetch(`${stack.gateway.url}/v1/messages?beta=true`, {
       method: 'POST',
-      headers: { 'x-api-key': PROVIDER_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] }),
+      headers: {
+        'x-api-key': PROVIDER_KEY,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({
+        model: 'claude-opus-4-5',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
     });
     expect(res.status).toBe(401);
     const body = (await res.json()) as { error: { type: string; message: string }; request_id: string };

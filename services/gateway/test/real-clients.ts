@@ -60,10 +60,18 @@ export function expectSameProviderRequests(direct: ReceivedRequest[], gateway: R
  * Each request the provider answered for the gateway has exactly one call row, whose usage is
  * the provider's own ledger entry, field for field. Returns the rows, in request order.
  */
-export async function expectUsageMatchesLedger(stack: Stack, provider: Emulator, requests: ReceivedRequest[]): Promise<Record<string, any>[]> {
+export async function expectUsageMatchesLedger(
+  stack: Stack,
+  provider: Emulator,
+  requests: ReceivedRequest[],
+): Promise<Record<string, any>[]> {
   const entries: LedgerEntry[] = [];
-  for (const r of requests) entries.push(await provider.ledger.waitFor((e) => e.requestId === r.requestId, 5_000));
-  const rows = await callRows(stack, entries.map((e) => e.requestId));
+  for (const r of requests)
+    entries.push(await provider.ledger.waitFor((e) => e.requestId === r.requestId, 5_000));
+  const rows = await callRows(
+    stack,
+    entries.map((e) => e.requestId),
+  );
   entries.forEach((entry, i) => {
     const row = rows[i]!;
     expect(row.status).toBe(entry.status);
@@ -82,7 +90,10 @@ async function callRows(stack: Stack, upstreamIds: string[]): Promise<Record<str
     const rows = upstreamIds.map((id) => all.filter((r) => r.upstream_request_id === id));
     if (rows.every((r) => r.length === 1)) return rows.map((r) => r[0]!);
     if (attempt === 50) {
-      expect(rows.map((r) => r.length), 'one call row per upstream request').toEqual(upstreamIds.map(() => 1));
+      expect(
+        rows.map((r) => r.length),
+        'one call row per upstream request',
+      ).toEqual(upstreamIds.map(() => 1));
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -91,12 +102,23 @@ async function callRows(stack: Stack, upstreamIds: string[]): Promise<Record<str
 /** The text the emulator answers a messages body with, asked once more without streaming. */
 export async function emulatorReplyText(emulator: Emulator, request: ReceivedRequest): Promise<string> {
   const body = { ...JSON.parse(request.body.toString('utf8')), stream: false };
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': emulator.apiKey! };
-  for (const name of ['anthropic-version', 'anthropic-beta']) if (request.headers[name]) headers[name] = request.headers[name];
-  const res = await fetch(`${emulator.url}${request.path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-api-key': emulator.apiKey!,
+  };
+  for (const name of ['anthropic-version', 'anthropic-beta'])
+    if (request.headers[name]) headers[name] = request.headers[name];
+  const res = await fetch(`${emulator.url}${request.path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+  });
   const message = (await res.json()) as { content?: Array<{ type: string; text?: string }> };
   expect(res.status, JSON.stringify(message)).toBe(200);
-  return message.content!.filter((b) => b.type === 'text').map((b) => b.text).join('');
+  return message
+    .content!.filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
 }
 
 export interface BothWays<T> {
@@ -111,7 +133,11 @@ export interface BothWays<T> {
  * gateway (with the stack's app key), then checks that the provider saw the same requests and
  * that the gateway recorded the provider's usage exactly.
  */
-export async function throughBothWays<T>(stack: Stack, direct: Emulator, call: (baseUrl: string, apiKey: string) => Promise<T>): Promise<BothWays<T>> {
+export async function throughBothWays<T>(
+  stack: Stack,
+  direct: Emulator,
+  call: (baseUrl: string, apiKey: string) => Promise<T>,
+): Promise<BothWays<T>> {
   const straight = await captured(direct, () => call(direct.url, PROVIDER_KEY));
   const through = await captured(stack.emulator, () => call(stack.gateway.url, stack.appKey));
   expectSameProviderRequests(straight.requests, through.requests);

@@ -17,7 +17,18 @@ async function ownRedis() {
   return {
     url: `redis://127.0.0.1:${port}`,
     start() {
-      execFileSync('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes']);
+      execFileSync('redis-server', [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'yes',
+      ]);
       running = true;
     },
     stop() {
@@ -29,27 +40,52 @@ async function ownRedis() {
 }
 
 async function metric(stack: Stack, name: string): Promise<string> {
-  const text = await (await fetch(`${stack.gateway.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-  return text.split('\n').filter((l) => l.startsWith(name)).join('\n');
+  const text = await (
+    await fetch(`${stack.gateway.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(name))
+    .join('\n');
 }
 
 async function until(check: () => Promise<boolean>, ms = 10_000) {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+    if (await check()) return;
   throw new Error('condition not met in time');
 }
 
 async function keyWithRpm(stack: Stack, rpm: number) {
   const acct = await stack.seedAccount();
-  return (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: { limits: { requests_per_minute: rpm } } })).body.key as string;
+  return (
+    await api(stack.gateway.url, '/v1/organizations/api_keys', {
+      key: acct.adminKey,
+      body: { limits: { requests_per_minute: rpm } },
+    })
+  ).body.key as string;
 }
 
 /** An account with one key and one budget; `spentCents` already in its rollups for today. */
 async function budgeted(stack: Stack, budget: { hard_cap: boolean; limit_cents: number }, spentCents = 0) {
   const acct = await stack.seedAccount();
-  const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} })).body as { id: string; key: string };
-  expect((await api(stack.gateway.url, '/v1/organizations/budgets', { key: acct.adminKey, body: { scope: 'account', period: 'daily', ...budget } })).status).toBe(201);
+  const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} }))
+    .body as { id: string; key: string };
+  expect(
+    (
+      await api(stack.gateway.url, '/v1/organizations/budgets', {
+        key: acct.adminKey,
+        body: { scope: 'account', period: 'daily', ...budget },
+      })
+    ).status,
+  ).toBe(201);
   // Opus 4.5 output: 400 tokens cost one cent.
-  if (spentCents > 0) await stack.gateway.store.calls.insertBatch([callAt(acct.id, new Date().toISOString(), { keyId: key.id, usage: { output_tokens: spentCents * 400 } })]);
+  if (spentCents > 0)
+    await stack.gateway.store.calls.insertBatch([
+      callAt(acct.id, new Date().toISOString(), {
+        keyId: key.id,
+        usage: { output_tokens: spentCents * 400 },
+      }),
+    ]);
   return key.key;
 }
 const oneCent = { 'x-emulator-output-tokens': '400' };
@@ -69,9 +105,14 @@ describe('per-key limits while Redis is down', () => {
     redis = await ownRedis();
     stack = await startStack({ REDIS_URL: redis.url, KEYGATE_METRICS_TOKEN: TOKEN });
     expect(redisWarnings(stack)).toHaveLength(1);
-    expect(JSON.parse(redisWarnings(stack)[0]!)).toMatchObject({ level: 'warn', msg: expect.stringMatching(/at start.*counted in this instance only/) });
+    expect(JSON.parse(redisWarnings(stack)[0]!)).toMatchObject({
+      level: 'warn',
+      msg: expect.stringMatching(/at start.*counted in this instance only/),
+    });
     expect(await metric(stack, 'keygate_limits_redis_down')).toBe('keygate_limits_redis_down 1');
-    expect(await metric(stack, 'keygate_limits_on_redis_down{mode="open"}')).toBe('keygate_limits_on_redis_down{mode="open"} 1');
+    expect(await metric(stack, 'keygate_limits_on_redis_down{mode="open"}')).toBe(
+      'keygate_limits_on_redis_down{mode="open"} 1',
+    );
     // Counted locally: the limit still holds in this instance.
     const key = await keyWithRpm(stack, 2);
     const statuses = [];
@@ -82,39 +123,65 @@ describe('per-key limits while Redis is down', () => {
     expect(redisWarnings(stack)).toHaveLength(1);
 
     redis.start();
-    await until(async () => (await metric(stack!, 'keygate_limits_redis_down')) === 'keygate_limits_redis_down 0');
+    await until(
+      async () => (await metric(stack!, 'keygate_limits_redis_down')) === 'keygate_limits_redis_down 0',
+    );
     const shared = await keyWithRpm(stack, 1);
     expect((await callModel(stack.gateway.url, shared)).status).toBe(200);
     expect((await callModel(stack.gateway.url, shared)).status).toBe(429);
-    const keys = execFileSync('redis-cli', ['-u', redis.url, '--scan', '--pattern', 'keygate:rpm:*']).toString().trim().split('\n');
+    const keys = execFileSync('redis-cli', ['-u', redis.url, '--scan', '--pattern', 'keygate:rpm:*'])
+      .toString()
+      .trim()
+      .split('\n');
     expect(keys.length).toBeGreaterThanOrEqual(1);
 
     // Down again mid-run: one warning for the outage, calls still served.
     redis.stop();
     const later = await keyWithRpm(stack, 5);
     expect((await callModel(stack.gateway.url, later)).status).toBe(200);
-    await until(async () => (await metric(stack!, 'keygate_limits_redis_down')) === 'keygate_limits_redis_down 1');
+    await until(
+      async () => (await metric(stack!, 'keygate_limits_redis_down')) === 'keygate_limits_redis_down 1',
+    );
     expect(redisWarnings(stack)).toHaveLength(2);
   });
 
   it('closed: calls of keys with limits get 429 in the provider shape with a clear message; keys without limits are served', async () => {
     redis = await ownRedis();
     redis.start();
-    stack = await startStack({ REDIS_URL: redis.url, KEYGATE_LIMITS_ON_REDIS_DOWN: 'closed', KEYGATE_METRICS_TOKEN: TOKEN });
+    stack = await startStack({
+      REDIS_URL: redis.url,
+      KEYGATE_LIMITS_ON_REDIS_DOWN: 'closed',
+      KEYGATE_METRICS_TOKEN: TOKEN,
+    });
     expect(redisWarnings(stack)).toHaveLength(0);
     const key = await keyWithRpm(stack, 100);
     expect((await callModel(stack.gateway.url, key)).status).toBe(200);
-    expect(await metric(stack, 'keygate_limits_on_redis_down{mode="closed"}')).toBe('keygate_limits_on_redis_down{mode="closed"} 1');
+    expect(await metric(stack, 'keygate_limits_on_redis_down{mode="closed"}')).toBe(
+      'keygate_limits_on_redis_down{mode="closed"} 1',
+    );
 
     redis.stop();
-    await until(async () => (await metric(stack!, 'keygate_limits_redis_down')) === 'keygate_limits_redis_down 1');
+    await until(
+      async () => (await metric(stack!, 'keygate_limits_redis_down')) === 'keygate_limits_redis_down 1',
+    );
     const res = await callModel(stack.gateway.url, key);
     expect(res.status).toBe(429);
-    expect(res.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringMatching(/limit store \(Redis\) is unreachable/) } });
+    expect(res.body).toMatchObject({
+      type: 'error',
+      error: {
+        type: 'rate_limit_error',
+        message: expect.stringMatching(/limit store \(Redis\) is unreachable/),
+      },
+    });
     expect(res.headers.get('retry-after')).toBe('5');
     expect(res.headers.get('request-id')).toBe(res.body.request_id);
     expect((await callModel(stack.gateway.url, stack.appKey)).status).toBe(200);
-    const spendCapped = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: (await stack.seedAccount()).adminKey, body: { limits: { monthly_spend_cap_cents: 10_000 } } })).body.key;
+    const spendCapped = (
+      await api(stack.gateway.url, '/v1/organizations/api_keys', {
+        key: (await stack.seedAccount()).adminKey,
+        body: { limits: { monthly_spend_cap_cents: 10_000 } },
+      })
+    ).body.key;
     expect((await callModel(stack.gateway.url, spendCapped)).status).toBe(429);
     expect(redisWarnings(stack)).toHaveLength(1);
     expect(JSON.parse(redisWarnings(stack)[0]!).msg).toMatch(/refused with 429/);
@@ -141,7 +208,13 @@ describe('per-key limits while Redis is down', () => {
     const hard = await budgeted(stack, { hard_cap: true, limit_cents: 10_000 });
     const res = await callModel(stack.gateway.url, hard);
     expect(res.status).toBe(429);
-    expect(res.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringMatching(/hard-capped budget .* limit store \(Redis\) is unreachable/) } });
+    expect(res.body).toMatchObject({
+      type: 'error',
+      error: {
+        type: 'rate_limit_error',
+        message: expect.stringMatching(/hard-capped budget .* limit store \(Redis\) is unreachable/),
+      },
+    });
     expect(res.headers.get('retry-after')).toBe('5');
     const soft = await budgeted(stack, { hard_cap: false, limit_cents: 100 }, 99);
     for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, soft, oneCent)).status).toBe(200);

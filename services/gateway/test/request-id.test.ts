@@ -13,7 +13,9 @@ describe('every response carries a request id', () => {
     const responses = await Promise.all([
       fetch(`${stack.gateway.url}/health`),
       fetch(`${stack.gateway.url}/v1/organizations/me`, { headers: { 'x-api-key': admin.secret } }),
-      fetch(`${stack.gateway.url}/operator/v1/plans`, { headers: { authorization: 'Bearer operator-token-0123456789' } }),
+      fetch(`${stack.gateway.url}/operator/v1/plans`, {
+        headers: { authorization: 'Bearer operator-token-0123456789' },
+      }),
       fetch(`${stack.gateway.url}/nowhere`),
     ]);
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 404]);
@@ -26,7 +28,11 @@ describe('every response carries a request id', () => {
     const res = await fetch(`${stack.gateway.url}/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'id?' }] }),
+      body: JSON.stringify({
+        model: 'claude-opus-4-5',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'id?' }],
+      }),
     });
     await res.arrayBuffer();
     expect(res.headers.get('request-id')).toBe(stack.emulator.ledger.last()!.requestId);

@@ -11,14 +11,21 @@ let gw: GatewayProcess;
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
-  gw = await startGatewayProcess({ KEYGATE_UPSTREAM_URL: emulator.url, KEYGATE_SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+  gw = await startGatewayProcess({
+    KEYGATE_UPSTREAM_URL: emulator.url,
+    KEYGATE_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+  });
 }, 120_000);
 afterAll(async () => {
   await gw?.remove();
   await emulator?.close();
 });
 
-const BODY = { model: 'claude-opus-4-5', max_tokens: 400, messages: [{ role: 'user', content: 'Tell me a long story about a gateway.' }] };
+const BODY = {
+  model: 'claude-opus-4-5',
+  max_tokens: 400,
+  messages: [{ role: 'user', content: 'Tell me a long story about a gateway.' }],
+};
 
 interface Answer {
   status: number;
@@ -46,13 +53,23 @@ function send(key: string, headers: Record<string, string>, stream: boolean) {
       body += decoder.decode(chunk.value, { stream: true });
       if (body.includes('event: content_block_delta')) started();
     }
-    return { status: res.status, requestId: res.headers.get('keygate-request-id') ?? res.headers.get('request-id')!, upstreamRequestId: res.headers.get('keygate-request-id') ? res.headers.get('request-id') : null, body };
+    return {
+      status: res.status,
+      requestId: res.headers.get('keygate-request-id') ?? res.headers.get('request-id')!,
+      upstreamRequestId: res.headers.get('keygate-request-id') ? res.headers.get('request-id') : null,
+      body,
+    };
   })();
   if (!stream) started();
   return { first, answer };
 }
 
-const paced = (deltas: number, intervalMs: number) => ({ 'x-emulator-scenario': 'paced', 'x-emulator-deltas': String(deltas), 'x-emulator-interval-ms': String(intervalMs), 'x-emulator-output-tokens': String(deltas) });
+const paced = (deltas: number, intervalMs: number) => ({
+  'x-emulator-scenario': 'paced',
+  'x-emulator-deltas': String(deltas),
+  'x-emulator-interval-ms': String(intervalMs),
+  'x-emulator-output-tokens': String(deltas),
+});
 
 /** The text of the content_block_delta events a client received. */
 function forwardedText(body: string): string {
@@ -65,21 +82,41 @@ function forwardedText(body: string): string {
 
 describe('SIGTERM with calls and streams in flight', () => {
   it('finishes what fits in the grace, ends the rest with overloaded_error, records them as shutdown with their estimate, exits 0', async () => {
-    const account = await gw.cli(['account', 'create', '--name', 'Drain', '--plan', 'solo', '--provider-key-env', 'PK'], { PK: PROVIDER_KEY });
+    const account = await gw.cli(
+      ['account', 'create', '--name', 'Drain', '--plan', 'solo', '--provider-key-env', 'PK'],
+      { PK: PROVIDER_KEY },
+    );
     const key = (await gw.cli(['key', 'create', '--account', account.id])).key as string;
 
     const quick = [send(key, paced(6, 40), true), send(key, paced(6, 40), true)];
     const long = [send(key, paced(300, 25), true), send(key, paced(300, 25), true)];
-    const quickCall = send(key, { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '300' }, false);
-    const slowCall = send(key, { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '8000' }, false);
+    const quickCall = send(
+      key,
+      { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '300' },
+      false,
+    );
+    const slowCall = send(
+      key,
+      { 'x-emulator-scenario': 'slow_first_byte', 'x-emulator-delay-ms': '8000' },
+      false,
+    );
     // The official SDK as a client: the error event reaches it as an APIError of that type.
-    const sdk = new Anthropic({ authToken: key, apiKey: null, baseURL: gw.url, maxRetries: 0, defaultHeaders: paced(300, 25) });
+    const sdk = new Anthropic({
+      authToken: key,
+      apiKey: null,
+      baseURL: gw.url,
+      maxRetries: 0,
+      defaultHeaders: paced(300, 25),
+    });
     let sdkStarted!: () => void;
     const sdkFirst = new Promise<void>((r) => (sdkStarted = r));
     const sdkStream = (async () => {
       const events: string[] = [];
       try {
-        for await (const event of await sdk.messages.create({ ...BODY, stream: true } as Anthropic.MessageCreateParamsStreaming)) {
+        for await (const event of await sdk.messages.create({
+          ...BODY,
+          stream: true,
+        } as Anthropic.MessageCreateParamsStreaming)) {
           events.push(event.type);
           if (event.type === 'content_block_delta') sdkStarted();
         }
@@ -99,7 +136,9 @@ describe('SIGTERM with calls and streams in flight', () => {
     expect(stopMs).toBeGreaterThanOrEqual(GRACE_MS);
     expect(stopMs).toBeLessThan(GRACE_MS + 5_000);
 
-    const [q1, q2, l1, l2, qc, sc] = await Promise.all([...quick, ...long, quickCall, slowCall].map((s) => s.answer));
+    const [q1, q2, l1, l2, qc, sc] = await Promise.all(
+      [...quick, ...long, quickCall, slowCall].map((s) => s.answer),
+    );
     for (const q of [q1!, q2!]) {
       expect(q.body).toContain('event: message_stop');
       expect(q.body).not.toContain('event: error');
@@ -113,10 +152,18 @@ describe('SIGTERM with calls and streams in flight', () => {
       const last = l.body.trimEnd().split('\n\n').at(-1)!;
       expect(last.split('\n')[0]).toBe('event: error');
       const data = JSON.parse(last.slice(last.indexOf('data: ') + 6));
-      expect(data).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringMatching(/shutting down/) }, request_id: l.requestId });
+      expect(data).toMatchObject({
+        type: 'error',
+        error: { type: 'overloaded_error', message: expect.stringMatching(/shutting down/) },
+        request_id: l.requestId,
+      });
     }
     expect(sc!.status).toBe(529);
-    expect(JSON.parse(sc!.body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: expect.stringMatching(/shutting down/) }, request_id: sc!.requestId });
+    expect(JSON.parse(sc!.body)).toMatchObject({
+      type: 'error',
+      error: { type: 'overloaded_error', message: expect.stringMatching(/shutting down/) },
+      request_id: sc!.requestId,
+    });
 
     const sdkResult = await sdkStream;
     expect(sdkResult.events).toContain('content_block_delta');
@@ -129,7 +176,13 @@ describe('SIGTERM with calls and streams in flight', () => {
       const rows = await db.sql<Record<string, any>[]>`select * from calls where account_id = ${account.id}`;
       expect(rows).toHaveLength(7);
       const byId = new Map(rows.map((r) => [r.id as string, r]));
-      for (const q of [q1!, q2!, qc!]) expect(byId.get(q.requestId)).toMatchObject({ status: 200, partial: false, estimated: false, error_type: null });
+      for (const q of [q1!, q2!, qc!])
+        expect(byId.get(q.requestId)).toMatchObject({
+          status: 200,
+          partial: false,
+          estimated: false,
+          error_type: null,
+        });
       expect(byId.get(sc!.requestId)).toMatchObject({ status: 529, partial: true, error_type: 'shutdown' });
       const cut = rows.filter((r) => r.error_type === 'shutdown' && r.stream);
       expect(cut).toHaveLength(3);
@@ -137,7 +190,9 @@ describe('SIGTERM with calls and streams in flight', () => {
         const row = byId.get(l.requestId)!;
         expect(row).toMatchObject({ status: 200, partial: true, estimated: true, error_type: 'shutdown' });
         // Never less than what the client was sent, by the gateway's own estimate rule.
-        expect(row.output_tokens).toBeGreaterThanOrEqual(Math.max(1, estimateOutputTokens(Buffer.byteLength(forwardedText(l.body)))));
+        expect(row.output_tokens).toBeGreaterThanOrEqual(
+          Math.max(1, estimateOutputTokens(Buffer.byteLength(forwardedText(l.body)))),
+        );
         // The upstream was aborted: the provider stopped generating before the end of the reply.
         const entry = await emulator.ledger.waitFor((e) => e.requestId === l.upstreamRequestId, 5_000);
         expect(entry.complete).toBe(false);

@@ -25,11 +25,20 @@ afterAll(() => stack?.close());
 /** Sends `text` one byte at a time, `everyMs` apart. */
 const drip = (text: string, everyMs: number): Part[] => [...text].flatMap((ch) => [ch, { pauseMs: everyMs }]);
 
-const BODY = JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] });
+const BODY = JSON.stringify({
+  model: 'claude-opus-4-5',
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'hello' }],
+});
 
 describe('slowloris: sockets that dribble are answered 408 and closed within a bound', () => {
   it('headers sent one byte every 250 ms: 408 timeout_error in the provider shape, then closed', async () => {
-    const text = head('POST', '/v1/messages', [['host', 'x'], ['authorization', `Bearer ${stack.appKey}`], ['content-type', 'application/json'], ['content-length', String(BODY.length)]]);
+    const text = head('POST', '/v1/messages', [
+      ['host', 'x'],
+      ['authorization', `Bearer ${stack.appKey}`],
+      ['content-type', 'application/json'],
+      ['content-length', String(BODY.length)],
+    ]);
     const r = await rawExchange(port, drip(text, 250), { untilClose: true, timeoutMs: 15_000 });
     expect(r.closed).toBe(true);
     expect(r.elapsedMs).toBeLessThan(HEADERS_TIMEOUT_MS + 2 * CHECK_MS + 1_000);
@@ -45,7 +54,12 @@ describe('slowloris: sockets that dribble are answered 408 and closed within a b
   });
 
   it('a body sent one byte every 200 ms (never idle) is cut at the request timeout with 408', async () => {
-    const text = head('POST', '/v1/messages', [['host', 'x'], ['authorization', `Bearer ${stack.appKey}`], ['content-type', 'application/json'], ['content-length', String(BODY.length)]]);
+    const text = head('POST', '/v1/messages', [
+      ['host', 'x'],
+      ['authorization', `Bearer ${stack.appKey}`],
+      ['content-type', 'application/json'],
+      ['content-length', String(BODY.length)],
+    ]);
     const r = await rawExchange(port, [text, ...drip(BODY, 200)], { untilClose: true, timeoutMs: 15_000 });
     expect(r.closed).toBe(true);
     expect(r.elapsedMs).toBeLessThan(REQUEST_TIMEOUT_MS + 2 * CHECK_MS + 1_000);
@@ -54,7 +68,12 @@ describe('slowloris: sockets that dribble are answered 408 and closed within a b
   });
 
   it('a body dribbling after the answer (a wrong key, answered 401 at once) does not keep the socket', async () => {
-    const text = head('POST', '/v1/messages', [['host', 'x'], ['authorization', 'Bearer kg_live_nope'], ['content-type', 'application/json'], ['content-length', String(BODY.length)]]);
+    const text = head('POST', '/v1/messages', [
+      ['host', 'x'],
+      ['authorization', 'Bearer kg_live_nope'],
+      ['content-type', 'application/json'],
+      ['content-length', String(BODY.length)],
+    ]);
     const r = await rawExchange(port, [text, ...drip(BODY, 200)], { untilClose: true, timeoutMs: 15_000 });
     expect(r.response!.status).toBe(401);
     expect(errorShape(r.response!).error.type).toBe('authentication_error');
@@ -80,7 +99,10 @@ describe('open sockets per address are bounded', () => {
     try {
       while (stack.gateway.sockets.openFrom('127.0.0.1') < MAX_SOCKETS) open.push(await idleConnection());
       const before = stack.gateway.sockets.refused;
-      const extra = await rawExchange(port, [head('GET', '/health', [['host', 'x']])], { untilClose: true, timeoutMs: 5_000 });
+      const extra = await rawExchange(port, [head('GET', '/health', [['host', 'x']])], {
+        untilClose: true,
+        timeoutMs: 5_000,
+      });
       expect(extra.closed).toBe(true);
       expect(extra.response).toBeNull();
       expect(extra.elapsedMs).toBeLessThan(500);
@@ -93,8 +115,14 @@ describe('open sockets per address are bounded', () => {
       expect(await reply).toMatch(/^HTTP\/1\.1 200/);
 
       open.pop()!.destroy();
-      for (let i = 0; i < 50 && stack.gateway.sockets.openFrom('127.0.0.1') >= MAX_SOCKETS; i++) await new Promise((r) => setTimeout(r, 20));
-      const again = await rawExchange(port, [head('GET', '/health', [['host', 'x'], ['connection', 'close']])]);
+      for (let i = 0; i < 50 && stack.gateway.sockets.openFrom('127.0.0.1') >= MAX_SOCKETS; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      const again = await rawExchange(port, [
+        head('GET', '/health', [
+          ['host', 'x'],
+          ['connection', 'close'],
+        ]),
+      ]);
       expect(again.response!.status).toBe(200);
       expect(stack.gateway.sockets.refused).toBe(before + 1);
     } finally {

@@ -28,9 +28,16 @@ function slowReader(port: number, head: string, body: string, waitMs: number): P
 }
 
 describe('a body over the limit, still being sent', () => {
-  for (const [name, extra] of [['exact length', 0], ['length declared 10 bytes past the body', 10]] as const) {
+  for (const [name, extra] of [
+    ['exact length', 0],
+    ['length declared 10 bytes past the body', 10],
+  ] as const) {
     it(`${name}: a client that reads late still gets the 413 in the provider's shape`, async () => {
-      const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'a'.repeat(4 * 1024 * 1024) }] });
+      const body = JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'a'.repeat(4 * 1024 * 1024) }],
+      });
       const head = `POST /v1/messages HTTP/1.1\r\nhost: gateway\r\nconnection: close\r\nauthorization: Bearer ${stack.appKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body) + extra}\r\n\r\n`;
       const received = await slowReader(stack.gateway.port, head, body, 300);
       expect(received, 'no answer before the connection was reset').toMatch(/^HTTP\/1\.1 413 /);

@@ -25,9 +25,20 @@ export async function startReceiver(opts: { failFirst?: number; alwaysFail?: boo
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const verified = await verifyWebhook({ body, signature: req.headers['keygate-signature'] as string | undefined, secret });
+      const verified = await verifyWebhook({
+        body,
+        signature: req.headers['keygate-signature'] as string | undefined,
+        secret,
+      });
       const answered = opts.alwaysFail || failures-- > 0 ? 500 : 200;
-      received.push({ headers: req.headers, body, event: JSON.parse(body), verified, answered, at: Date.now() });
+      received.push({
+        headers: req.headers,
+        body,
+        event: JSON.parse(body),
+        verified,
+        answered,
+        at: Date.now(),
+      });
       res.writeHead(answered, { 'content-type': 'text/plain' }).end(answered === 200 ? 'ok' : 'try later');
     });
   });
@@ -42,7 +53,10 @@ export async function startReceiver(opts: { failFirst?: number; alwaysFail?: boo
     async waitFor(check: (r: Received[]) => boolean, timeoutMs = 10_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
       while (!check(received)) {
-        if (Date.now() > deadline) throw new Error(`receiver: condition not met; received ${JSON.stringify(received.map((r) => [r.event.type, r.event.id, r.answered]))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `receiver: condition not met; received ${JSON.stringify(received.map((r) => [r.event.type, r.event.id, r.answered]))}`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
     },

@@ -22,7 +22,10 @@ describe('alert webhooks', () => {
     await stack?.close();
   });
 
-  async function endpoint(events: string[], opts: { failFirst?: number; alwaysFail?: boolean; error_rate?: object; account?: SeededAccount } = {}) {
+  async function endpoint(
+    events: string[],
+    opts: { failFirst?: number; alwaysFail?: boolean; error_rate?: object; account?: SeededAccount } = {},
+  ) {
     const r = await startReceiver(opts);
     receivers.push(r);
     const res = await api(stack.gateway.url, '/v1/organizations/webhooks', {
@@ -35,7 +38,11 @@ describe('alert webhooks', () => {
   }
 
   const notice = (accountId: string, n: number) =>
-    stack.gateway.store.alerts.emit({ accountId, type: 'billing.notice', data: { kind: 'trial_will_end', n } });
+    stack.gateway.store.alerts.emit({
+      accountId,
+      type: 'billing.notice',
+      data: { kind: 'trial_will_end', n },
+    });
 
   it('shows the secret once: never in a listing, a lookup or a log line', async () => {
     const acct2 = await stack.seedAccount();
@@ -45,8 +52,11 @@ describe('alert webhooks', () => {
     await receiver.waitFor(() => receiver.accepted().length === 1);
     const list = await api(stack.gateway.url, '/v1/organizations/webhooks', { key: acct2.adminKey });
     const one = await api(stack.gateway.url, `/v1/organizations/webhooks/${id}`, { key: acct2.adminKey });
-    expect(list.body.data).toEqual([expect.objectContaining({ id, url: receiver.url, events: ['billing.notice'], status: 'active' })]);
-    for (const text of [JSON.stringify(list.body), JSON.stringify(one.body), ...stack.logs]) expect(text).not.toContain(secret);
+    expect(list.body.data).toEqual([
+      expect.objectContaining({ id, url: receiver.url, events: ['billing.notice'], status: 'active' }),
+    ]);
+    for (const text of [JSON.stringify(list.body), JSON.stringify(one.body), ...stack.logs])
+      expect(text).not.toContain(secret);
     expect(receiver.received[0]!.verified).toBe(true);
   });
 
@@ -68,11 +78,21 @@ describe('alert webhooks', () => {
     expect(first[2]!.at - first[1]!.at).toBeGreaterThanOrEqual(190);
     // The receiver answers before the worker commits "delivered": read until the last delivery is marked.
     let deliveries: any[] = [];
-    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      deliveries = (await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct3.adminKey })).body.data;
+    for (
+      const deadline = Date.now() + 5_000;
+      Date.now() < deadline;
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
+      deliveries = (
+        await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct3.adminKey })
+      ).body.data;
       if (deliveries.every((d: any) => d.status !== 'pending')) break;
     }
-    expect(deliveries.map((d: any) => [d.status, d.attempts])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 3]]);
+    expect(deliveries.map((d: any) => [d.status, d.attempts])).toEqual([
+      ['delivered', 1],
+      ['delivered', 1],
+      ['delivered', 3],
+    ]);
   });
 
   it('marks a delivery failed after the last attempt, then moves on to the next', async () => {
@@ -83,7 +103,9 @@ describe('alert webhooks', () => {
     await receiver.waitFor((r) => r.length === 6);
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received.map((r) => r.event.data.n)).toEqual([1, 1, 1, 2, 2, 2]);
-    const deliveries = (await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct4.adminKey })).body.data;
+    const deliveries = (
+      await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct4.adminKey })
+    ).body.data;
     expect(deliveries.map((d: any) => [d.status, d.attempts, d.last_status, d.last_error])).toEqual([
       ['failed', 3, 500, 'HTTP 500'],
       ['failed', 3, 500, 'HTTP 500'],
@@ -105,9 +127,17 @@ describe('alert webhooks', () => {
   it('a rotated key used after its grace period raises api_key.used_after_rotation', async () => {
     const acct6 = await stack.seedAccount();
     const { receiver } = await endpoint(['api_key.used_after_rotation'], { account: acct6 });
-    const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct6.adminKey, body: { name: 'old app' } })).body;
+    const key = (
+      await api(stack.gateway.url, '/v1/organizations/api_keys', {
+        key: acct6.adminKey,
+        body: { name: 'old app' },
+      })
+    ).body;
     expect((await callModel(stack.gateway.url, key.key)).status).toBe(200);
-    const rotated = await api(stack.gateway.url, `/v1/organizations/api_keys/${key.id}/rotate`, { key: acct6.adminKey, body: { grace_period_seconds: 0 } });
+    const rotated = await api(stack.gateway.url, `/v1/organizations/api_keys/${key.id}/rotate`, {
+      key: acct6.adminKey,
+      body: { grace_period_seconds: 0 },
+    });
     expect(rotated.status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, key.key)).status).toBe(401);
     await receiver.waitFor((r) => r.length === 1);
@@ -123,11 +153,20 @@ describe('alert webhooks', () => {
 
   it('an error rate at or above the threshold alerts the endpoint once while it stays there', async () => {
     const acct7 = await stack.seedAccount();
-    const { receiver } = await endpoint(['error_rate.exceeded'], { account: acct7, error_rate: { threshold_percent: 50, window_seconds: 60, min_calls: 4 } });
-    const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct7.adminKey, body: {} })).body.key;
+    const { receiver } = await endpoint(['error_rate.exceeded'], {
+      account: acct7,
+      error_rate: { threshold_percent: 50, window_seconds: 60, min_calls: 4 },
+    });
+    const key = (
+      await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct7.adminKey, body: {} })
+    ).body.key;
     expect((await callModel(stack.gateway.url, key)).status).toBe(200);
     // Refused by the gateway's validation: recorded as calls that ended in an error.
-    const bad = () => api(stack.gateway.url, '/v1/messages', { bearer: key, body: { model: 'claude-opus-4-5', messages: [] } });
+    const bad = () =>
+      api(stack.gateway.url, '/v1/messages', {
+        bearer: key,
+        body: { model: 'claude-opus-4-5', messages: [] },
+      });
     for (let i = 0; i < 3; i++) expect((await bad()).status).toBe(400);
     await stack.gateway.writer.flush();
     await receiver.waitFor((r) => r.length === 1);
@@ -135,16 +174,28 @@ describe('alert webhooks', () => {
     await stack.gateway.writer.flush();
     await new Promise((r) => setTimeout(r, 400));
     expect(receiver.received).toHaveLength(1);
-    expect(receiver.received[0]!.event.data).toMatchObject({ calls: 4, errors: 3, error_rate: 0.75, threshold: 0.5, window_seconds: 60 });
+    expect(receiver.received[0]!.event.data).toMatchObject({
+      calls: 4,
+      errors: 3,
+      error_rate: 0.75,
+      threshold: 0.5,
+      window_seconds: 60,
+    });
   });
 
   it('refuses URLs that are not http(s), and unknown event types', async () => {
     for (const url of ['ftp://127.0.0.1/x', 'javascript:alert(1)', 'file:///etc/passwd', 'not a url']) {
-      const res = await api(stack.gateway.url, '/v1/organizations/webhooks', { key: acct.adminKey, body: { url, events: ['billing.notice'] } });
+      const res = await api(stack.gateway.url, '/v1/organizations/webhooks', {
+        key: acct.adminKey,
+        body: { url, events: ['billing.notice'] },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/^url: must be an http:\/\/ or https:\/\/ URL/);
     }
-    const res = await api(stack.gateway.url, '/v1/organizations/webhooks', { key: acct.adminKey, body: { url: 'http://127.0.0.1:9/x', events: ['budget.exploded'] } });
+    const res = await api(stack.gateway.url, '/v1/organizations/webhooks', {
+      key: acct.adminKey,
+      body: { url: 'http://127.0.0.1:9/x', events: ['budget.exploded'] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/^events\[0\]/);
   });

@@ -2,7 +2,14 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
 import { name } from './schemas';
-import { createBudget, deleteBudget, getBudget, listBudgets, updateBudget, type BudgetWithProgress } from '../budgets/service';
+import {
+  createBudget,
+  deleteBudget,
+  getBudget,
+  listBudgets,
+  updateBudget,
+  type BudgetWithProgress,
+} from '../budgets/service';
 import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import type { Store } from '../store';
@@ -27,10 +34,23 @@ const CreateBudget = z.strictObject({
 });
 
 const UpdateBudget = z
-  .strictObject({ name: name.optional(), limit_cents: limitCents.optional(), hard_cap: z.boolean().optional(), thresholds_percent: thresholds.optional(), period: period.optional() })
-  .refine((b) => Object.keys(b).length > 0, 'Send at least one of name, limit_cents, hard_cap, thresholds_percent and period.');
+  .strictObject({
+    name: name.optional(),
+    limit_cents: limitCents.optional(),
+    hard_cap: z.boolean().optional(),
+    thresholds_percent: thresholds.optional(),
+    period: period.optional(),
+  })
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'Send at least one of name, limit_cents, hard_cap, thresholds_percent and period.',
+  );
 
-const ListBudgets = z.object({ ...listParams, scope: scope.optional(), target_id: z.string().min(1).optional() });
+const ListBudgets = z.object({
+  ...listParams,
+  scope: scope.optional(),
+  target_id: z.string().min(1).optional(),
+});
 
 export function budgetJson(b: BudgetWithProgress) {
   const p = b.progress;
@@ -52,7 +72,10 @@ export function budgetJson(b: BudgetWithProgress) {
       period_start: p.periodStart.toISOString(),
       period_end: p.periodEnd.toISOString(),
       exhausted: p.exhausted,
-      thresholds: p.thresholds.map((t) => ({ percent: t.percent, crossed_at: t.crossedAt?.toISOString() ?? null })),
+      thresholds: p.thresholds.map((t) => ({
+        percent: t.percent,
+        crossed_at: t.crossedAt?.toISOString() ?? null,
+      })),
     },
   };
 }
@@ -62,34 +85,64 @@ export function budgetRoutes(deps: { store: Store; clock: () => number }): Hono<
   const app = new Hono<AdminEnv>();
   const tag = 'Budgets';
 
-  app.get('/budgets', operation({ tag, summary: 'List budgets, each with its progress this period', query: ListBudgets }), async (c) => {
-    const q = c.req.valid('query');
-    const page = await listBudgets(deps, c.var.scope.accountId, { scope: q.scope ?? null, targetId: q.target_id ?? null }, pageQuery(q));
-    return c.json(listJson(page, budgetJson));
-  });
+  app.get(
+    '/budgets',
+    operation({ tag, summary: 'List budgets, each with its progress this period', query: ListBudgets }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const page = await listBudgets(
+        deps,
+        c.var.scope.accountId,
+        { scope: q.scope ?? null, targetId: q.target_id ?? null },
+        pageQuery(q),
+      );
+      return c.json(listJson(page, budgetJson));
+    },
+  );
 
-  const create = operation({ tag, summary: 'Create a budget on the account, a member or a key (USD cents per period)', body: CreateBudget, status: 201 });
+  const create = operation({
+    tag,
+    summary: 'Create a budget on the account, a member or a key (USD cents per period)',
+    body: CreateBudget,
+    status: 201,
+  });
   app.post('/budgets', create, async (c) => {
     const b = c.req.valid('json');
     const created = await createBudget(deps, c.var.scope, {
-      name: b.name, scope: b.scope, targetId: b.target_id, limitCents: b.limit_cents, hardCap: b.hard_cap, thresholds: b.thresholds_percent, period: b.period,
+      name: b.name,
+      scope: b.scope,
+      targetId: b.target_id,
+      limitCents: b.limit_cents,
+      hardCap: b.hard_cap,
+      thresholds: b.thresholds_percent,
+      period: b.period,
     });
     return c.json(budgetJson(created), 201);
   });
 
-  app.get('/budgets/:id', operation({ tag, summary: 'A budget and its progress this period' }), async (c) => c.json(budgetJson(await getBudget(deps, c.var.scope.accountId, c.req.param('id')))));
+  app.get('/budgets/:id', operation({ tag, summary: 'A budget and its progress this period' }), async (c) =>
+    c.json(budgetJson(await getBudget(deps, c.var.scope.accountId, c.req.param('id')))),
+  );
 
-  app.post('/budgets/:id', operation({ tag, summary: "Change a budget's name, limit, hard cap, thresholds or period", body: UpdateBudget }), async (c) => {
-    const b = c.req.valid('json');
-    const patch = {
-      ...(b.name !== undefined && { name: b.name }),
-      ...(b.limit_cents !== undefined && { limitCents: b.limit_cents }),
-      ...(b.hard_cap !== undefined && { hardCap: b.hard_cap }),
-      ...(b.thresholds_percent !== undefined && { thresholds: b.thresholds_percent }),
-      ...(b.period !== undefined && { period: b.period }),
-    };
-    return c.json(budgetJson(await updateBudget(deps, c.var.scope, c.req.param('id'), patch)));
-  });
+  app.post(
+    '/budgets/:id',
+    operation({
+      tag,
+      summary: "Change a budget's name, limit, hard cap, thresholds or period",
+      body: UpdateBudget,
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      const patch = {
+        ...(b.name !== undefined && { name: b.name }),
+        ...(b.limit_cents !== undefined && { limitCents: b.limit_cents }),
+        ...(b.hard_cap !== undefined && { hardCap: b.hard_cap }),
+        ...(b.thresholds_percent !== undefined && { thresholds: b.thresholds_percent }),
+        ...(b.period !== undefined && { period: b.period }),
+      };
+      return c.json(budgetJson(await updateBudget(deps, c.var.scope, c.req.param('id'), patch)));
+    },
+  );
 
   app.delete('/budgets/:id', operation({ tag, summary: 'Delete a budget' }), async (c) => {
     const b = await deleteBudget(deps, c.var.scope, c.req.param('id'));

@@ -50,7 +50,14 @@ const UpdateKey = z
   })
   .refine((b) => Object.keys(b).length > 0, 'Send at least one of name, status, expires_at and limits.');
 
-const Rotate = z.strictObject({ grace_period_seconds: z.number().int().min(0).max(7 * 86_400).default(0) });
+const Rotate = z.strictObject({
+  grace_period_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(0),
+});
 
 export interface KeyRouteDeps extends ServiceDeps {
   /** Writes this instance's pending last-use times, so listings show them. */
@@ -74,28 +81,49 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
     await deps.flushLastUsed?.().catch(() => {});
   };
 
-  app.get('/api_keys', operation({ tag, summary: 'List keys (app keys and admin keys)', query: ListKeys }), async (c) => {
-    const q = c.req.valid('query');
-    await fresh();
-    const filter = { status: q.status ?? null, kind: q.kind ?? null, memberId: q.member_id ?? null, app: q.app ?? null, environment: q.environment ?? null };
-    return c.json(listJson(await deps.store.keys.list(c.var.scope.accountId, filter, pageQuery(q)), keyJson));
-  });
+  app.get(
+    '/api_keys',
+    operation({ tag, summary: 'List keys (app keys and admin keys)', query: ListKeys }),
+    async (c) => {
+      const q = c.req.valid('query');
+      await fresh();
+      const filter = {
+        status: q.status ?? null,
+        kind: q.kind ?? null,
+        memberId: q.member_id ?? null,
+        app: q.app ?? null,
+        environment: q.environment ?? null,
+      };
+      return c.json(
+        listJson(await deps.store.keys.list(c.var.scope.accountId, filter, pageQuery(q)), keyJson),
+      );
+    },
+  );
 
-  app.post('/api_keys', operation({ tag, summary: 'Create a key; its secret is in this answer only', body: CreateKey, status: 201 }), async (c) => {
-    const body = c.req.valid('json');
-    const { key, secret } = await createKey(deps, {
-      accountId: c.var.scope.accountId,
-      kind: body.kind,
-      name: body.name ?? null,
-      memberId: body.member_id ?? null,
-      app: body.app ?? null,
-      environment: body.environment ?? null,
-      expiresAt: body.expires_at ?? null,
-      ...limitPatch(body.limits),
-      createdBy: c.var.scope.actor,
-    });
-    return c.json({ ...keyJson(key), key: secret }, 201);
-  });
+  app.post(
+    '/api_keys',
+    operation({
+      tag,
+      summary: 'Create a key; its secret is in this answer only',
+      body: CreateKey,
+      status: 201,
+    }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const { key, secret } = await createKey(deps, {
+        accountId: c.var.scope.accountId,
+        kind: body.kind,
+        name: body.name ?? null,
+        memberId: body.member_id ?? null,
+        app: body.app ?? null,
+        environment: body.environment ?? null,
+        expiresAt: body.expires_at ?? null,
+        ...limitPatch(body.limits),
+        createdBy: c.var.scope.actor,
+      });
+      return c.json({ ...keyJson(key), key: secret }, 201);
+    },
+  );
 
   app.get('/api_keys/:id', operation({ tag, summary: 'A key' }), async (c) => {
     await fresh();
@@ -104,28 +132,48 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
     return c.json(keyJson(key));
   });
 
-  app.post('/api_keys/:id', operation({ tag, summary: 'Rename a key, change its status, expiry or limits', body: UpdateKey }), async (c) => {
-    const body = c.req.valid('json');
-    const patch: KeyPatch = { ...limitPatch(body.limits) };
-    if (body.name !== undefined) patch.name = body.name;
-    if (body.status !== undefined) patch.status = body.status;
-    if (body.expires_at !== undefined) patch.expiresAt = body.expires_at;
-    return c.json(keyJson(await updateKey(deps, c.var.scope, c.req.param('id'), patch)));
-  });
+  app.post(
+    '/api_keys/:id',
+    operation({ tag, summary: 'Rename a key, change its status, expiry or limits', body: UpdateKey }),
+    async (c) => {
+      const body = c.req.valid('json');
+      const patch: KeyPatch = { ...limitPatch(body.limits) };
+      if (body.name !== undefined) patch.name = body.name;
+      if (body.status !== undefined) patch.status = body.status;
+      if (body.expires_at !== undefined) patch.expiresAt = body.expires_at;
+      return c.json(keyJson(await updateKey(deps, c.var.scope, c.req.param('id'), patch)));
+    },
+  );
 
   const rotate = operation({
-    tag, summary: 'A new secret for the same key id; the old one works for the grace period', body: Rotate, optionalBody: true,
+    tag,
+    summary: 'A new secret for the same key id; the old one works for the grace period',
+    body: Rotate,
+    optionalBody: true,
   });
   app.post('/api_keys/:id/rotate', rotate, async (c) => {
     const body = c.req.valid('json');
-    const { key, secret, previousExpiresAt } = await rotateKey(deps, c.var.scope, c.req.param('id'), body.grace_period_seconds);
-    return c.json({ ...keyJson(key), key: secret, previous_key_expires_at: previousExpiresAt?.toISOString() ?? null });
+    const { key, secret, previousExpiresAt } = await rotateKey(
+      deps,
+      c.var.scope,
+      c.req.param('id'),
+      body.grace_period_seconds,
+    );
+    return c.json({
+      ...keyJson(key),
+      key: secret,
+      previous_key_expires_at: previousExpiresAt?.toISOString() ?? null,
+    });
   });
 
-  app.delete('/api_keys/:id', operation({ tag, summary: 'Delete a key: refused everywhere at once; its usage stays under its id' }), async (c) => {
-    const key = await deleteKey(deps, c.var.scope, c.req.param('id'));
-    return c.json({ id: key.id, type: 'api_key_deleted' as const });
-  });
+  app.delete(
+    '/api_keys/:id',
+    operation({ tag, summary: 'Delete a key: refused everywhere at once; its usage stays under its id' }),
+    async (c) => {
+      const key = await deleteKey(deps, c.var.scope, c.req.param('id'));
+      return c.json({ id: key.id, type: 'api_key_deleted' as const });
+    },
+  );
 
   return app;
 }

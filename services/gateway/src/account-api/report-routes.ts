@@ -18,7 +18,9 @@ const ListRequests = z.object({
   group_id: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   status: z
-    .union([z.enum(['ok', 'error']), z.coerce.number().int().min(100).max(599)], { error: "must be 'ok', 'error' or an HTTP status code" })
+    .union([z.enum(['ok', 'error']), z.coerce.number().int().min(100).max(599)], {
+      error: "must be 'ok', 'error' or an HTTP status code",
+    })
     .optional(),
   starting_at: timestamp.optional(),
   ending_at: timestamp.optional(),
@@ -41,45 +43,108 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
 
   const tag = 'Usage and cost';
   const usage = operation({
-    tag, summary: 'Token usage in minute, hour or day buckets, in the provider\'s usage-report shape', query: UsageReportParams, refused: MISSING_FILTERS,
+    tag,
+    summary: "Token usage in minute, hour or day buckets, in the provider's usage-report shape",
+    query: UsageReportParams,
+    refused: MISSING_FILTERS,
   });
-  app.get('/usage_report/messages', usage, async (c) => c.json(await usageReport(deps.store, c.var.scope.accountId, c.req.valid('query'), deps.clock(), await zoneOf(c.var.scope.accountId))));
+  app.get('/usage_report/messages', usage, async (c) =>
+    c.json(
+      await usageReport(
+        deps.store,
+        c.var.scope.accountId,
+        c.req.valid('query'),
+        deps.clock(),
+        await zoneOf(c.var.scope.accountId),
+      ),
+    ),
+  );
 
   const claudeCode = operation({
-    tag, summary: 'Claude Code sessions, tokens and estimated cost per member (actor) and model, for one UTC day', query: ClaudeCodeReportParams,
+    tag,
+    summary: 'Claude Code sessions, tokens and estimated cost per member (actor) and model, for one UTC day',
+    query: ClaudeCodeReportParams,
   });
-  app.get('/usage_report/claude_code', claudeCode, async (c) => c.json(await claudeCodeReport(deps.store, c.var.scope.accountId, c.req.valid('query'))));
+  app.get('/usage_report/claude_code', claudeCode, async (c) =>
+    c.json(await claudeCodeReport(deps.store, c.var.scope.accountId, c.req.valid('query'))),
+  );
 
-  const cost = operation({ tag, summary: 'Estimated USD cost per day of the account\'s time zone, in cents as decimal strings', query: CostReportParams, refused: MISSING_FILTERS });
-  app.get('/cost_report', cost, async (c) => c.json(await costReport(deps.store, c.var.scope.accountId, c.req.valid('query'), deps.clock(), await zoneOf(c.var.scope.accountId))));
+  const cost = operation({
+    tag,
+    summary: "Estimated USD cost per day of the account's time zone, in cents as decimal strings",
+    query: CostReportParams,
+    refused: MISSING_FILTERS,
+  });
+  app.get('/cost_report', cost, async (c) =>
+    c.json(
+      await costReport(
+        deps.store,
+        c.var.scope.accountId,
+        c.req.valid('query'),
+        deps.clock(),
+        await zoneOf(c.var.scope.accountId),
+      ),
+    ),
+  );
 
   /** Keygate's addition: totals by one dimension over a range, as `keygate usage` prints them. */
-  const summary = operation({ tag, summary: 'Usage totals over a range by one dimension', query: Summary, refused: MISSING_FILTERS });
-  app.get('/usage_summary', summary, async (c) => c.json(await usageSummary(deps.store, c.var.scope.accountId, c.req.valid('query'), deps.clock(), await zoneOf(c.var.scope.accountId))));
-
-  app.get('/requests', operation({ tag: 'Call log', summary: 'The call log, newest first, one page at a time', query: ListRequests }), async (c) => {
-    const q = c.req.valid('query');
-    const page = await deps.store.requests.list(
-      c.var.scope.accountId,
-      {
-        keyId: q.api_key_id ?? null,
-        memberId: q.user_id ?? null,
-        groupId: q.group_id ?? null,
-        model: q.model ?? null,
-        status: q.status ?? null,
-        from: q.starting_at ?? null,
-        to: q.ending_at ?? null,
-      },
-      pageQuery(q),
-    );
-    return c.json(listJson(page, requestJson));
+  const summary = operation({
+    tag,
+    summary: 'Usage totals over a range by one dimension',
+    query: Summary,
+    refused: MISSING_FILTERS,
   });
+  app.get('/usage_summary', summary, async (c) =>
+    c.json(
+      await usageSummary(
+        deps.store,
+        c.var.scope.accountId,
+        c.req.valid('query'),
+        deps.clock(),
+        await zoneOf(c.var.scope.accountId),
+      ),
+    ),
+  );
 
-  app.get('/audit_log', operation({ tag: 'Audit log', summary: 'Who changed what, newest first', query: ListAudit }), async (c) => {
-    const q = c.req.valid('query');
-    const page = await deps.store.audit.list(c.var.scope.accountId, { action: q.action ?? null, targetId: q.target_id ?? null, actor: q.actor ?? null }, pageQuery(q));
-    return c.json(listJson(page, auditJson));
-  });
+  app.get(
+    '/requests',
+    operation({
+      tag: 'Call log',
+      summary: 'The call log, newest first, one page at a time',
+      query: ListRequests,
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const page = await deps.store.requests.list(
+        c.var.scope.accountId,
+        {
+          keyId: q.api_key_id ?? null,
+          memberId: q.user_id ?? null,
+          groupId: q.group_id ?? null,
+          model: q.model ?? null,
+          status: q.status ?? null,
+          from: q.starting_at ?? null,
+          to: q.ending_at ?? null,
+        },
+        pageQuery(q),
+      );
+      return c.json(listJson(page, requestJson));
+    },
+  );
+
+  app.get(
+    '/audit_log',
+    operation({ tag: 'Audit log', summary: 'Who changed what, newest first', query: ListAudit }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const page = await deps.store.audit.list(
+        c.var.scope.accountId,
+        { action: q.action ?? null, targetId: q.target_id ?? null, actor: q.actor ?? null },
+        pageQuery(q),
+      );
+      return c.json(listJson(page, auditJson));
+    },
+  );
 
   return app;
 }

@@ -26,7 +26,9 @@ export function organizationRoutes(deps: KeyRouteDeps & { billing?: BillingDeps 
 }
 
 /** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
-export function accountApi(deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps }): Hono<AdminEnv> {
+export function accountApi(
+  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps },
+): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));
   app.use('*', async function adminScope(c, next) {

@@ -1,5 +1,12 @@
 import type { Statement } from '../billing/statement';
-import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord, PlanRecord, RequestRecord } from '../store';
+import type {
+  AccountRecord,
+  AuditRecord,
+  KeyRecord,
+  MemberRecord,
+  PlanRecord,
+  RequestRecord,
+} from '../store';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -49,7 +56,11 @@ export function keyJson(k: KeyRecord) {
     app: k.app,
     environment: k.environment,
     expires_at: iso(k.expiresAt),
-    limits: { requests_per_minute: k.limitRpm, tokens_per_minute: k.limitTpm, monthly_spend_cap_cents: k.limitMonthlySpendCents },
+    limits: {
+      requests_per_minute: k.limitRpm,
+      tokens_per_minute: k.limitTpm,
+      monthly_spend_cap_cents: k.limitMonthlySpendCents,
+    },
     created_at: iso(k.createdAt),
     created_by: k.createdBy,
     last_used_at: iso(k.lastUsedAt),
@@ -125,7 +136,13 @@ export function statementJson(s: Statement) {
     trial_days: s.trialDays,
     billable_days: s.billableDays,
     seat_days: s.seatDays,
-    lines: s.lines.map((l) => ({ from: l.from, to: l.to, days: l.days, seats: l.seats, amount_cents: l.cents })),
+    lines: s.lines.map((l) => ({
+      from: l.from,
+      to: l.to,
+      days: l.days,
+      seats: l.seats,
+      amount_cents: l.cents,
+    })),
     total_cents: s.totalCents,
   };
 }

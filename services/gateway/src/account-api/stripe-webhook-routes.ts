@@ -9,8 +9,15 @@ export function stripeWebhookRoutes(deps: BillingDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.post('/billing/stripe/webhook', async (c) => {
     const stripe = deps.stripe;
-    if (!stripe) throw new GatewayError('not_found_error', 'Stripe is not configured on this gateway (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET).');
-    const event = await stripe.verify(Buffer.from(await c.req.arrayBuffer()), c.req.header('stripe-signature'));
+    if (!stripe)
+      throw new GatewayError(
+        'not_found_error',
+        'Stripe is not configured on this gateway (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET).',
+      );
+    const event = await stripe.verify(
+      Buffer.from(await c.req.arrayBuffer()),
+      c.req.header('stripe-signature'),
+    );
     const outcome = await applyStripeEvent({ ...deps, stripe }, event);
     deps.logger?.info('stripe event', { id: event.id, type: event.type, outcome });
     return c.json({ received: true, outcome });

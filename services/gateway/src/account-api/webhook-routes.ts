@@ -9,7 +9,9 @@ import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import type { DeliveryRecord, Store, WebhookEndpointPatch, WebhookEndpointRecord } from '../store';
 
-export const endpointUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
+export const endpointUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+  .max(2048);
 export const endpointEvents = z
   .array(z.enum(ALERT_EVENT_TYPES))
   .min(1)
@@ -23,10 +25,24 @@ const errorRate = z
   .nullable();
 const description = z.string().trim().max(500).nullable();
 
-const CreateEndpoint = z.strictObject({ url: endpointUrl, events: endpointEvents, description: description.optional(), error_rate: errorRate.optional() });
+const CreateEndpoint = z.strictObject({
+  url: endpointUrl,
+  events: endpointEvents,
+  description: description.optional(),
+  error_rate: errorRate.optional(),
+});
 const UpdateEndpoint = z
-  .strictObject({ url: endpointUrl.optional(), events: endpointEvents.optional(), description: description.optional(), error_rate: errorRate.optional(), status: z.enum(['active', 'disabled']).optional() })
-  .refine((b) => Object.keys(b).length > 0, 'Send at least one of url, events, description, error_rate and status.');
+  .strictObject({
+    url: endpointUrl.optional(),
+    events: endpointEvents.optional(),
+    description: description.optional(),
+    error_rate: errorRate.optional(),
+    status: z.enum(['active', 'disabled']).optional(),
+  })
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'Send at least one of url, events, description, error_rate and status.',
+  );
 const ListEndpoints = z.object(listParams);
 const Deliveries = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
@@ -42,7 +58,11 @@ function endpointJson(e: WebhookEndpointRecord) {
     error_rate:
       e.errorRateThreshold === null
         ? null
-        : { threshold_percent: Math.round(e.errorRateThreshold * 1e6) / 1e4, window_seconds: e.errorRateWindowSeconds, min_calls: e.errorRateMinCalls },
+        : {
+            threshold_percent: Math.round(e.errorRateThreshold * 1e6) / 1e4,
+            window_seconds: e.errorRateWindowSeconds,
+            min_calls: e.errorRateMinCalls,
+          },
     created_at: e.createdAt.toISOString(),
   };
 }
@@ -50,33 +70,68 @@ function endpointJson(e: WebhookEndpointRecord) {
 function deliveryJson(d: DeliveryRecord) {
   const iso = (t: Date | null) => t?.toISOString() ?? null;
   return {
-    id: d.id, event_id: d.eventId, event_type: d.type, status: d.status, attempts: d.attempts, last_status: d.lastStatus,
-    last_error: d.lastError, next_attempt_at: d.status === 'pending' ? iso(d.nextAttemptAt) : null, delivered_at: iso(d.deliveredAt), created_at: iso(d.createdAt),
+    id: d.id,
+    event_id: d.eventId,
+    event_type: d.type,
+    status: d.status,
+    attempts: d.attempts,
+    last_status: d.lastStatus,
+    last_error: d.lastError,
+    next_attempt_at: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
+    delivered_at: iso(d.deliveredAt),
+    created_at: iso(d.createdAt),
   };
 }
 
 function errorRatePatch(e: z.infer<typeof errorRate> | undefined): WebhookEndpointPatch {
   if (e === undefined) return {};
   if (e === null) return { errorRateThreshold: null, errorRateWindowSeconds: null };
-  return { errorRateThreshold: e.threshold_percent / 100, errorRateWindowSeconds: e.window_seconds, errorRateMinCalls: e.min_calls };
+  return {
+    errorRateThreshold: e.threshold_percent / 100,
+    errorRateWindowSeconds: e.window_seconds,
+    errorRateMinCalls: e.min_calls,
+  };
 }
 
 /** Webhook endpoints that receive the account's alerts, signed with a secret shown once at creation. */
 export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
-  const notFound = (id: string) => new GatewayError('not_found_error', `No webhook endpoint with id '${id}'.`);
+  const notFound = (id: string) =>
+    new GatewayError('not_found_error', `No webhook endpoint with id '${id}'.`);
   const tag = 'Webhooks';
 
-  app.get('/webhooks', operation({ tag, summary: 'List webhook endpoints (never their secrets)', query: ListEndpoints }), async (c) => {
-    const q = c.req.valid('query');
-    return c.json(listJson(await deps.store.alerts.listEndpoints(c.var.scope.accountId, pageQuery(q)), endpointJson));
-  });
+  app.get(
+    '/webhooks',
+    operation({ tag, summary: 'List webhook endpoints (never their secrets)', query: ListEndpoints }),
+    async (c) => {
+      const q = c.req.valid('query');
+      return c.json(
+        listJson(await deps.store.alerts.listEndpoints(c.var.scope.accountId, pageQuery(q)), endpointJson),
+      );
+    },
+  );
 
-  const create = operation({ tag, summary: 'Add a webhook endpoint for alert events; its signing secret is in this answer only', body: CreateEndpoint, status: 201 });
+  const create = operation({
+    tag,
+    summary: 'Add a webhook endpoint for alert events; its signing secret is in this answer only',
+    body: CreateEndpoint,
+    status: 201,
+  });
   app.post('/webhooks', create, async (c) => {
     const b = c.req.valid('json');
-    const rate = b.error_rate ? { threshold: b.error_rate.threshold_percent / 100, windowSeconds: b.error_rate.window_seconds, minCalls: b.error_rate.min_calls } : null;
-    const { endpoint, secret } = await createEndpoint(deps, c.var.scope, { url: b.url, events: b.events, description: b.description ?? null, errorRate: rate });
+    const rate = b.error_rate
+      ? {
+          threshold: b.error_rate.threshold_percent / 100,
+          windowSeconds: b.error_rate.window_seconds,
+          minCalls: b.error_rate.min_calls,
+        }
+      : null;
+    const { endpoint, secret } = await createEndpoint(deps, c.var.scope, {
+      url: b.url,
+      events: b.events,
+      description: b.description ?? null,
+      errorRate: rate,
+    });
     // The only time the secret leaves the gateway.
     return c.json({ ...endpointJson(endpoint), secret }, 201);
   });
@@ -87,7 +142,11 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
     return c.json(endpointJson(e));
   });
 
-  const update = operation({ tag, summary: "Change an endpoint's URL, events, description, error-rate alert or status", body: UpdateEndpoint });
+  const update = operation({
+    tag,
+    summary: "Change an endpoint's URL, events, description, error-rate alert or status",
+    body: UpdateEndpoint,
+  });
   app.post('/webhooks/:id', update, async (c) => {
     const b = c.req.valid('json');
     const patch: WebhookEndpointPatch = {
@@ -97,7 +156,12 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
       ...(b.description !== undefined && { description: b.description }),
       ...(b.status !== undefined && { status: b.status }),
     };
-    const audit = { actor: c.var.scope.actor, action: 'webhook.update', targetId: c.req.param('id'), details: { fields: Object.keys(b) } };
+    const audit = {
+      actor: c.var.scope.actor,
+      action: 'webhook.update',
+      targetId: c.req.param('id'),
+      details: { fields: Object.keys(b) },
+    };
     const e = await deps.store.alerts.updateEndpoint(c.var.scope.accountId, c.req.param('id'), patch, audit);
     if (!e) throw notFound(c.req.param('id'));
     return c.json(endpointJson(e));
@@ -110,12 +174,16 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
     return c.json({ id: e.id, type: 'webhook_endpoint_deleted' as const });
   });
 
-  app.get('/webhooks/:id/deliveries', operation({ tag, summary: "An endpoint's latest deliveries, newest first", query: Deliveries }), async (c) => {
-    const q = c.req.valid('query');
-    const e = await deps.store.alerts.getEndpoint(c.var.scope.accountId, c.req.param('id'));
-    if (!e) throw notFound(c.req.param('id'));
-    return c.json({ data: (await deps.store.alerts.deliveries(e.id, q.limit)).map(deliveryJson) });
-  });
+  app.get(
+    '/webhooks/:id/deliveries',
+    operation({ tag, summary: "An endpoint's latest deliveries, newest first", query: Deliveries }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const e = await deps.store.alerts.getEndpoint(c.var.scope.accountId, c.req.param('id'));
+      if (!e) throw notFound(c.req.param('id'));
+      return c.json({ data: (await deps.store.alerts.deliveries(e.id, q.limit)).map(deliveryJson) });
+    },
+  );
 
   return app;
 }

@@ -25,17 +25,32 @@ const MAX_GRACE_SECONDS = 7 * 86_400;
 const notFound = (id: string) => new GatewayError('not_found_error', `No API key with id '${id}'.`);
 
 /** Creates a key; the secret exists only in the return value and is stored as SHA-256. */
-export async function createKey(deps: ServiceDeps, input: NewKey): Promise<{ key: KeyRecord; secret: string }> {
+export async function createKey(
+  deps: ServiceDeps,
+  input: NewKey,
+): Promise<{ key: KeyRecord; secret: string }> {
   if (input.memberId) {
     const member = await deps.store.members.get(input.accountId, input.memberId);
-    if (!member || member.status !== 'active') throw new GatewayError('not_found_error', `member_id: no active member '${input.memberId}' in this account.`);
+    if (member?.status !== 'active')
+      throw new GatewayError(
+        'not_found_error',
+        `member_id: no active member '${input.memberId}' in this account.`,
+      );
     if (input.kind === 'admin' && member.role !== 'admin') {
-      throw new GatewayError('invalid_request_error', `member_id: '${member.id}' is a developer; admin keys belong to admin members (or to no member).`);
+      throw new GatewayError(
+        'invalid_request_error',
+        `member_id: '${member.id}' is a developer; admin keys belong to admin members (or to no member).`,
+      );
     }
   }
   const limited = input.limitRpm != null || input.limitTpm != null || input.limitMonthlySpendCents != null;
-  if (input.kind === 'admin' && limited) throw new GatewayError('invalid_request_error', 'limits: admin keys cannot call models, so they take no limits.');
-  if (input.expiresAt && input.expiresAt.getTime() <= deps.clock()) throw new GatewayError('invalid_request_error', 'expires_at: must be in the future.');
+  if (input.kind === 'admin' && limited)
+    throw new GatewayError(
+      'invalid_request_error',
+      'limits: admin keys cannot call models, so they take no limits.',
+    );
+  if (input.expiresAt && input.expiresAt.getTime() <= deps.clock())
+    throw new GatewayError('invalid_request_error', 'expires_at: must be in the future.');
   const secret = generateKey(input.kind);
   const draft = {
     id: newId('key'),
@@ -52,11 +67,18 @@ export async function createKey(deps: ServiceDeps, input: NewKey): Promise<{ key
     limitMonthlySpendCents: input.limitMonthlySpendCents ?? null,
     createdBy: input.createdBy ?? null,
   };
-  const key = await deps.store.keys.create(draft, hashKey(secret), createdAudit(draft, input.createdBy ?? 'operator'));
+  const key = await deps.store.keys.create(
+    draft,
+    hashKey(secret),
+    createdAudit(draft, input.createdBy ?? 'operator'),
+  );
   return { key, secret };
 }
 
-export function createdAudit(k: Pick<KeyRecord, 'id' | 'kind' | 'name' | 'memberId' | 'app' | 'environment'>, actor: string): AuditEntry {
+export function createdAudit(
+  k: Pick<KeyRecord, 'id' | 'kind' | 'name' | 'memberId' | 'app' | 'environment'>,
+  actor: string,
+): AuditEntry {
   return {
     actor,
     action: 'api_key.create',
@@ -71,23 +93,49 @@ export function defaultKeyName(k: Pick<NewKey, 'kind' | 'app' | 'environment'>):
 }
 
 /** Renames, changes status or limits; an archived key stays archived. Effective everywhere at once. */
-export async function updateKey(deps: ServiceDeps, scope: Scope, id: string, patch: KeyPatch): Promise<KeyRecord> {
+export async function updateKey(
+  deps: ServiceDeps,
+  scope: Scope,
+  id: string,
+  patch: KeyPatch,
+): Promise<KeyRecord> {
   const current = await deps.store.keys.get(scope.accountId, id);
   if (!current) throw notFound(id);
   if (current.status === 'archived' && patch.status && patch.status !== 'archived') {
-    throw new GatewayError('invalid_request_error', 'status: an archived key cannot be reactivated; create a new key instead.');
+    throw new GatewayError(
+      'invalid_request_error',
+      'status: an archived key cannot be reactivated; create a new key instead.',
+    );
   }
-  if (current.kind === 'admin' && (patch.limitRpm != null || patch.limitTpm != null || patch.limitMonthlySpendCents != null)) {
-    throw new GatewayError('invalid_request_error', 'limits: admin keys cannot call models, so they take no limits.');
+  if (
+    current.kind === 'admin' &&
+    (patch.limitRpm != null || patch.limitTpm != null || patch.limitMonthlySpendCents != null)
+  ) {
+    throw new GatewayError(
+      'invalid_request_error',
+      'limits: admin keys cannot call models, so they take no limits.',
+    );
   }
-  if (patch.expiresAt && patch.expiresAt.getTime() <= deps.clock()) throw new GatewayError('invalid_request_error', 'expires_at: must be in the future.');
+  if (patch.expiresAt && patch.expiresAt.getTime() <= deps.clock())
+    throw new GatewayError('invalid_request_error', 'expires_at: must be in the future.');
   const updated = await deps.store.keys.update(scope.accountId, id, patch, (before) => {
     const entries: AuditEntry[] = [];
     if (patch.status && patch.status !== before.status) {
-      entries.push({ actor: scope.actor, action: 'api_key.status_change', targetId: id, details: { from: before.status, to: patch.status } });
+      entries.push({
+        actor: scope.actor,
+        action: 'api_key.status_change',
+        targetId: id,
+        details: { from: before.status, to: patch.status },
+      });
     }
     const changed = Object.keys(patch).filter((f) => f !== 'status');
-    if (changed.length) entries.push({ actor: scope.actor, action: 'api_key.update', targetId: id, details: auditPatch(patch) });
+    if (changed.length)
+      entries.push({
+        actor: scope.actor,
+        action: 'api_key.update',
+        targetId: id,
+        details: auditPatch(patch),
+      });
     return entries;
   });
   if (!updated) throw notFound(id);
@@ -116,18 +164,31 @@ export async function rotateKey(
   graceSeconds = 0,
 ): Promise<{ key: KeyRecord; secret: string; previousExpiresAt: Date | null }> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
-    throw new GatewayError('invalid_request_error', `grace_period_seconds: a whole number from 0 to ${MAX_GRACE_SECONDS} (7 days).`);
+    throw new GatewayError(
+      'invalid_request_error',
+      `grace_period_seconds: a whole number from 0 to ${MAX_GRACE_SECONDS} (7 days).`,
+    );
   }
   const current = await deps.store.keys.get(scope.accountId, id);
   if (!current) throw notFound(id);
-  if (current.status === 'archived') throw new GatewayError('invalid_request_error', 'This key is archived; create a new key instead of rotating it.');
+  if (current.status === 'archived')
+    throw new GatewayError(
+      'invalid_request_error',
+      'This key is archived; create a new key instead of rotating it.',
+    );
   const secret = generateKey(current.kind);
-  const rotated = await deps.store.keys.rotate(scope.accountId, id, { hash: hashKey(secret), hint: keyHint(secret) }, graceSeconds * 1000, {
-    actor: scope.actor,
-    action: 'api_key.rotate',
-    targetId: id,
-    details: { grace_period_seconds: graceSeconds },
-  });
+  const rotated = await deps.store.keys.rotate(
+    scope.accountId,
+    id,
+    { hash: hashKey(secret), hint: keyHint(secret) },
+    graceSeconds * 1000,
+    {
+      actor: scope.actor,
+      action: 'api_key.rotate',
+      targetId: id,
+      details: { grace_period_seconds: graceSeconds },
+    },
+  );
   if (!rotated) throw notFound(id);
   deps.evict?.invalidateKey(id);
   return { ...rotated, secret };
@@ -135,7 +196,11 @@ export async function rotateKey(
 
 /** Deletes a key: refused everywhere at once; its usage stays in reports under its id. */
 export async function deleteKey(deps: ServiceDeps, scope: Scope, id: string): Promise<KeyRecord> {
-  const key = await deps.store.keys.remove(scope.accountId, id, { actor: scope.actor, action: 'api_key.delete', targetId: id });
+  const key = await deps.store.keys.remove(scope.accountId, id, {
+    actor: scope.actor,
+    action: 'api_key.delete',
+    targetId: id,
+  });
   if (!key) throw notFound(id);
   deps.evict?.invalidateKey(id);
   return key;

@@ -1,6 +1,12 @@
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import { DuplicateMemberError, LastAdminError, SeatLimitError, type MemberRecord, type MemberRole } from '../store';
+import {
+  DuplicateMemberError,
+  LastAdminError,
+  SeatLimitError,
+  type MemberRecord,
+  type MemberRole,
+} from '../store';
 import type { Scope } from './scope';
 import type { ServiceDeps } from './service';
 
@@ -11,9 +17,16 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof DuplicateMemberError) throw new GatewayError('invalid_request_error', `email: '${err.message}' is already a member of this account.`);
+    if (err instanceof DuplicateMemberError)
+      throw new GatewayError(
+        'invalid_request_error',
+        `email: '${err.message}' is already a member of this account.`,
+      );
     if (err instanceof LastAdminError) {
-      throw new GatewayError('invalid_request_error', 'This is the account\'s last admin: make another member an admin first.');
+      throw new GatewayError(
+        'invalid_request_error',
+        "This is the account's last admin: make another member an admin first.",
+      );
     }
     if (err instanceof SeatLimitError) {
       throw new GatewayError(
@@ -26,19 +39,44 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Adds a seat, within the plan's seat limit. */
-export async function addMember(deps: ServiceDeps, scope: Scope, input: { email: string; name?: string | null; role: MemberRole }): Promise<MemberRecord> {
+export async function addMember(
+  deps: ServiceDeps,
+  scope: Scope,
+  input: { email: string; name?: string | null; role: MemberRole },
+): Promise<MemberRecord> {
   const id = newId('user');
   return guarded(() =>
     deps.store.members.create(
-      { id, accountId: scope.accountId, email: input.email, name: input.name ?? input.email, role: input.role },
-      { actor: scope.actor, action: 'user.add', targetId: id, details: { email: input.email, role: input.role } },
+      {
+        id,
+        accountId: scope.accountId,
+        email: input.email,
+        name: input.name ?? input.email,
+        role: input.role,
+      },
+      {
+        actor: scope.actor,
+        action: 'user.add',
+        targetId: id,
+        details: { email: input.email, role: input.role },
+      },
     ),
   );
 }
 
-export async function updateMember(deps: ServiceDeps, scope: Scope, id: string, patch: { name?: string; role?: MemberRole }): Promise<MemberRecord> {
+export async function updateMember(
+  deps: ServiceDeps,
+  scope: Scope,
+  id: string,
+  patch: { name?: string; role?: MemberRole },
+): Promise<MemberRecord> {
   const member = await guarded(() =>
-    deps.store.members.update(scope.accountId, id, patch, { actor: scope.actor, action: 'user.update', targetId: id, details: { ...patch } }),
+    deps.store.members.update(scope.accountId, id, patch, {
+      actor: scope.actor,
+      action: 'user.update',
+      targetId: id,
+      details: { ...patch },
+    }),
   );
   if (!member) throw notFound(id);
   deps.evict?.invalidateMember(id);
@@ -47,7 +85,13 @@ export async function updateMember(deps: ServiceDeps, scope: Scope, id: string, 
 
 /** Removes a seat: the member's keys are refused everywhere at once; their usage stays theirs. */
 export async function removeMember(deps: ServiceDeps, scope: Scope, id: string): Promise<MemberRecord> {
-  const member = await guarded(() => deps.store.members.remove(scope.accountId, id, { actor: scope.actor, action: 'user.remove', targetId: id }));
+  const member = await guarded(() =>
+    deps.store.members.remove(scope.accountId, id, {
+      actor: scope.actor,
+      action: 'user.remove',
+      targetId: id,
+    }),
+  );
   if (!member) throw notFound(id);
   deps.evict?.invalidateMember(id);
   return member;

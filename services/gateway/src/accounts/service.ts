@@ -3,7 +3,16 @@ import type { KeyResolver } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
-import { PlanTooSmallError, type AccountPatch, type AccountRecord, type AuditEntry, type KeyRecord, type MemberRecord, type PlanRecord, type Store } from '../store';
+import {
+  PlanTooSmallError,
+  type AccountPatch,
+  type AccountRecord,
+  type AuditEntry,
+  type KeyRecord,
+  type MemberRecord,
+  type PlanRecord,
+  type Store,
+} from '../store';
 import { checkTimeZone } from '../reports/time-zone';
 import { createdAudit } from './keys';
 
@@ -24,7 +33,10 @@ export interface ServiceDeps {
 
 export function checkProviderKey(key: string): void {
   if (!PROVIDER_KEY.test(key)) {
-    throw new GatewayError('invalid_request_error', "provider_key: expected an Anthropic API key ('sk-ant-…').");
+    throw new GatewayError(
+      'invalid_request_error',
+      "provider_key: expected an Anthropic API key ('sk-ant-…').",
+    );
   }
 }
 
@@ -33,7 +45,10 @@ export function providerKeyHint(key: string): string {
 }
 
 /** An account and its plan, or the 404 of an account that does not exist. */
-export async function accountWithPlan(deps: Pick<ServiceDeps, 'store'>, id: string): Promise<{ account: AccountRecord; plan: PlanRecord }> {
+export async function accountWithPlan(
+  deps: Pick<ServiceDeps, 'store'>,
+  id: string,
+): Promise<{ account: AccountRecord; plan: PlanRecord }> {
   const account = await deps.store.accounts.get(id);
   const plan = account && (await deps.store.accounts.plan(account.planId));
   if (!account || !plan) throw new GatewayError('not_found_error', `No account with id '${id}'.`);
@@ -58,23 +73,45 @@ export interface CreatedAccount {
 /** Creates an account on a plan (trial started), and optionally its first admin with an admin key, atomically. */
 export async function createAccount(deps: ServiceDeps, input: NewAccount): Promise<CreatedAccount> {
   const plan = await deps.store.accounts.plan(input.plan);
-  if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${input.plan}' (expected solo, team or scale).`);
+  if (!plan)
+    throw new GatewayError(
+      'invalid_request_error',
+      `plan: unknown plan '${input.plan}' (expected solo, team or scale).`,
+    );
   if (input.providerKey) checkProviderKey(input.providerKey);
   const actor = input.actor ?? 'operator';
   const id = newId('acct');
   const trialDays = input.trialDays ?? deps.trialDays ?? plan.trialDays;
-  const audit: AuditEntry[] = [{ actor, action: 'account.create', targetId: id, details: { plan: plan.id, trial_days: trialDays } }];
+  const audit: AuditEntry[] = [
+    { actor, action: 'account.create', targetId: id, details: { plan: plan.id, trial_days: trialDays } },
+  ];
   let first = null;
   let secret = '';
   if (input.adminEmail) {
     secret = generateKey('admin');
-    const member = { id: newId('user'), accountId: id, email: input.adminEmail, name: input.adminName ?? input.adminEmail, role: 'admin' as const };
+    const member = {
+      id: newId('user'),
+      accountId: id,
+      email: input.adminEmail,
+      name: input.adminName ?? input.adminEmail,
+      role: 'admin' as const,
+    };
     const key = {
-      id: newId('key'), accountId: id, memberId: member.id, kind: 'admin' as const, name: 'first admin key',
-      app: null, environment: null, hint: keyHint(secret), createdBy: actor,
+      id: newId('key'),
+      accountId: id,
+      memberId: member.id,
+      kind: 'admin' as const,
+      name: 'first admin key',
+      app: null,
+      environment: null,
+      hint: keyHint(secret),
+      createdBy: actor,
     };
     first = { member, key, hash: hashKey(secret) };
-    audit.push({ actor, action: 'user.add', targetId: member.id, details: { email: member.email, role: member.role } }, createdAudit(key, actor));
+    audit.push(
+      { actor, action: 'user.add', targetId: member.id, details: { email: member.email, role: member.role } },
+      createdAudit(key, actor),
+    );
   }
   const created = await deps.store.accounts.create(
     {
@@ -102,13 +139,22 @@ export interface AccountChange {
 }
 
 /** Renames, moves to another plan, suspends or reactivates, or sets the provider key; effective everywhere at once. */
-export async function updateAccount(deps: ServiceDeps, id: string, change: AccountChange, actor: string): Promise<AccountRecord> {
+export async function updateAccount(
+  deps: ServiceDeps,
+  id: string,
+  change: AccountChange,
+  actor: string,
+): Promise<AccountRecord> {
   const patch: AccountPatch = {};
   if (change.name) patch.name = change.name;
   if (change.status) patch.status = change.status;
   if (change.plan) {
     const plan = await deps.store.accounts.plan(change.plan);
-    if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${change.plan}' (expected solo, team or scale).`);
+    if (!plan)
+      throw new GatewayError(
+        'invalid_request_error',
+        `plan: unknown plan '${change.plan}' (expected solo, team or scale).`,
+      );
     patch.planId = plan.id;
   }
   if (change.timeZone !== undefined) patch.timeZone = checkTimeZone(change.timeZone);
@@ -117,10 +163,12 @@ export async function updateAccount(deps: ServiceDeps, id: string, change: Accou
     checkProviderKey(change.providerKey);
     patch.provider = { sealed: deps.box.seal(change.providerKey), hint: providerKeyHint(change.providerKey) };
   }
-  const updated = await deps.store.accounts.update(id, patch, (before) => accountAudit(before, patch, actor)).catch((err) => {
-    if (!(err instanceof PlanTooSmallError)) throw err;
-    throw new GatewayError('invalid_request_error', `plan: ${err.message}; remove members first.`);
-  });
+  const updated = await deps.store.accounts
+    .update(id, patch, (before) => accountAudit(before, patch, actor))
+    .catch((err) => {
+      if (!(err instanceof PlanTooSmallError)) throw err;
+      throw new GatewayError('invalid_request_error', `plan: ${err.message}; remove members first.`);
+    });
   if (!updated) throw new GatewayError('not_found_error', `No account with id '${id}'.`);
   deps.evict?.invalidateAccount(id);
   return updated;
@@ -128,13 +176,21 @@ export async function updateAccount(deps: ServiceDeps, id: string, change: Accou
 
 function accountAudit(before: AccountRecord, patch: AccountPatch, actor: string): AuditEntry[] {
   const out: AuditEntry[] = [];
-  const entry = (action: string, details?: Record<string, unknown>) => out.push({ actor, action, targetId: before.id, ...(details ? { details } : {}) });
-  if (patch.status && patch.status !== before.status) entry(patch.status === 'suspended' ? 'account.suspend' : 'account.reactivate');
-  if (patch.planId && patch.planId !== before.planId) entry('account.plan_change', { from: before.planId, to: patch.planId });
-  if (patch.name && patch.name !== before.name) entry('account.rename', { from: before.name, to: patch.name });
+  const entry = (action: string, details?: Record<string, unknown>) =>
+    out.push({ actor, action, targetId: before.id, ...(details ? { details } : {}) });
+  if (patch.status && patch.status !== before.status)
+    entry(patch.status === 'suspended' ? 'account.suspend' : 'account.reactivate');
+  if (patch.planId && patch.planId !== before.planId)
+    entry('account.plan_change', { from: before.planId, to: patch.planId });
+  if (patch.name && patch.name !== before.name)
+    entry('account.rename', { from: before.name, to: patch.name });
   if (patch.provider) entry('account.provider_key_set', { hint: patch.provider.hint });
-  if (patch.timeZone && patch.timeZone !== before.timeZone) entry('account.time_zone', { from: before.timeZone, to: patch.timeZone });
-  if (patch.membersManageOwnKeys !== undefined && patch.membersManageOwnKeys !== before.membersManageOwnKeys) {
+  if (patch.timeZone && patch.timeZone !== before.timeZone)
+    entry('account.time_zone', { from: before.timeZone, to: patch.timeZone });
+  if (
+    patch.membersManageOwnKeys !== undefined &&
+    patch.membersManageOwnKeys !== before.membersManageOwnKeys
+  ) {
     entry('account.members_manage_own_keys', { to: patch.membersManageOwnKeys });
   }
   return out;

@@ -82,7 +82,13 @@ export class DeliveryWorker {
   }
 
   async #deliver(d: ClaimedDelivery): Promise<void> {
-    const body = JSON.stringify({ id: d.eventId, type: d.type, created_at: d.createdAt.toISOString(), account_id: d.accountId, data: d.data });
+    const body = JSON.stringify({
+      id: d.eventId,
+      type: d.type,
+      created_at: d.createdAt.toISOString(),
+      account_id: d.accountId,
+      data: d.data,
+    });
     const secret = this.#box.open(d.secretSealed);
     let outcome: { status: number | null; error: string };
     try {
@@ -111,7 +117,12 @@ export class DeliveryWorker {
       outcome = { status: null, error: cause ?? (err as Error).name ?? 'request failed' };
     }
     const retryMs = Math.min(MAX_RETRY_MS, this.#opts.retryMs * 2 ** (d.attempts - 1));
-    this.#logger.info('webhook delivery failed', { endpointId: d.endpointId, eventId: d.eventId, attempt: d.attempts, error: outcome.error });
+    this.#logger.info('webhook delivery failed', {
+      endpointId: d.endpointId,
+      eventId: d.eventId,
+      attempt: d.attempts,
+      error: outcome.error,
+    });
     await this.#store.alerts.attemptFailed(d.seq, outcome, retryMs, this.#opts.maxAttempts);
   }
 

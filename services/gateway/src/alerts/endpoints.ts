@@ -19,9 +19,17 @@ export async function createEndpoint(
   const id = newId('whk');
   const endpoint = await deps.store.alerts.createEndpoint(
     {
-      id, accountId: who.accountId, url: input.url, description: input.description, events: input.events, status: 'active',
-      errorRateThreshold: input.errorRate?.threshold ?? null, errorRateWindowSeconds: input.errorRate?.windowSeconds ?? null,
-      errorRateMinCalls: input.errorRate?.minCalls ?? 10, createdBy: who.actor, secretSealed: deps.box.seal(secret),
+      id,
+      accountId: who.accountId,
+      url: input.url,
+      description: input.description,
+      events: input.events,
+      status: 'active',
+      errorRateThreshold: input.errorRate?.threshold ?? null,
+      errorRateWindowSeconds: input.errorRate?.windowSeconds ?? null,
+      errorRateMinCalls: input.errorRate?.minCalls ?? 10,
+      createdBy: who.actor,
+      secretSealed: deps.box.seal(secret),
     },
     { actor: who.actor, action: 'webhook.create', targetId: id, details: { events: input.events } },
   );

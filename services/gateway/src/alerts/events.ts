@@ -3,7 +3,12 @@ import type { Crossing } from '../budgets/guard';
 import type { NewAlertEvent } from '../store';
 
 /** What an endpoint can subscribe to. `billing.notice` is raised by billing (trial ending, payment due). */
-export const ALERT_EVENT_TYPES = ['budget.threshold_crossed', 'error_rate.exceeded', 'api_key.used_after_rotation', 'billing.notice'] as const;
+export const ALERT_EVENT_TYPES = [
+  'budget.threshold_crossed',
+  'error_rate.exceeded',
+  'api_key.used_after_rotation',
+  'billing.notice',
+] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
 
 const iso = (t: number | Date) => new Date(t).toISOString();
@@ -15,9 +20,17 @@ export function budgetCrossed(c: Crossing): NewAlertEvent {
     accountId: b.accountId,
     type: 'budget.threshold_crossed',
     data: {
-      budget_id: b.id, budget_name: b.name, scope: b.scope, target_id: b.targetId, period: b.period,
-      period_start: iso(c.period.start), period_end: iso(c.period.end),
-      threshold_percent: c.threshold, limit_cents: b.limitCents, spent_cents: cents(c.spentCents), hard_cap: b.hardCap,
+      budget_id: b.id,
+      budget_name: b.name,
+      scope: b.scope,
+      target_id: b.targetId,
+      period: b.period,
+      period_start: iso(c.period.start),
+      period_end: iso(c.period.end),
+      threshold_percent: c.threshold,
+      limit_cents: b.limitCents,
+      spent_cents: cents(c.spentCents),
+      hard_cap: b.hardCap,
     },
   };
 }
@@ -28,30 +41,57 @@ export function retiredSecretUsed(p: Principal, now: number): NewAlertEvent {
   return {
     accountId: p.account.id,
     type: 'api_key.used_after_rotation',
-    data: { api_key_id: p.key.id, api_key_name: p.key.name, member_id: p.key.memberId, old_secret_expired_at: expired, seen_at: iso(now) },
+    data: {
+      api_key_id: p.key.id,
+      api_key_name: p.key.name,
+      member_id: p.key.memberId,
+      old_secret_expired_at: expired,
+      seen_at: iso(now),
+    },
     // Once a day per retired secret, however often it is presented.
     dedupKey: `api_key.used_after_rotation:${p.key.id}:${expired}:${iso(now).slice(0, 10)}`,
   };
 }
 
-export function errorRateExceeded(w: { id: string; accountId: string; threshold: number; windowSeconds: number }, calls: number, errors: number): NewAlertEvent {
+export function errorRateExceeded(
+  w: { id: string; accountId: string; threshold: number; windowSeconds: number },
+  calls: number,
+  errors: number,
+): NewAlertEvent {
   return {
     accountId: w.accountId,
     type: 'error_rate.exceeded',
     endpointId: w.id,
-    data: { error_rate: errors / calls, threshold: w.threshold, calls, errors, window_seconds: w.windowSeconds },
+    data: {
+      error_rate: errors / calls,
+      threshold: w.threshold,
+      calls,
+      errors,
+      window_seconds: w.windowSeconds,
+    },
   };
 }
 
 /** A billing notice: the trial ends soon, or the subscription moved to a state that stops (or will stop) calls. */
-export function billingNotice(accountId: string, n: { kind: string; state: string; message: string; at: Date; dueAt?: Date | null; cause?: string }): NewAlertEvent {
+export function billingNotice(
+  accountId: string,
+  n: { kind: string; state: string; message: string; at: Date; dueAt?: Date | null; cause?: string },
+): NewAlertEvent {
   return {
     accountId,
     type: 'billing.notice',
     data: {
-      kind: n.kind, state: n.state, message: n.message, at: iso(n.at), due_at: n.dueAt ? iso(n.dueAt) : null,
-      cause: n.cause ?? null, billing_page: '/dashboard/billing',
+      kind: n.kind,
+      state: n.state,
+      message: n.message,
+      at: iso(n.at),
+      due_at: n.dueAt ? iso(n.dueAt) : null,
+      cause: n.cause ?? null,
+      billing_page: '/dashboard/billing',
     },
-    dedupKey: n.kind === 'trial_will_end' && n.dueAt ? `billing.notice:trial_will_end:${accountId}:${iso(n.dueAt)}` : null,
+    dedupKey:
+      n.kind === 'trial_will_end' && n.dueAt
+        ? `billing.notice:trial_will_end:${accountId}:${iso(n.dueAt)}`
+        : null,
   };
 }

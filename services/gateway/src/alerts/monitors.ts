@@ -11,19 +11,31 @@ export function onBudgetCrossing(store: Pick<Store, 'budgets'>, logger: Logger):
   return (c) => {
     store.budgets
       .recordCrossing(c.budget.id, new Date(c.period.start), c.threshold, budgetCrossed(c))
-      .catch((error) => logger.warn('budget threshold alert not recorded', { budgetId: c.budget.id, threshold: c.threshold, error }));
+      .catch((error) =>
+        logger.warn('budget threshold alert not recorded', {
+          budgetId: c.budget.id,
+          threshold: c.threshold,
+          error,
+        }),
+      );
   };
 }
 
 /** Queues an alert when a retired secret (rotated, grace over) is presented; at most one write a minute per key. */
-export function onRetiredSecret(store: Pick<Store, 'alerts'>, clock: () => number, logger: Logger): (p: Principal) => void {
+export function onRetiredSecret(
+  store: Pick<Store, 'alerts'>,
+  clock: () => number,
+  logger: Logger,
+): (p: Principal) => void {
   const last = new Map<string, number>();
   return (p) => {
     const now = clock();
     if ((last.get(p.key.id) ?? -Infinity) > now - MINUTE) return;
     if (last.size >= 10_000) last.clear();
     last.set(p.key.id, now);
-    store.alerts.emit(retiredSecretUsed(p, now)).catch((error) => logger.warn('retired secret alert not recorded', { keyId: p.key.id, error }));
+    store.alerts
+      .emit(retiredSecretUsed(p, now))
+      .catch((error) => logger.warn('retired secret alert not recorded', { keyId: p.key.id, error }));
   };
 }
 
@@ -32,7 +44,11 @@ export function onRetiredSecret(store: Pick<Store, 'alerts'>, clock: () => numbe
  * (errors / calls over the endpoint's window, from the call log by index). An endpoint hears
  * once when the rate reaches its threshold, and again only after it fell back below.
  */
-export function watchErrorRates(store: Pick<Store, 'alerts'>, intervalMs: number, logger: Logger): { check(): Promise<void>; stop(): Promise<void> } {
+export function watchErrorRates(
+  store: Pick<Store, 'alerts'>,
+  intervalMs: number,
+  logger: Logger,
+): { check(): Promise<void>; stop(): Promise<void> } {
   let running: Promise<void> | null = null;
   const check = () =>
     (running ??= (async () => {
@@ -40,7 +56,12 @@ export function watchErrorRates(store: Pick<Store, 'alerts'>, intervalMs: number
         for (const w of await store.alerts.errorRateWatches()) {
           const { calls, errors } = await store.alerts.recentErrors(w.accountId, w.windowSeconds);
           const over = calls >= w.minCalls && errors / calls >= w.threshold;
-          if (over !== w.alerting) await store.alerts.setErrorAlerting(w.id, over, over ? errorRateExceeded(w, calls, errors) : null);
+          if (over !== w.alerting)
+            await store.alerts.setErrorAlerting(
+              w.id,
+              over,
+              over ? errorRateExceeded(w, calls, errors) : null,
+            );
         }
       } catch (error) {
         logger.warn('error rate check failed', { error });

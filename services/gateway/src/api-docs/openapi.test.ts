@@ -27,7 +27,9 @@ describe('OpenAPI document of the account and operator APIs', () => {
   });
 
   it('leaves out exactly the routes that are not JSON APIs: the printable invoice, the Stripe webhook, the dashboard', () => {
-    const all = [...new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`))];
+    const all = [
+      ...new Set(app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`)),
+    ];
     const left = all.filter((id) => {
       const [method, path] = id.split(' ') as [string, string];
       return notJsonApi({ method, path });
@@ -40,17 +42,20 @@ describe('OpenAPI document of the account and operator APIs', () => {
     ]);
     expect(left.filter((id) => id.includes(' /dashboard')).length).toBeGreaterThan(5);
     // Under the documented prefixes, only the printable invoices are left out.
-    const underApis = app.routes.filter((r) => r.method !== 'ALL' && DOCUMENTED_APIS.some((a) => r.path.startsWith(`${a.prefix}/`)));
+    const underApis = app.routes.filter(
+      (r) => r.method !== 'ALL' && DOCUMENTED_APIS.some((a) => r.path.startsWith(`${a.prefix}/`)),
+    );
     const documented = new Set(routes.map((r) => `${r.method} ${r.path}`));
-    expect([...new Set(underApis.map((r) => `${r.method} ${r.path}`).filter((id) => !documented.has(id)))].sort()).toEqual([
-      `GET /operator/v1/accounts/:account_id${invoice}`,
-      `GET /v1/organizations${invoice}`,
-    ]);
+    expect(
+      [...new Set(underApis.map((r) => `${r.method} ${r.path}`).filter((id) => !documented.has(id)))].sort(),
+    ).toEqual([`GET /operator/v1/accounts/:account_id${invoice}`, `GET /v1/organizations${invoice}`]);
   });
 
   it('lists every one of those routes, under its method and path', async () => {
     const doc = await fetchDocument();
-    const missing = routes.filter((r) => !doc.paths[openApiPath(r.path)]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.path}`);
+    const missing = routes
+      .filter((r) => !doc.paths[openApiPath(r.path)]?.[r.method.toLowerCase()])
+      .map((r) => `${r.method} ${r.path}`);
     expect(missing).toEqual([]);
     const operations = Object.values(doc.paths).flatMap((m: any) => Object.keys(m));
     expect(operations).toHaveLength(routes.length);
@@ -68,14 +73,28 @@ describe('OpenAPI document of the account and operator APIs', () => {
     const param = (name: string) => op.parameters.find((p: any) => p.name === name);
     expect(param('starting_at')).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
     expect(param('bucket_width').schema).toMatchObject({ enum: ['1m', '1h', '1d'], default: '1d' });
-    expect(param('group_by[]')).toMatchObject({ required: false, schema: { type: 'array', items: { enum: expect.arrayContaining(['api_key_id', 'account_id', 'model']) } } });
+    expect(param('group_by[]')).toMatchObject({
+      required: false,
+      schema: {
+        type: 'array',
+        items: { enum: expect.arrayContaining(['api_key_id', 'account_id', 'model']) },
+      },
+    });
     expect(param('group_by[]').schema.items.enum).not.toContain('workspace_id');
     expect(op.description).toMatch(/workspace_ids/);
     const create = (await fetchDocument()).paths['/v1/organizations/api_keys'].post;
-    expect(create.requestBody.content['application/json'].schema).toMatchObject({ type: 'object', additionalProperties: false, properties: { kind: { enum: ['live', 'test', 'admin'] } } });
+    expect(create.requestBody.content['application/json'].schema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      properties: { kind: { enum: ['live', 'test', 'admin'] } },
+    });
     expect(Object.keys(create.responses)).toContain('201');
-    const rotate = (await fetchDocument()).paths['/operator/v1/accounts/{account_id}/api_keys/{id}/rotate'].post;
-    expect(rotate.parameters.map((p: any) => [p.name, p.in])).toEqual([['account_id', 'path'], ['id', 'path']]);
+    const rotate = (await fetchDocument()).paths['/operator/v1/accounts/{account_id}/api_keys/{id}/rotate']
+      .post;
+    expect(rotate.parameters.map((p: any) => [p.name, p.in])).toEqual([
+      ['account_id', 'path'],
+      ['id', 'path'],
+    ]);
     expect(rotate.security).toEqual([{ operatorToken: [] }]);
     expect(rotate.requestBody.required).toBe(false);
   });

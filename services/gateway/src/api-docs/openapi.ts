@@ -14,9 +14,21 @@ export const DOCUMENTED_APIS = [
  * outside the documented prefixes anyway; naming them keeps that true if they move.
  */
 export const NOT_JSON_APIS: readonly { method: string; path: RegExp; why: string }[] = [
-  { method: 'GET', path: /\/invoices\/:file\{[^}]*\.html\}$/, why: 'the printable invoice, an HTML page for a browser' },
-  { method: 'POST', path: /^\/billing\/stripe\/webhook$/, why: "Stripe's events, verified by signature over the raw body" },
-  { method: '*', path: /^\/dashboard(\/|$)/, why: 'the dashboard, HTML pages and forms behind a session cookie' },
+  {
+    method: 'GET',
+    path: /\/invoices\/:file\{[^}]*\.html\}$/,
+    why: 'the printable invoice, an HTML page for a browser',
+  },
+  {
+    method: 'POST',
+    path: /^\/billing\/stripe\/webhook$/,
+    why: "Stripe's events, verified by signature over the raw body",
+  },
+  {
+    method: '*',
+    path: /^\/dashboard(\/|$)/,
+    why: 'the dashboard, HTML pages and forms behind a session cookie',
+  },
 ];
 
 export const notJsonApi = (r: { method: string; path: string }) =>
@@ -41,7 +53,12 @@ export interface DocumentedRoute {
 export function documentedRoutes(app: RouteTable): DocumentedRoute[] {
   const byRoute = new Map<string, DocumentedRoute>();
   for (const r of app.routes) {
-    if (r.method === 'ALL' || notJsonApi(r) || !DOCUMENTED_APIS.some((a) => r.path === a.prefix || r.path.startsWith(`${a.prefix}/`))) continue;
+    if (
+      r.method === 'ALL' ||
+      notJsonApi(r) ||
+      !DOCUMENTED_APIS.some((a) => r.path === a.prefix || r.path.startsWith(`${a.prefix}/`))
+    )
+      continue;
     const id = `${r.method} ${r.path}`;
     const route = byRoute.get(id) ?? { method: r.method, path: r.path, spec: undefined };
     route.spec ??= specOf(unwrap(r.handler));
@@ -62,12 +79,20 @@ const composed = (h: object) => (h as Record<string, object | undefined>)[COMPOS
 export const openApiPath = (path: string) => path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}');
 
 function jsonSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   return rest;
 }
 
 function parameters(path: string, spec: Spec) {
-  const inPath = [...path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+  const inPath = [...path.matchAll(/:(\w+)/g)].map((m) => ({
+    name: m[1]!,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   if (!spec.query) return inPath;
   const object = jsonSchema(spec.query) as { properties?: Record<string, JsonSchema>; required?: string[] };
   const arrays = arrayParams(spec.query);
@@ -77,7 +102,13 @@ function parameters(path: string, spec: Spec) {
       name: array ? `${name}[]` : name,
       in: 'query',
       required: object.required?.includes(name) ?? false,
-      ...(array ? { style: 'form', explode: true, description: `Repeat for several values (\`${name}[]=a&${name}[]=b\`); \`${name}=a,b\` works too.` } : {}),
+      ...(array
+        ? {
+            style: 'form',
+            explode: true,
+            description: `Repeat for several values (\`${name}[]=a&${name}[]=b\`); \`${name}=a,b\` works too.`,
+          }
+        : {}),
       schema,
     };
   });
@@ -89,7 +120,11 @@ const ERROR = {
   required: ['type', 'error', 'request_id'],
   properties: {
     type: { const: 'error' },
-    error: { type: 'object', required: ['type', 'message'], properties: { type: { type: 'string' }, message: { type: 'string' } } },
+    error: {
+      type: 'object',
+      required: ['type', 'message'],
+      properties: { type: { type: 'string' }, message: { type: 'string' } },
+    },
     request_id: { type: 'string' },
   },
 };
@@ -99,18 +134,40 @@ function operationOf(route: DocumentedRoute & { spec: Spec }, security: readonly
   const forAccount = path.startsWith('/operator/v1/accounts/:account_id/') && spec.tag !== 'Operator';
   const refused = Object.keys(spec.refused ?? {});
   return {
-    operationId: `${method.toLowerCase()}${openApiPath(path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+/g, '_')}`,
+    operationId: `${method.toLowerCase()}${openApiPath(path)
+      .replace(/[{}]/g, '')
+      .replace(/[^A-Za-z0-9]+/g, '_')}`,
     summary: spec.summary,
     ...(spec.description || refused.length
-      ? { description: [spec.description, refused.length ? `Refused with a 400 that says why: ${refused.join(', ')}.` : ''].filter(Boolean).join('\n\n') }
+      ? {
+          description: [
+            spec.description,
+            refused.length ? `Refused with a 400 that says why: ${refused.join(', ')}.` : '',
+          ]
+            .filter(Boolean)
+            .join('\n\n'),
+        }
       : {}),
     tags: [forAccount ? `Operator: ${spec.tag}` : spec.tag],
     security,
     parameters: parameters(path, spec),
-    ...(spec.body ? { requestBody: { required: !spec.optionalBody, content: { 'application/json': { schema: jsonSchema(spec.body) } } } } : {}),
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: !spec.optionalBody,
+            content: { 'application/json': { schema: jsonSchema(spec.body) } },
+          },
+        }
+      : {}),
     responses: {
-      [String(spec.status ?? 200)]: { description: 'Success', content: { 'application/json': { schema: { type: 'object' } } } },
-      default: { description: "An error, in the provider's shape", content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      [String(spec.status ?? 200)]: {
+        description: 'Success',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+      default: {
+        description: "An error, in the provider's shape",
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
     },
   };
 }
@@ -122,7 +179,10 @@ export function openApiDocument(app: RouteTable, version: string) {
     if (!route.spec) continue;
     const api = DOCUMENTED_APIS.find((a) => route.path.startsWith(a.prefix))!;
     const key = openApiPath(route.path);
-    paths[key] = { ...paths[key], [route.method.toLowerCase()]: operationOf(route as DocumentedRoute & { spec: Spec }, api.security) };
+    paths[key] = {
+      ...paths[key],
+      [route.method.toLowerCase()]: operationOf(route as DocumentedRoute & { spec: Spec }, api.security),
+    };
   }
   return {
     openapi: '3.1.0',
@@ -136,7 +196,12 @@ export function openApiDocument(app: RouteTable, version: string) {
     components: {
       schemas: { Error: ERROR },
       securitySchemes: {
-        adminKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An admin key, `kg_admin_…`.' },
+        adminKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'An admin key, `kg_admin_…`.',
+        },
         adminBearer: { type: 'http', scheme: 'bearer', description: 'An admin key, `kg_admin_…`.' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'KEYGATE_OPERATOR_TOKEN.' },
       },

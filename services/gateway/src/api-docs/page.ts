@@ -32,7 +32,8 @@ function describe(schema: Record<string, unknown>): string {
   const s = (schema.type === 'array' ? (schema.items as Record<string, unknown>) : schema) ?? {};
   const parts: string[] = [];
   if (Array.isArray(s.enum)) parts.push(`one of ${s.enum.join(', ')}`);
-  else if (Array.isArray(s.anyOf)) parts.push((s.anyOf as Record<string, unknown>[]).map(describe).join(' or '));
+  else if (Array.isArray(s.anyOf))
+    parts.push((s.anyOf as Record<string, unknown>[]).map(describe).join(' or '));
   else if (s.type) parts.push(String(s.type));
   if (s.pattern) parts.push('RFC 3339 timestamp or date');
   if (s.minimum !== undefined) parts.push(`≥ ${s.minimum}`);
@@ -41,20 +42,27 @@ function describe(schema: Record<string, unknown>): string {
   return (schema.type === 'array' ? 'list: ' : '') + parts.join(', ');
 }
 
-function operationHtml(method: string, path: string, op: Operation): HtmlEscapedString | Promise<HtmlEscapedString> {
+function operationHtml(
+  method: string,
+  path: string,
+  op: Operation,
+): HtmlEscapedString | Promise<HtmlEscapedString> {
   const body = op.requestBody?.content['application/json'].schema;
   return html`<section id="${op.operationId}">
     <h3><span class="m">${method.toUpperCase()}</span> <code>${path}</code></h3>
     <p>${op.summary}</p>
     ${op.description ? html`<p>${op.description}</p>` : ''}
-    ${op.parameters.length
-      ? html`<table>
+    ${
+      op.parameters.length
+        ? html`<table>
           <thead><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th></tr></thead>
           <tbody>${op.parameters.map(
-            (p) => html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? 'yes' : 'no'}</td><td>${describe(p.schema)}${p.description ? html`<br />${p.description}` : ''}</td></tr>`,
+            (p) =>
+              html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? 'yes' : 'no'}</td><td>${describe(p.schema)}${p.description ? html`<br />${p.description}` : ''}</td></tr>`,
           )}</tbody>
         </table>`
-      : ''}
+        : ''
+    }
     ${body ? html`<p>JSON body${op.requestBody!.required ? '' : ' (optional)'}:</p><pre>${JSON.stringify(body, null, 2)}</pre>` : ''}
   </section>`;
 }

@@ -30,9 +30,13 @@ export class FailedAttempts {
     const seen = this.#seen.get(`${kind}\u0000${client}`);
     if (!seen || seen.resetAt <= now || seen.count < budget) return;
     const seconds = Math.ceil((seen.resetAt - now) / 1000);
-    throw new GatewayError('rate_limit_error', `Too many invalid ${what} from this client; retry in ${seconds} s.`, {
-      headers: { 'retry-after': String(seconds) },
-    });
+    throw new GatewayError(
+      'rate_limit_error',
+      `Too many invalid ${what} from this client; retry in ${seconds} s.`,
+      {
+        headers: { 'retry-after': String(seconds) },
+      },
+    );
   }
 
   fail(kind: string, client: string): void {

@@ -5,7 +5,10 @@ import type { KeyKind } from './keys';
 import type { KeyResolver } from './resolver';
 
 /** Resolves the caller's key to a principal, reading the raw Node headers when served by Node. */
-export function keyAuth<E extends AppEnv = AppEnv>(resolver: KeyResolver, allowed: readonly KeyKind[]): MiddlewareHandler<E> {
+export function keyAuth<E extends AppEnv = AppEnv>(
+  resolver: KeyResolver,
+  allowed: readonly KeyKind[],
+): MiddlewareHandler<E> {
   return async function keyAuth(c, next) {
     const h = c.env?.incoming?.headers;
     const token = h

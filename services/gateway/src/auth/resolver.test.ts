@@ -22,8 +22,20 @@ function fakeStore(known: Map<string, ResolvedKey>) {
 
 function resolvedKey(id: string, overrides: Partial<ResolvedKey['key']> = {}): ResolvedKey {
   return {
-    key: { id, accountId: 'acct_1', memberId: null, kind: 'live', status: 'active', expiresAt: null, ...overrides } as ResolvedKey['key'],
-    account: { id: 'acct_1', status: 'active', providerKeySealed: box.seal('sk-ant-api03-provider') } as ResolvedKey['account'],
+    key: {
+      id,
+      accountId: 'acct_1',
+      memberId: null,
+      kind: 'live',
+      status: 'active',
+      expiresAt: null,
+      ...overrides,
+    } as ResolvedKey['key'],
+    account: {
+      id: 'acct_1',
+      status: 'active',
+      providerKeySealed: box.seal('sk-ant-api03-provider'),
+    } as ResolvedKey['account'],
     memberStatus: null,
     memberRole: null,
     secretExpiresAt: null,
@@ -71,7 +83,8 @@ describe('KeyResolver', () => {
   it('keeps memory bounded however many forged keys arrive', async () => {
     const { token, resolver } = setup({ maxEntries: 100, maxUnknownPerMinute: 1_000_000 });
     await resolver.resolve(token, ['live']);
-    for (let i = 0; i < 2_000; i++) await resolver.resolve(generateKey('live'), ['live'], `client-${i}`).catch(() => {});
+    for (let i = 0; i < 2_000; i++)
+      await resolver.resolve(generateKey('live'), ['live'], `client-${i}`).catch(() => {});
     expect(resolver.size).toBeLessThanOrEqual(110);
     // The real key was not pushed out by the forged ones.
     await expect(resolver.resolve(token, ['live'])).resolves.toMatchObject({ key: { id: 'key_1' } });
@@ -80,7 +93,10 @@ describe('KeyResolver', () => {
   it('cuts off a client that keeps presenting unknown keys, without a lookup', async () => {
     const { store, resolver, token, tick } = setup({ maxUnknownPerMinute: 5 });
     await resolver.resolve(token, ['live'], '10.0.0.9');
-    for (let i = 0; i < 5; i++) await expect(resolver.resolve(generateKey('live'), ['live'], '10.0.0.9')).rejects.toThrow(/does not exist/);
+    for (let i = 0; i < 5; i++)
+      await expect(resolver.resolve(generateKey('live'), ['live'], '10.0.0.9')).rejects.toThrow(
+        /does not exist/,
+      );
     const before = store.calls.count;
     const err = await resolver.resolve(generateKey('live'), ['live'], '10.0.0.9').catch((e) => e);
     expect(err).toBeInstanceOf(GatewayError);
@@ -89,8 +105,12 @@ describe('KeyResolver', () => {
     expect(store.calls.count).toBe(before);
     // Keys in use, and other clients, are unaffected; the window resets.
     await expect(resolver.resolve(token, ['live'], '10.0.0.9')).resolves.toBeDefined();
-    await expect(resolver.resolve(generateKey('live'), ['live'], '10.0.0.10')).rejects.toThrow(/does not exist/);
+    await expect(resolver.resolve(generateKey('live'), ['live'], '10.0.0.10')).rejects.toThrow(
+      /does not exist/,
+    );
     tick(60_001);
-    await expect(resolver.resolve(generateKey('live'), ['live'], '10.0.0.9')).rejects.toThrow(/does not exist/);
+    await expect(resolver.resolve(generateKey('live'), ['live'], '10.0.0.9')).rejects.toThrow(
+      /does not exist/,
+    );
   });
 });

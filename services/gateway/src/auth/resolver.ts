@@ -36,7 +36,8 @@ export interface ResolverOptions {
   onLookup?(hit: boolean): void;
 }
 
-const SEND_INSTEAD = "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
+const SEND_INSTEAD =
+  "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
 
 /**
  * Resolves app keys with an in-memory cache: a warm key costs a hash and a map lookup, no
@@ -89,7 +90,11 @@ export class KeyResolver {
       );
     }
     const kind = parseKey(token);
-    if (!kind) throw new GatewayError('authentication_error', `Invalid app key: not a Keygate key. ${capitalize(SEND_INSTEAD)}.`);
+    if (!kind)
+      throw new GatewayError(
+        'authentication_error',
+        `Invalid app key: not a Keygate key. ${capitalize(SEND_INSTEAD)}.`,
+      );
     if (!allowed.includes(kind)) {
       throw new GatewayError(
         'authentication_error',
@@ -99,7 +104,11 @@ export class KeyResolver {
       );
     }
     const principal = await this.#lookup(hashKey(token).toString('hex'), kind, client);
-    if (!principal) throw new GatewayError('authentication_error', 'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.');
+    if (!principal)
+      throw new GatewayError(
+        'authentication_error',
+        'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.',
+      );
     this.#checkActive(principal);
     this.#lastUsed.set(principal.key.id, new Date(this.#now()));
     return principal;
@@ -107,17 +116,36 @@ export class KeyResolver {
 
   #checkActive(p: Principal): void {
     const now = this.#now();
-    if (p.key.status !== 'active') throw new GatewayError('authentication_error', `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`);
-    if (p.key.expiresAt && p.key.expiresAt.getTime() <= now) throw new GatewayError('authentication_error', 'This key has expired: ask an account admin for a new one.');
+    if (p.key.status !== 'active')
+      throw new GatewayError(
+        'authentication_error',
+        `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`,
+      );
+    if (p.key.expiresAt && p.key.expiresAt.getTime() <= now)
+      throw new GatewayError(
+        'authentication_error',
+        'This key has expired: ask an account admin for a new one.',
+      );
     if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) {
       this.#onRetiredSecret?.(p);
-      throw new GatewayError('authentication_error', 'This key was rotated and its old secret has expired: use the new secret.');
+      throw new GatewayError(
+        'authentication_error',
+        'This key was rotated and its old secret has expired: use the new secret.',
+      );
     }
-    if (!p.memberActive) throw new GatewayError('authentication_error', "This key's member was removed from the account: ask an account admin for a key of your own.");
+    if (!p.memberActive)
+      throw new GatewayError(
+        'authentication_error',
+        "This key's member was removed from the account: ask an account admin for a key of your own.",
+      );
     if (p.key.kind === 'admin' && p.memberRole === 'developer') {
-      throw new GatewayError('permission_error', "This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.");
+      throw new GatewayError(
+        'permission_error',
+        'This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.',
+      );
     }
-    if (p.account.status !== 'active') throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
+    if (p.account.status !== 'active')
+      throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
   }
 
   // The key is found by its SHA-256 in a map or an index, never compared with a stored secret:

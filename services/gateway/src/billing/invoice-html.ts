@@ -29,7 +29,8 @@ export function invoiceHtml(invoice: InvoiceRecord, account: { id: string; name:
   <thead><tr><th>Description</th><th class="n">Qty</th><th class="n">Unit</th><th class="n">Days</th><th class="n">Amount</th></tr></thead>
   <tbody>
     ${invoice.lines.map(
-      (l) => html`<tr><td>${l.description}</td><td class="n">${l.quantity}</td><td class="n">${eur(l.unitAmountCents)}</td><td class="n">${l.days === null ? '' : `${l.days}/${l.periodDays}`}</td><td class="n">${eur(l.amountCents)}</td></tr>`,
+      (l) =>
+        html`<tr><td>${l.description}</td><td class="n">${l.quantity}</td><td class="n">${eur(l.unitAmountCents)}</td><td class="n">${l.days === null ? '' : `${l.days}/${l.periodDays}`}</td><td class="n">${eur(l.amountCents)}</td></tr>`,
     )}
   </tbody>
   <tfoot>

@@ -3,8 +3,16 @@ import { changeSubscription, requireSubscription, type BillingDeps } from './lif
 import { addMonths, periodLines, totals } from './proration';
 
 /** The lines of [start, end) for an account: its plan at the start, the plan changes and seat changes inside. */
-export async function linesFor(deps: Pick<BillingDeps, 'store'>, accountId: string, currentPlanId: string, start: Date, end: Date): Promise<InvoiceLine[]> {
-  const changes = (await deps.store.subscriptions.transitions(accountId, start, end)).filter((t) => t.fromPlan !== t.toPlan && t.toPlan);
+export async function linesFor(
+  deps: Pick<BillingDeps, 'store'>,
+  accountId: string,
+  currentPlanId: string,
+  start: Date,
+  end: Date,
+): Promise<InvoiceLine[]> {
+  const changes = (await deps.store.subscriptions.transitions(accountId, start, end)).filter(
+    (t) => t.fromPlan !== t.toPlan && t.toPlan,
+  );
   const plans = new Map((await deps.store.catalog.list()).map((p) => [p.id, p]));
   const plan = (id: string): CatalogPlan => {
     const p = plans.get(id);
@@ -30,12 +38,18 @@ export async function issueDueInvoices(deps: BillingDeps, accountId: string, now
     const { currentPeriodStart: start, currentPeriodEnd: end } = s;
     if (!start || !end || end.getTime() > now || !BILLED.has(s.state)) break;
     const lines = await linesFor(deps, accountId, s.planId, start, end);
-    const invoice = await deps.store.invoices.issue({ accountId, periodStart: start, periodEnd: end, currency: 'EUR', ...totals(lines), lines }, 'clock');
+    const invoice = await deps.store.invoices.issue(
+      { accountId, periodStart: start, periodEnd: end, currency: 'EUR', ...totals(lines), lines },
+      'clock',
+    );
     if (invoice) issued += 1;
-    if (!s.stripeSubscriptionId && s.paidUntil && s.paidUntil >= end) await deps.store.invoices.markPaid(accountId, end, new Date(now), null);
+    if (!s.stripeSubscriptionId && s.paidUntil && s.paidUntil >= end)
+      await deps.store.invoices.markPaid(accountId, end, new Date(now), null);
     if (s.cancelAtPeriodEnd) break;
     await changeSubscription(deps, accountId, { kind: 'clock', actor: 'clock', ref: 'period_end' }, (cur) =>
-      cur.currentPeriodEnd?.getTime() === end.getTime() ? { currentPeriodStart: end, currentPeriodEnd: addMonths(end, 1) } : null,
+      cur.currentPeriodEnd?.getTime() === end.getTime()
+        ? { currentPeriodStart: end, currentPeriodEnd: addMonths(end, 1) }
+        : null,
     );
   }
   return issued;
@@ -60,7 +74,13 @@ export async function upcomingInvoice(deps: BillingDeps, accountId: string): Pro
     start = s.trialEndsAt;
     end = addMonths(start, 1);
   }
-  if (!start || !end || (!BILLED.has(s.state) && s.state !== 'trialing') || (s.cancelAtPeriodEnd && end.getTime() <= deps.clock())) return null;
+  if (
+    !start ||
+    !end ||
+    (!BILLED.has(s.state) && s.state !== 'trialing') ||
+    (s.cancelAtPeriodEnd && end.getTime() <= deps.clock())
+  )
+    return null;
   const lines = await linesFor(deps, accountId, s.planId, start, end);
   return { periodStart: start, periodEnd: end, currency: 'EUR', lines, ...totals(lines) };
 }
@@ -68,7 +88,14 @@ export async function upcomingInvoice(deps: BillingDeps, accountId: string): Pro
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function invoiceLineJson(l: InvoiceLine) {
-  return { description: l.description, quantity: l.quantity, unit_amount_cents: l.unitAmountCents, days: l.days, period_days: l.periodDays, amount_cents: l.amountCents };
+  return {
+    description: l.description,
+    quantity: l.quantity,
+    unit_amount_cents: l.unitAmountCents,
+    days: l.days,
+    period_days: l.periodDays,
+    amount_cents: l.amountCents,
+  };
 }
 
 export function invoiceJson(i: InvoiceRecord) {
@@ -95,8 +122,13 @@ export function upcomingJson(u: UpcomingInvoice | null) {
   return {
     type: 'upcoming_invoice' as const,
     invoice: {
-      currency: u.currency, period_start: iso(u.periodStart), period_end: iso(u.periodEnd), lines: u.lines.map(invoiceLineJson),
-      subtotal_cents: u.subtotalCents, tax_cents: u.taxCents, total_cents: u.totalCents,
+      currency: u.currency,
+      period_start: iso(u.periodStart),
+      period_end: iso(u.periodEnd),
+      lines: u.lines.map(invoiceLineJson),
+      subtotal_cents: u.subtotalCents,
+      tax_cents: u.taxCents,
+      total_cents: u.totalCents,
     },
   };
 }

@@ -1,7 +1,15 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
-import { insertAlertEvent, PlanTooSmallError, type Cause, type Decide, type Store, type SubscriptionRecord, type SubscriptionState } from '../store';
+import {
+  insertAlertEvent,
+  PlanTooSmallError,
+  type Cause,
+  type Decide,
+  type Store,
+  type SubscriptionRecord,
+  type SubscriptionState,
+} from '../store';
 import { addMonths } from './proration';
 import { effectiveState, standingMessage, type SubscriptionBook } from './standing';
 import type { StripeBilling } from './stripe';
@@ -24,7 +32,13 @@ const NOTIFIED = new Set<SubscriptionState>(['past_due', 'unpaid', 'paused', 'ca
  * Changes a subscription and refreshes this instance's copy (others hear it through the
  * database). A move into a state of NOTIFIED queues a `billing.notice` alert in the same transaction.
  */
-export async function changeSubscription(deps: BillingDeps, accountId: string, cause: Cause, decide: Decide, event?: { id: string; type: string }) {
+export async function changeSubscription(
+  deps: BillingDeps,
+  accountId: string,
+  cause: Cause,
+  decide: Decide,
+  event?: { id: string; type: string },
+) {
   const at = new Date(deps.clock());
   const notifying: Decide = async (current, t) => {
     const patch = await decide(current, t);
@@ -32,42 +46,83 @@ export async function changeSubscription(deps: BillingDeps, accountId: string, c
     if (state && state !== current.state && NOTIFIED.has(state)) {
       // The state the clock saw coming knows its cause and date; a recorded state alone does not.
       const seen = effectiveState(current, at.getTime(), deps.graceDays);
-      const e = seen.state === state ? seen : effectiveState({ ...current, ...patch }, at.getTime(), deps.graceDays);
+      const e =
+        seen.state === state ? seen : effectiveState({ ...current, ...patch }, at.getTime(), deps.graceDays);
       const message = standingMessage(e, deps.graceDays) ?? `The subscription is ${state}.`;
-      await insertAlertEvent(t, billingNotice(accountId, { kind: state, state, message, at, dueAt: e.since, cause: `${cause.kind}: ${cause.ref}` }));
+      await insertAlertEvent(
+        t,
+        billingNotice(accountId, {
+          kind: state,
+          state,
+          message,
+          at,
+          dueAt: e.since,
+          cause: `${cause.kind}: ${cause.ref}`,
+        }),
+      );
     }
     return patch;
   };
-  const result = await deps.store.subscriptions.change(accountId, at, cause, notifying, event).catch((err) => {
-    if (!(err instanceof PlanTooSmallError)) throw err;
-    throw new GatewayError('invalid_request_error', `plan: ${err.message}; remove members first (on team and scale a seat is a member).`);
-  });
+  const result = await deps.store.subscriptions
+    .change(accountId, at, cause, notifying, event)
+    .catch((err) => {
+      if (!(err instanceof PlanTooSmallError)) throw err;
+      throw new GatewayError(
+        'invalid_request_error',
+        `plan: ${err.message}; remove members first (on team and scale a seat is a member).`,
+      );
+    });
   if (result) await deps.book?.refresh(accountId);
   return result;
 }
 
-export async function requireSubscription(deps: Pick<BillingDeps, 'store'>, accountId: string): Promise<SubscriptionRecord> {
+export async function requireSubscription(
+  deps: Pick<BillingDeps, 'store'>,
+  accountId: string,
+): Promise<SubscriptionRecord> {
   const s = await deps.store.subscriptions.get(accountId);
   if (!s) throw new GatewayError('not_found_error', `No account with id '${accountId}'.`);
   return s;
 }
 
 /** The first period of a paid subscription: from now, or from the trial's end while the trial lasts. */
-function firstPeriod(s: SubscriptionRecord, now: number): { currentPeriodStart: Date; currentPeriodEnd: Date } {
-  if (s.currentPeriodStart && s.currentPeriodEnd) return { currentPeriodStart: s.currentPeriodStart, currentPeriodEnd: s.currentPeriodEnd };
+function firstPeriod(
+  s: SubscriptionRecord,
+  now: number,
+): { currentPeriodStart: Date; currentPeriodEnd: Date } {
+  if (s.currentPeriodStart && s.currentPeriodEnd)
+    return { currentPeriodStart: s.currentPeriodStart, currentPeriodEnd: s.currentPeriodEnd };
   const start = new Date(Math.max(now, s.trialEndsAt?.getTime() ?? now));
   return { currentPeriodStart: start, currentPeriodEnd: addMonths(start, 1) };
 }
 
 /** Self-hosting without Stripe: the operator records that the account has paid until `until`. */
-export async function markPaid(deps: BillingDeps, accountId: string, until: Date, actor: string): Promise<SubscriptionRecord> {
+export async function markPaid(
+  deps: BillingDeps,
+  accountId: string,
+  until: Date,
+  actor: string,
+): Promise<SubscriptionRecord> {
   const now = deps.clock();
-  if (until.getTime() <= now) throw new GatewayError('invalid_request_error', 'until: must be in the future.');
+  if (until.getTime() <= now)
+    throw new GatewayError('invalid_request_error', 'until: must be in the future.');
   await requireSubscription(deps, accountId);
-  const result = await changeSubscription(deps, accountId, { kind: 'operator', actor, ref: `paid until ${until.toISOString()}` }, (s) => {
-    if (s.state === 'suspended') throw new GatewayError('invalid_request_error', 'The account is suspended: reactivate it first.');
-    return { state: 'active', paidUntil: until, pastDueSince: null, cancelAtPeriodEnd: false, ...firstPeriod(s, now) };
-  });
+  const result = await changeSubscription(
+    deps,
+    accountId,
+    { kind: 'operator', actor, ref: `paid until ${until.toISOString()}` },
+    (s) => {
+      if (s.state === 'suspended')
+        throw new GatewayError('invalid_request_error', 'The account is suspended: reactivate it first.');
+      return {
+        state: 'active',
+        paidUntil: until,
+        pastDueSince: null,
+        cancelAtPeriodEnd: false,
+        ...firstPeriod(s, now),
+      };
+    },
+  );
   await deps.store.invoices.markPaid(accountId, until, new Date(now), null);
   return result!.after;
 }
@@ -77,12 +132,20 @@ export async function markPaid(deps: BillingDeps, accountId: string, until: Date
  * members is refused). With a Stripe subscription the change goes through Stripe (the
  * customer portal) and arrives back by webhook.
  */
-export async function changePlan(deps: BillingDeps, accountId: string, planId: string, cause: Cause): Promise<SubscriptionRecord> {
+export async function changePlan(
+  deps: BillingDeps,
+  accountId: string,
+  planId: string,
+  cause: Cause,
+): Promise<SubscriptionRecord> {
   const plan = await deps.store.catalog.get(planId);
   if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${planId}'.`);
   const result = await changeSubscription(deps, accountId, cause, (s) => {
     if (s.stripeSubscriptionId && cause.kind !== 'webhook' && !['canceled', 'incomplete'].includes(s.state)) {
-      throw new GatewayError('invalid_request_error', 'This account pays through Stripe: change the plan in the customer portal (POST /v1/organizations/billing/portal).');
+      throw new GatewayError(
+        'invalid_request_error',
+        'This account pays through Stripe: change the plan in the customer portal (POST /v1/organizations/billing/portal).',
+      );
     }
     return s.planId === plan.id ? null : { planId: plan.id };
   });
@@ -91,21 +154,40 @@ export async function changePlan(deps: BillingDeps, accountId: string, planId: s
 }
 
 /** Cancels at the end of the current period (at once while trialing); Stripe accounts cancel in the portal. */
-export async function cancelAtPeriodEnd(deps: BillingDeps, accountId: string, cause: Cause): Promise<SubscriptionRecord> {
+export async function cancelAtPeriodEnd(
+  deps: BillingDeps,
+  accountId: string,
+  cause: Cause,
+): Promise<SubscriptionRecord> {
   const result = await changeSubscription(deps, accountId, cause, (s) => {
-    if (s.stripeSubscriptionId) throw new GatewayError('invalid_request_error', 'This account pays through Stripe: cancel in the customer portal (POST /v1/organizations/billing/portal).');
+    if (s.stripeSubscriptionId)
+      throw new GatewayError(
+        'invalid_request_error',
+        'This account pays through Stripe: cancel in the customer portal (POST /v1/organizations/billing/portal).',
+      );
     if (s.state === 'trialing') return { state: 'canceled' };
-    if (s.state !== 'active' && s.state !== 'past_due') throw new GatewayError('invalid_request_error', `The subscription is ${s.state}: nothing to cancel.`);
+    if (s.state !== 'active' && s.state !== 'past_due')
+      throw new GatewayError('invalid_request_error', `The subscription is ${s.state}: nothing to cancel.`);
     return { cancelAtPeriodEnd: true };
   });
   return result!.after;
 }
 
 /** The operator's suspension as a subscription state; reactivation returns to the state it interrupted. */
-export async function recordSuspension(deps: BillingDeps, accountId: string, suspended: boolean, actor: string): Promise<void> {
+export async function recordSuspension(
+  deps: BillingDeps,
+  accountId: string,
+  suspended: boolean,
+  actor: string,
+): Promise<void> {
   // The account's own `account.suspend` / `account.reactivate` entry is this transition's audit entry.
-  await changeSubscription(deps, accountId, { kind: 'operator', actor, ref: suspended ? 'suspend' : 'reactivate', audit: false }, (s) => {
-    if (suspended) return s.state === 'suspended' ? null : { state: 'suspended', resumeState: s.state };
-    return s.state === 'suspended' ? { state: s.resumeState ?? 'trialing', resumeState: null } : null;
-  });
+  await changeSubscription(
+    deps,
+    accountId,
+    { kind: 'operator', actor, ref: suspended ? 'suspend' : 'reactivate', audit: false },
+    (s) => {
+      if (suspended) return s.state === 'suspended' ? null : { state: 'suspended', resumeState: s.state };
+      return s.state === 'suspended' ? { state: s.resumeState ?? 'trialing', resumeState: null } : null;
+    },
+  );
 }

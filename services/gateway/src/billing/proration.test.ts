@@ -3,14 +3,29 @@ import type { CatalogPlan, SeatRecord } from '../store';
 import { addMonths, periodLines, prorate, roundHalfUp, totals } from './proration';
 
 const plan = (id: string, priceCents: number, perSeat: boolean): CatalogPlan => ({
-  id, name: id[0]!.toUpperCase() + id.slice(1), priceCents, currency: 'EUR', perSeat, minSeats: 1, maxSeats: perSeat ? null : 1, trialDays: 14,
-  defaultLimitRpm: null, defaultLimitTpm: null, defaultMonthlySpendCapCents: null, retentionDays: 30, features: [], stripePriceId: null,
+  id,
+  name: id[0]!.toUpperCase() + id.slice(1),
+  priceCents,
+  currency: 'EUR',
+  perSeat,
+  minSeats: 1,
+  maxSeats: perSeat ? null : 1,
+  trialDays: 14,
+  defaultLimitRpm: null,
+  defaultLimitTpm: null,
+  defaultMonthlySpendCapCents: null,
+  retentionDays: 30,
+  features: [],
+  stripePriceId: null,
 });
 const solo = plan('solo', 900, false);
 const team = plan('team', 1900, true);
 const scale = plan('scale', 4900, true);
 const seat = (email: string, added: string, removed: string | null = null): SeatRecord => ({
-  id: `user_${email}`, email, createdAt: new Date(added), removedAt: removed ? new Date(removed) : null,
+  id: `user_${email}`,
+  email,
+  createdAt: new Date(added),
+  removedAt: removed ? new Date(removed) : null,
 });
 
 describe('rounding rule', () => {

@@ -7,7 +7,17 @@ export function addMonths(d: Date, n: number): Date {
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth() + n;
   const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
-  return new Date(Date.UTC(y, m, Math.min(d.getUTCDate(), last), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()));
+  return new Date(
+    Date.UTC(
+      y,
+      m,
+      Math.min(d.getUTCDate(), last),
+      d.getUTCHours(),
+      d.getUTCMinutes(),
+      d.getUTCSeconds(),
+      d.getUTCMilliseconds(),
+    ),
+  );
 }
 
 /**
@@ -65,7 +75,11 @@ export function periodLines(p: PeriodInput): InvoiceLine[] {
   const lines: InvoiceLine[] = [
     {
       description: `${plan.name} plan, ${seatWord(seats)}, ${date(start)} to ${date(end)}`,
-      quantity: seats, unitAmountCents: plan.priceCents, days: null, periodDays: null, amountCents: seats * plan.priceCents,
+      quantity: seats,
+      unitAmountCents: plan.priceCents,
+      days: null,
+      periodDays: null,
+      amountCents: seats * plan.priceCents,
     },
   ];
 
@@ -73,43 +87,111 @@ export function periodLines(p: PeriodInput): InvoiceLine[] {
   const events: Event[] = [];
   for (const s of p.seats) {
     if (inPeriod(s.createdAt)) {
-      events.push({ at: s.createdAt, order: 1, apply() {
-        members += 1;
-        const next = chargedSeats(plan, members);
-        if (next > seats) lines.push(line(`Seat added: ${s.email}, from ${date(s.createdAt)}`, next - seats, plan.priceCents, daysLeft(s.createdAt, 'whole'), periodDays, 1));
-        seats = next;
-      } });
+      events.push({
+        at: s.createdAt,
+        order: 1,
+        apply() {
+          members += 1;
+          const next = chargedSeats(plan, members);
+          if (next > seats)
+            lines.push(
+              line(
+                `Seat added: ${s.email}, from ${date(s.createdAt)}`,
+                next - seats,
+                plan.priceCents,
+                daysLeft(s.createdAt, 'whole'),
+                periodDays,
+                1,
+              ),
+            );
+          seats = next;
+        },
+      });
     }
     if (s.removedAt && s.removedAt >= start && s.removedAt < end) {
-      events.push({ at: s.removedAt, order: 0, apply() {
-        members -= 1;
-        const next = chargedSeats(plan, members);
-        if (next < seats) lines.push(line(`Seat freed: ${s.email}, after ${date(s.removedAt!)}`, seats - next, plan.priceCents, daysLeft(s.removedAt!, 'dropped'), periodDays, -1));
-        seats = next;
-      } });
+      events.push({
+        at: s.removedAt,
+        order: 0,
+        apply() {
+          members -= 1;
+          const next = chargedSeats(plan, members);
+          if (next < seats)
+            lines.push(
+              line(
+                `Seat freed: ${s.email}, after ${date(s.removedAt!)}`,
+                seats - next,
+                plan.priceCents,
+                daysLeft(s.removedAt!, 'dropped'),
+                periodDays,
+                -1,
+              ),
+            );
+          seats = next;
+        },
+      });
     }
   }
   for (const change of p.planChanges) {
     if (!inPeriod(change.at)) continue;
-    events.push({ at: change.at, order: 2, apply() {
-      const days = daysLeft(change.at, 'whole');
-      const next = chargedSeats(change.plan, members);
-      lines.push(line(`Unused time on the ${plan.name} plan (${seatWord(seats)}) from ${date(change.at)}`, seats, plan.priceCents, days, periodDays, -1));
-      lines.push(line(`Remaining time on the ${change.plan.name} plan (${seatWord(next)}) from ${date(change.at)}`, next, change.plan.priceCents, days, periodDays, 1));
-      plan = change.plan;
-      seats = next;
-    } });
+    events.push({
+      at: change.at,
+      order: 2,
+      apply() {
+        const days = daysLeft(change.at, 'whole');
+        const next = chargedSeats(change.plan, members);
+        lines.push(
+          line(
+            `Unused time on the ${plan.name} plan (${seatWord(seats)}) from ${date(change.at)}`,
+            seats,
+            plan.priceCents,
+            days,
+            periodDays,
+            -1,
+          ),
+        );
+        lines.push(
+          line(
+            `Remaining time on the ${change.plan.name} plan (${seatWord(next)}) from ${date(change.at)}`,
+            next,
+            change.plan.priceCents,
+            days,
+            periodDays,
+            1,
+          ),
+        );
+        plan = change.plan;
+        seats = next;
+      },
+    });
   }
   events.sort((a, b) => a.at.getTime() - b.at.getTime() || a.order - b.order);
   for (const e of events) e.apply();
   return lines;
 }
 
-function line(description: string, quantity: number, unit: number, days: number, periodDays: number, sign: 1 | -1): InvoiceLine {
-  return { description, quantity, unitAmountCents: unit, days, periodDays, amountCents: sign * prorate(unit * quantity, days, periodDays) };
+function line(
+  description: string,
+  quantity: number,
+  unit: number,
+  days: number,
+  periodDays: number,
+  sign: 1 | -1,
+): InvoiceLine {
+  return {
+    description,
+    quantity,
+    unitAmountCents: unit,
+    days,
+    periodDays,
+    amountCents: sign * prorate(unit * quantity, days, periodDays),
+  };
 }
 
-export function totals(lines: InvoiceLine[]): { subtotalCents: number; taxCents: number; totalCents: number } {
+export function totals(lines: InvoiceLine[]): {
+  subtotalCents: number;
+  taxCents: number;
+  totalCents: number;
+} {
   const subtotalCents = lines.reduce((n, l) => n + l.amountCents, 0);
   // Tax has its place on the invoice but is not computed yet.
   const taxCents = 0;

@@ -23,11 +23,24 @@ export interface GatewayBilling extends BillingDeps {
  * The gateway's billing: subscriptions in memory for admission (load the book once its
  * invalidations are watched), Stripe when configured, the clock on a timer.
  */
-export async function openBilling(config: Config, store: Store, clock: () => number, logger: Logger, url: () => string): Promise<GatewayBilling> {
+export async function openBilling(
+  config: Config,
+  store: Store,
+  clock: () => number,
+  logger: Logger,
+  url: () => string,
+): Promise<GatewayBilling> {
   const book = new SubscriptionBook(store, { clock, graceDays: config.paymentGraceDays, logger });
-  const stripe = config.stripe ? await connectStripe({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() }) : null;
+  const stripe = config.stripe
+    ? await connectStripe({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() })
+    : null;
   const deps: GatewayBilling = {
-    store, clock, graceDays: config.paymentGraceDays, book, stripe, logger,
+    store,
+    clock,
+    graceDays: config.paymentGraceDays,
+    book,
+    stripe,
+    logger,
     startClock() {
       let running: Promise<unknown> | null = null;
       const timer = setInterval(() => {

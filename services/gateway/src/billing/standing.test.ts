@@ -4,8 +4,14 @@ import { effectiveState, type Standing } from './standing';
 
 const T = Date.parse('2026-05-01T12:00:00Z');
 const base: Standing = {
-  state: 'trialing', paidUntil: null, pastDueSince: null, currentPeriodEnd: null, cancelAtPeriodEnd: false,
-  hasPaymentMethod: false, stripeSubscriptionId: null, trialEndsAt: new Date(T),
+  state: 'trialing',
+  paidUntil: null,
+  pastDueSince: null,
+  currentPeriodEnd: null,
+  cancelAtPeriodEnd: false,
+  hasPaymentMethod: false,
+  stripeSubscriptionId: null,
+  trialEndsAt: new Date(T),
 };
 
 describe('effective state from the clock', () => {
@@ -17,14 +23,25 @@ describe('effective state from the clock', () => {
   });
 
   it('a failed payment keeps calls going for the grace period, to the millisecond', () => {
-    const s: Standing = { ...base, state: 'past_due', pastDueSince: new Date(T), stripeSubscriptionId: 'sub_1' };
+    const s: Standing = {
+      ...base,
+      state: 'past_due',
+      pastDueSince: new Date(T),
+      stripeSubscriptionId: 'sub_1',
+    };
     expect(effectiveState(s, T + 7 * DAY - 1, 7)).toMatchObject({ state: 'past_due', block: null });
     expect(effectiveState(s, T + 7 * DAY, 7)).toMatchObject({ state: 'unpaid', block: 'payment_failed' });
     expect(effectiveState(s, T, 0).block).toBe('payment_failed');
   });
 
   it('a cancellation at period end takes effect at the period end', () => {
-    const s: Standing = { ...base, state: 'active', currentPeriodEnd: new Date(T), cancelAtPeriodEnd: true, stripeSubscriptionId: 'sub_1' };
+    const s: Standing = {
+      ...base,
+      state: 'active',
+      currentPeriodEnd: new Date(T),
+      cancelAtPeriodEnd: true,
+      stripeSubscriptionId: 'sub_1',
+    };
     expect(effectiveState(s, T - 1, 7).block).toBeNull();
     expect(effectiveState(s, T, 7)).toMatchObject({ state: 'canceled', block: 'canceled' });
   });
@@ -36,8 +53,9 @@ describe('effective state from the clock', () => {
     expect(effectiveState(s, T + 3 * DAY, 3)).toMatchObject({ state: 'unpaid', block: 'paid_period_ended' });
   });
 
-  it('states Stripe ends in refuse calls; suspension is the resolver\'s to refuse (403)', () => {
-    for (const state of ['paused', 'incomplete', 'canceled', 'unpaid'] as const) expect(effectiveState({ ...base, state }, T - DAY, 7).block).not.toBeNull();
+  it("states Stripe ends in refuse calls; suspension is the resolver's to refuse (403)", () => {
+    for (const state of ['paused', 'incomplete', 'canceled', 'unpaid'] as const)
+      expect(effectiveState({ ...base, state }, T - DAY, 7).block).not.toBeNull();
     expect(effectiveState({ ...base, state: 'suspended' }, T + DAY, 7).block).toBeNull();
   });
 });

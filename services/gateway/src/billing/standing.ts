@@ -8,43 +8,73 @@ export const BILLING_PAGE = '/dashboard/billing';
 const WHERE = `An account admin can fix it on the billing page (${BILLING_PAGE}) or through the account API (GET /v1/organizations/billing/subscription, POST /v1/organizations/billing/checkout)`;
 
 /** Why calls are refused, or null while the account may call models. */
-export type Block = 'trial_ended' | 'payment_failed' | 'paid_period_ended' | 'unpaid' | 'canceled' | 'paused' | 'incomplete' | null;
+export type Block =
+  | 'trial_ended'
+  | 'payment_failed'
+  | 'paid_period_ended'
+  | 'unpaid'
+  | 'canceled'
+  | 'paused'
+  | 'incomplete'
+  | null;
 
 /** What admission needs of a subscription (an account without a row is trialing on its account's trial). */
 export type Standing = Pick<
   SubscriptionRecord,
-  'state' | 'paidUntil' | 'pastDueSince' | 'currentPeriodEnd' | 'cancelAtPeriodEnd' | 'hasPaymentMethod' | 'stripeSubscriptionId' | 'trialEndsAt'
+  | 'state'
+  | 'paidUntil'
+  | 'pastDueSince'
+  | 'currentPeriodEnd'
+  | 'cancelAtPeriodEnd'
+  | 'hasPaymentMethod'
+  | 'stripeSubscriptionId'
+  | 'trialEndsAt'
 >;
 
 /**
  * The state as of `now`, which may run ahead of the stored one: the clock's transitions
  * (trial end, grace, period end) take effect at their exact instant, before anyone records them.
  */
-export function effectiveState(s: Standing, now: number, graceDays: number): { state: SubscriptionState; block: Block; since: Date | null } {
+export function effectiveState(
+  s: Standing,
+  now: number,
+  graceDays: number,
+): { state: SubscriptionState; block: Block; since: Date | null } {
   const grace = graceDays * DAY;
   const paidUntil = s.paidUntil?.getTime() ?? null;
   if (s.state === 'suspended') return { state: 'suspended', block: null, since: null };
   const periodEnd = s.currentPeriodEnd?.getTime() ?? null;
   if (s.state === 'canceled' || (s.cancelAtPeriodEnd && periodEnd !== null && now >= periodEnd)) {
-    return { state: 'canceled', block: 'canceled', since: s.state === 'canceled' ? null : s.currentPeriodEnd };
+    return {
+      state: 'canceled',
+      block: 'canceled',
+      since: s.state === 'canceled' ? null : s.currentPeriodEnd,
+    };
   }
   if (paidUntil !== null && now < paidUntil) return { state: 'active', block: null, since: null };
   const trialEnd = s.trialEndsAt?.getTime() ?? null;
   switch (s.state) {
     case 'trialing':
-      if (trialEnd === null || now < trialEnd || s.hasPaymentMethod) return { state: 'trialing', block: null, since: null };
+      if (trialEnd === null || now < trialEnd || s.hasPaymentMethod)
+        return { state: 'trialing', block: null, since: null };
       return { state: 'paused', block: 'trial_ended', since: s.trialEndsAt };
     case 'active': {
       // Paid by the operator (no Stripe): the paid period ending is a payment due, with the same grace as a failed one.
       if (!s.stripeSubscriptionId && paidUntil !== null) {
-        return now < paidUntil + grace ? { state: 'past_due', block: null, since: s.paidUntil } : { state: 'unpaid', block: 'paid_period_ended', since: s.paidUntil };
+        return now < paidUntil + grace
+          ? { state: 'past_due', block: null, since: s.paidUntil }
+          : { state: 'unpaid', block: 'paid_period_ended', since: s.paidUntil };
       }
       return { state: 'active', block: null, since: null };
     }
     case 'past_due': {
       const since = s.pastDueSince?.getTime() ?? now;
       if (now < since + grace) return { state: 'past_due', block: null, since: s.pastDueSince };
-      return { state: 'unpaid', block: s.stripeSubscriptionId ? 'payment_failed' : 'paid_period_ended', since: s.pastDueSince };
+      return {
+        state: 'unpaid',
+        block: s.stripeSubscriptionId ? 'payment_failed' : 'paid_period_ended',
+        since: s.pastDueSince,
+      };
     }
     case 'unpaid':
       return { state: 'unpaid', block: 'unpaid', since: null };
@@ -70,9 +100,13 @@ export function billingRefusal(block: Exclude<Block, null>, since: Date | null):
 }
 
 /** What an account is told about its standing (banner, `billing.notice` alert): why calls stop or will stop, and what to do; null when all is well. */
-export function standingMessage(e: { state: SubscriptionState; block: Block; since: Date | null }, graceDays: number): string | null {
+export function standingMessage(
+  e: { state: SubscriptionState; block: Block; since: Date | null },
+  graceDays: number,
+): string | null {
   if (e.block) return billingRefusal(e.block, e.since).message;
-  if (e.state === 'past_due') return `A payment is overdue: calls stop ${graceDays} days after it fell due. Pay on the billing page (${BILLING_PAGE}).`;
+  if (e.state === 'past_due')
+    return `A payment is overdue: calls stop ${graceDays} days after it fell due. Pay on the billing page (${BILLING_PAGE}).`;
   return null;
 }
 
@@ -90,7 +124,10 @@ export class SubscriptionBook {
   readonly #logger: Logger | undefined;
   #generation = 0;
 
-  constructor(store: Pick<Store, 'subscriptions'>, opts: { clock: () => number; graceDays: number; logger?: Logger }) {
+  constructor(
+    store: Pick<Store, 'subscriptions'>,
+    opts: { clock: () => number; graceDays: number; logger?: Logger },
+  ) {
     this.#store = store;
     this.#clock = opts.clock;
     this.#graceDays = opts.graceDays;
@@ -118,7 +155,8 @@ export class SubscriptionBook {
   /** Applies a `keygate_invalidate` payload: an account's row is re-read; anything but a key or member reloads all. */
   apply(payload: string): void {
     const [kind, id] = [payload.slice(0, payload.indexOf(':')), payload.slice(payload.indexOf(':') + 1)];
-    const work = kind === 'account' && id ? this.refresh(id) : kind === 'key' || kind === 'member' ? null : this.load();
+    const work =
+      kind === 'account' && id ? this.refresh(id) : kind === 'key' || kind === 'member' ? null : this.load();
     work?.catch((error) => this.#logger?.warn('subscription refresh failed', { error, payload }));
   }
 
@@ -133,5 +171,11 @@ export class SubscriptionBook {
 
 /** An account without a subscription row: trialing on its account's trial. */
 export const NO_ROW: Omit<Standing, 'trialEndsAt'> = {
-  state: 'trialing', paidUntil: null, pastDueSince: null, currentPeriodEnd: null, cancelAtPeriodEnd: false, hasPaymentMethod: false, stripeSubscriptionId: null,
+  state: 'trialing',
+  paidUntil: null,
+  pastDueSince: null,
+  currentPeriodEnd: null,
+  cancelAtPeriodEnd: false,
+  hasPaymentMethod: false,
+  stripeSubscriptionId: null,
 };

@@ -3,16 +3,30 @@ import type { PlanRecord } from '../store';
 import { dailyCharges, monthlyStatement, monthRange } from './statement';
 
 const plan = (id: string, priceCents: number, perSeat: boolean): PlanRecord => ({
-  id, name: id, priceCents, currency: 'EUR', perSeat, maxSeats: perSeat ? null : 1, trialDays: 14,
+  id,
+  name: id,
+  priceCents,
+  currency: 'EUR',
+  perSeat,
+  maxSeats: perSeat ? null : 1,
+  trialDays: 14,
 });
 const team = plan('team', 1900, true);
 const solo = plan('solo', 900, false);
 const at = (iso: string) => new Date(iso);
-const seat = (from: string, to: string | null = null) => ({ createdAt: at(from), removedAt: to ? at(to) : null });
+const seat = (from: string, to: string | null = null) => ({
+  createdAt: at(from),
+  removedAt: to ? at(to) : null,
+});
 
 describe('billing statements', () => {
   it('a full month after the trial costs price × seats, exactly', () => {
-    const s = { plan: team, createdAt: at('2026-01-01T00:00:00Z'), trialEndsAt: at('2026-01-15T00:00:00Z'), seats: [seat('2026-01-01'), seat('2026-01-02'), seat('2026-01-03')] };
+    const s = {
+      plan: team,
+      createdAt: at('2026-01-01T00:00:00Z'),
+      trialEndsAt: at('2026-01-15T00:00:00Z'),
+      seats: [seat('2026-01-01'), seat('2026-01-02'), seat('2026-01-03')],
+    };
     const st = monthlyStatement(s, '2026-03');
     expect(st.totalCents).toBe(3 * 1900);
     expect(st.billableDays).toBe(31);
@@ -20,7 +34,12 @@ describe('billing statements', () => {
   });
 
   it('the trial is free, including the day it ends on', () => {
-    const s = { plan: solo, createdAt: at('2026-04-10T09:00:00Z'), trialEndsAt: at('2026-04-24T09:00:00Z'), seats: [seat('2026-04-10T09:00:00Z')] };
+    const s = {
+      plan: solo,
+      createdAt: at('2026-04-10T09:00:00Z'),
+      trialEndsAt: at('2026-04-24T09:00:00Z'),
+      seats: [seat('2026-04-10T09:00:00Z')],
+    };
     const st = monthlyStatement(s, '2026-04');
     // 10..24 April are trial days (15), 25..30 April billable (6 of 30 days)
     expect(st.trialDays).toBe(15);

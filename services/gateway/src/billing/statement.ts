@@ -12,8 +12,19 @@ export interface BillingSubject {
 }
 
 /** Reads the seats an account had over [from, to). */
-export async function billingSubject(store: Pick<Store, 'members'>, account: AccountRecord, plan: PlanRecord, from: Date, to: Date): Promise<BillingSubject> {
-  return { plan, createdAt: account.createdAt, trialEndsAt: account.trialEndsAt, seats: await store.members.seatSpans(account.id, from, to) };
+export async function billingSubject(
+  store: Pick<Store, 'members'>,
+  account: AccountRecord,
+  plan: PlanRecord,
+  from: Date,
+  to: Date,
+): Promise<BillingSubject> {
+  return {
+    plan,
+    createdAt: account.createdAt,
+    trialEndsAt: account.trialEndsAt,
+    seats: await store.members.seatSpans(account.id, from, to),
+  };
 }
 
 /** The plan charge for one UTC day. */
@@ -74,7 +85,9 @@ export function dailyCharges(s: BillingSubject, from: Date, to: Date): DayCharge
     if (day < created) continue;
     const end = day + DAY;
     const inTrial = !!s.trialEndsAt && s.trialEndsAt.getTime() > day;
-    const active = s.seats.filter((m) => m.createdAt.getTime() < end && (!m.removedAt || m.removedAt.getTime() >= day)).length;
+    const active = s.seats.filter(
+      (m) => m.createdAt.getTime() < end && (!m.removedAt || m.removedAt.getTime() >= day),
+    ).length;
     const seats = s.plan.perSeat ? Math.max(1, active) : 1;
     const d = new Date(day);
     const daysInMonth = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();

@@ -48,14 +48,26 @@ export class StripeBilling {
   }
 
   async createCustomer(accountId: string, name: string): Promise<string> {
-    const customer = await this.client.customers.create({ name, metadata: { account_id: accountId } }, { idempotencyKey: `keygate-customer-${accountId}` });
+    const customer = await this.client.customers.create(
+      { name, metadata: { account_id: accountId } },
+      { idempotencyKey: `keygate-customer-${accountId}` },
+    );
     return customer.id;
   }
 
   /** A Checkout session that starts (or restarts) the subscription on `plan` for `seats` seats; the trial carries over. */
-  async checkout(s: SubscriptionRecord, customerId: string, plan: CatalogPlan, seats: number, now: number): Promise<{ id: string; url: string }> {
+  async checkout(
+    s: SubscriptionRecord,
+    customerId: string,
+    plan: CatalogPlan,
+    seats: number,
+    now: number,
+  ): Promise<{ id: string; url: string }> {
     if (!plan.stripePriceId) {
-      throw new GatewayError('invalid_request_error', `The ${plan.name} plan has no Stripe price yet: the operator sets it with \`keygate plan update --plan ${plan.id} --stripe-price price_…\`.`);
+      throw new GatewayError(
+        'invalid_request_error',
+        `The ${plan.name} plan has no Stripe price yet: the operator sets it with \`keygate plan update --plan ${plan.id} --stripe-price price_…\`.`,
+      );
     }
     const trialEnd = s.trialEndsAt ? Math.floor(s.trialEndsAt.getTime() / 1000) : 0;
     const session = await this.client.checkout.sessions.create({
@@ -71,12 +83,16 @@ export class StripeBilling {
       success_url: `${this.#settings.publicUrl()}${BILLING_PAGE}?checkout=success`,
       cancel_url: `${this.#settings.publicUrl()}${BILLING_PAGE}?checkout=canceled`,
     });
-    if (!session.url) throw new GatewayError('api_error', 'Stripe answered a Checkout session without a URL.');
+    if (!session.url)
+      throw new GatewayError('api_error', 'Stripe answered a Checkout session without a URL.');
     return { id: session.id, url: session.url };
   }
 
   async portal(customerId: string): Promise<string> {
-    const session = await this.client.billingPortal.sessions.create({ customer: customerId, return_url: `${this.#settings.publicUrl()}${BILLING_PAGE}` });
+    const session = await this.client.billingPortal.sessions.create({
+      customer: customerId,
+      return_url: `${this.#settings.publicUrl()}${BILLING_PAGE}`,
+    });
     return session.url;
   }
 
@@ -96,8 +112,14 @@ export class StripeBilling {
 }
 
 const STATES: Record<string, SubscriptionState> = {
-  trialing: 'trialing', active: 'active', past_due: 'past_due', unpaid: 'unpaid', canceled: 'canceled',
-  paused: 'paused', incomplete: 'incomplete', incomplete_expired: 'canceled',
+  trialing: 'trialing',
+  active: 'active',
+  past_due: 'past_due',
+  unpaid: 'unpaid',
+  canceled: 'canceled',
+  paused: 'paused',
+  incomplete: 'incomplete',
+  incomplete_expired: 'canceled',
 };
 
 const idOf = (v: string | { id: string } | null | undefined) => (typeof v === 'string' ? v : (v?.id ?? null));
@@ -106,7 +128,12 @@ const idOf = (v: string | { id: string } | null | undefined) => (typeof v === 's
  * The subscription as Stripe has it, as a patch of ours. An operator's suspension stays in
  * force (Stripe's state waits as the state to resume); seats stay the members' count.
  */
-export function patchFromStripe(current: SubscriptionRecord, sub: Stripe.Subscription, planId: string | null, eventAt: Date): SubscriptionPatch {
+export function patchFromStripe(
+  current: SubscriptionRecord,
+  sub: Stripe.Subscription,
+  planId: string | null,
+  eventAt: Date,
+): SubscriptionPatch {
   const item = sub.items.data[0];
   const state = STATES[sub.status] ?? 'incomplete';
   const suspended = current.state === 'suspended';

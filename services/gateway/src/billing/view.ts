@@ -25,20 +25,42 @@ export function catalogJson(p: CatalogPlan) {
 }
 
 export function transitionJson(t: TransitionRecord) {
-  return { id: t.id, from: t.fromState, to: t.toState, from_plan: t.fromPlan, to_plan: t.toPlan, cause: t.cause, cause_ref: t.causeRef, at: iso(t.at) };
+  return {
+    id: t.id,
+    from: t.fromState,
+    to: t.toState,
+    from_plan: t.fromPlan,
+    to_plan: t.toPlan,
+    cause: t.cause,
+    cause_ref: t.causeRef,
+    at: iso(t.at),
+  };
 }
 
 export function noticeJson(n: NoticeRecord) {
-  return { id: n.id, kind: n.kind, message: n.message, due_at: iso(n.dueAt), created_at: iso(n.createdAt), delivered_at: iso(n.deliveredAt) };
+  return {
+    id: n.id,
+    kind: n.kind,
+    message: n.message,
+    due_at: iso(n.dueAt),
+    created_at: iso(n.createdAt),
+    delivered_at: iso(n.deliveredAt),
+  };
 }
 
 /** The state as of now, the trial, and the banner (why calls stop or will stop, the trial notice). */
-function standingOf(deps: Pick<BillingDeps, 'clock' | 'graceDays'>, s: SubscriptionRecord, notices: NoticeRecord[]) {
+function standingOf(
+  deps: Pick<BillingDeps, 'clock' | 'graceDays'>,
+  s: SubscriptionRecord,
+  notices: NoticeRecord[],
+) {
   const now = deps.clock();
   const e = effectiveState(s, now, deps.graceDays);
   const trialEnd = s.trialEndsAt?.getTime() ?? null;
   const inTrial = e.state === 'trialing' && trialEnd !== null && trialEnd > now;
-  const trialNotice = inTrial ? notices.find((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd) : undefined;
+  const trialNotice = inTrial
+    ? notices.find((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd)
+    : undefined;
   const standing = standingMessage(e, deps.graceDays);
   const banner = e.block
     ? { kind: 'blocked', message: standing! }
@@ -52,7 +74,10 @@ function standingOf(deps: Pick<BillingDeps, 'clock' | 'graceDays'>, s: Subscript
 
 /** What every dashboard page's banner says about the account's standing (null: nothing to say), and the state. */
 export async function standingBanner(deps: BillingDeps, accountId: string) {
-  const [s, notices] = await Promise.all([requireSubscription(deps, accountId), deps.store.invoices.notices(accountId)]);
+  const [s, notices] = await Promise.all([
+    requireSubscription(deps, accountId),
+    deps.store.invoices.notices(accountId),
+  ]);
   const { e, banner } = standingOf(deps, s, notices);
   return { state: e.state, callsAllowed: !e.block, banner };
 }
@@ -77,17 +102,32 @@ export async function subscriptionView(deps: BillingDeps, accountId: string) {
     calls_allowed: !e.block,
     plan: plan ? catalogJson(plan) : null,
     trial: { ends_at: iso(s.trialEndsAt), days_left: inTrial ? Math.ceil((trialEnd! - now) / DAY) : 0 },
-    seats: { members, charged: plan ? chargedSeats(plan, members) : members, min: plan?.minSeats ?? 1, max: plan?.maxSeats ?? null },
-    current_period: s.currentPeriodStart ? { start: iso(s.currentPeriodStart), end: iso(s.currentPeriodEnd) } : null,
+    seats: {
+      members,
+      charged: plan ? chargedSeats(plan, members) : members,
+      min: plan?.minSeats ?? 1,
+      max: plan?.maxSeats ?? null,
+    },
+    current_period: s.currentPeriodStart
+      ? { start: iso(s.currentPeriodStart), end: iso(s.currentPeriodEnd) }
+      : null,
     cancel_at_period_end: s.cancelAtPeriodEnd,
     paid_until: iso(s.paidUntil),
     past_due_since: iso(s.pastDueSince),
     grace_days: deps.graceDays,
-    payment: { provider: s.stripeSubscriptionId ? ('stripe' as const) : s.paidUntil ? ('manual' as const) : null, stripe_available: !!deps.stripe, has_payment_method: s.hasPaymentMethod },
+    payment: {
+      provider: s.stripeSubscriptionId ? ('stripe' as const) : s.paidUntil ? ('manual' as const) : null,
+      stripe_available: !!deps.stripe,
+      has_payment_method: s.hasPaymentMethod,
+    },
     banner,
     notices: notices.map(noticeJson),
     transitions: (await deps.store.subscriptions.transitions(accountId)).slice(-20).map(transitionJson),
-    usage_costs: { currency: 'USD', note: 'Model usage is billed by the provider in USD and reported apart; it is never added to the subscription.', report: '/v1/organizations/cost_report' },
+    usage_costs: {
+      currency: 'USD',
+      note: 'Model usage is billed by the provider in USD and reported apart; it is never added to the subscription.',
+      report: '/v1/organizations/cost_report',
+    },
   };
 }
 
@@ -99,5 +139,10 @@ export async function billingOverview(deps: BillingDeps, accountId: string, invo
     deps.store.invoices.list(accountId, { limit: invoiceLimit }),
     deps.store.catalog.list(),
   ]);
-  return { subscription, upcoming: upcomingJson(upcoming).invoice, invoices: invoices.rows.map(invoiceJson), plans: plans.map(catalogJson) };
+  return {
+    subscription,
+    upcoming: upcomingJson(upcoming).invoice,
+    invoices: invoices.rows.map(invoiceJson),
+    plans: plans.map(catalogJson),
+  };
 }

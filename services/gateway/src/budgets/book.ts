@@ -17,7 +17,10 @@ export class BudgetBook {
   readonly #ttlMs: number;
   readonly #clock: () => number;
 
-  constructor(load: (accountId: string) => Promise<BudgetRecord[]>, opts: { ttlMs: number; clock: () => number }) {
+  constructor(
+    load: (accountId: string) => Promise<BudgetRecord[]>,
+    opts: { ttlMs: number; clock: () => number },
+  ) {
     this.#load = load;
     this.#ttlMs = opts.ttlMs;
     this.#clock = opts.clock;
@@ -32,7 +35,8 @@ export class BudgetBook {
       pending = this.#load(accountId)
         .then((budgets) => {
           // A change heard while reading wins: keep the answer uncached.
-          if (this.#inflight.get(accountId) === pending) this.#entries.set(accountId, { budgets, loadedAt: this.#clock() });
+          if (this.#inflight.get(accountId) === pending)
+            this.#entries.set(accountId, { budgets, loadedAt: this.#clock() });
           return budgets;
         })
         .finally(() => {

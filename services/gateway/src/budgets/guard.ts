@@ -52,10 +52,15 @@ export class BudgetGuard {
     if (cap != null) this.#caps.set(p.key.id, cap);
     else if (this.#caps.size > 0) this.#caps.delete(p.key.id);
     const budgets = this.#deps.book.of(p.account.id);
-    if (!(budgets instanceof Promise)) return this.#check(this.#rules(p.account.id, p.key.id, p.key.memberId, budgets));
+    if (!(budgets instanceof Promise))
+      return this.#check(this.#rules(p.account.id, p.key.id, p.key.memberId, budgets));
     return budgets.then(
       (b) => this.#check(this.#rules(p.account.id, p.key.id, p.key.memberId, b)),
-      (error) => this.#deps.logger.warn('budgets unreadable; not enforced for this call', { accountId: p.account.id, error }),
+      (error) =>
+        this.#deps.logger.warn('budgets unreadable; not enforced for this call', {
+          accountId: p.account.id,
+          error,
+        }),
     );
   }
 
@@ -76,7 +81,8 @@ export class BudgetGuard {
     }
     for (const c of counters.values()) {
       const total = this.#deps.ledger.add(c.scope, c.period.label, micro);
-      const announce = (t: number | null) => t !== null && c.rules.forEach((rule) => this.#crossed(rule, c.period, t));
+      const announce = (t: number | null) =>
+        t !== null && c.rules.forEach((rule) => this.#crossed(rule, c.period, t));
       if (total instanceof Promise) {
         const charge = total.then(announce).finally(() => this.#charging.delete(charge));
         this.#charging.add(charge);
@@ -89,8 +95,15 @@ export class BudgetGuard {
     await Promise.allSettled([...this.#charging]);
   }
 
-  #rules(accountId: string, keyId: string | null, memberId: string | null, budgets: readonly BudgetRecord[]): BudgetRecord[] {
-    const out = budgets.filter((b) => b.scope === 'account' || (b.scope === 'user' ? b.targetId === memberId : b.targetId === keyId));
+  #rules(
+    accountId: string,
+    keyId: string | null,
+    memberId: string | null,
+    budgets: readonly BudgetRecord[],
+  ): BudgetRecord[] {
+    const out = budgets.filter(
+      (b) => b.scope === 'account' || (b.scope === 'user' ? b.targetId === memberId : b.targetId === keyId),
+    );
     const cap = keyId ? this.#caps.get(keyId) : undefined;
     if (keyId && cap !== undefined) out.push(capBudget(accountId, keyId, cap));
     return out;
@@ -115,7 +128,10 @@ export class BudgetGuard {
     const failed = (error: unknown) => {
       // The ledger's own refusal (its store is down and limits fail closed) stands.
       if (error instanceof GatewayError) throw error;
-      this.#deps.logger.warn('spend seed failed; budget not enforced for this call', { budgetId: rule.id, error });
+      this.#deps.logger.warn('spend seed failed; budget not enforced for this call', {
+        budgetId: rule.id,
+        error,
+      });
       return 0;
     };
     try {
@@ -128,7 +144,10 @@ export class BudgetGuard {
 
   async #seed(rule: BudgetRecord, period: Period): Promise<number> {
     const rows = await this.#deps.usage(rule, new Date(period.start), new Date(period.end));
-    return rows.reduce((sum, row) => sum + usageCostCents(row.model, rowCounts(row as UsageRow)) * MICRO_PER_CENT, 0);
+    return rows.reduce(
+      (sum, row) => sum + usageCostCents(row.model, rowCounts(row as UsageRow)) * MICRO_PER_CENT,
+      0,
+    );
   }
 
   #enforce(rules: BudgetRecord[], figures: number[], now: number): void {
@@ -158,8 +177,17 @@ const scopeOf = (b: BudgetRecord) => b.targetId ?? b.accountId;
 /** A key's monthly spend cap (`limits.monthly_spend_cap_cents`) as a budget. */
 function capBudget(accountId: string, keyId: string, capCents: number): BudgetRecord {
   return {
-    id: `cap:${keyId}`, accountId, scope: 'api_key', targetId: keyId, name: 'monthly spend cap', limitCents: capCents,
-    hardCap: true, thresholds: [], period: 'monthly', createdBy: null, createdAt: new Date(0),
+    id: `cap:${keyId}`,
+    accountId,
+    scope: 'api_key',
+    targetId: keyId,
+    name: 'monthly spend cap',
+    limitCents: capCents,
+    hardCap: true,
+    thresholds: [],
+    period: 'monthly',
+    createdBy: null,
+    createdAt: new Date(0),
   };
 }
 

@@ -1,7 +1,16 @@
 import { rowCounts, usageCostCents } from '../billing/prices';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, PageQuery, Store, UsageRow } from '../store';
+import type {
+  BudgetFilter,
+  BudgetPatch,
+  BudgetPeriod,
+  BudgetRecord,
+  BudgetScope,
+  PageQuery,
+  Store,
+  UsageRow,
+} from '../store';
 import { periodOf } from './period';
 
 /** Whose data and who acts: an account API scope. */
@@ -39,37 +48,83 @@ type Deps = { store: Pick<Store, 'budgets' | 'members' | 'keys'>; clock: () => n
 
 const notFound = (id: string) => new GatewayError('not_found_error', `No budget with id '${id}'.`);
 
-async function checkTarget(deps: Deps, accountId: string, scope: BudgetScope, targetId: string | undefined): Promise<void> {
+async function checkTarget(
+  deps: Deps,
+  accountId: string,
+  scope: BudgetScope,
+  targetId: string | undefined,
+): Promise<void> {
   if (scope === 'account') {
-    if (targetId) throw new GatewayError('invalid_request_error', "target_id: an account budget has no target; leave it out.");
+    if (targetId)
+      throw new GatewayError(
+        'invalid_request_error',
+        'target_id: an account budget has no target; leave it out.',
+      );
     return;
   }
-  if (!targetId) throw new GatewayError('invalid_request_error', `target_id: a ${scope} budget names its ${scope === 'user' ? 'member (user_…)' : 'key (key_…)'}.`);
+  if (!targetId)
+    throw new GatewayError(
+      'invalid_request_error',
+      `target_id: a ${scope} budget names its ${scope === 'user' ? 'member (user_…)' : 'key (key_…)'}.`,
+    );
   if (scope === 'user') {
     const m = await deps.store.members.get(accountId, targetId);
-    if (!m || m.status !== 'active') throw new GatewayError('not_found_error', `target_id: no active member '${targetId}' in this account.`);
+    if (m?.status !== 'active')
+      throw new GatewayError('not_found_error', `target_id: no active member '${targetId}' in this account.`);
   } else {
     const k = await deps.store.keys.get(accountId, targetId);
     if (!k) throw new GatewayError('not_found_error', `target_id: no API key '${targetId}' in this account.`);
-    if (k.kind === 'admin') throw new GatewayError('invalid_request_error', 'target_id: admin keys cannot call models, so they take no budget.');
+    if (k.kind === 'admin')
+      throw new GatewayError(
+        'invalid_request_error',
+        'target_id: admin keys cannot call models, so they take no budget.',
+      );
   }
 }
 
-export async function createBudget(deps: Deps, who: BudgetActor, input: NewBudgetInput): Promise<BudgetWithProgress> {
+export async function createBudget(
+  deps: Deps,
+  who: BudgetActor,
+  input: NewBudgetInput,
+): Promise<BudgetWithProgress> {
   await checkTarget(deps, who.accountId, input.scope, input.targetId);
   const id = newId('bdg');
   const budget = await deps.store.budgets.create(
     {
-      id, accountId: who.accountId, scope: input.scope, targetId: input.targetId ?? null,
-      name: input.name ?? `${input.period} ${input.scope === 'api_key' ? 'key' : input.scope === 'user' ? 'member' : 'account'} budget`,
-      limitCents: input.limitCents, hardCap: input.hardCap, thresholds: input.thresholds, period: input.period, createdBy: who.actor,
+      id,
+      accountId: who.accountId,
+      scope: input.scope,
+      targetId: input.targetId ?? null,
+      name:
+        input.name ??
+        `${input.period} ${input.scope === 'api_key' ? 'key' : input.scope === 'user' ? 'member' : 'account'} budget`,
+      limitCents: input.limitCents,
+      hardCap: input.hardCap,
+      thresholds: input.thresholds,
+      period: input.period,
+      createdBy: who.actor,
     },
-    { actor: who.actor, action: 'budget.create', targetId: id, details: { scope: input.scope, target_id: input.targetId ?? null, limit_cents: input.limitCents, period: input.period } },
+    {
+      actor: who.actor,
+      action: 'budget.create',
+      targetId: id,
+      details: {
+        scope: input.scope,
+        target_id: input.targetId ?? null,
+        limit_cents: input.limitCents,
+        period: input.period,
+      },
+    },
   );
   return (await withProgress(deps, [budget]))[0]!;
 }
 
-export async function updateBudget(deps: Deps, who: BudgetActor, id: string, patch: BudgetPatch): Promise<BudgetWithProgress> {
+export async function updateBudget(
+  deps: Deps,
+  who: BudgetActor,
+  id: string,
+  patch: BudgetPatch,
+): Promise<BudgetWithProgress> {
   const audit = { actor: who.actor, action: 'budget.update', targetId: id, details: { ...patch } };
   const budget = await deps.store.budgets.update(who.accountId, id, patch, audit);
   if (!budget) throw notFound(id);
@@ -77,7 +132,11 @@ export async function updateBudget(deps: Deps, who: BudgetActor, id: string, pat
 }
 
 export async function deleteBudget(deps: Deps, who: BudgetActor, id: string): Promise<BudgetRecord> {
-  const budget = await deps.store.budgets.remove(who.accountId, id, { actor: who.actor, action: 'budget.delete', targetId: id });
+  const budget = await deps.store.budgets.remove(who.accountId, id, {
+    actor: who.actor,
+    action: 'budget.delete',
+    targetId: id,
+  });
   if (!budget) throw notFound(id);
   return budget;
 }
@@ -90,7 +149,12 @@ export async function getBudget(deps: Deps, accountId: string, id: string): Prom
 }
 
 /** A page of an account's budgets with their progress: what the dashboard renders. */
-export async function listBudgets(deps: Deps, accountId: string, filter: BudgetFilter, page: PageQuery): Promise<{ rows: BudgetWithProgress[]; hasMore: boolean }> {
+export async function listBudgets(
+  deps: Deps,
+  accountId: string,
+  filter: BudgetFilter,
+  page: PageQuery,
+): Promise<{ rows: BudgetWithProgress[]; hasMore: boolean }> {
   const p = await deps.store.budgets.list(accountId, filter, page);
   return { rows: await withProgress(deps, p.rows), hasMore: p.hasMore };
 }
@@ -104,14 +168,24 @@ async function withProgress(deps: Deps, budgets: BudgetRecord[]): Promise<Budget
   const periods = budgets.map((b) => periodOf(b.period, now));
   const spent = await Promise.all(
     budgets.map(async (b, i) => {
-      const rows = await deps.store.budgets.spendByModel(b.accountId, b.scope, b.targetId, new Date(periods[i]!.start), new Date(periods[i]!.end));
+      const rows = await deps.store.budgets.spendByModel(
+        b.accountId,
+        b.scope,
+        b.targetId,
+        new Date(periods[i]!.start),
+        new Date(periods[i]!.end),
+      );
       return rows.reduce((sum, r) => sum + usageCostCents(r.model, rowCounts(r as UsageRow)), 0);
     }),
   );
-  const crossings = await deps.store.budgets.crossings(budgets.map((b) => b.id), periods.map((p) => new Date(p.start)));
+  const crossings = await deps.store.budgets.crossings(
+    budgets.map((b) => b.id),
+    periods.map((p) => new Date(p.start)),
+  );
   return budgets.map((b, i) => {
     const spentCents = Math.round(spent[i]! * 1e6) / 1e6;
-    const crossedAt = (t: number) => crossings.find((c) => c.budgetId === b.id && c.threshold === t)?.crossedAt ?? null;
+    const crossedAt = (t: number) =>
+      crossings.find((c) => c.budgetId === b.id && c.threshold === t)?.crossedAt ?? null;
     return {
       ...b,
       progress: {

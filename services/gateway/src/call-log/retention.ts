@@ -22,7 +22,10 @@ export interface MaintenanceResult {
  *   before the shortest retention, each account's rows past its own plan's retention are
  *   deleted. The hourly rollups are never touched: reports keep the whole history.
  */
-export async function maintainCallLog(store: Pick<Store, 'partitions'>, now: Date): Promise<MaintenanceResult> {
+export async function maintainCallLog(
+  store: Pick<Store, 'partitions'>,
+  now: Date,
+): Promise<MaintenanceResult> {
   const p = store.partitions;
   const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   const ensured = [await p.ensureMonth(now), await p.ensureMonth(nextMonth)];
@@ -46,12 +49,16 @@ export async function maintainCallLog(store: Pick<Store, 'partitions'>, now: Dat
 }
 
 /** Runs `maintainCallLog` now and then every `intervalMs` (a day); returns the stop function. */
-export function scheduleCallLogMaintenance(store: Pick<Store, 'partitions'>, opts: { logger: Logger; clock: () => number; intervalMs?: number }): () => Promise<void> {
+export function scheduleCallLogMaintenance(
+  store: Pick<Store, 'partitions'>,
+  opts: { logger: Logger; clock: () => number; intervalMs?: number },
+): () => Promise<void> {
   let running: Promise<void> | null = null;
   const run = () =>
     (running ??= maintainCallLog(store, new Date(opts.clock()))
       .then((r) => {
-        if (r.dropped.length || r.deleted) opts.logger.info('call log retention applied', { dropped: r.dropped, deleted: r.deleted });
+        if (r.dropped.length || r.deleted)
+          opts.logger.info('call log retention applied', { dropped: r.dropped, deleted: r.deleted });
       })
       .catch((error) => opts.logger.warn('call log maintenance failed; retried at the next run', { error }))
       .finally(() => {

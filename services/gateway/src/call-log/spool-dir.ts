@@ -20,7 +20,9 @@ export async function lock(path: string): Promise<void> {
   }
   const owner = Number((await readFile(path, 'utf8').catch(() => '')).trim());
   if (owner && owner !== process.pid && alive(owner)) {
-    throw new Error(`the call spool ${path.replace(/\/lock$/, '')} is in use by process ${owner}; give each gateway its own KEYGATE_SPOOL_DIR`);
+    throw new Error(
+      `the call spool ${path.replace(/\/lock$/, '')} is in use by process ${owner}; give each gateway its own KEYGATE_SPOOL_DIR`,
+    );
   }
   await writeFile(path, String(process.pid));
 }

@@ -8,7 +8,8 @@ import { encodeLine } from './segment';
 import { Spool } from './spool';
 import { CallLogWriter } from './writer';
 
-const record = (i: number) => ({ id: `req_${i}`, accountId: 'acct_1', createdAt: new Date(1_700_000_000_000 + i) }) as CallRecord;
+const record = (i: number) =>
+  ({ id: `req_${i}`, accountId: 'acct_1', createdAt: new Date(1_700_000_000_000 + i) }) as CallRecord;
 
 class Sink {
   ids: string[] = [];
@@ -43,9 +44,17 @@ describe('Spool', () => {
   it('puts each record on disk within the sync interval, before PostgreSQL takes it', async () => {
     const sink = new Sink();
     sink.down = true;
-    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    const w = new CallLogWriter(sink, {
+      flushIntervalMs: 60_000,
+      spool: await Spool.open(spoolOpts()),
+      logger: silentLogger,
+    });
     for (let i = 0; i < 3; i++) w.enqueue(record(i));
-    await until(() => segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 4, 1000);
+    await until(
+      () =>
+        segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 4,
+      1000,
+    );
     const text = readFileSync(join(dir, segments()[0]!), 'utf8');
     expect(text).toBe([0, 1, 2].map((i) => encodeLine(record(i))).join(''));
     expect(w.status()).toMatchObject({ queued: 3, spoolSegments: 1, databaseUp: true });
@@ -55,9 +64,18 @@ describe('Spool', () => {
   it('deletes a segment once PostgreSQL has committed every record in it', async () => {
     const sink = new Sink();
     sink.down = true;
-    const w = new CallLogWriter(sink, { flushIntervalMs: 5, probeMs: 10, retryCapMs: 50, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    const w = new CallLogWriter(sink, {
+      flushIntervalMs: 5,
+      probeMs: 10,
+      retryCapMs: 50,
+      spool: await Spool.open(spoolOpts()),
+      logger: silentLogger,
+    });
     for (let i = 0; i < 50; i++) w.enqueue(record(i));
-    await until(() => segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 51);
+    await until(
+      () =>
+        segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').split('\n').length === 51,
+    );
     sink.down = false;
     await until(() => sink.ids.length === 50 && w.status().spoolBytes === 0 && segments().length === 0);
     expect(w.status()).toMatchObject({ queued: 0, spoolBytes: 0, spoolSegments: 0 });
@@ -65,9 +83,12 @@ describe('Spool', () => {
   });
 
   it('replays what an earlier run left, each call once, skipping a torn last line', async () => {
-    writeFileSync(join(dir, 'calls-000000000007.jsonl'), encodeLine(record(1)) + encodeLine(record(2)) + encodeLine(record(1)));
+    writeFileSync(
+      join(dir, 'calls-000000000007.jsonl'),
+      encodeLine(record(1)) + encodeLine(record(2)) + encodeLine(record(1)),
+    );
     appendFileSync(join(dir, 'calls-000000000007.jsonl'), encodeLine(record(3)).slice(0, 40));
-    writeFileSync(join(dir, 'calls-000000000008.jsonl'), encodeLine(record(4)) + 'deadbeef {"id":"req_9"}\n');
+    writeFileSync(join(dir, 'calls-000000000008.jsonl'), `${encodeLine(record(4))}deadbeef {"id":"req_9"}\n`);
     const logs: string[] = [];
     const spool = await Spool.open(spoolOpts({ logger: createLogger('warn', (l) => logs.push(l)) }));
     expect(spool.recovered.map((s) => s.seq)).toEqual([7, 8]);
@@ -89,7 +110,14 @@ describe('Spool', () => {
     const sink = new Sink();
     sink.down = true;
     const spool = await Spool.open(spoolOpts({ segmentBytes: 1024 }));
-    const w = new CallLogWriter(sink, { flushIntervalMs: 5, maxQueued: 20, probeMs: 10, retryCapMs: 50, spool, logger: silentLogger });
+    const w = new CallLogWriter(sink, {
+      flushIntervalMs: 5,
+      maxQueued: 20,
+      probeMs: 10,
+      retryCapMs: 50,
+      spool,
+      logger: silentLogger,
+    });
     for (let i = 0; i < 300; i++) w.enqueue(record(i));
     await spool.flush();
     expect(w.status().queued).toBeLessThanOrEqual(20);
@@ -105,12 +133,20 @@ describe('Spool', () => {
   it('a clean stop with the database down keeps everything for the next start', async () => {
     const sink = new Sink();
     sink.down = true;
-    const first = new CallLogWriter(sink, { flushIntervalMs: 5, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    const first = new CallLogWriter(sink, {
+      flushIntervalMs: 5,
+      spool: await Spool.open(spoolOpts()),
+      logger: silentLogger,
+    });
     for (let i = 0; i < 10; i++) first.enqueue(record(i));
     await first.close(50);
     expect(sink.ids).toEqual([]);
     const up = new Sink();
-    const second = new CallLogWriter(up, { flushIntervalMs: 5, spool: await Spool.open(spoolOpts()), logger: silentLogger });
+    const second = new CallLogWriter(up, {
+      flushIntervalMs: 5,
+      spool: await Spool.open(spoolOpts()),
+      logger: silentLogger,
+    });
     await until(() => up.ids.length === 10 && segments().length === 0);
     expect(up.ids.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `req_${i}`).sort());
     await second.close();
@@ -167,7 +203,12 @@ describe('CallLogWriter while the database is down', () => {
   it('retries as soon as the health probe sees the database again, not after a long backoff', async () => {
     const sink = new Sink();
     sink.down = true;
-    const w = new CallLogWriter(sink, { flushIntervalMs: 5, retryCapMs: 60_000, probeMs: 20, logger: silentLogger });
+    const w = new CallLogWriter(sink, {
+      flushIntervalMs: 5,
+      retryCapMs: 60_000,
+      probeMs: 20,
+      logger: silentLogger,
+    });
     w.enqueue(record(1));
     await until(() => w.databaseErrors >= 1);
     await new Promise((r) => setTimeout(r, 200));

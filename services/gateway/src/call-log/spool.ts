@@ -28,7 +28,11 @@ export class Segment {
   /** Its records are on disk only, to be read back when the writer gets to them. */
   spilled = false;
   handle: FileHandle | null = null;
-  constructor(readonly seq: number, readonly path: string, readonly createdAt: number) {}
+  constructor(
+    readonly seq: number,
+    readonly path: string,
+    readonly createdAt: number,
+  ) {}
 }
 
 export interface SpoolOptions {
@@ -85,7 +89,11 @@ export class Spool {
   skippedLines = 0;
 
   private constructor(opts: SpoolOptions, recovered: Segment[]) {
-    this.#opts = { segmentBytes: Math.max(64 * 1024, Math.min(4 << 20, Math.floor(opts.maxBytes / 8))), onUnspooled: undefined, ...opts };
+    this.#opts = {
+      segmentBytes: Math.max(64 * 1024, Math.min(4 << 20, Math.floor(opts.maxBytes / 8))),
+      onUnspooled: undefined,
+      ...opts,
+    };
     this.recovered = recovered;
     for (const seg of recovered) {
       this.#segments.set(seg.seq, seg);
@@ -123,15 +131,23 @@ export class Spool {
     if (this.#bytes + size > this.#opts.maxBytes) {
       if (!this.#full) {
         this.#full = true;
-        this.#opts.logger.error('call spool full: new call records are kept in memory only until PostgreSQL takes them', {
-          spoolBytes: this.#bytes, maxBytes: this.#opts.maxBytes, dir: this.#opts.dir,
-        });
+        this.#opts.logger.error(
+          'call spool full: new call records are kept in memory only until PostgreSQL takes them',
+          {
+            spoolBytes: this.#bytes,
+            maxBytes: this.#opts.maxBytes,
+            dir: this.#opts.dir,
+          },
+        );
       }
       return this.#refuse();
     }
     if (this.#full) {
       this.#full = false;
-      this.#opts.logger.warn('call spool has room again', { spoolBytes: this.#bytes, unspooled: this.unspooled });
+      this.#opts.logger.warn('call spool has room again', {
+        spoolBytes: this.#bytes,
+        unspooled: this.unspooled,
+      });
     }
     this.#error = null;
     let seg = this.#active;
@@ -156,7 +172,11 @@ export class Spool {
 
   #newSegment(): Segment {
     const seq = this.#nextSeq++;
-    const seg = new Segment(seq, join(this.#opts.dir, `calls-${String(seq).padStart(12, '0')}.jsonl`), Date.now());
+    const seg = new Segment(
+      seq,
+      join(this.#opts.dir, `calls-${String(seq).padStart(12, '0')}.jsonl`),
+      Date.now(),
+    );
     this.#segments.set(seq, seg);
     return seg;
   }
@@ -185,7 +205,10 @@ export class Spool {
     const { records, skipped } = decodeSegment(text);
     if (skipped) {
       this.skippedLines += skipped;
-      this.#opts.logger.warn('call spool: skipped lines that were torn or damaged', { segment: seg.path, skipped });
+      this.#opts.logger.warn('call spool: skipped lines that were torn or damaged', {
+        segment: seg.path,
+        skipped,
+      });
     }
     seg.spilled = false;
     seg.outstanding = records.length;
@@ -244,9 +267,17 @@ export class Spool {
     }
   }
 
-  async #failed(seg: Segment, group: Array<{ entry: SpoolEntry; size: number }>, err: unknown): Promise<void> {
+  async #failed(
+    seg: Segment,
+    group: Array<{ entry: SpoolEntry; size: number }>,
+    err: unknown,
+  ): Promise<void> {
     const code = (err as NodeJS.ErrnoException)?.code ?? 'EIO';
-    if (this.#error !== code) this.#opts.logger.error('call spool write failed: new call records are kept in memory only', { error: err, code });
+    if (this.#error !== code)
+      this.#opts.logger.error('call spool write failed: new call records are kept in memory only', {
+        error: err,
+        code,
+      });
     this.#error = code;
     this.#failedUntil = Date.now() + RETRY_AFTER_ERROR_MS;
     await seg.handle?.truncate(seg.written).catch(() => {});
@@ -289,7 +320,10 @@ export class Spool {
     }
     try {
       await handle?.close();
-      if (remove) await unlink(seg.path).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+      if (remove)
+        await unlink(seg.path).catch((err: NodeJS.ErrnoException) =>
+          err.code === 'ENOENT' ? undefined : Promise.reject(err),
+        );
     } catch (error) {
       this.#opts.logger.warn('call spool: could not close or delete a segment', { segment: seg.path, error });
     }
@@ -297,7 +331,8 @@ export class Spool {
 
   status(): SpoolStatus {
     let oldest: number | null = null;
-    for (const seg of this.#segments.values()) oldest = oldest === null ? seg.createdAt : Math.min(oldest, seg.createdAt);
+    for (const seg of this.#segments.values())
+      oldest = oldest === null ? seg.createdAt : Math.min(oldest, seg.createdAt);
     return {
       bytes: this.#bytes,
       segments: this.#segments.size,

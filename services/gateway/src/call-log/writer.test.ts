@@ -73,13 +73,25 @@ describe('CallLogWriter', () => {
     const bad = new Set(['req_3', 'req_8']);
     const inner = sink.insertBatch.bind(sink);
     sink.insertBatch = async (records: CallRecord[]) => {
-      if (records.some((r) => bad.has(r.id))) throw Object.assign(new Error('value out of range for type integer'), { code: '22003' });
+      if (records.some((r) => bad.has(r.id)))
+        throw Object.assign(new Error('value out of range for type integer'), { code: '22003' });
       return inner(records);
     };
     const w = new CallLogWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
     for (let i = 0; i < 12; i++) w.enqueue(record(i));
     await until(() => w.pending === 0);
-    expect(sink.ids.sort()).toEqual(['req_0', 'req_1', 'req_10', 'req_11', 'req_2', 'req_4', 'req_5', 'req_6', 'req_7', 'req_9']);
+    expect(sink.ids.sort()).toEqual([
+      'req_0',
+      'req_1',
+      'req_10',
+      'req_11',
+      'req_2',
+      'req_4',
+      'req_5',
+      'req_6',
+      'req_7',
+      'req_9',
+    ]);
     expect(w.rejected).toBe(2);
     expect(w.written).toBe(10);
   });
@@ -99,4 +111,3 @@ describe('CallLogWriter', () => {
     expect(w.rejected).toBe(0);
   });
 });
-

@@ -79,7 +79,14 @@ export class CallLogWriter {
   constructor(sink: CallSink, opts: WriterOptions) {
     this.#sink = sink;
     const { spool = null, ...rest } = opts;
-    this.#opts = { batchSize: 500, maxQueued: 100_000, retryCapMs: 2_000, probeMs: 250, statementTimeoutMs: 0, ...rest };
+    this.#opts = {
+      batchSize: 500,
+      maxQueued: 100_000,
+      retryCapMs: 2_000,
+      probeMs: 250,
+      statementTimeoutMs: 0,
+      ...rest,
+    };
     this.#spool = spool;
     if (spool) {
       spool.onUnspooled = (entries) => this.#keep(entries);
@@ -106,7 +113,8 @@ export class CallLogWriter {
     if (seg && this.#memoryFull()) this.#spill(seg);
     else this.#keep([entry]);
     if (this.#closed) return;
-    if (this.#queue.length - this.#head >= this.#opts.batchSize && !this.#flushing && this.#failures === 0) void this.flush();
+    if (this.#queue.length - this.#head >= this.#opts.batchSize && !this.#flushing && this.#failures === 0)
+      void this.flush();
     else this.#schedule(this.#opts.flushIntervalMs);
   }
 
@@ -120,7 +128,10 @@ export class CallLogWriter {
       if (entry.inMemory || entry.done) continue;
       if (this.#memoryFull() && !this.#spillNewest()) {
         this.dropped++;
-        if (this.dropped % 1000 === 1) this.#opts.logger.error('call log: no room in the spool or in memory; records lost', { dropped: this.dropped });
+        if (this.dropped % 1000 === 1)
+          this.#opts.logger.error('call log: no room in the spool or in memory; records lost', {
+            dropped: this.dropped,
+          });
         continue;
       }
       entry.inMemory = true;
@@ -211,7 +222,10 @@ export class CallLogWriter {
       this.#head = 0;
     }
     if (this.#failures > 0) {
-      this.#opts.logger.info('call log: database answering again; writing', { outageMs: Date.now() - this.#outageStart, failedWrites: this.#failures });
+      this.#opts.logger.info('call log: database answering again; writing', {
+        outageMs: Date.now() - this.#outageStart,
+        failedWrites: this.#failures,
+      });
       this.#failures = 0;
       if (this.#probe) clearInterval(this.#probe);
       this.#probe = null;
@@ -224,7 +238,10 @@ export class CallLogWriter {
       this.#outageStart = Date.now();
       this.#opts.logger.warn('call log write failed; will retry', { error: err, queued: this.pending });
     }
-    const delay = Math.min(this.#opts.retryCapMs, this.#opts.flushIntervalMs * 2 ** Math.min(this.#failures, 16));
+    const delay = Math.min(
+      this.#opts.retryCapMs,
+      this.#opts.flushIntervalMs * 2 ** Math.min(this.#failures, 16),
+    );
     this.#schedule(delay);
     if (this.#probe || !this.#sink.ping || this.#closed) return;
     let probing = false;
@@ -232,11 +249,14 @@ export class CallLogWriter {
       if (probing) return;
       probing = true;
       this.#sink.ping!()
-        .then(() => {
-          if (this.#timer) clearTimeout(this.#timer);
-          this.#timer = null;
-          void this.flush();
-        }, () => {})
+        .then(
+          () => {
+            if (this.#timer) clearTimeout(this.#timer);
+            this.#timer = null;
+            void this.flush();
+          },
+          () => {},
+        )
         .finally(() => (probing = false));
     }, this.#opts.probeMs);
     this.#probe.unref();
@@ -254,7 +274,10 @@ export class CallLogWriter {
       if (!isDataError(err)) throw err;
       if (batch.length === 1) {
         this.rejected++;
-        this.#opts.logger.error('call record refused by the database; set aside', { id: batch[0]!.id, error: err });
+        this.#opts.logger.error('call record refused by the database; set aside', {
+          id: batch[0]!.id,
+          error: err,
+        });
         return;
       }
       const half = Math.ceil(batch.length / 2);
@@ -296,8 +319,14 @@ export class CallLogWriter {
     }
     await this.#spool?.close();
     const unspooled = this.#queue.slice(this.#head).filter((e) => !e.seg).length;
-    if (unspooled > 0) this.#opts.logger.error('call records lost at shutdown: not in the spool and not written', { count: unspooled });
-    else if (this.pending > 0) this.#opts.logger.warn('call records left in the spool; written on the next start', { count: this.pending });
+    if (unspooled > 0)
+      this.#opts.logger.error('call records lost at shutdown: not in the spool and not written', {
+        count: unspooled,
+      });
+    else if (this.pending > 0)
+      this.#opts.logger.warn('call records left in the spool; written on the next start', {
+        count: this.pending,
+      });
   }
 }
 

@@ -1,18 +1,36 @@
 import { CliError, EXIT, type Json } from './backend';
-import { accountPath, moreNote, positiveInt, required, shortDate, str, type Command, type Values } from './command';
+import {
+  accountPath,
+  moreNote,
+  positiveInt,
+  required,
+  shortDate,
+  str,
+  type Command,
+  type Values,
+} from './command';
 import { details, table } from './output';
 
 function providerKeyFrom(values: Values): string | undefined {
   const envName = str(values['provider-key-env']);
   if (!envName) return undefined;
   const key = process.env[envName];
-  if (!key) throw new CliError(`--provider-key-env: $${envName} is not set (export the Anthropic key in it first).`, EXIT.usage);
+  if (!key)
+    throw new CliError(
+      `--provider-key-env: $${envName} is not set (export the Anthropic key in it first).`,
+      EXIT.usage,
+    );
   return key;
 }
 
 const accountRow = (a: Json) => ({
-  id: a.id, name: a.name, plan: typeof a.plan === 'object' ? a.plan.id : a.plan, status: a.status,
-  provider_key: a.provider_key_hint, trial_ends: shortDate(a.trial_ends_at)?.slice(0, 10), created: shortDate(a.created_at),
+  id: a.id,
+  name: a.name,
+  plan: typeof a.plan === 'object' ? a.plan.id : a.plan,
+  status: a.status,
+  provider_key: a.provider_key_hint,
+  trial_ends: shortDate(a.trial_ends_at)?.slice(0, 10),
+  created: shortDate(a.created_at),
 });
 
 /** suspend / reactivate: the same call on a different path. */
@@ -40,11 +58,18 @@ export const accountCommands: Record<string, Command> = {
 
 With --json the answer carries the admin key at .admin.key.key.`,
     options: {
-      name: { type: 'string' }, plan: { type: 'string' }, 'provider-key-env': { type: 'string' },
-      'admin-email': { type: 'string' }, 'admin-name': { type: 'string' }, 'trial-days': { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      'provider-key-env': { type: 'string' },
+      'admin-email': { type: 'string' },
+      'admin-name': { type: 'string' },
+      'trial-days': { type: 'string' },
     },
     async call(values, backend) {
-      const body: Json = { name: required(values, 'name', this.usage), plan: required(values, 'plan', this.usage) };
+      const body: Json = {
+        name: required(values, 'name', this.usage),
+        plan: required(values, 'plan', this.usage),
+      };
       const providerKey = providerKeyFrom(values);
       if (providerKey) body.provider_key = providerKey;
       if (str(values['admin-email'])) body.admin_email = str(values['admin-email']);
@@ -54,7 +79,8 @@ With --json the answer carries the admin key at .admin.key.key.`,
       const account = await backend.request('POST', '/accounts', { body });
       const { admin, ...shown } = account;
       let text = `Created account ${account.id} (via ${backend.via})\n${details(shown)}`;
-      if (admin) text += `\n\nAdmin member ${admin.member.id} (${admin.member.email})\nAdmin key ${admin.key.id} (shown once, store it now):\n  ${admin.key.key}`;
+      if (admin)
+        text += `\n\nAdmin member ${admin.member.id} (${admin.member.email})\nAdmin key ${admin.key.id} (shown once, store it now):\n  ${admin.key.key}`;
       return { json: account, text };
     },
   },
@@ -65,9 +91,16 @@ With --json the answer carries the admin key at .admin.key.key.`,
     options: { search: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
     async call(values, backend) {
       const page = await backend.request('GET', '/accounts', {
-        query: { search: str(values.search), status: str(values.status), limit: String(positiveInt(values, 'limit') ?? 100) },
+        query: {
+          search: str(values.search),
+          status: str(values.status),
+          limit: String(positiveInt(values, 'limit') ?? 100),
+        },
       });
-      return { json: page.data, text: table(page.data.map(accountRow)) + moreNote(page, 'raise --limit or narrow with --search') };
+      return {
+        json: page.data,
+        text: table(page.data.map(accountRow)) + moreNote(page, 'raise --limit or narrow with --search'),
+      };
     },
   },
 
@@ -77,12 +110,26 @@ With --json the answer carries the admin key at .admin.key.key.`,
     options: { account: { type: 'string' } },
     async call(values, backend) {
       const a = await backend.request('GET', accountPath(values, this.usage));
-      return { json: a, text: details({ ...accountRow(a), seats: `${a.seats.used}${a.seats.max ? ` of ${a.seats.max}` : ''}` }) };
+      return {
+        json: a,
+        text: details({
+          ...accountRow(a),
+          seats: `${a.seats.used}${a.seats.max ? ` of ${a.seats.max}` : ''}`,
+        }),
+      };
     },
   },
 
-  'account suspend': statusCommand('suspend', "Suspend an account: its keys get 403 at once", "Every key of the account is refused (403 permission_error) on every gateway within a second."),
-  'account reactivate': statusCommand('reactivate', 'Reactivate a suspended account', 'The account\'s keys work again at once.'),
+  'account suspend': statusCommand(
+    'suspend',
+    'Suspend an account: its keys get 403 at once',
+    'Every key of the account is refused (403 permission_error) on every gateway within a second.',
+  ),
+  'account reactivate': statusCommand(
+    'reactivate',
+    'Reactivate a suspended account',
+    "The account's keys work again at once.",
+  ),
 
   'account set-provider-key': {
     summary: "Set an account's Anthropic key (stored encrypted, never shown)",
@@ -94,7 +141,9 @@ Reads the key from $VAR so it never appears in the shell history or the process 
       const path = accountPath(values, this.usage);
       const providerKey = providerKeyFrom(values);
       if (!providerKey) throw new CliError(`--provider-key-env is required.\n\n${this.usage}`, EXIT.usage);
-      const a = await backend.request('POST', `${path}/provider_key`, { body: { provider_key: providerKey } });
+      const a = await backend.request('POST', `${path}/provider_key`, {
+        body: { provider_key: providerKey },
+      });
       return { json: a, text: `Provider key of ${a.id} set (${a.provider_key_hint}).` };
     },
   },
@@ -117,8 +166,11 @@ Reads the key from $VAR so it never appears in the shell history or the process 
     async call(_values, backend) {
       const { data } = await backend.request('GET', '/plans');
       const rows = data.map((p: Json) => ({
-        id: p.id, name: p.name, price: `${(p.price_cents / 100).toFixed(2)} ${p.currency}${p.per_seat ? ' per seat' : ''} per month`,
-        seats: p.max_seats ?? 'unlimited', trial_days: p.trial_days,
+        id: p.id,
+        name: p.name,
+        price: `${(p.price_cents / 100).toFixed(2)} ${p.currency}${p.per_seat ? ' per seat' : ''} per month`,
+        seats: p.max_seats ?? 'unlimited',
+        trial_days: p.trial_days,
       }));
       return { json: data, text: table(rows) };
     },

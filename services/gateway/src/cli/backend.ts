@@ -11,7 +11,11 @@ export type Query = Record<string, string | string[] | undefined>;
 /** What the CLI asks of Keygate: the operator API, over HTTP or in-process. */
 export interface Backend {
   readonly via: string;
-  request(method: 'GET' | 'POST' | 'DELETE', path: string, opts?: { body?: Json; query?: Query }): Promise<Json>;
+  request(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    opts?: { body?: Json; query?: Query },
+  ): Promise<Json>;
   close(): Promise<void>;
 }
 
@@ -32,7 +36,11 @@ export class CliError extends Error {
  */
 export async function openBackend(config: Config): Promise<Backend> {
   if (config.gatewayUrl) {
-    if (!config.operatorToken) throw new CliError('KEYGATE_URL is set: also set KEYGATE_OPERATOR_TOKEN to the gateway\'s operator token.', EXIT.usage);
+    if (!config.operatorToken)
+      throw new CliError(
+        "KEYGATE_URL is set: also set KEYGATE_OPERATOR_TOKEN to the gateway's operator token.",
+        EXIT.usage,
+      );
     const base = config.gatewayUrl;
     return client(`the gateway at ${base}`, overHttp(base), config.operatorToken, async () => {});
   }
@@ -53,14 +61,20 @@ function queryString(query: Query | undefined): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) params.append(Array.isArray(value) ? `${name}[]` : name, v);
+    for (const v of Array.isArray(value) ? value : [value])
+      params.append(Array.isArray(value) ? `${name}[]` : name, v);
   }
   const s = params.toString();
   return s ? `?${s}` : '';
 }
 
 /** One request to the operator API: its status and body. */
-export type Send = (method: string, path: string, headers: Record<string, string>, body: string | undefined) => Promise<{ status: number; text: string }>;
+export type Send = (
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+) => Promise<{ status: number; text: string }>;
 
 /**
  * A gateway's operator API over node:http (node:https for an https KEYGATE_URL). `fetch` would
@@ -98,8 +112,17 @@ function client(via: string, send: Send, token: string, close: () => Promise<voi
     async request(method, path, opts = {}) {
       let res: { status: number; text: string };
       try {
-        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'keygate-actor': 'cli' };
-        res = await send(method, path + queryString(opts.query), headers, opts.body ? JSON.stringify(opts.body) : undefined);
+        const headers = {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'keygate-actor': 'cli',
+        };
+        res = await send(
+          method,
+          path + queryString(opts.query),
+          headers,
+          opts.body ? JSON.stringify(opts.body) : undefined,
+        );
       } catch (err) {
         throw new CliError(`Cannot reach ${via}: ${(err as Error).message}. Is the gateway running?`);
       }

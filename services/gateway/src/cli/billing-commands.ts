@@ -6,7 +6,11 @@ const eur = (cents: number) => `${(cents / 100).toFixed(2)} EUR`;
 const day = (iso: string | null) => shortDate(iso)?.slice(0, 10) ?? '';
 
 const invoiceRow = (i: Json) => ({
-  id: i.id, number: i.number, period: `${day(i.period_start)} to ${day(i.period_end)}`, status: i.status, total: eur(i.total_cents),
+  id: i.id,
+  number: i.number,
+  period: `${day(i.period_start)} to ${day(i.period_end)}`,
+  status: i.status,
+  total: eur(i.total_cents),
 });
 
 export const billingCommands: Record<string, Command> = {
@@ -19,7 +23,9 @@ KEYGATE_PAYMENT_GRACE_DAYS), and the account's invoices up to DATE are marked pa
     options: { account: { type: 'string' }, until: { type: 'string' } },
     async call(values, backend) {
       const until = required(values, 'until', this.usage);
-      const s = await backend.request('POST', `${accountPath(values, this.usage)}/mark_paid`, { body: { until } });
+      const s = await backend.request('POST', `${accountPath(values, this.usage)}/mark_paid`, {
+        body: { until },
+      });
       return { json: s, text: `Account ${s.account_id} is ${s.state}, paid until ${day(s.paid_until)}.` };
     },
   },
@@ -31,9 +37,16 @@ KEYGATE_PAYMENT_GRACE_DAYS), and the account's invoices up to DATE are marked pa
     async call(values, backend) {
       const s = await backend.request('GET', `${accountPath(values, this.usage)}/billing/subscription`);
       const shown = {
-        state: s.state, calls_allowed: s.calls_allowed, plan: s.plan?.id, trial_ends: day(s.trial.ends_at), trial_days_left: s.trial.days_left,
-        seats: `${s.seats.members} member(s), ${s.seats.charged} charged`, period: s.current_period ? `${day(s.current_period.start)} to ${day(s.current_period.end)}` : '',
-        paid_until: day(s.paid_until), cancel_at_period_end: s.cancel_at_period_end, notice: s.banner?.message ?? '',
+        state: s.state,
+        calls_allowed: s.calls_allowed,
+        plan: s.plan?.id,
+        trial_ends: day(s.trial.ends_at),
+        trial_days_left: s.trial.days_left,
+        seats: `${s.seats.members} member(s), ${s.seats.charged} charged`,
+        period: s.current_period ? `${day(s.current_period.start)} to ${day(s.current_period.end)}` : '',
+        paid_until: day(s.paid_until),
+        cancel_at_period_end: s.cancel_at_period_end,
+        notice: s.banner?.message ?? '',
       };
       return { json: s, text: details(shown) };
     },
@@ -44,8 +57,15 @@ KEYGATE_PAYMENT_GRACE_DAYS), and the account's invoices up to DATE are marked pa
     usage: 'Usage: keygate invoice list --account ID [--limit N] [--json]',
     options: { account: { type: 'string' }, limit: { type: 'string' } },
     async call(values, backend) {
-      const page = await backend.request('GET', `${accountPath(values, this.usage)}/invoices`, { query: { limit: String(positiveInt(values, 'limit') ?? 100) } });
-      return { json: page.data, text: (page.data.length ? table(page.data.map(invoiceRow)) : 'No invoices yet.') + moreNote(page, 'raise --limit') };
+      const page = await backend.request('GET', `${accountPath(values, this.usage)}/invoices`, {
+        query: { limit: String(positiveInt(values, 'limit') ?? 100) },
+      });
+      return {
+        json: page.data,
+        text:
+          (page.data.length ? table(page.data.map(invoiceRow)) : 'No invoices yet.') +
+          moreNote(page, 'raise --limit'),
+      };
     },
   },
 
@@ -54,8 +74,18 @@ KEYGATE_PAYMENT_GRACE_DAYS), and the account's invoices up to DATE are marked pa
     usage: 'Usage: keygate invoice show --account ID --invoice ID [--json]',
     options: { account: { type: 'string' }, invoice: { type: 'string' } },
     async call(values, backend) {
-      const i = await backend.request('GET', `${accountPath(values, this.usage)}/invoices/${enc(required(values, 'invoice', this.usage))}`);
-      const lines = table(i.lines.map((l: Json) => ({ description: l.description, qty: l.quantity, days: l.days === null ? '' : `${l.days}/${l.period_days}`, amount: eur(l.amount_cents) })));
+      const i = await backend.request(
+        'GET',
+        `${accountPath(values, this.usage)}/invoices/${enc(required(values, 'invoice', this.usage))}`,
+      );
+      const lines = table(
+        i.lines.map((l: Json) => ({
+          description: l.description,
+          qty: l.quantity,
+          days: l.days === null ? '' : `${l.days}/${l.period_days}`,
+          amount: eur(l.amount_cents),
+        })),
+      );
       const text = `${details(invoiceRow(i))}\n\n${lines}\n\nsubtotal ${eur(i.subtotal_cents)}, tax ${eur(i.tax_cents)}, total ${eur(i.total_cents)}`;
       return { json: i, text };
     },
@@ -69,9 +99,18 @@ KEYGATE_PAYMENT_GRACE_DAYS), and the account's invoices up to DATE are marked pa
 
 Prices are EUR cents per seat (or per account on a plan that is not per seat) per month.`,
     options: {
-      plan: { type: 'string' }, name: { type: 'string' }, 'price-cents': { type: 'string' }, 'per-seat': { type: 'string' },
-      'min-seats': { type: 'string' }, 'max-seats': { type: 'string' }, 'trial-days': { type: 'string' }, rpm: { type: 'string' },
-      tpm: { type: 'string' }, 'spend-cap-cents': { type: 'string' }, 'retention-days': { type: 'string' }, features: { type: 'string' },
+      plan: { type: 'string' },
+      name: { type: 'string' },
+      'price-cents': { type: 'string' },
+      'per-seat': { type: 'string' },
+      'min-seats': { type: 'string' },
+      'max-seats': { type: 'string' },
+      'trial-days': { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      'spend-cap-cents': { type: 'string' },
+      'retention-days': { type: 'string' },
+      features: { type: 'string' },
       'stripe-price': { type: 'string' },
     },
     async call(values, backend) {
@@ -87,28 +126,45 @@ Prices are EUR cents per seat (or per account on a plan that is not per seat) pe
       num('trial-days', 'trial_days');
       num('retention-days', 'retention_days');
       if (str(values['per-seat'])) body.per_seat = str(values['per-seat']) === 'yes';
-      if (str(values['max-seats'])) body.max_seats = str(values['max-seats']) === 'none' ? null : positiveInt(values, 'max-seats');
+      if (str(values['max-seats']))
+        body.max_seats = str(values['max-seats']) === 'none' ? null : positiveInt(values, 'max-seats');
       const limits: Json = {};
-      for (const [flag, field] of [['rpm', 'requests_per_minute'], ['tpm', 'tokens_per_minute'], ['spend-cap-cents', 'monthly_spend_cap_cents']] as const) {
+      for (const [flag, field] of [
+        ['rpm', 'requests_per_minute'],
+        ['tpm', 'tokens_per_minute'],
+        ['spend-cap-cents', 'monthly_spend_cap_cents'],
+      ] as const) {
         const n = positiveInt(values, flag);
         if (n !== undefined) limits[field] = n;
       }
       if (Object.keys(limits).length) body.default_limits = limits;
-      if (str(values.features) !== undefined) body.features = str(values.features)!.split(',').map((f) => f.trim()).filter(Boolean);
+      if (str(values.features) !== undefined)
+        body.features = str(values.features)!
+          .split(',')
+          .map((f) => f.trim())
+          .filter(Boolean);
       if (str(values['stripe-price'])) body.stripe_price_id = str(values['stripe-price']);
-      if (Object.keys(body).length === 0) throw new CliError(`Nothing to change.\n\n${this.usage}`, EXIT.usage);
+      if (Object.keys(body).length === 0)
+        throw new CliError(`Nothing to change.\n\n${this.usage}`, EXIT.usage);
       const p = await backend.request('POST', `/plans/${enc(id)}`, { body });
-      return { json: p, text: `Plan ${p.id}: ${eur(p.price_cents)}${p.per_seat ? ' per seat' : ''} per month, ${p.trial_days}-day trial, seats ${p.min_seats} to ${p.max_seats ?? 'unlimited'}.` };
+      return {
+        json: p,
+        text: `Plan ${p.id}: ${eur(p.price_cents)}${p.per_seat ? ' per seat' : ''} per month, ${p.trial_days}-day trial, seats ${p.min_seats} to ${p.max_seats ?? 'unlimited'}.`,
+      };
     },
   },
 
   'billing clock': {
-    summary: 'Run the billing clock now (trial ends, grace periods, invoices); gateways also run it on a timer',
+    summary:
+      'Run the billing clock now (trial ends, grace periods, invoices); gateways also run it on a timer',
     usage: 'Usage: keygate billing clock [--json]',
     options: {},
     async call(_values, backend) {
       const r = await backend.request('POST', '/billing/clock');
-      return { json: r, text: `${r.transitions} transition(s), ${r.notices} notice(s), ${r.invoices} invoice(s).` };
+      return {
+        json: r,
+        text: `${r.transitions} transition(s), ${r.notices} notice(s), ${r.invoices} invoice(s).`,
+      };
     },
   },
 };

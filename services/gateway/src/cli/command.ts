@@ -28,7 +28,8 @@ export function positiveInt(values: Values, name: string): number | undefined {
   const v = str(values[name]);
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new CliError(`--${name}: expected a whole number, got '${v}'.`, EXIT.usage);
+  if (!Number.isInteger(n) || n < 0)
+    throw new CliError(`--${name}: expected a whole number, got '${v}'.`, EXIT.usage);
   return n;
 }
 
@@ -44,4 +45,5 @@ export function moreNote(page: { has_more?: boolean }, hint: string): string {
   return page.has_more ? `\n(more results: ${hint})` : '';
 }
 
-export const shortDate = (iso: unknown) => (typeof iso === 'string' ? iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : null);
+export const shortDate = (iso: unknown) =>
+  typeof iso === 'string' ? iso.replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : null;

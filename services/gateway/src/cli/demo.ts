@@ -16,35 +16,71 @@ import { table } from './output';
 const base = loadConfig();
 const providerKey = 'sk-ant-demo-provider-key-0000';
 const emulator = await startEmulator({ port: 0, apiKey: providerKey });
-const config = { ...base, port: 0, upstreamUrl: emulator.url, dataDir: join(base.dataDir, 'demo'), flushIntervalMs: 20 };
+const config = {
+  ...base,
+  port: 0,
+  upstreamUrl: emulator.url,
+  dataDir: join(base.dataDir, 'demo'),
+  flushIntervalMs: 20,
+};
 const gateway = await startGateway(config, { logger: createLogger('warn') });
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 try {
   say(`emulator (stand-in provider): ${emulator.url}`);
   say(`gateway:                      ${gateway.url}  (embedded database in ${config.dataDir})\n`);
-  const deps = { store: gateway.store, box: new SecretBox((await import('../lib/data-dir')).persistentSecret(config.dataDir, 'secret')), clock: Date.now };
-  const { account } = await createAccount(deps, { name: 'Demo team', plan: 'team', providerKey, adminEmail: 'lead@example.com' });
-  const { secret: appKey, key } = await createKey(deps, { accountId: account.id, kind: 'live', app: 'demo-app', environment: 'dev' });
+  const deps = {
+    store: gateway.store,
+    box: new SecretBox((await import('../lib/data-dir')).persistentSecret(config.dataDir, 'secret')),
+    clock: Date.now,
+  };
+  const { account } = await createAccount(deps, {
+    name: 'Demo team',
+    plan: 'team',
+    providerKey,
+    adminEmail: 'lead@example.com',
+  });
+  const { secret: appKey, key } = await createKey(deps, {
+    accountId: account.id,
+    kind: 'live',
+    app: 'demo-app',
+    environment: 'dev',
+  });
   say(`account ${account.id} (team plan, trial until ${account.trialEndsAt?.toISOString().slice(0, 10)})`);
   say(`app key ${key.id}: ${key.hint}\n`);
 
   const client = new Anthropic({ baseURL: gateway.url, authToken: appKey, apiKey: null });
   const model = 'claude-opus-4-5';
 
-  const created = await client.messages.create({ model, max_tokens: 200, messages: [{ role: 'user', content: 'Say hello through Keygate.' }] });
+  const created = await client.messages.create({
+    model,
+    max_tokens: 200,
+    messages: [{ role: 'user', content: 'Say hello through Keygate.' }],
+  });
   say(`messages.create  → ${JSON.stringify(created.usage)}`);
 
-  const streamed = await client.messages.stream({ model, max_tokens: 200, messages: [{ role: 'user', content: 'Stream a short poem.' }] }).finalMessage();
+  const streamed = await client.messages
+    .stream({ model, max_tokens: 200, messages: [{ role: 'user', content: 'Stream a short poem.' }] })
+    .finalMessage();
   say(`messages.stream  → ${JSON.stringify(streamed.usage)}`);
 
-  const tools: Anthropic.Tool[] = [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+  const tools: Anthropic.Tool[] = [
+    {
+      name: 'get_weather',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  ];
   const group = { headers: { 'keygate-group-id': 'demo-tool-loop' } };
-  const ask = await client.messages.create({ model, max_tokens: 200, tools, messages: [{ role: 'user', content: 'Weather in Lyon?' }] }, group);
+  const ask = await client.messages.create(
+    { model, max_tokens: 200, tools, messages: [{ role: 'user', content: 'Weather in Lyon?' }] },
+    group,
+  );
   const use = ask.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
   const answer = await client.messages.create(
     {
-      model, max_tokens: 200, tools,
+      model,
+      max_tokens: 200,
+      tools,
       messages: [
         { role: 'user', content: 'Weather in Lyon?' },
         { role: 'assistant', content: ask.content },
@@ -57,8 +93,17 @@ try {
 
   const pdf = Buffer.from(await makeTestPdf({ pages: 4 })).toString('base64');
   const summary = await client.messages.create({
-    model, max_tokens: 300,
-    messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'Summarize as bullets.' }] }],
+    model,
+    max_tokens: 300,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+          { type: 'text', text: 'Summarize as bullets.' },
+        ],
+      },
+    ],
   });
   say(`4-page PDF       → ${JSON.stringify(summary.usage)}\n`);
 

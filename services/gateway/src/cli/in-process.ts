@@ -17,8 +17,18 @@ export async function inProcessApi(config: Config) {
   ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
-  const app = operatorRoutes({ store: rt.store, box: rt.box, clock: Date.now, operatorToken: token, trialDays: config.trialDays, logger, billing: plainBilling(rt.store, Date.now, config.paymentGraceDays) });
-  const via = config.databaseUrl ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `the embedded database in ${config.dataDir}`;
+  const app = operatorRoutes({
+    store: rt.store,
+    box: rt.box,
+    clock: Date.now,
+    operatorToken: token,
+    trialDays: config.trialDays,
+    logger,
+    billing: plainBilling(rt.store, Date.now, config.paymentGraceDays),
+  });
+  const via = config.databaseUrl
+    ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}`
+    : `the embedded database in ${config.dataDir}`;
   const send: Send = async (method, path, headers, body) => {
     const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
     return { status: res.status, text: await res.text() };

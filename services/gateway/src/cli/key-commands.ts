@@ -1,11 +1,29 @@
 import { CliError, EXIT, type Json } from './backend';
-import { accountPath, enc, moreNote, positiveInt, required, shortDate, str, type Command, type Values } from './command';
+import {
+  accountPath,
+  enc,
+  moreNote,
+  positiveInt,
+  required,
+  shortDate,
+  str,
+  type Command,
+  type Values,
+} from './command';
 import { findKey, memberOption } from './lookup';
 import { details, table } from './output';
 
 const keyRow = (k: Json) => ({
-  id: k.id, name: k.name, kind: k.kind, status: k.status, hint: k.partial_key_hint, member: k.member_id,
-  app: k.app, env: k.environment, last_used: shortDate(k.last_used_at), expires: shortDate(k.expires_at),
+  id: k.id,
+  name: k.name,
+  kind: k.kind,
+  status: k.status,
+  hint: k.partial_key_hint,
+  member: k.member_id,
+  app: k.app,
+  env: k.environment,
+  last_used: shortDate(k.last_used_at),
+  expires: shortDate(k.expires_at),
 });
 
 function limitsFrom(values: Values): Json | undefined {
@@ -17,7 +35,8 @@ function limitsFrom(values: Values): Json | undefined {
   const cap = str(values['monthly-cap-usd']);
   if (cap !== undefined) {
     const dollars = Number(cap);
-    if (!Number.isFinite(dollars) || dollars < 0) throw new CliError(`--monthly-cap-usd: expected an amount in US dollars, got '${cap}'.`, EXIT.usage);
+    if (!Number.isFinite(dollars) || dollars < 0)
+      throw new CliError(`--monthly-cap-usd: expected an amount in US dollars, got '${cap}'.`, EXIT.usage);
     limits.monthly_spend_cap_cents = Math.round(dollars * 100);
   }
   return Object.keys(limits).length ? limits : undefined;
@@ -37,9 +56,17 @@ export const keyCommands: Record<string, Command> = {
 
 The secret is printed once (with --json at .key); only its hash is stored.`,
     options: {
-      account: { type: 'string' }, member: { type: 'string' }, app: { type: 'string' }, env: { type: 'string' },
-      name: { type: 'string' }, test: { type: 'boolean' }, admin: { type: 'boolean' }, expires: { type: 'string' },
-      rpm: { type: 'string' }, tpm: { type: 'string' }, 'monthly-cap-usd': { type: 'string' },
+      account: { type: 'string' },
+      member: { type: 'string' },
+      app: { type: 'string' },
+      env: { type: 'string' },
+      name: { type: 'string' },
+      test: { type: 'boolean' },
+      admin: { type: 'boolean' },
+      expires: { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      'monthly-cap-usd': { type: 'string' },
     },
     async call(values, backend) {
       const path = accountPath(values, this.usage);
@@ -47,14 +74,22 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
       const body: Json = { kind: values.admin ? 'admin' : values.test ? 'test' : 'live' };
       const member = await memberOption(backend, path, values);
       if (member) body.member_id = member;
-      for (const [flag, field] of [['app', 'app'], ['env', 'environment'], ['name', 'name'], ['expires', 'expires_at']] as const) {
+      for (const [flag, field] of [
+        ['app', 'app'],
+        ['env', 'environment'],
+        ['name', 'name'],
+        ['expires', 'expires_at'],
+      ] as const) {
         if (str(values[flag])) body[field] = str(values[flag]);
       }
       const limits = limitsFrom(values);
       if (limits) body.limits = limits;
       const key = await backend.request('POST', `${path}/api_keys`, { body });
       const { key: secret, ...shown } = key;
-      return { json: key, text: `Created key ${key.id}\n${details(shown)}\n\nSecret (shown once, store it now):\n  ${secret}` };
+      return {
+        json: key,
+        text: `Created key ${key.id}\n${details(shown)}\n\nSecret (shown once, store it now):\n  ${secret}`,
+      };
     },
   },
 
@@ -63,18 +98,28 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
     usage: `Usage: keygate key list --account ID [--status active|inactive|archived] [--member USER_ID|EMAIL]
                         [--app APP] [--env ENV] [--limit N] [--json]`,
     options: {
-      account: { type: 'string' }, status: { type: 'string' }, member: { type: 'string' }, app: { type: 'string' },
-      env: { type: 'string' }, limit: { type: 'string' },
+      account: { type: 'string' },
+      status: { type: 'string' },
+      member: { type: 'string' },
+      app: { type: 'string' },
+      env: { type: 'string' },
+      limit: { type: 'string' },
     },
     async call(values, backend) {
       const path = accountPath(values, this.usage);
       const page = await backend.request('GET', `${path}/api_keys`, {
         query: {
-          status: str(values.status), member_id: await memberOption(backend, path, values), app: str(values.app), environment: str(values.env),
+          status: str(values.status),
+          member_id: await memberOption(backend, path, values),
+          app: str(values.app),
+          environment: str(values.env),
           limit: String(positiveInt(values, 'limit') ?? 100),
         },
       });
-      return { json: page.data, text: table(page.data.map(keyRow)) + moreNote(page, 'raise --limit or filter') };
+      return {
+        json: page.data,
+        text: table(page.data.map(keyRow)) + moreNote(page, 'raise --limit or filter'),
+      };
     },
   },
 
@@ -112,9 +157,15 @@ A key that was already revoked is left as it is: exit code 3.`,
       const id = required(values, 'key', this.usage);
       const found = await findKey(backend, id, str(values.account));
       if (found.key.status === 'archived') {
-        return { json: found.key, text: `Key ${id} (${found.key.partial_key_hint}) was already revoked; nothing changed.`, exitCode: EXIT.unchanged };
+        return {
+          json: found.key,
+          text: `Key ${id} (${found.key.partial_key_hint}) was already revoked; nothing changed.`,
+          exitCode: EXIT.unchanged,
+        };
       }
-      const key = await backend.request('POST', `${found.accountPath}/api_keys/${enc(id)}`, { body: { status: 'archived' } });
+      const key = await backend.request('POST', `${found.accountPath}/api_keys/${enc(id)}`, {
+        body: { status: 'archived' },
+      });
       return { json: key, text: `Revoked key ${key.id} (${key.partial_key_hint}).\n${details(keyRow(key))}` };
     },
   },

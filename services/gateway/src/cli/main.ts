@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from '../config';
 import { CliError, EXIT, openBackend, type Backend } from './backend';
 import { commands, type Command } from './commands';
 
-const list = (names: string[]) => names.map((name) => `  ${name.padEnd(26)} ${commands[name]!.summary}`).join('\n');
+const list = (names: string[]) =>
+  names.map((name) => `  ${name.padEnd(26)} ${commands[name]!.summary}`).join('\n');
 
 const USAGE = `keygate: the application-key gateway for Anthropic's Messages API
 
@@ -27,7 +28,9 @@ Exit codes:
 
 function groupHelp(group: string): string | null {
   const names = Object.keys(commands).filter((n) => n.startsWith(`${group} `));
-  return names.length ? `Usage: keygate ${group} <${names.map((n) => n.split(' ')[1]).join('|')}> [options]\n\n${list(names)}` : null;
+  return names.length
+    ? `Usage: keygate ${group} <${names.map((n) => n.split(' ')[1]).join('|')}> [options]\n\n${list(names)}`
+    : null;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -47,12 +50,18 @@ export async function main(argv: string[]): Promise<number> {
   const rest = argv.slice(argv.indexOf(name.split(' ').at(-1)!) + 1);
   let values: Record<string, string | boolean | undefined>;
   try {
-    const options = { ...command.options, help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } } as ParseArgsConfig['options'];
+    const options = {
+      ...command.options,
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+    } as ParseArgsConfig['options'];
     const parsed = parseArgs({ args: rest, options, strict: true, allowPositionals: !!command.positional });
     values = parsed.values as typeof values;
-    if (parsed.positionals.length > 1) throw new Error(`one ${command.positional} only, got: ${parsed.positionals.join(' ')}`);
+    if (parsed.positionals.length > 1)
+      throw new Error(`one ${command.positional} only, got: ${parsed.positionals.join(' ')}`);
     if (command.positional && parsed.positionals[0] !== undefined) {
-      if (values[command.positional] !== undefined) throw new Error(`give the ${command.positional} once, as an argument or as --${command.positional}`);
+      if (values[command.positional] !== undefined)
+        throw new Error(`give the ${command.positional} once, as an argument or as --${command.positional}`);
       values[command.positional] = parsed.positionals[0];
     }
   } catch (err) {

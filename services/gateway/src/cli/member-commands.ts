@@ -3,7 +3,14 @@ import { accountPath, enc, moreNote, positiveInt, required, shortDate, str, type
 import { memberId } from './lookup';
 import { details, table } from './output';
 
-const memberRow = (m: Json) => ({ id: m.id, email: m.email, name: m.name, role: m.role, status: m.status, added: shortDate(m.added_at) });
+const memberRow = (m: Json) => ({
+  id: m.id,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  status: m.status,
+  added: shortDate(m.added_at),
+});
 
 export const memberCommands: Record<string, Command> = {
   'member add': {
@@ -11,10 +18,18 @@ export const memberCommands: Record<string, Command> = {
     usage: `Usage: keygate member add --account ID --email EMAIL [--name NAME] [--role developer|admin] [--json]
 
 Team and scale plans bill per seat; the solo plan has one.`,
-    options: { account: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' } },
+    options: {
+      account: { type: 'string' },
+      email: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string' },
+    },
     async call(values, backend) {
       const path = accountPath(values, this.usage);
-      const body: Json = { email: required(values, 'email', this.usage), role: str(values.role) ?? 'developer' };
+      const body: Json = {
+        email: required(values, 'email', this.usage),
+        role: str(values.role) ?? 'developer',
+      };
       if (str(values.name)) body.name = str(values.name);
       const m = await backend.request('POST', `${path}/users`, { body });
       return { json: m, text: `Added member ${m.id}\n${details(memberRow(m))}` };
@@ -23,7 +38,8 @@ Team and scale plans bill per seat; the solo plan has one.`,
 
   'member list': {
     summary: "List an account's members",
-    usage: 'Usage: keygate member list --account ID [--all] [--limit N] [--json]\n\n  --all  include removed members',
+    usage:
+      'Usage: keygate member list --account ID [--all] [--limit N] [--json]\n\n  --all  include removed members',
     options: { account: { type: 'string' }, all: { type: 'boolean' }, limit: { type: 'string' } },
     async call(values, backend) {
       const path = accountPath(values, this.usage);

@@ -14,14 +14,19 @@ then writes the queued call log and exits 0.`,
       // The server is loaded by the command that runs it, so the other commands start light;
       // the database starts meanwhile (PostgreSQL in its processes, node loading in this one).
       const opening = (await import('../runtime')).openGatewayDatabase(config);
-      const [{ createLogger }, { startGateway }] = await Promise.all([import('../lib/logger'), import('../server')]);
+      const [{ createLogger }, { startGateway }] = await Promise.all([
+        import('../lib/logger'),
+        import('../server'),
+      ]);
       const logger = createLogger(config.logLevel);
       const gateway = await startGateway(config, { logger, opening }).catch((err) => {
         throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
       });
       logger.info('keygate listening', {
         url: gateway.url,
-        database: config.databaseUrl ? `postgresql${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}` : `embedded (${config.dataDir})`,
+        database: config.databaseUrl
+          ? `postgresql${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}`
+          : `embedded (${config.dataDir})`,
         upstream: config.upstreamUrl,
         limits: gateway.limits.shared,
       });
@@ -45,17 +50,21 @@ the embedded PostgreSQL, then renames pgdata aside. Run it with no gateway runni
 PGlite package once (the command says how to add it when it is missing).`,
     options: {},
     async run(_values, config) {
-      if (config.databaseUrl) throw new CliError('migrate-data-dir converts the embedded database: unset DATABASE_URL', 2);
+      if (config.databaseUrl)
+        throw new CliError('migrate-data-dir converts the embedded database: unset DATABASE_URL', 2);
       const { convertLegacyDataDir } = await import('../store/legacy-pglite');
-      return convertLegacyDataDir(config.dataDir, (line) => process.stdout.write(`${line}\n`)).catch((err) => {
-        throw err instanceof StartupError ? new CliError(err.message) : err;
-      });
+      return convertLegacyDataDir(config.dataDir, (line) => process.stdout.write(`${line}\n`)).catch(
+        (err) => {
+          throw err instanceof StartupError ? new CliError(err.message) : err;
+        },
+      );
     },
   },
 
   migrate: {
     summary: 'Apply database migrations and exit',
-    usage: 'Usage: keygate migrate\n\nApplies the migrations not applied yet (each in its own transaction) and prints them.',
+    usage:
+      'Usage: keygate migrate\n\nApplies the migrations not applied yet (each in its own transaction) and prints them.',
     options: {},
     async run(_values, config) {
       const [{ openRuntime }, { migrate }] = await Promise.all([import('../runtime'), import('../store')]);

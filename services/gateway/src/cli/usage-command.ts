@@ -14,13 +14,20 @@ function dimensions(value: string | undefined, account: string | undefined, usag
   const bad = by.find((d) => !(allowed as string[]).includes(d));
   if (bad !== undefined || by.length > 2 || new Set(by).size !== by.length) {
     const hint = account ? '' : ' (key, member, group, app and environment need --account)';
-    throw new CliError(`--by: expected one or two of ${allowed.join(', ')}, comma-separated${hint}; got '${value}'.\n\n${usage}`, EXIT.usage);
+    throw new CliError(
+      `--by: expected one or two of ${allowed.join(', ')}, comma-separated${hint}; got '${value}'.\n\n${usage}`,
+      EXIT.usage,
+    );
   }
   return by as Dimension[];
 }
 
 const humanRow = (by: Dimension[], r: UsageRow) => ({
-  ...Object.fromEntries(by.flatMap((d) => [DIMENSIONS[d].field, DIMENSIONS[d].label].filter((c) => c !== null).map((c) => [c, r[c!]]))),
+  ...Object.fromEntries(
+    by.flatMap((d) =>
+      [DIMENSIONS[d].field, DIMENSIONS[d].label].filter((c) => c !== null).map((c) => [c, r[c!]]),
+    ),
+  ),
   requests: r.requests,
   live: r.live_requests,
   test: r.test_requests,
@@ -35,7 +42,8 @@ const humanRow = (by: Dimension[], r: UsageRow) => ({
 });
 
 /** The API's messages name its query fields; the user typed the CLI's flags. */
-const inFlags = (message: string) => message.replace(/\bstarting_at\b/g, '--since').replace(/\bending_at\b/g, '--until');
+const inFlags = (message: string) =>
+  message.replace(/\bstarting_at\b/g, '--since').replace(/\bending_at\b/g, '--until');
 
 export const usageCommand: Command = {
   summary: 'Usage and cost by one or two of key, member, day, model, group, app, environment',
@@ -54,7 +62,12 @@ emulator), errors (the calls among them that ended in an error), error_rate (err
 the provider's token counts, and cost_usd: estimated at list prices, live keys only.
 With --json: an array of rows with the provider's usage-report field names (uncached_input_tokens,
 cache_creation.ephemeral_5m_input_tokens, …), requests, errors, live_requests, test_requests, cost_usd.`,
-  options: { account: { type: 'string' }, by: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } },
+  options: {
+    account: { type: 'string' },
+    by: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+  },
   async call(values, backend) {
     const account = str(values.account);
     const by = dimensions(str(values.by), account, this.usage);
@@ -63,7 +76,10 @@ cache_creation.ephemeral_5m_input_tokens, …), requests, errors, live_requests,
     let rows: UsageRow[];
     try {
       accounts = account
-        ? [await backend.request('GET', `/accounts/${enc(account)}`)].map((a: Json) => ({ id: a.id, name: a.name }))
+        ? [await backend.request('GET', `/accounts/${enc(account)}`)].map((a: Json) => ({
+            id: a.id,
+            name: a.name,
+          }))
         : (await listAll(backend, '/accounts')).map((a) => ({ id: a.id, name: a.name }));
       rows = await usageRows(backend, accounts, by, range);
     } catch (err) {
@@ -73,6 +89,9 @@ cache_creation.ephemeral_5m_input_tokens, …), requests, errors, live_requests,
     const span = `${range.from.toISOString()} to ${range.to?.toISOString() ?? 'now'}`;
     const title = `Usage ${account ? `of ${account}` : 'of all accounts'} by ${by.join(' and ')}, ${span}`;
     const total = rows.reduce((sum, r) => sum + r.cost_usd, 0);
-    return { json: rows, text: `${title}\n${table(rows.map((r) => humanRow(by, r)))}\n\nEstimated cost (live keys): ${total.toFixed(4)} USD` };
+    return {
+      json: rows,
+      text: `${title}\n${table(rows.map((r) => humanRow(by, r)))}\n\nEstimated cost (live keys): ${total.toFixed(4)} USD`,
+    };
   },
 };

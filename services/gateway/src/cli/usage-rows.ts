@@ -41,9 +41,18 @@ interface Range {
  * One account's usage report (day buckets when the range is whole days, else hours), every
  * page, grouped by the dimensions asked plus model (for the price) and key (live or test).
  */
-async function reportResults(backend: Backend, accountPath: string, by: Dimension[], range: Range): Promise<Json[]> {
+async function reportResults(
+  backend: Backend,
+  accountPath: string,
+  by: Dimension[],
+  range: Range,
+): Promise<Json[]> {
   const wholeDays = isMidnight(range.from) && (range.to === null || isMidnight(range.to));
-  const groupBy = new Set(['model', 'api_key_id', ...by.filter((d) => d !== 'day' && d !== 'account').map((d) => DIMENSIONS[d].field)]);
+  const groupBy = new Set([
+    'model',
+    'api_key_id',
+    ...by.filter((d) => d !== 'day' && d !== 'account').map((d) => DIMENSIONS[d].field),
+  ]);
   const query = {
     starting_at: range.from.toISOString(),
     ending_at: range.to?.toISOString(),
@@ -54,8 +63,11 @@ async function reportResults(backend: Backend, accountPath: string, by: Dimensio
   const results: Json[] = [];
   let page: string | undefined;
   do {
-    const report = await backend.request('GET', `${accountPath}/usage_report/messages`, { query: { ...query, page } });
-    for (const bucket of report.data) for (const r of bucket.results) results.push({ ...r, day: bucket.starting_at.slice(0, 10) });
+    const report = await backend.request('GET', `${accountPath}/usage_report/messages`, {
+      query: { ...query, page },
+    });
+    for (const bucket of report.data)
+      for (const r of bucket.results) results.push({ ...r, day: bucket.starting_at.slice(0, 10) });
     page = report.has_more ? report.next_page : undefined;
   } while (page);
   return results;
@@ -63,9 +75,16 @@ async function reportResults(backend: Backend, accountPath: string, by: Dimensio
 
 function emptyRow(): UsageRow {
   return {
-    requests: 0, errors: 0, live_requests: 0, test_requests: 0, uncached_input_tokens: 0,
+    requests: 0,
+    errors: 0,
+    live_requests: 0,
+    test_requests: 0,
+    uncached_input_tokens: 0,
     cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
-    cache_read_input_tokens: 0, output_tokens: 0, server_tool_use: { web_search_requests: 0 }, cost_usd: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: 0,
+    server_tool_use: { web_search_requests: 0 },
+    cost_usd: 0,
   };
 }
 
@@ -92,7 +111,12 @@ function add(row: UsageRow, r: Json, test: boolean): void {
 }
 
 /** Rows of one or two dimensions, summed from the accounts' usage reports. */
-export async function usageRows(backend: Backend, accounts: { id: string; name: string }[], by: Dimension[], range: Range): Promise<UsageRow[]> {
+export async function usageRows(
+  backend: Backend,
+  accounts: { id: string; name: string }[],
+  by: Dimension[],
+  range: Range,
+): Promise<UsageRow[]> {
   const rows = new Map<string, UsageRow>();
   for (const account of accounts) {
     const path = `/accounts/${encodeURIComponent(account.id)}`;
@@ -125,6 +149,11 @@ export async function usageRows(backend: Backend, accounts: { id: string; name: 
       add(row, r, keyById.get(r.api_key_id)?.kind === 'test');
     }
   }
-  const out: UsageRow[] = [...rows.values()].map((row) => ({ ...row, cost_usd: Math.round(row.cost_usd * 1e6) / 1e6 }));
-  return out.sort((a, b) => String(a.day ?? '').localeCompare(String(b.day ?? '')) || b.requests - a.requests);
+  const out: UsageRow[] = [...rows.values()].map((row) => ({
+    ...row,
+    cost_usd: Math.round(row.cost_usd * 1e6) / 1e6,
+  }));
+  return out.sort(
+    (a, b) => String(a.day ?? '').localeCompare(String(b.day ?? '')) || b.requests - a.requests,
+  );
 }

@@ -1,7 +1,8 @@
 import { CliError, EXIT } from './backend';
 
 const DAY = 86_400_000;
-const HELP = 'today, yesterday, Nd (N days ago), Nh (N hours ago), a date (2026-11-01) or an RFC 3339 timestamp';
+const HELP =
+  'today, yesterday, Nd (N days ago), Nh (N hours ago), a date (2026-11-01) or an RFC 3339 timestamp';
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
 const midnight = (t: number) => Math.floor(t / DAY) * DAY;
@@ -30,12 +31,21 @@ export function parseWhen(flag: 'since' | 'until', value: string, now: number): 
 }
 
 /** The range of a report: --since (default: the start of this month, UTC) to --until (default: now). */
-export function parseRange(since: string | undefined, until: string | undefined, now: number): { from: Date; to: Date | null } {
+export function parseRange(
+  since: string | undefined,
+  until: string | undefined,
+  now: number,
+): { from: Date; to: Date | null } {
   const d = new Date(now);
-  const from = since ? parseWhen('since', since, now) : new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+  const from = since
+    ? parseWhen('since', since, now)
+    : new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
   const to = until ? parseWhen('until', until, now) : null;
   if ((to ?? new Date(now)) <= from) {
-    throw new CliError(`--until must be after --since (the range is ${from.toISOString()} to ${(to ?? new Date(now)).toISOString()}).`, EXIT.usage);
+    throw new CliError(
+      `--until must be after --since (the range is ${from.toISOString()} to ${(to ?? new Date(now)).toISOString()}).`,
+      EXIT.usage,
+    );
   }
   return { from, to };
 }

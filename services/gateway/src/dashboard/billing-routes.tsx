@@ -19,11 +19,15 @@ import { securityHeaders } from './security-headers';
 export type Render = (c: Context<DashboardEnv>, page: PageResult) => Promise<Response>;
 
 const PlanChoice = z.object({ plan: z.string().trim().min(1).max(64) });
-const MarkPaid = z.object({ account_id: z.string().trim().min(1).max(100), through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date such as 2026-11-20') });
+const MarkPaid = z.object({
+  account_id: z.string().trim().min(1).max(100),
+  through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date such as 2026-11-20'),
+});
 const DAY = 86_400_000;
 
 const DONE: Record<string, string> = {
-  'checkout:success': 'Thank you: Stripe took the payment details. The subscription shows here as soon as Stripe confirms it (usually within seconds).',
+  'checkout:success':
+    'Thank you: Stripe took the payment details. The subscription shows here as soon as Stripe confirms it (usually within seconds).',
   'checkout:canceled': 'Checkout was left without paying: nothing changed.',
   'done:plan': 'The plan is changed; the upcoming invoice shows it prorated by the day.',
   'done:cancel': 'The subscription is canceled (at the end of the period, or at once during the trial).',
@@ -33,7 +37,8 @@ const DONE: Record<string, string> = {
 export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render: Render): void {
   const admin = (c: Context<DashboardEnv>) => {
     const v = c.var.viewer;
-    if (v.kind !== 'admin') throw new GatewayError('permission_error', 'Only an account admin can change billing.');
+    if (v.kind !== 'admin')
+      throw new GatewayError('permission_error', 'Only an account admin can change billing.');
     return { accountId: v.accountId, cause: { kind: 'admin' as const, actor: v.keyId, ref: 'dashboard' } };
   };
 
@@ -42,7 +47,9 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
     if (v.kind === 'operator') {
       const marked = c.req.query('marked');
       const s = marked ? await deps.store.subscriptions.get(marked) : null;
-      const notice = s?.paidUntil ? `Recorded: ${marked} is paid until ${s.paidUntil.toISOString().slice(0, 10)} (end of that day, UTC).` : undefined;
+      const notice = s?.paidUntil
+        ? `Recorded: ${marked} is paid until ${s.paidUntil.toISOString().slice(0, 10)} (end of that day, UTC).`
+        : undefined;
       return render(c, await operatorBillingPage(deps, v.csrf, notice));
     }
     const q = c.req.query();
@@ -50,7 +57,10 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
     // The plan buttons post here and are redirected to Checkout or the portal, which the form-action policy must allow.
     const stripe = deps.billing.stripe;
     if (v.kind === 'admin' && stripe) {
-      c.header('content-security-policy', securityHeaders(stripe.redirectOrigins())['content-security-policy']);
+      c.header(
+        'content-security-policy',
+        securityHeaders(stripe.redirectOrigins())['content-security-policy'],
+      );
     }
     return render(c, await billingPage(pageCtx(c, deps), notice));
   });
@@ -62,12 +72,15 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
       await changePlan(deps.billing, accountId, plan, cause);
       return c.redirect('/dashboard/billing?done=plan', 303);
     }
-    if (paysThroughStripe(await subscriptionView(deps.billing, accountId))) return c.redirect(await portalUrl(deps.billing, accountId), 303);
+    if (paysThroughStripe(await subscriptionView(deps.billing, accountId)))
+      return c.redirect(await portalUrl(deps.billing, accountId), 303);
     const session = await startCheckout(deps.billing, accountId, plan, cause);
     return c.redirect(session.url, 303);
   });
 
-  app.post('/billing/portal', async (c) => c.redirect(await portalUrl(deps.billing, admin(c).accountId), 303));
+  app.post('/billing/portal', async (c) =>
+    c.redirect(await portalUrl(deps.billing, admin(c).accountId), 303),
+  );
 
   app.post('/billing/cancel', async (c) => {
     const { accountId, cause } = admin(c);
@@ -77,15 +90,25 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
 
   app.get('/billing/invoices/:id', async (c) => {
     const { accountId } = admin(c);
-    const [invoice, account] = await Promise.all([deps.store.invoices.get(accountId, c.req.param('id')), deps.store.accounts.get(accountId)]);
-    if (!invoice || !account) throw new GatewayError('not_found_error', `No invoice '${c.req.param('id')}' here.`);
+    const [invoice, account] = await Promise.all([
+      deps.store.invoices.get(accountId, c.req.param('id')),
+      deps.store.accounts.get(accountId),
+    ]);
+    if (!invoice || !account)
+      throw new GatewayError('not_found_error', `No invoice '${c.req.param('id')}' here.`);
     return c.html(invoiceHtml(invoice, account));
   });
 
   app.post('/billing/mark-paid', async (c) => {
-    if (c.var.viewer.kind !== 'operator') throw new GatewayError('not_found_error', 'Only the operator records payments.');
+    if (c.var.viewer.kind !== 'operator')
+      throw new GatewayError('not_found_error', 'Only the operator records payments.');
     const body = parseOr400(MarkPaid, await c.req.parseBody());
-    await markPaid(deps.billing, body.account_id, new Date(Date.parse(`${body.through}T00:00:00Z`) + DAY), 'operator');
+    await markPaid(
+      deps.billing,
+      body.account_id,
+      new Date(Date.parse(`${body.through}T00:00:00Z`) + DAY),
+      'operator',
+    );
     return c.redirect(`/dashboard/billing?marked=${encodeURIComponent(body.account_id)}`, 303);
   });
 }

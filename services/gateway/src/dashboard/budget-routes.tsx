@@ -11,19 +11,41 @@ import type { DashboardDeps, DashboardEnv } from './env';
 import { budgetsPage } from './pages/budgets';
 import { pageCtx } from './pages/page';
 
-const label = z.string().trim().max(100).transform((s) => s || undefined);
+const label = z
+  .string()
+  .trim()
+  .max(100)
+  .transform((s) => s || undefined);
 const NewBudget = z.object({
   name: label,
-  target: z.string().regex(/^(account|user:\S+|api_key:\S+)$/, "must be 'account', 'user:<id>' or 'api_key:<id>'"),
+  target: z
+    .string()
+    .regex(/^(account|user:\S+|api_key:\S+)$/, "must be 'account', 'user:<id>' or 'api_key:<id>'"),
   limit_usd: z.coerce.number().min(0).max(1_000_000_000),
   period: z.enum(['daily', 'weekly', 'monthly']),
-  thresholds: z.string().max(60).transform((s) => s.split(/[\s,%]+/).filter(Boolean).map(Number)).pipe(thresholds),
+  thresholds: z
+    .string()
+    .max(60)
+    .transform((s) =>
+      s
+        .split(/[\s,%]+/)
+        .filter(Boolean)
+        .map(Number),
+    )
+    .pipe(thresholds),
   hard_cap: z.literal('on').optional(),
 });
 const NewEndpoint = z.object({
   url: endpointUrl,
-  events: z.union([z.string(), z.array(z.string())]).transform((e) => (Array.isArray(e) ? e : [e])).pipe(endpointEvents),
-  description: z.string().trim().max(500).transform((s) => s || null),
+  events: z
+    .union([z.string(), z.array(z.string())])
+    .transform((e) => (Array.isArray(e) ? e : [e]))
+    .pipe(endpointEvents),
+  description: z
+    .string()
+    .trim()
+    .max(500)
+    .transform((s) => s || null),
 });
 const ById = z.object({ id: z.string().trim().min(1).max(100) });
 
@@ -31,7 +53,8 @@ const ById = z.object({ id: z.string().trim().min(1).max(100) });
 export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render: Render): void {
   const admin = (c: Context<DashboardEnv>) => {
     const v = c.var.viewer;
-    if (v.kind !== 'admin') throw new GatewayError('permission_error', 'Only an account admin can change budgets and webhooks.');
+    if (v.kind !== 'admin')
+      throw new GatewayError('permission_error', 'Only an account admin can change budgets and webhooks.');
     return { accountId: v.accountId, actor: v.keyId };
   };
 
@@ -40,8 +63,19 @@ export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render
   app.post('/budgets', async (c) => {
     const who = admin(c);
     const b = parseOr400(NewBudget, await c.req.parseBody());
-    const [scope, targetId] = b.target === 'account' ? (['account', undefined] as const) : (b.target.split(':') as ['user' | 'api_key', string]);
-    await createBudget(deps, who, { name: b.name, scope, targetId, limitCents: Math.round(b.limit_usd * 100), hardCap: b.hard_cap === 'on', thresholds: b.thresholds, period: b.period });
+    const [scope, targetId] =
+      b.target === 'account'
+        ? (['account', undefined] as const)
+        : (b.target.split(':') as ['user' | 'api_key', string]);
+    await createBudget(deps, who, {
+      name: b.name,
+      scope,
+      targetId,
+      limitCents: Math.round(b.limit_usd * 100),
+      hardCap: b.hard_cap === 'on',
+      thresholds: b.thresholds,
+      period: b.period,
+    });
     return c.redirect('/dashboard/budgets', 303);
   });
 
@@ -54,14 +88,23 @@ export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render
   app.post('/budgets/webhooks', async (c) => {
     const who = admin(c);
     const b = parseOr400(NewEndpoint, await c.req.parseBody({ all: true }));
-    const { endpoint, secret } = await createEndpoint(deps, who, { url: b.url, events: b.events, description: b.description, errorRate: null });
+    const { endpoint, secret } = await createEndpoint(deps, who, {
+      url: b.url,
+      events: b.events,
+      description: b.description,
+      errorRate: null,
+    });
     return render(c, await budgetsPage(pageCtx(c, deps), { url: endpoint.url, secret }));
   });
 
   app.post('/budgets/webhooks/delete', async (c) => {
     const who = admin(c);
     const { id } = parseOr400(ById, await c.req.parseBody());
-    const removed = await deps.store.alerts.removeEndpoint(who.accountId, id, { actor: who.actor, action: 'webhook.delete', targetId: id });
+    const removed = await deps.store.alerts.removeEndpoint(who.accountId, id, {
+      actor: who.actor,
+      action: 'webhook.delete',
+      targetId: id,
+    });
     if (!removed) throw new GatewayError('not_found_error', `No webhook endpoint '${id}' here.`);
     return c.redirect('/dashboard/budgets', 303);
   });

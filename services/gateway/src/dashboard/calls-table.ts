@@ -5,10 +5,23 @@ import { localTime } from '../reports/time-zone';
 import { num, usd, type Column, type Table } from './table';
 
 const columns = (zone: string): Column[] => [
-  { label: `Time (${zone})` }, { label: 'Key' }, { label: 'Model' }, { label: 'Group' }, { label: 'Status' },
-  ...['Latency ms', 'TTFB ms', 'Retries', 'Uncached input', 'Cache writes 5m', 'Cache writes 1h', 'Cache reads', 'Output', 'Web searches', 'Cost (USD)'].map(
-    (label) => ({ label, numeric: true }),
-  ),
+  { label: `Time (${zone})` },
+  { label: 'Key' },
+  { label: 'Model' },
+  { label: 'Group' },
+  { label: 'Status' },
+  ...[
+    'Latency ms',
+    'TTFB ms',
+    'Retries',
+    'Uncached input',
+    'Cache writes 5m',
+    'Cache writes 1h',
+    'Cache reads',
+    'Output',
+    'Web searches',
+    'Cost (USD)',
+  ].map((label) => ({ label, numeric: true })),
 ];
 
 /** Calls one per row: status, latency, time to first byte, and the usage each one was served with. */
@@ -21,19 +34,30 @@ export function callsTable(
   zone: string,
 ): Table {
   return {
-    id, caption, columns: columns(zone), empty: 'No calls match.',
+    id,
+    caption,
+    columns: columns(zone),
+    empty: 'No calls match.',
     rows: calls.map((r) => {
       const u = usageFigures(r.usage);
       const counts = rowCounts({
-        input_tokens: u.inputTokens, output_tokens: u.outputTokens, cache_read_input_tokens: u.cacheReadInputTokens,
-        cache_creation_5m_tokens: u.cacheCreation5mTokens, cache_creation_1h_tokens: u.cacheCreation1hTokens, web_search_requests: u.webSearchRequests,
+        input_tokens: u.inputTokens,
+        output_tokens: u.outputTokens,
+        cache_read_input_tokens: u.cacheReadInputTokens,
+        cache_creation_5m_tokens: u.cacheCreation5mTokens,
+        cache_creation_1h_tokens: u.cacheCreation1hTokens,
+        web_search_requests: u.webSearchRequests,
       } as UsageRow);
       const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
         localTime(zone, r.createdAt.getTime()),
-        r.keyId ? { text: keyNames.get(r.keyId) ?? r.keyId, href: href(`/dashboard/keys/${r.keyId}`, {}) } : '(none)',
+        r.keyId
+          ? { text: keyNames.get(r.keyId) ?? r.keyId, href: href(`/dashboard/keys/${r.keyId}`, {}) }
+          : '(none)',
         r.model ?? '',
-        r.groupId ? { text: r.groupId, href: href(`/dashboard/groups/${encodeURIComponent(r.groupId)}`, {}) } : '',
+        r.groupId
+          ? { text: r.groupId, href: href(`/dashboard/groups/${encodeURIComponent(r.groupId)}`, {}) }
+          : '',
         status,
         num(r.latencyMs),
         r.ttfbMs == null ? '' : num(r.ttfbMs),

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { costReport, type CostReportParams } from '../reports/cost-report';
-import { reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
+import { type reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
 import { usageSummary } from '../reports/usage-summary';
 import { localDate } from '../reports/time-zone';
 import type { AccountViewer, DashboardDeps } from './env';
@@ -27,7 +27,13 @@ export interface ReportScope {
   narrow?: { member?: string; key?: string; group?: string; model?: string };
 }
 
-const FIELD = { key: 'api_key_id', member: 'user_id', model: 'model', group: 'group_id', day: 'day' } as const;
+const FIELD = {
+  key: 'api_key_id',
+  member: 'user_id',
+  model: 'model',
+  group: 'group_id',
+  day: 'day',
+} as const;
 const one = (v: string | undefined) => (v ? [v] : undefined);
 
 /** The report filters of a scope; a member's reports are always their own. */
@@ -42,27 +48,40 @@ export function reportFilters(s: ReportScope) {
 }
 
 export const zeroFigures = (): Figures => ({
-  uncached_input_tokens: 0, cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
-  cache_read_input_tokens: 0, output_tokens: 0, server_tool_use: { web_search_requests: 0 }, requests: 0, errors: 0,
+  uncached_input_tokens: 0,
+  cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+  cache_read_input_tokens: 0,
+  output_tokens: 0,
+  server_tool_use: { web_search_requests: 0 },
+  requests: 0,
+  errors: 0,
 });
 
 export function addFigures(a: Figures, b: Figures): Figures {
   return {
     uncached_input_tokens: a.uncached_input_tokens + b.uncached_input_tokens,
     cache_creation: {
-      ephemeral_1h_input_tokens: a.cache_creation.ephemeral_1h_input_tokens + b.cache_creation.ephemeral_1h_input_tokens,
-      ephemeral_5m_input_tokens: a.cache_creation.ephemeral_5m_input_tokens + b.cache_creation.ephemeral_5m_input_tokens,
+      ephemeral_1h_input_tokens:
+        a.cache_creation.ephemeral_1h_input_tokens + b.cache_creation.ephemeral_1h_input_tokens,
+      ephemeral_5m_input_tokens:
+        a.cache_creation.ephemeral_5m_input_tokens + b.cache_creation.ephemeral_5m_input_tokens,
     },
     cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
-    server_tool_use: { web_search_requests: a.server_tool_use.web_search_requests + b.server_tool_use.web_search_requests },
+    server_tool_use: {
+      web_search_requests: a.server_tool_use.web_search_requests + b.server_tool_use.web_search_requests,
+    },
     requests: a.requests + b.requests,
     errors: a.errors + b.errors,
   };
 }
 
 export const allTokens = (f: Figures) =>
-  f.uncached_input_tokens + f.cache_creation.ephemeral_5m_input_tokens + f.cache_creation.ephemeral_1h_input_tokens + f.cache_read_input_tokens + f.output_tokens;
+  f.uncached_input_tokens +
+  f.cache_creation.ephemeral_5m_input_tokens +
+  f.cache_creation.ephemeral_1h_input_tokens +
+  f.cache_read_input_tokens +
+  f.output_tokens;
 
 /**
  * Usage cost in USD cents per (day, id) from the account API's cost report, paged through. The
@@ -74,7 +93,13 @@ export async function costs(s: ReportScope, by: By | null): Promise<Map<string, 
   let page: string | undefined;
   do {
     const q: z.infer<typeof CostReportParams> = {
-      starting_at: s.range.from, ending_at: s.range.to, bucket_width: '1d', group_by: groupBy as never, limit: 31, page, ...reportFilters(s),
+      starting_at: s.range.from,
+      ending_at: s.range.to,
+      bucket_width: '1d',
+      group_by: groupBy as never,
+      limit: 31,
+      page,
+      ...reportFilters(s),
     };
     const report = await costReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
     for (const bucket of report.data) {
@@ -101,7 +126,10 @@ function costOf(all: Map<string, number>, id: string | null, day?: string): numb
 /** Usage over the range by one dimension (or by day), with cost: the account API's usage summary and cost report. */
 export async function usageBy(s: ReportScope, by: By): Promise<UsageLine[]> {
   const q = { by, starting_at: s.range.from, ending_at: s.range.to, ...reportFilters(s) };
-  const [summary, cost] = await Promise.all([usageSummary(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone), costs(s, by)]);
+  const [summary, cost] = await Promise.all([
+    usageSummary(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone),
+    costs(s, by),
+  ]);
   const label = by === 'key' ? 'api_key_name' : by === 'member' ? 'user_email' : null;
   return summary.data.map((row) => {
     const r = row as Record<string, unknown> & Figures;
@@ -110,8 +138,13 @@ export async function usageBy(s: ReportScope, by: By): Promise<UsageLine[]> {
       id,
       label: label ? ((r[label] as string | null) ?? null) : id,
       figures: {
-        uncached_input_tokens: r.uncached_input_tokens, cache_creation: r.cache_creation, cache_read_input_tokens: r.cache_read_input_tokens,
-        output_tokens: r.output_tokens, server_tool_use: r.server_tool_use, requests: r.requests, errors: r.errors,
+        uncached_input_tokens: r.uncached_input_tokens,
+        cache_creation: r.cache_creation,
+        cache_read_input_tokens: r.cache_read_input_tokens,
+        output_tokens: r.output_tokens,
+        server_tool_use: r.server_tool_use,
+        requests: r.requests,
+        errors: r.errors,
       },
       costCents: by === 'day' ? costOf(cost, null, id ?? '') : costOf(cost, id ?? 'null'),
     };
@@ -121,13 +154,21 @@ export async function usageBy(s: ReportScope, by: By): Promise<UsageLine[]> {
 /** Every day of the range, empty days included. */
 export async function usageByDay(s: ReportScope): Promise<UsageLine[]> {
   const byDay = new Map((await usageBy(s, 'day')).map((l) => [l.id, l]));
-  return s.range.days.map((day) => byDay.get(day) ?? { id: day, label: day, figures: zeroFigures(), costCents: 0 });
+  return s.range.days.map(
+    (day) => byDay.get(day) ?? { id: day, label: day, figures: zeroFigures(), costCents: 0 },
+  );
 }
 
 export function total(lines: UsageLine[]): UsageLine {
-  return lines.reduce((t, l) => ({ ...t, figures: addFigures(t.figures, l.figures), costCents: t.costCents + l.costCents }), {
-    id: null, label: 'Total', figures: zeroFigures(), costCents: 0,
-  });
+  return lines.reduce(
+    (t, l) => ({ ...t, figures: addFigures(t.figures, l.figures), costCents: t.costCents + l.costCents }),
+    {
+      id: null,
+      label: 'Total',
+      figures: zeroFigures(),
+      costCents: 0,
+    },
+  );
 }
 
 /** Tokens and cost per day and per split value: the usage report and the cost report by day. */
@@ -136,7 +177,13 @@ export async function dailySplit(s: ReportScope, split: 'key' | 'member' | 'mode
   let page: string | undefined;
   do {
     const q: z.infer<typeof UsageReportParams> = {
-      starting_at: s.range.from, ending_at: s.range.to, bucket_width: '1d', group_by: [FIELD[split]], limit: 31, page, ...reportFilters(s),
+      starting_at: s.range.from,
+      ending_at: s.range.to,
+      bucket_width: '1d',
+      group_by: [FIELD[split]],
+      limit: 31,
+      page,
+      ...reportFilters(s),
     };
     const report = await usageReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
     for (const bucket of report.data) {
@@ -161,12 +208,19 @@ export async function groupLines(s: ReportScope): Promise<GroupLine[]> {
   const [lines, retries] = await Promise.all([
     usageBy(s, 'group'),
     s.deps.store.dashboard.groupRetries(s.viewer.accountId, s.range.from, s.range.to, {
-      memberId: f.user_ids?.[0], keyId: f.api_key_ids?.[0], model: f.models?.[0], groupId: f.group_ids?.[0],
+      memberId: f.user_ids?.[0],
+      keyId: f.api_key_ids?.[0],
+      model: f.models?.[0],
+      groupId: f.group_ids?.[0],
     }),
   ]);
   const byGroup = new Map(retries.map((r) => [r.groupId, r]));
   return lines
     .filter((l) => l.id)
-    .map((l) => ({ ...l, retries: byGroup.get(l.id!)?.retries ?? 0, wasted: byGroup.get(l.id!)?.wasted ?? 0 }))
+    .map((l) => ({
+      ...l,
+      retries: byGroup.get(l.id!)?.retries ?? 0,
+      wasted: byGroup.get(l.id!)?.wasted ?? 0,
+    }))
     .sort((a, b) => b.costCents - a.costCents || b.figures.requests - a.figures.requests);
 }

@@ -8,7 +8,14 @@ import type { ViewState } from './view-state';
 /** Who is signed in, and so whose rows they may see. */
 export type Viewer =
   /** `readOnly`: the operator looking at one account's pages from the cross-account view. */
-  | { kind: 'admin'; accountId: string; keyId: string; memberId: string | null; csrf: string; readOnly?: boolean }
+  | {
+      kind: 'admin';
+      accountId: string;
+      keyId: string;
+      memberId: string | null;
+      csrf: string;
+      readOnly?: boolean;
+    }
   | { kind: 'member'; accountId: string; keyId: string; memberId: string; csrf: string }
   | { kind: 'operator'; csrf: string };
 
@@ -25,5 +32,10 @@ export interface DashboardDeps extends ServiceDeps {
 export interface DashboardEnv {
   Bindings: AppEnv['Bindings'];
   /** `account`: the account the pages show (null on the operator's cross-account view). */
-  Variables: AppEnv['Variables'] & { viewer: Viewer; state: ViewState; sessionHash: Buffer; account: AccountRecord | null };
+  Variables: AppEnv['Variables'] & {
+    viewer: Viewer;
+    state: ViewState;
+    sessionHash: Buffer;
+    account: AccountRecord | null;
+  };
 }

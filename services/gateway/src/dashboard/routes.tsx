@@ -35,11 +35,31 @@ import { csvResponse } from './table';
 import { parseState, queryOf, rangeOf } from './view-state';
 import { whoLabel } from './who';
 
-const label = z.string().trim().max(100).optional().transform((s) => s || null);
-const CreateKey = z.object({ name: label, kind: z.enum(['live', 'test']), member_id: label, app: label, environment: label });
-const Rotate = z.object({ grace_period_seconds: z.coerce.number().int().min(0).max(7 * 86_400) });
+const label = z
+  .string()
+  .trim()
+  .max(100)
+  .optional()
+  .transform((s) => s || null);
+const CreateKey = z.object({
+  name: label,
+  kind: z.enum(['live', 'test']),
+  member_id: label,
+  app: label,
+  environment: label,
+});
+const Rotate = z.object({
+  grace_period_seconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400),
+});
 
-const Settings = z.object({ time_zone: z.string().trim().min(1).max(100), members_manage_own_keys: z.literal('on').optional() });
+const Settings = z.object({
+  time_zone: z.string().trim().min(1).max(100),
+  members_manage_own_keys: z.literal('on').optional(),
+});
 
 const idOf = (c: Context) => c.req.param('id') ?? '';
 
@@ -49,7 +69,12 @@ const SECURITY_HEADERS = securityHeaders();
 export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   const assets = loadAssets();
-  const limiter = new SignInLimiter({ maxPerAddress: 20, maxPerPrefix: 5, windowMs: 15 * 60_000, clock: deps.clock });
+  const limiter = new SignInLimiter({
+    maxPerAddress: 20,
+    maxPerPrefix: 5,
+    windowMs: 15 * 60_000,
+    clock: deps.clock,
+  });
 
   app.onError((err, c) => {
     if (!(err instanceof GatewayError)) throw err;
@@ -61,13 +86,17 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   app.get('/assets/:file', (c) => {
     const css = assets.get(c.req.param('file'));
     if (!css) throw new GatewayError('not_found_error', 'No such asset.');
-    return c.body(css, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' });
+    return c.body(css, 200, {
+      'content-type': 'text/css; charset=utf-8',
+      'cache-control': 'public, max-age=3600',
+    });
   });
 
   app.use('*', async function securityHeaders(c, next) {
     await next();
     // A page may widen its own policy (the billing page's redirects to Stripe); the rest get these.
-    if (!c.req.path.startsWith('/dashboard/assets/')) for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
+    if (!c.req.path.startsWith('/dashboard/assets/'))
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
   });
   app.use('*', csrf());
 
@@ -88,9 +117,18 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const state = parseState(c.req.query());
     let viewer = c.var.viewer;
     if (viewer.kind !== 'operator') state.account = undefined;
-    else if (state.account) viewer = { kind: 'admin', accountId: state.account, keyId: 'operator', memberId: null, csrf: viewer.csrf, readOnly: true };
+    else if (state.account)
+      viewer = {
+        kind: 'admin',
+        accountId: state.account,
+        keyId: 'operator',
+        memberId: null,
+        csrf: viewer.csrf,
+        readOnly: true,
+      };
     const account = viewer.kind === 'operator' ? null : await deps.store.accounts.get(viewer.accountId);
-    if (viewer.kind !== 'operator' && !account) throw new GatewayError('not_found_error', `No account '${viewer.accountId}'.`);
+    if (viewer.kind !== 'operator' && !account)
+      throw new GatewayError('not_found_error', `No account '${viewer.accountId}'.`);
     c.set('viewer', viewer);
     c.set('state', state);
     c.set('account', account);
@@ -103,49 +141,106 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
 
   const render = async (c: Context<DashboardEnv>, page: PageResult) => {
-    if (c.req.query('format') === 'csv') return csvResponse(c, page.tables, c.req.query('table'), page.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'));
+    if (c.req.query('format') === 'csv')
+      return csvResponse(
+        c,
+        page.tables,
+        c.req.query('table'),
+        page.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+      );
     const who = await whoLabel(deps, c.var.viewer);
     const state = c.var.state;
     const zone = c.var.account?.timeZone ?? UTC;
     const rangeLabel = rangeOf(state, deps.clock(), zone).label;
-    const standing = c.var.viewer.kind === 'operator' ? null : await standingBanner(deps.billing, c.var.viewer.accountId);
+    const standing =
+      c.var.viewer.kind === 'operator' ? null : await standingBanner(deps.billing, c.var.viewer.accountId);
     return c.html(
-      <Layout title={page.title} viewer={c.var.viewer} state={state} section={page.section} who={who} zone={zone}>
+      <Layout
+        title={page.title}
+        viewer={c.var.viewer}
+        state={state}
+        section={page.section}
+        who={who}
+        zone={zone}
+      >
         {standing && <StandingBanner {...standing} />}
-        {!page.periodless && <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} zone={zone} />}
+        {!page.periodless && (
+          <PeriodPicker path={c.req.path} state={state} rangeLabel={rangeLabel} zone={zone} />
+        )}
         {page.body}
       </Layout>,
       page.status ?? 200,
     );
   };
-  const page = (build: (p: PageCtx, c: Context<DashboardEnv>) => Promise<PageResult>) => async (c: Context<DashboardEnv>) =>
-    render(c, await build(pageCtx(c, deps), c));
+  const page =
+    (build: (p: PageCtx, c: Context<DashboardEnv>) => Promise<PageResult>) =>
+    async (c: Context<DashboardEnv>) =>
+      render(c, await build(pageCtx(c, deps), c));
   const rights = (p: PageCtx, keyId?: string) => requireKeyRights(deps, p.viewer, p.c.var.account, keyId);
 
   app.get('/', async (c) => {
     if (c.var.viewer.kind !== 'operator') return render(c, await overviewPage(pageCtx(c, deps)));
     const url = new URL(c.req.url);
-    const csv = (id: string) => `${url.pathname}${queryOf(c.var.state) || '?'}${queryOf(c.var.state) ? '&' : ''}format=csv&table=${id}`;
-    const view = await operatorPage(deps, rangeOf(c.var.state, deps.clock()), csv, (id) => `/dashboard${queryOf(c.var.state, { account: id })}`);
+    const csv = (id: string) =>
+      `${url.pathname}${queryOf(c.var.state) || '?'}${queryOf(c.var.state) ? '&' : ''}format=csv&table=${id}`;
+    const view = await operatorPage(
+      deps,
+      rangeOf(c.var.state, deps.clock()),
+      csv,
+      (id) => `/dashboard${queryOf(c.var.state, { account: id })}`,
+    );
     return render(c, { title: 'Accounts (operator)', section: '/dashboard', ...view });
   });
   billingPages(app, deps, render);
   budgetPages(app, deps, render);
-  app.get('/members', page((p) => membersPage(p)));
-  app.get('/members/:id', page((p, c) => memberPage(p, idOf(c))));
-  app.get('/keys', page((p) => keysPage(p)));
-  app.get('/keys/:id', page((p, c) => keyPage(p, idOf(c))));
-  app.get('/groups', page((p) => groupsPage(p)));
-  app.get('/groups/:id', page((p, c) => groupPage(p, idOf(c))));
-  app.get('/calls', page((p) => callsPage(p)));
-  app.get('/models', page((p) => modelsPage(p)));
-  app.get('/settings', page((p) => settingsPage(p)));
+  app.get(
+    '/members',
+    page((p) => membersPage(p)),
+  );
+  app.get(
+    '/members/:id',
+    page((p, c) => memberPage(p, idOf(c))),
+  );
+  app.get(
+    '/keys',
+    page((p) => keysPage(p)),
+  );
+  app.get(
+    '/keys/:id',
+    page((p, c) => keyPage(p, idOf(c))),
+  );
+  app.get(
+    '/groups',
+    page((p) => groupsPage(p)),
+  );
+  app.get(
+    '/groups/:id',
+    page((p, c) => groupPage(p, idOf(c))),
+  );
+  app.get(
+    '/calls',
+    page((p) => callsPage(p)),
+  );
+  app.get(
+    '/models',
+    page((p) => modelsPage(p)),
+  );
+  app.get(
+    '/settings',
+    page((p) => settingsPage(p)),
+  );
   app.post(
     '/settings',
     page(async (p, c) => {
-      if (p.viewer.kind !== 'admin' || p.viewer.readOnly) throw new GatewayError('permission_error', 'Only an account admin can change the settings.');
+      if (p.viewer.kind !== 'admin' || p.viewer.readOnly)
+        throw new GatewayError('permission_error', 'Only an account admin can change the settings.');
       const body = parseOr400(Settings, await c.req.parseBody());
-      const account = await updateAccount(deps, p.viewer.accountId, { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys === 'on' }, p.viewer.keyId);
+      const account = await updateAccount(
+        deps,
+        p.viewer.accountId,
+        { timeZone: body.time_zone, membersManageOwnKeys: body.members_manage_own_keys === 'on' },
+        p.viewer.keyId,
+      );
       c.set('account', account);
       return settingsPage(pageCtx(c, deps), true);
     }),
@@ -157,7 +252,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
       const scope = await rights(p);
       const body = parseOr400(CreateKey, await c.req.parseBody());
       const memberId = scope.ownMemberId ?? body.member_id;
-      const { key, secret } = await createKey(deps, { ...body, accountId: scope.accountId, memberId, createdBy: scope.actor });
+      const { key, secret } = await createKey(deps, {
+        ...body,
+        accountId: scope.accountId,
+        memberId,
+        createdBy: scope.actor,
+      });
       return keysPage(p, { name: key.name, secret });
     }),
   );
@@ -165,7 +265,11 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     '/keys/:id/rotate',
     page(async (p, c) => {
       const scope = await rights(p, idOf(c));
-      if (!scope.canRotate) throw new GatewayError('permission_error', 'Only an account admin can rotate keys; revoke this one and create another.');
+      if (!scope.canRotate)
+        throw new GatewayError(
+          'permission_error',
+          'Only an account admin can rotate keys; revoke this one and create another.',
+        );
       const body = parseOr400(Rotate, await c.req.parseBody());
       const { key, secret } = await rotateKey(deps, scope, idOf(c), body.grace_period_seconds);
       return keyPage(p, key.id, { name: key.name, secret });

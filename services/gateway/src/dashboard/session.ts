@@ -20,11 +20,20 @@ export function sameSecret(a: string, b: string): boolean {
 
 /** Served over TLS, directly or behind a proxy that says so. */
 export function overTls(c: Context): boolean {
-  return c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' || new URL(c.req.url).protocol === 'https:';
+  return (
+    c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' ||
+    new URL(c.req.url).protocol === 'https:'
+  );
 }
 
 export function cookieOptions(c: Context, maxAgeSeconds: number) {
-  return { path: '/dashboard', httpOnly: true, secure: overTls(c), sameSite: 'Strict' as const, maxAge: maxAgeSeconds };
+  return {
+    path: '/dashboard',
+    httpOnly: true,
+    secure: overTls(c),
+    sameSite: 'Strict' as const,
+    maxAge: maxAgeSeconds,
+  };
 }
 
 /** Starts a server-side session and hands its token to the browser as an HttpOnly cookie. */
@@ -61,12 +70,29 @@ export function sessionAuth(store: Pick<Store, 'dashboard'>): MiddlewareHandler<
     if (!s || !tokenHash) return c.redirect('/dashboard/sign-in', 303);
     let viewer: Viewer;
     if (s.kind === 'operator') viewer = { kind: 'operator', csrf: s.csrfToken };
-    else if (s.kind === 'member') viewer = { kind: 'member', accountId: s.accountId!, keyId: s.keyId!, memberId: s.memberId!, csrf: s.csrfToken };
-    else viewer = { kind: 'admin', accountId: s.accountId!, keyId: s.keyId!, memberId: s.memberId, csrf: s.csrfToken };
+    else if (s.kind === 'member')
+      viewer = {
+        kind: 'member',
+        accountId: s.accountId!,
+        keyId: s.keyId!,
+        memberId: s.memberId!,
+        csrf: s.csrfToken,
+      };
+    else
+      viewer = {
+        kind: 'admin',
+        accountId: s.accountId!,
+        keyId: s.keyId!,
+        memberId: s.memberId,
+        csrf: s.csrfToken,
+      };
     if (c.req.method === 'POST') {
       const body = await c.req.parseBody();
       if (typeof body._csrf !== 'string' || !sameSecret(body._csrf, s.csrfToken)) {
-        throw new GatewayError('permission_error', 'This form has expired or did not come from this dashboard: reload the page and try again.');
+        throw new GatewayError(
+          'permission_error',
+          'This form has expired or did not come from this dashboard: reload the page and try again.',
+        );
       }
     }
     c.set('viewer', viewer);

@@ -6,7 +6,12 @@ export class SignInLimiter {
   readonly #seen = new Map<string, { failures: number; resetAt: number }>();
 
   constructor(
-    private readonly opts: { maxPerAddress: number; maxPerPrefix: number; windowMs: number; clock: () => number },
+    private readonly opts: {
+      maxPerAddress: number;
+      maxPerPrefix: number;
+      windowMs: number;
+      clock: () => number;
+    },
   ) {}
 
   /** Seconds to wait, or 0 when this address and prefix may try now. */
@@ -16,7 +21,10 @@ export class SignInLimiter {
       const s = this.#seen.get(id);
       return s && s.resetAt > now && s.failures >= max ? Math.ceil((s.resetAt - now) / 1000) : 0;
     };
-    return Math.max(wait(`a:${address}`, this.opts.maxPerAddress), wait(`p:${prefix}`, this.opts.maxPerPrefix));
+    return Math.max(
+      wait(`a:${address}`, this.opts.maxPerAddress),
+      wait(`p:${prefix}`, this.opts.maxPerPrefix),
+    );
   }
 
   fail(address: string, prefix: string): void {
@@ -26,7 +34,8 @@ export class SignInLimiter {
       if (s && s.resetAt > now) s.failures++;
       else this.#seen.set(id, { failures: 1, resetAt: now + this.opts.windowMs });
     }
-    if (this.#seen.size > 50_000) for (const [id, s] of this.#seen) if (s.resetAt <= now) this.#seen.delete(id);
+    if (this.#seen.size > 50_000)
+      for (const [id, s] of this.#seen) if (s.resetAt <= now) this.#seen.delete(id);
   }
 }
 

@@ -30,20 +30,42 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
   const prefix = keyPrefix(token);
   const wait = limiter.retryAfter(address, prefix);
   if (wait > 0) {
-    throw new GatewayError('rate_limit_error', `Too many failed sign-ins: try again in ${wait} s.`, { headers: { 'retry-after': String(wait) } });
+    throw new GatewayError('rate_limit_error', `Too many failed sign-ins: try again in ${wait} s.`, {
+      headers: { 'retry-after': String(wait) },
+    });
   }
   try {
     const now = deps.clock();
     if (!token.startsWith('kg_')) {
-      if (!deps.operatorToken || !sameSecret(token, deps.operatorToken)) throw new GatewayError('authentication_error', 'Not a Keygate key, nor the operator token.');
-      return await startSession(c, deps.store, { kind: 'operator', accountId: null, memberId: null, keyId: null }, now);
+      if (!deps.operatorToken || !sameSecret(token, deps.operatorToken))
+        throw new GatewayError('authentication_error', 'Not a Keygate key, nor the operator token.');
+      return await startSession(
+        c,
+        deps.store,
+        { kind: 'operator', accountId: null, memberId: null, keyId: null },
+        now,
+      );
     }
     const { key } = await deps.resolver.resolve(token, ['admin', 'live', 'test'], address);
     if (key.kind === 'admin') {
-      return await startSession(c, deps.store, { kind: 'admin', accountId: key.accountId, memberId: key.memberId, keyId: key.id }, now);
+      return await startSession(
+        c,
+        deps.store,
+        { kind: 'admin', accountId: key.accountId, memberId: key.memberId, keyId: key.id },
+        now,
+      );
     }
-    if (!key.memberId) throw new GatewayError('authentication_error', "This key belongs to an app or environment, not a member: sign in with an admin key or one of your own member keys.");
-    await startSession(c, deps.store, { kind: 'member', accountId: key.accountId, memberId: key.memberId, keyId: key.id }, now);
+    if (!key.memberId)
+      throw new GatewayError(
+        'authentication_error',
+        'This key belongs to an app or environment, not a member: sign in with an admin key or one of your own member keys.',
+      );
+    await startSession(
+      c,
+      deps.store,
+      { kind: 'member', accountId: key.accountId, memberId: key.memberId, keyId: key.id },
+      now,
+    );
   } catch (err) {
     if (err instanceof GatewayError && err.type !== 'rate_limit_error') limiter.fail(address, prefix);
     throw err;

@@ -29,7 +29,11 @@ const csvLine = (cells: Cell[]) => `${cells.map((c) => csvField(cellText(c))).jo
 /** Streams one of the page's tables as CSV, header and footer rows included. */
 export function csvResponse(c: Context, tables: Table[], id: string | undefined, name: string): Response {
   const table = tables.find((t) => t.id === id);
-  if (!table) throw new GatewayError('not_found_error', `No table '${id ?? ''}' on this page; tables: ${tables.map((t) => t.id).join(', ')}.`);
+  if (!table)
+    throw new GatewayError(
+      'not_found_error',
+      `No table '${id ?? ''}' on this page; tables: ${tables.map((t) => t.id).join(', ')}.`,
+    );
   c.header('content-type', 'text/csv; charset=utf-8');
   c.header('content-disposition', `attachment; filename="${name}-${table.id}.csv"`);
   return stream(c, async (s) => {
@@ -37,7 +41,13 @@ export function csvResponse(c: Context, tables: Table[], id: string | undefined,
     if (table.allRows) {
       for await (const batch of table.allRows()) await s.write(batch.map(csvLine).join(''));
     } else {
-      for (let i = 0; i < table.rows.length; i += 500) await s.write(table.rows.slice(i, i + 500).map(csvLine).join(''));
+      for (let i = 0; i < table.rows.length; i += 500)
+        await s.write(
+          table.rows
+            .slice(i, i + 500)
+            .map(csvLine)
+            .join(''),
+        );
     }
     if (table.foot) await s.write(csvLine(table.foot));
   });
@@ -46,5 +56,6 @@ export function csvResponse(c: Context, tables: Table[], id: string | undefined,
 export const num = (n: number) => Math.round(n).toLocaleString('en-US');
 /** USD from cents, to a hundredth of a cent. */
 export const usd = (cents: number) => (cents / 100).toFixed(4);
-export const pct = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '0.0%');
+export const pct = (part: number, whole: number) =>
+  whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '0.0%';
 export const when = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 19) : 'never');

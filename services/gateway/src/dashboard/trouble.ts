@@ -1,7 +1,16 @@
 import type { TroubleRow } from '../store';
 
 /** The overview's error categories, in the order it lists them. */
-export const CATEGORIES = ['Rate limit', 'Overloaded', 'Timeout', 'Upstream error', 'Malformed tool call', 'Client gone', 'Refused (other 4xx)', 'Served after retries'] as const;
+export const CATEGORIES = [
+  'Rate limit',
+  'Overloaded',
+  'Timeout',
+  'Upstream error',
+  'Malformed tool call',
+  'Client gone',
+  'Refused (other 4xx)',
+  'Served after retries',
+] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 export function categoryOf(r: Pick<TroubleRow, 'errorType' | 'status'>): Category {
@@ -24,7 +33,9 @@ export interface CategoryLine {
 }
 
 export function byCategory(rows: TroubleRow[]): CategoryLine[] {
-  const out = new Map<Category, CategoryLine>(CATEGORIES.map((category) => [category, { category, calls: 0, retried: 0, retries: 0 }]));
+  const out = new Map<Category, CategoryLine>(
+    CATEGORIES.map((category) => [category, { category, calls: 0, retried: 0, retries: 0 }]),
+  );
   for (const r of rows) {
     const line = out.get(categoryOf(r))!;
     line.calls += r.calls;

@@ -3,7 +3,15 @@ import { type Cell, type Column, num, usd } from './table';
 
 /** Every usage table's figures, each in its own column: never one total that hides cache tokens. */
 export const USAGE_COLUMNS: Column[] = [
-  'Uncached input', 'Cache writes 5m', 'Cache writes 1h', 'Cache reads', 'Output', 'Web searches', 'Cost (USD)', 'Requests', 'Errors',
+  'Uncached input',
+  'Cache writes 5m',
+  'Cache writes 1h',
+  'Cache reads',
+  'Output',
+  'Web searches',
+  'Cost (USD)',
+  'Requests',
+  'Errors',
 ].map((label) => ({ label, numeric: true }));
 
 export function usageCells(l: UsageLine): Cell[] {

@@ -1,9 +1,24 @@
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
-import { dayStart, localDate, monthStart, nextDayStart, shiftDays, startOfDay, UTC } from '../reports/time-zone';
+import {
+  dayStart,
+  localDate,
+  monthStart,
+  nextDayStart,
+  shiftDays,
+  startOfDay,
+  UTC,
+} from '../reports/time-zone';
 
-export const PERIODS = { today: 'Today', '7d': '7 days', '30d': '30 days', month: 'This month', 'last-month': 'Last month', custom: 'Custom' } as const;
+export const PERIODS = {
+  today: 'Today',
+  '7d': '7 days',
+  '30d': '30 days',
+  month: 'This month',
+  'last-month': 'Last month',
+  custom: 'Custom',
+} as const;
 export type Period = keyof typeof PERIODS;
 export const SPLITS = { member: 'Member', key: 'Key', model: 'Model' } as const;
 export type Split = keyof typeof SPLITS;
@@ -28,7 +43,12 @@ const State = z.object({
   env: id,
   /** The operator's read-only look at one account. */
   account: id,
-  status: z.union([z.enum(['ok', 'error']), z.string().regex(/^[1-5]\d\d$/, "must be 'ok', 'error' or an HTTP status")]).optional(),
+  status: z
+    .union([
+      z.enum(['ok', 'error']),
+      z.string().regex(/^[1-5]\d\d$/, "must be 'ok', 'error' or an HTTP status"),
+    ])
+    .optional(),
 });
 
 export type ViewState = z.infer<typeof State>;
@@ -45,7 +65,10 @@ export function parseState(query: Record<string, string>): ViewState {
 }
 
 /** The URL query of a state (with overrides; `undefined` drops a field), defaults left out. */
-export function queryOf(state: ViewState, overrides: Partial<Record<keyof ViewState, string | undefined>> = {}): string {
+export function queryOf(
+  state: ViewState,
+  overrides: Partial<Record<keyof ViewState, string | undefined>> = {},
+): string {
   const merged: Record<string, string | undefined> = { ...state, ...overrides };
   if (merged.period !== 'custom') {
     delete merged.from;
@@ -86,7 +109,8 @@ export function rangeOf(state: ViewState, now: number, zone: string = UTC): Rang
   };
   const [from, to] = bounds[state.period]();
   if (!(to > from)) throw new GatewayError('invalid_request_error', 'to: must be on or after from.');
-  if (to - from > MAX_DAYS * DAY) throw new GatewayError('invalid_request_error', `to: a period covers at most ${MAX_DAYS} days.`);
+  if (to - from > MAX_DAYS * DAY)
+    throw new GatewayError('invalid_request_error', `to: a period covers at most ${MAX_DAYS} days.`);
   const days: string[] = [];
   for (let t = from; t < to; t = nextDayStart(zone, t)) days.push(localDate(zone, t));
   const label = days.length === 1 ? days[0]! : `${days[0]} to ${days.at(-1)}`;

@@ -7,7 +7,8 @@ export async function whoLabel(deps: DashboardDeps, viewer: Viewer): Promise<str
     deps.store.accounts.get(viewer.accountId),
     viewer.memberId ? deps.store.members.get(viewer.accountId, viewer.memberId) : Promise.resolve(null),
   ]);
-  if (viewer.kind === 'admin' && viewer.readOnly) return `Operator (read-only) · ${account?.name ?? viewer.accountId}`;
+  if (viewer.kind === 'admin' && viewer.readOnly)
+    return `Operator (read-only) · ${account?.name ?? viewer.accountId}`;
   const role = viewer.kind === 'admin' ? 'admin' : 'member';
   return `${member?.email ?? 'account key'} (${role}) · ${account?.name ?? viewer.accountId}`;
 }

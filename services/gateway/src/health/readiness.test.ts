@@ -15,14 +15,22 @@ describe('readiness', () => {
     const r = await readiness(healthy())();
     expect(r).toMatchObject({
       status: 'ready',
-      checks: { database: { ok: true }, migrations: { ok: true, pending: [] }, call_log: { ok: true, queued: 0, oldest_wait_ms: 0 } },
+      checks: {
+        database: { ok: true },
+        migrations: { ok: true, pending: [] },
+        call_log: { ok: true, queued: 0, oldest_wait_ms: 0 },
+      },
       upstream: { reachable: true, url: 'http://127.0.0.1:9' },
     });
   });
 
   it('fails within the timeout when the database does not answer', async () => {
     const start = performance.now();
-    const r = await readiness({ ...healthy(), timeoutMs: 100, database: { ping: () => new Promise(() => {}), pendingMigrations: async () => [] } })();
+    const r = await readiness({
+      ...healthy(),
+      timeoutMs: 100,
+      database: { ping: () => new Promise(() => {}), pendingMigrations: async () => [] },
+    })();
     expect(performance.now() - start).toBeLessThan(1_000);
     expect(r.status).toBe('not_ready');
     expect(r.checks.database).toEqual({ ok: false, error: 'no answer within 100 ms' });
@@ -31,12 +39,18 @@ describe('readiness', () => {
 
   it('names the database error', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    const r = await readiness({ ...healthy(), database: { ping: () => Promise.reject(refused), pendingMigrations: async () => [] } })();
+    const r = await readiness({
+      ...healthy(),
+      database: { ping: () => Promise.reject(refused), pendingMigrations: async () => [] },
+    })();
     expect(r.checks.database).toEqual({ ok: false, error: 'unreachable (ECONNREFUSED)' });
   });
 
   it('is not ready while a migration file is not recorded as applied', async () => {
-    const r = await readiness({ ...healthy(), database: { ping: async () => {}, pendingMigrations: async () => ['009_next.sql'] } })();
+    const r = await readiness({
+      ...healthy(),
+      database: { ping: async () => {}, pendingMigrations: async () => ['009_next.sql'] },
+    })();
     expect(r.status).toBe('not_ready');
     expect(r.checks.migrations).toEqual({ ok: false, pending: ['009_next.sql'] });
   });
@@ -48,13 +62,21 @@ describe('readiness', () => {
     now += 4_000;
     expect((await check()).checks.call_log).toMatchObject({ ok: true, queued: 3, oldest_wait_ms: 4_000 });
     now += 2_000;
-    expect(await check()).toMatchObject({ status: 'not_ready', checks: { call_log: { ok: false, oldest_wait_ms: 6_000, limit_ms: 5_000 } } });
+    expect(await check()).toMatchObject({
+      status: 'not_ready',
+      checks: { call_log: { ok: false, oldest_wait_ms: 6_000, limit_ms: 5_000 } },
+    });
   });
 
   it('reports an unreachable provider without failing readiness, and reuses the probe for a while', async () => {
     let probes = 0;
     let now = 0;
-    const check = readiness({ ...healthy(), clock: () => now, upstreamTtlMs: 30_000, probeUpstream: async () => (probes++, false) });
+    const check = readiness({
+      ...healthy(),
+      clock: () => now,
+      upstreamTtlMs: 30_000,
+      probeUpstream: async () => (probes++, false),
+    });
     expect(await check()).toMatchObject({ status: 'ready', upstream: { reachable: false } });
     now += 10_000;
     await check();

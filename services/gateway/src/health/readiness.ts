@@ -3,7 +3,11 @@ import { connect } from 'node:net';
 export interface ReadinessDeps {
   database: { ping(): Promise<void>; pendingMigrations(): Promise<string[]> };
   /** The call log writer; null when the call log is off. */
-  callLog: { readonly pending: number; readonly backlogSince: number | null; status?(): { spoolFull: boolean; spoolBytes: number; spoolError: string | null } } | null;
+  callLog: {
+    readonly pending: number;
+    readonly backlogSince: number | null;
+    status?(): { spoolFull: boolean; spoolBytes: number; spoolError: string | null };
+  } | null;
   upstreamUrl: string;
   clock?: () => number;
   /** How long the database may take to answer. */
@@ -74,14 +78,23 @@ export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
       await within(deps.database.ping(), timeoutMs);
     } catch (err) {
       const unknown = { ok: false, error: 'database not checked' };
-      return [{ ok: false, error: err instanceof Timeout ? err.message : `unreachable (${reason(err)})` }, unknown];
+      return [
+        { ok: false, error: err instanceof Timeout ? err.message : `unreachable (${reason(err)})` },
+        unknown,
+      ];
     }
     const latency = clock() - started;
     try {
       const pending = await within(deps.database.pendingMigrations(), timeoutMs);
-      return [{ ok: true, latency_ms: latency }, { ok: pending.length === 0, pending }];
+      return [
+        { ok: true, latency_ms: latency },
+        { ok: pending.length === 0, pending },
+      ];
     } catch (err) {
-      return [{ ok: true, latency_ms: latency }, { ok: false, error: reason(err) }];
+      return [
+        { ok: true, latency_ms: latency },
+        { ok: false, error: reason(err) },
+      ];
     }
   }
 
@@ -91,8 +104,16 @@ export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
     const waitMs = since === null ? 0 : clock() - since;
     // A full spool keeps serving, but new calls are then only in memory until written: not ready.
     const spool = deps.callLog.status?.();
-    const spoolState = spool ? { spool_bytes: spool.spoolBytes, spool_full: spool.spoolFull, spool_error: spool.spoolError } : {};
-    return { ok: waitMs <= deps.stallMs && !spool?.spoolFull, queued: deps.callLog.pending, oldest_wait_ms: waitMs, limit_ms: deps.stallMs, ...spoolState };
+    const spoolState = spool
+      ? { spool_bytes: spool.spoolBytes, spool_full: spool.spoolFull, spool_error: spool.spoolError }
+      : {};
+    return {
+      ok: waitMs <= deps.stallMs && !spool?.spoolFull,
+      queued: deps.callLog.pending,
+      oldest_wait_ms: waitMs,
+      limit_ms: deps.stallMs,
+      ...spoolState,
+    };
   }
 
   async function upstreamState() {
@@ -100,7 +121,11 @@ export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
     if (!upstream || now - upstream.at >= (deps.upstreamTtlMs ?? 30_000)) {
       upstream = { reachable: await probe(upstreamUrl, timeoutMs), at: now };
     }
-    return { reachable: upstream.reachable, url: upstreamUrl.origin, checked_at: new Date(upstream.at).toISOString() };
+    return {
+      reachable: upstream.reachable,
+      url: upstreamUrl.origin,
+      checked_at: new Date(upstream.at).toISOString(),
+    };
   }
 
   async function check(): Promise<Readiness> {

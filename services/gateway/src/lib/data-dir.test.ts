@@ -27,14 +27,22 @@ describe('resolveDataDir', () => {
 });
 
 describe('lockDataDir', () => {
-  it('admits one holder at a time, naming it, and takes over a dead holder\'s lock', () => {
+  it("admits one holder at a time, naming it, and takes over a dead holder's lock", () => {
     const dir = join(outside, 'locked');
     lockDataDir(dir, 'a keygate gateway')();
     // Held by another live process (our parent stands in for it).
-    writeFileSync(join(dir, 'keygate.lock'), JSON.stringify({ pid: process.ppid, what: 'a keygate gateway' }));
+    writeFileSync(
+      join(dir, 'keygate.lock'),
+      JSON.stringify({ pid: process.ppid, what: 'a keygate gateway' }),
+    );
     expect(() => lockDataDir(dir, 'the keygate CLI')).toThrow(DataDirInUseError);
-    expect(() => lockDataDir(dir, 'the keygate CLI')).toThrow(`a keygate gateway (pid ${process.ppid}) is using the data dir ${dir}`);
-    writeFileSync(join(dir, 'keygate.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, what: 'a killed gateway' }));
+    expect(() => lockDataDir(dir, 'the keygate CLI')).toThrow(
+      `a keygate gateway (pid ${process.ppid}) is using the data dir ${dir}`,
+    );
+    writeFileSync(
+      join(dir, 'keygate.lock'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, what: 'a killed gateway' }),
+    );
     const again = lockDataDir(dir, 'the keygate CLI');
     again();
   });

@@ -13,7 +13,8 @@ export const DEFAULT_DATA_DIR = '.keygate';
 export function resolveDataDir(explicit: string | undefined, cwd = process.cwd()): string {
   if (explicit) return isAbsolute(explicit) ? explicit : resolve(cwd, explicit);
   for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'pnpm-workspace.yaml')) && isKeygateRoot(dir)) return join(dir, DEFAULT_DATA_DIR);
+    if (existsSync(join(dir, 'pnpm-workspace.yaml')) && isKeygateRoot(dir))
+      return join(dir, DEFAULT_DATA_DIR);
     if (dirname(dir) === dir) return resolve(cwd, DEFAULT_DATA_DIR);
   }
 }
@@ -32,7 +33,7 @@ export function persistentSecret(dataDir: string, name: string): string {
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
   const value = randomBytes(32).toString('base64url');
-  writeFileSync(file, value + '\n', { mode: 0o600, flag: 'wx' });
+  writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
   return value;
 }
 
@@ -67,7 +68,7 @@ export function lockDataDir(dataDir: string, what: string): () => void {
   const file = join(dataDir, LOCK_FILE);
   for (let attempt = 0; ; attempt++) {
     try {
-      writeFileSync(file, JSON.stringify({ pid: process.pid, what }) + '\n', { flag: 'wx', mode: 0o600 });
+      writeFileSync(file, `${JSON.stringify({ pid: process.pid, what })}\n`, { flag: 'wx', mode: 0o600 });
       return () => rmSync(file, { force: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw err;
@@ -88,14 +89,17 @@ export function lockDataDir(dataDir: string, what: string): () => void {
 /** Tells the CLI a gateway owns the embedded database, so it goes through its operator API. */
 export function announceGateway(dataDir: string, info: RunningGateway): () => void {
   const file = join(dataDir, RUNTIME_FILE);
-  writeFileSync(file, JSON.stringify(info) + '\n', { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(info)}\n`, { mode: 0o600 });
   return () => rmSync(file, { force: true });
 }
 
 /** A second gateway on a data dir refuses to start, naming the one that serves it. */
 export function assertNotServed(dataDir: string): void {
   const running = runningGateway(dataDir);
-  if (running) throw new DataDirInUseError(`a gateway (pid ${running.pid}) is already serving the data dir ${dataDir} at ${running.url}; stop it first, or set KEYGATE_DATA_DIR to another folder`);
+  if (running)
+    throw new DataDirInUseError(
+      `a gateway (pid ${running.pid}) is already serving the data dir ${dataDir} at ${running.url}; stop it first, or set KEYGATE_DATA_DIR to another folder`,
+    );
 }
 
 export function runningGateway(dataDir: string): RunningGateway | null {

@@ -11,7 +11,11 @@ export class GatewayError extends Error {
   readonly status: number;
   readonly headers: Record<string, string>;
 
-  constructor(type: ErrorType, message: string, opts: { status?: number; headers?: Record<string, string> } = {}) {
+  constructor(
+    type: ErrorType,
+    message: string,
+    opts: { status?: number; headers?: Record<string, string> } = {},
+  ) {
     super(message);
     this.name = 'GatewayError';
     this.type = type;
@@ -30,7 +34,11 @@ export function newRequestId(): string {
 
 /** The provider's error shape, with its status and a request id. */
 export function errorResponse(err: GatewayError, requestId: string): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': requestId, ...err.headers };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'request-id': requestId,
+    ...err.headers,
+  };
   // Don't read the rest of an oversized upload just to keep the connection.
   if (err.type === 'request_too_large') headers.connection = 'close';
   return new Response(errorBody(err.type, err.message, requestId), { status: err.status, headers });
@@ -45,17 +53,28 @@ export function renderError(err: Error, c: Context, log?: (err: Error, requestId
 }
 
 /** What Node's HTTP parser refuses before the app runs, by its error code: status, type, message. */
-function refusalOf(err: Error & { code?: string; reason?: string }, maxHeaderBytes: number): [number, ErrorType, string] {
+function refusalOf(
+  err: Error & { code?: string; reason?: string },
+  maxHeaderBytes: number,
+): [number, ErrorType, string] {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return [431, 'request_too_large', `Request header fields too large: the header block is limited to ${maxHeaderBytes} bytes.`];
+      return [
+        431,
+        'request_too_large',
+        `Request header fields too large: the header block is limited to ${maxHeaderBytes} bytes.`,
+      ];
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return [413, 'request_too_large', 'Chunk extensions too large.'];
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return [408, 'timeout_error', 'The request was not received in time.'];
     default:
       // llhttp's reason is a fixed phrase ("Invalid header value char"), never request bytes.
-      return [400, 'invalid_request_error', `Malformed HTTP request: ${err.reason ?? 'could not be parsed'}.`];
+      return [
+        400,
+        'invalid_request_error',
+        `Malformed HTTP request: ${err.reason ?? 'could not be parsed'}.`,
+      ];
   }
 }
 
@@ -64,7 +83,11 @@ function refusalOf(err: Error & { code?: string; reason?: string }, maxHeaderByt
  * straight to the socket: there is no request or response object yet, and the connection
  * cannot carry another request, so it says `connection: close`.
  */
-export function parserRefusal(err: Error, requestId: string, maxHeaderBytes: number): { status: number; type: ErrorType; http: string } {
+export function parserRefusal(
+  err: Error,
+  requestId: string,
+  maxHeaderBytes: number,
+): { status: number; type: ErrorType; http: string } {
   const [status, type, message] = refusalOf(err, maxHeaderBytes);
   const body = errorBody(type, message, requestId);
   const head = [

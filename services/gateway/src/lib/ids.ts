@@ -35,7 +35,19 @@ export function toBase62(value: number, width: number): string {
   return out;
 }
 
-export type IdPrefix = 'acct' | 'user' | 'key' | 'req' | 'grp' | 'audit' | 'bdg' | 'whk' | 'evt' | 'inv' | 'subtr' | 'notice';
+export type IdPrefix =
+  | 'acct'
+  | 'user'
+  | 'key'
+  | 'req'
+  | 'grp'
+  | 'audit'
+  | 'bdg'
+  | 'whk'
+  | 'evt'
+  | 'inv'
+  | 'subtr'
+  | 'notice';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

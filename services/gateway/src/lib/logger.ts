@@ -30,7 +30,16 @@ export function looksSecret(text: string): boolean {
 
 // Fields that hold credentials by name; the regex covers values anywhere else. No wildcard
 // paths: one made every line 5 µs dearer (pino clones the object to censor it).
-const REDACT_PATHS = ['authorization', 'apiKey', 'providerKey', 'secret', 'token', 'password', 'headers.authorization', 'headers["x-api-key"]'];
+const REDACT_PATHS = [
+  'authorization',
+  'apiKey',
+  'providerKey',
+  'secret',
+  'token',
+  'password',
+  'headers.authorization',
+  'headers["x-api-key"]',
+];
 
 function serializeError(value: unknown): unknown {
   if (!(value instanceof Error)) return value;
@@ -58,7 +67,13 @@ export function stderrSink(opts: { sync?: boolean; minLength?: number; flushMs?:
     fd: 2,
     sync,
     // A stalled reader (a full pipe) holds up to 16 MiB here, then lines are dropped: the calls go on.
-    ...(sync ? {} : { minLength: opts.minLength ?? 4096, periodicFlush: opts.flushMs ?? 250, maxLength: 16 * 1024 * 1024 }),
+    ...(sync
+      ? {}
+      : {
+          minLength: opts.minLength ?? 4096,
+          periodicFlush: opts.flushMs ?? 250,
+          maxLength: 16 * 1024 * 1024,
+        }),
   });
   return {
     write: (line) => dest.write(line),
@@ -78,7 +93,10 @@ export function stderrSink(opts: { sync?: boolean; minLength?: number; flushMs?:
  * lines with a function, written synchronously). Every line goes through `redact` whole, so a
  * secret in a message, a field or an error's text is masked.
  */
-export function createLogger(level: LogLevel = 'info', sink: ((line: string) => void) | LineSink = stderrSink()): Logger {
+export function createLogger(
+  level: LogLevel = 'info',
+  sink: ((line: string) => void) | LineSink = stderrSink(),
+): Logger {
   const out: LineSink = typeof sink === 'function' ? { write: sink, flush: () => {} } : sink;
   const destination: DestinationStream = { write: (line: string) => out.write(redact(line)) };
   const base = pino(

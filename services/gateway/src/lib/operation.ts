@@ -7,7 +7,10 @@ import { jsonBody, parseOr400 } from './validation';
  * What one route of the account or operator API takes: the same zod schemas validate the
  * request (in `operation()`'s middleware) and describe it (in the OpenAPI document).
  */
-export interface OperationSpec<Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined> {
+export interface OperationSpec<
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+> {
   summary: string;
   description?: string;
   tag: string;
@@ -22,12 +25,15 @@ export interface OperationSpec<Q extends z.ZodObject | undefined = undefined, B 
   status?: 200 | 201;
 }
 
-type Out<Q, B> = (Q extends z.ZodType ? { query: z.output<Q> } : {}) & (B extends z.ZodType ? { json: z.output<B> } : {});
+type Out<Q, B> = (Q extends z.ZodType ? { query: z.output<Q> } : {}) &
+  (B extends z.ZodType ? { json: z.output<B> } : {});
 
 const SPECS = new WeakMap<object, OperationSpec<z.ZodObject | undefined, z.ZodType | undefined>>();
 
 /** The spec an `operation()` middleware was made from, or undefined for any other handler. */
-export function specOf(handler: object): OperationSpec<z.ZodObject | undefined, z.ZodType | undefined> | undefined {
+export function specOf(
+  handler: object,
+): OperationSpec<z.ZodObject | undefined, z.ZodType | undefined> | undefined {
   return SPECS.get(handler);
 }
 
@@ -41,7 +47,8 @@ export function arrayParams(schema: z.ZodObject | undefined): string[] {
 
 function unwrap(s: z.ZodType): z.ZodType {
   let t = s;
-  while (t instanceof z.ZodOptional || t instanceof z.ZodDefault || t instanceof z.ZodNullable) t = t.unwrap() as z.ZodType;
+  while (t instanceof z.ZodOptional || t instanceof z.ZodDefault || t instanceof z.ZodNullable)
+    t = t.unwrap() as z.ZodType;
   return t;
 }
 
@@ -53,22 +60,34 @@ export function queryObject(c: Context, arrays: readonly string[]): Record<strin
   const out: Record<string, unknown> = { ...c.req.query() };
   for (const name of arrays) {
     delete out[`${name}[]`];
-    const values = [...(c.req.queries(`${name}[]`) ?? []), ...(c.req.queries(name) ?? [])].flatMap((v) => v.split(',')).filter(Boolean);
+    const values = [...(c.req.queries(`${name}[]`) ?? []), ...(c.req.queries(name) ?? [])]
+      .flatMap((v) => v.split(','))
+      .filter(Boolean);
     if (values.length) out[name] = values;
     else delete out[name];
   }
   return out;
 }
 
-function refuseUnknownParams(c: Context, known: readonly string[], arrays: readonly string[], refused: Record<string, string>): void {
+function refuseUnknownParams(
+  c: Context,
+  known: readonly string[],
+  arrays: readonly string[],
+  refused: Record<string, string>,
+): void {
   const bare = (n: string) => (n.endsWith('[]') ? n.slice(0, -2) : n);
-  const unknown = Object.keys(c.req.queries()).filter((n) => !known.includes(n) && !(n.endsWith('[]') && arrays.includes(bare(n))));
+  const unknown = Object.keys(c.req.queries()).filter(
+    (n) => !known.includes(n) && !(n.endsWith('[]') && arrays.includes(bare(n))),
+  );
   if (unknown.length === 0) return;
   const named = unknown.find((n) => refused[bare(n)]);
   if (named) throw new GatewayError('invalid_request_error', `${bare(named)}: ${refused[bare(named)]}.`);
   const takes = known.length ? `it takes ${known.join(', ')}` : 'it takes none';
   const list = unknown.map((n) => `'${n}'`).join(', ');
-  throw new GatewayError('invalid_request_error', `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${list} for ${c.req.method} ${c.req.path}: ${takes}.`);
+  throw new GatewayError(
+    'invalid_request_error',
+    `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${list} for ${c.req.method} ${c.req.path}: ${takes}.`,
+  );
 }
 
 async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
@@ -91,16 +110,19 @@ async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyEnv = any;
 
-export function operation<Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  spec: OperationSpec<Q, B>,
-): MiddlewareHandler<AnyEnv, string, { out: Out<Q, B> }> {
+export function operation<
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(spec: OperationSpec<Q, B>): MiddlewareHandler<AnyEnv, string, { out: Out<Q, B> }> {
   const arrays = arrayParams(spec.query);
   const known = spec.query ? Object.keys(spec.query.shape) : [];
   const validate: MiddlewareHandler<AnyEnv, string, { out: Out<Q, B> }> = async function validate(c, next) {
     refuseUnknownParams(c, known, arrays, spec.refused ?? {});
     if (spec.query) c.req.addValidatedData('query', parseOr400(spec.query, queryObject(c, arrays)) as object);
     if (spec.body) {
-      const body: unknown = spec.optionalBody ? await optionalBody(c, spec.body) : await jsonBody(c, spec.body);
+      const body: unknown = spec.optionalBody
+        ? await optionalBody(c, spec.body)
+        : await jsonBody(c, spec.body);
       c.req.addValidatedData('json', body as object);
     }
     await next();

@@ -6,19 +6,33 @@ const ROOT = join(import.meta.dirname, '../../../..');
 const LOGGER = join(import.meta.dirname, 'logger.ts');
 
 /** Runs `body` in a child whose logger is the production one (stderr, asynchronous); collects stderr with arrival times. */
-function child(body: string): Promise<{ code: number | null; chunks: { at: number; text: string }[]; exitedAt: number }> {
+function child(
+  body: string,
+): Promise<{ code: number | null; chunks: { at: number; text: string }[]; exitedAt: number }> {
   const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nimport { writeSync } from 'node:fs';\nconst log = createLogger('info');\n${body}`;
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const chunks: { at: number; text: string }[] = [];
   proc.stderr.on('data', (d) => chunks.push({ at: Date.now(), text: String(d) }));
-  return new Promise((resolve) => proc.once('close', (code) => resolve({ code, chunks, exitedAt: Date.now() })));
+  return new Promise((resolve) =>
+    proc.once('close', (code) => resolve({ code, chunks, exitedAt: Date.now() })),
+  );
 }
 
-const lines = (chunks: { text: string }[]) => chunks.map((c) => c.text).join('').split('\n').filter(Boolean);
+const lines = (chunks: { text: string }[]) =>
+  chunks
+    .map((c) => c.text)
+    .join('')
+    .split('\n')
+    .filter(Boolean);
 
 describe('the asynchronous stderr destination', () => {
   it('writes every line still held back when the process exits at once', async () => {
-    const { code, chunks } = await child(`for (let i = 0; i < 500; i++) log.info('line', { i });\nprocess.exit(3);`);
+    const { code, chunks } = await child(
+      `for (let i = 0; i < 500; i++) log.info('line', { i });\nprocess.exit(3);`,
+    );
     expect(code).toBe(3);
     const got = lines(chunks).map((l) => JSON.parse(l) as { msg: string; i: number });
     expect(got.map((l) => l.i)).toEqual(Array.from({ length: 500 }, (_, i) => i));
@@ -46,7 +60,10 @@ for (let i = 0; i < 2000; i++) {
   if (i % 100 === 0) await new Promise((r) => setImmediate(r));
 }
 process.stdout.write('done\\n');`;
-    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // 800 KB of lines against a reader that takes nothing: a synchronous write would block at the pipe's 64 KB.
     proc.stderr.pause();
     const done = await new Promise<boolean>((resolve) => {
@@ -61,6 +78,11 @@ process.stdout.write('done\\n');`;
     proc.stderr.resume();
     await new Promise((r) => proc.once('close', r));
     expect(done).toBe(true);
-    expect(text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+    expect(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { i: number }).i),
+    ).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 });

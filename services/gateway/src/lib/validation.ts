@@ -5,7 +5,10 @@ import { GatewayError } from './errors';
 export function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => {
-      const path = i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+      const path = i.path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+        .join('')
+        .replace(/^\./, '');
       const message = i.code === 'invalid_type' && i.input === undefined ? 'Field required' : i.message;
       return path ? `${path}: ${message}` : message;
     })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
-import { GatewayError } from '../lib/errors';
+import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
 import type { CallRecord } from '../call-log/record';
 import { BudgetBook } from '../budgets/book';
@@ -12,15 +12,40 @@ import { MemorySpendLedger } from './spend';
 function principal(limits: { rpm?: number; tpm?: number; cap?: number } = {}): Principal {
   return {
     account: { id: 'acct_1' },
-    key: { id: 'key_1', memberId: null, limitRpm: limits.rpm ?? null, limitTpm: limits.tpm ?? null, limitMonthlySpendCents: limits.cap ?? null },
+    key: {
+      id: 'key_1',
+      memberId: null,
+      limitRpm: limits.rpm ?? null,
+      limitTpm: limits.tpm ?? null,
+      limitMonthlySpendCents: limits.cap ?? null,
+    },
   } as unknown as Principal;
 }
 
 function setup(seedCents = 0) {
   let now = Date.parse('2026-03-15T12:00:00Z');
   const clock = () => now;
-  const usage = async () => (seedCents ? [{ model: 'claude-opus-4-5', output_tokens: seedCents * 400, input_tokens: 0, cache_creation_5m_tokens: 0, cache_creation_1h_tokens: 0, cache_read_input_tokens: 0, web_search_requests: 0 }] : []);
-  const budgets = new BudgetGuard({ ledger: new MemorySpendLedger(), book: new BudgetBook(async () => [], { ttlMs: 60_000, clock }), usage, clock, logger: silentLogger });
+  const usage = async () =>
+    seedCents
+      ? [
+          {
+            model: 'claude-opus-4-5',
+            output_tokens: seedCents * 400,
+            input_tokens: 0,
+            cache_creation_5m_tokens: 0,
+            cache_creation_1h_tokens: 0,
+            cache_read_input_tokens: 0,
+            web_search_requests: 0,
+          },
+        ]
+      : [];
+  const budgets = new BudgetGuard({
+    ledger: new MemorySpendLedger(),
+    book: new BudgetBook(async () => [], { ttlMs: 60_000, clock }),
+    usage,
+    clock,
+    logger: silentLogger,
+  });
   const admission = new Admission({ buckets: new MemoryBuckets(), budgets, clock, logger: silentLogger });
   return { admission, tick: (ms: number) => (now += ms), now: () => now };
 }
@@ -34,7 +59,15 @@ const refusal = async (p: void | Promise<void>) => {
   }
 };
 
-const record = (at: number, usage: object): CallRecord => ({ accountId: 'acct_1', keyId: 'key_1', memberId: null, model: 'claude-opus-4-5', usage, createdAt: new Date(at) }) as CallRecord;
+const record = (at: number, usage: object): CallRecord =>
+  ({
+    accountId: 'acct_1',
+    keyId: 'key_1',
+    memberId: null,
+    model: 'claude-opus-4-5',
+    usage,
+    createdAt: new Date(at),
+  }) as CallRecord;
 
 describe('admission', () => {
   it('costs nothing for keys without limits (once the account is known to have no budgets), or for endpoints other than messages', async () => {
@@ -60,7 +93,9 @@ describe('admission', () => {
     const { admission, now } = setup();
     const p = principal({ tpm: 100 });
     expect(await refusal(admission.admit(p, { endpoint: 'messages' }))).toBeNull();
-    admission.observe(record(now(), { input_tokens: 40, cache_read_input_tokens: 10_000, output_tokens: 59 }));
+    admission.observe(
+      record(now(), { input_tokens: 40, cache_read_input_tokens: 10_000, output_tokens: 59 }),
+    );
     expect(await refusal(admission.admit(p, { endpoint: 'messages' }))).toBeNull();
     admission.observe(record(now(), { input_tokens: 0, cache_creation_input_tokens: 5, output_tokens: 0 }));
     const err = await refusal(admission.admit(p, { endpoint: 'messages' }));

@@ -52,16 +52,31 @@ export class Admission {
     const now = this.#deps.clock();
     if (tpm != null) {
       const r = await this.#deps.buckets.take(tokenBucket(keyId, tpm), 0, 1, now);
-      if (!r.ok) throw limited('tokens', tpm, r, now, `This key's rate limit of ${tpm} tokens per minute is exceeded.`);
+      if (!r.ok)
+        throw limited(
+          'tokens',
+          tpm,
+          r,
+          now,
+          `This key's rate limit of ${tpm} tokens per minute is exceeded.`,
+        );
     }
     if (rpm != null) {
       const r = await this.#deps.buckets.take(requestBucket(keyId, rpm), 1, 1, now);
-      if (!r.ok) throw limited('requests', rpm, r, now, `This key's rate limit of ${rpm} requests per minute is exceeded.`);
+      if (!r.ok)
+        throw limited(
+          'requests',
+          rpm,
+          r,
+          now,
+          `This key's rate limit of ${rpm} requests per minute is exceeded.`,
+        );
     }
   }
 
   // Charges happen after the answer: a failure must not become an unhandled rejection.
-  readonly #chargeFailed = (error: unknown): void => this.#deps.logger.warn('charging a call to its limits failed', { error });
+  readonly #chargeFailed = (error: unknown): void =>
+    this.#deps.logger.warn('charging a call to its limits failed', { error });
 
   /** Charges a recorded call to its key's token bucket and to the budgets it counts toward. */
   /** Resolves once every recorded call has been charged to the shared counters. */
@@ -75,22 +90,41 @@ export class Admission {
     if (tpm === undefined || !record.keyId || !record.usage) return;
     const u = usageFigures(record.usage);
     const tokens = u.inputTokens + u.cacheCreationInputTokens + u.outputTokens;
-    if (tokens > 0) Promise.resolve(this.#deps.buckets.take(tokenBucket(record.keyId, tpm), tokens, -Infinity, this.#deps.clock())).catch(this.#chargeFailed);
+    if (tokens > 0)
+      Promise.resolve(
+        this.#deps.buckets.take(tokenBucket(record.keyId, tpm), tokens, -Infinity, this.#deps.clock()),
+      ).catch(this.#chargeFailed);
   }
 }
 
-const requestBucket = (keyId: string, rpm: number): BucketSpec => ({ key: `rpm:${keyId}`, capacity: rpm, periodMs: MINUTE });
-const tokenBucket = (keyId: string, tpm: number): BucketSpec => ({ key: `tpm:${keyId}`, capacity: tpm, periodMs: MINUTE });
+const requestBucket = (keyId: string, rpm: number): BucketSpec => ({
+  key: `rpm:${keyId}`,
+  capacity: rpm,
+  periodMs: MINUTE,
+});
+const tokenBucket = (keyId: string, tpm: number): BucketSpec => ({
+  key: `tpm:${keyId}`,
+  capacity: tpm,
+  periodMs: MINUTE,
+});
 
 /** 429 with `retry-after` and the provider's rate-limit headers for the exhausted limit. */
-function limited(kind: 'requests' | 'tokens', limit: number, r: TakeResult, now: number, message: string): GatewayError {
+function limited(
+  kind: 'requests' | 'tokens',
+  limit: number,
+  r: TakeResult,
+  now: number,
+  message: string,
+): GatewayError {
   const retryAfter = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
   return new GatewayError('rate_limit_error', `${message} Retry after ${retryAfter} s.`, {
     headers: {
       'retry-after': String(retryAfter),
       [`anthropic-ratelimit-${kind}-limit`]: String(limit),
       [`anthropic-ratelimit-${kind}-remaining`]: String(Math.max(0, Math.floor(r.remaining))),
-      [`anthropic-ratelimit-${kind}-reset`]: new Date(now + r.resetMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      [`anthropic-ratelimit-${kind}-reset`]: new Date(now + r.resetMs)
+        .toISOString()
+        .replace(/\.\d{3}Z$/, 'Z'),
     },
   });
 }

@@ -35,7 +35,13 @@ interface State {
 }
 
 /** The pure step shared by both stores: refill from `state` to `now`, then maybe take. */
-export function step(spec: BucketSpec, state: State | undefined, cost: number, minimum: number, now: number): { state: State; result: TakeResult } {
+export function step(
+  spec: BucketSpec,
+  state: State | undefined,
+  cost: number,
+  minimum: number,
+  now: number,
+): { state: State; result: TakeResult } {
   const rate = spec.capacity / spec.periodMs;
   let tokens = state?.tokens ?? spec.capacity;
   const at = state?.at ?? now;

@@ -43,7 +43,10 @@ export interface LimitsOptions {
 export async function createLimits(opts: LimitsOptions): Promise<Limits> {
   const { store, clock, logger } = opts;
   const onRedisDown = opts.onRedisDown ?? 'open';
-  const book = new BudgetBook((accountId) => store.budgets.ofAccount(accountId), { ttlMs: opts.budgetTtlMs ?? 30_000, clock });
+  const book = new BudgetBook((accountId) => store.budgets.ofAccount(accountId), {
+    ttlMs: opts.budgetTtlMs ?? 30_000,
+    clock,
+  });
   const guard = (ledger: SpendLedger) =>
     new BudgetGuard({
       ledger,
@@ -65,7 +68,12 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       close: () => redis.close(),
     };
   }
-  const admission = new Admission({ buckets: new MemoryBuckets(), budgets: guard(new MemorySpendLedger()), clock, logger });
+  const admission = new Admission({
+    buckets: new MemoryBuckets(),
+    budgets: guard(new MemorySpendLedger()),
+    clock,
+    logger,
+  });
   return {
     admission,
     budgets: book,

@@ -86,7 +86,9 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   const wentDown = (error: unknown) => {
     if (outage || starting || closing) return;
     outage = 'later';
-    logger.warn(`redis unreachable: calls under rate limits and budgets are ${mode} until it answers`, { error });
+    logger.warn(`redis unreachable: calls under rate limits and budgets are ${mode} until it answers`, {
+      error,
+    });
   };
   // ioredis reports every failed reconnection here; without a listener they would end the process.
   redis.on('error', wentDown);
@@ -102,7 +104,10 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    logger.warn(`redis unreachable at start (REDIS_URL); the gateway serves, and calls under rate limits and budgets are ${mode} until it answers`, { error });
+    logger.warn(
+      `redis unreachable at start (REDIS_URL); the gateway serves, and calls under rate limits and budgets are ${mode} until it answers`,
+      { error },
+    );
     outage = 'start';
   }
   starting = false;
@@ -135,7 +140,8 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   const buckets: Buckets = {
     async take(spec: BucketSpec, cost: number, minimum: number, now: number): Promise<TakeResult> {
       const refuse = minimum !== -Infinity ? "This key's rate limit" : null;
-      if (redis.status !== 'ready') return fallback(null, refuse, () => local.buckets.take(spec, cost, minimum, now));
+      if (redis.status !== 'ready')
+        return fallback(null, refuse, () => local.buckets.take(spec, cost, minimum, now));
       const rate = spec.capacity / spec.periodMs;
       let reply: [number, string];
       try {
@@ -146,7 +152,12 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
       }
       const [admitted, left] = reply;
       const tokens = Number(left);
-      return { ok: admitted === 1, remaining: tokens, retryAfterMs: admitted === 1 ? 0 : (minimum - tokens) / rate, resetMs: (spec.capacity - tokens) / rate };
+      return {
+        ok: admitted === 1,
+        remaining: tokens,
+        retryAfterMs: admitted === 1 ? 0 : (minimum - tokens) / rate,
+        resetMs: (spec.capacity - tokens) / rate,
+      };
     },
   };
 
@@ -154,7 +165,8 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
     async spent(scopeId, period, seed, hardCap) {
       const key = `${PREFIX}spend:${scopeId}:${period.label}`;
       const refuse = hardCap ? 'A hard-capped budget of this call' : null;
-      if (redis.status !== 'ready') return fallback(null, refuse, () => local.spend.spent(scopeId, period, seed));
+      if (redis.status !== 'ready')
+        return fallback(null, refuse, () => local.spend.spent(scopeId, period, seed));
       try {
         const current = ok(await redis.get(key));
         if (current !== null) return Number(current);
@@ -175,7 +187,9 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
       const here = local.spend.add(scopeId, label, microUsd);
       if (redis.status !== 'ready') return here;
       try {
-        const total = ok(await call.kgAddIfSeeded(`${PREFIX}spend:${scopeId}:${label}`, Math.round(microUsd)));
+        const total = ok(
+          await call.kgAddIfSeeded(`${PREFIX}spend:${scopeId}:${label}`, Math.round(microUsd)),
+        );
         return total === null ? null : Number(total);
       } catch (error) {
         return fallback(error, null, () => here);

@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { MemorySpendLedger } from './spend';
 
-const JAN = { label: '2026-01', start: Date.parse('2026-01-01T00:00:00Z'), end: Date.parse('2026-02-01T00:00:00Z') };
+const JAN = {
+  label: '2026-01',
+  start: Date.parse('2026-01-01T00:00:00Z'),
+  end: Date.parse('2026-02-01T00:00:00Z'),
+};
 const FEB = { label: '2026-02', start: JAN.end, end: Date.parse('2026-03-01T00:00:00Z') };
-const JAN_2 = { label: '2026-01-02', start: Date.parse('2026-01-02T00:00:00Z'), end: Date.parse('2026-01-03T00:00:00Z') };
+const JAN_2 = {
+  label: '2026-01-02',
+  start: Date.parse('2026-01-02T00:00:00Z'),
+  end: Date.parse('2026-01-03T00:00:00Z'),
+};
 
 describe('the in-memory spend ledger', () => {
   it('seeds a month once, even when asked twice at the same time, then adds', async () => {
@@ -45,7 +53,9 @@ describe('the in-memory spend ledger', () => {
 
   it('a seed that fails is retried next time', async () => {
     const ledger = new MemorySpendLedger();
-    await expect(ledger.spent('key_1', JAN, async () => Promise.reject(new Error('db down')))).rejects.toThrow('db down');
+    await expect(
+      ledger.spent('key_1', JAN, async () => Promise.reject(new Error('db down'))),
+    ).rejects.toThrow('db down');
     expect(await ledger.spent('key_1', JAN, async () => 3)).toBe(3);
   });
 });

@@ -16,7 +16,12 @@ export interface SpendLedger {
    * `hardCap`: a refusal hangs on the figure, so a ledger that cannot get it may refuse instead
    * (a GatewayError, which admission answers as it is).
    */
-  spent(scopeId: string, period: SpendPeriod, seed: () => Promise<number>, hardCap?: boolean): number | Promise<number>;
+  spent(
+    scopeId: string,
+    period: SpendPeriod,
+    seed: () => Promise<number>,
+    hardCap?: boolean,
+  ): number | Promise<number>;
   /** Adds a recorded call's cost if the scope's period is tracked; answers the new figure (null: not tracked). */
   add(scopeId: string, label: string, microUsd: number): number | null | Promise<number | null>;
   close?(): Promise<void>;

@@ -33,7 +33,12 @@ export class AccessLog {
   write(log: Logger, requestId: string, req: AccessRequest, now: number): void {
     const call = this.#held.get(requestId);
     if (!call) {
-      const line = { method: req.method, path: req.path, status: req.status, latencyMs: round(now - req.startedAt) };
+      const line = {
+        method: req.method,
+        path: req.path,
+        status: req.status,
+        latencyMs: round(now - req.startedAt),
+      };
       return QUIET.has(req.path) ? log.debug('access', line) : log.info('access', line);
     }
     this.#held.delete(requestId);
@@ -49,7 +54,13 @@ export class AccessLog {
       model: call.model,
       stream: call.stream,
       ttfbMs: call.ttfbMs === null ? null : round(call.ttfbMs),
-      tokens: u && { input: u.inputTokens, cacheWrite5m: u.cacheCreation5mTokens, cacheWrite1h: u.cacheCreation1hTokens, cacheRead: u.cacheReadInputTokens, output: u.outputTokens },
+      tokens: u && {
+        input: u.inputTokens,
+        cacheWrite5m: u.cacheCreation5mTokens,
+        cacheWrite1h: u.cacheCreation1hTokens,
+        cacheRead: u.cacheReadInputTokens,
+        output: u.outputTokens,
+      },
       errorType: call.errorType,
       retryCount: call.retryCount,
       partial: call.partial,

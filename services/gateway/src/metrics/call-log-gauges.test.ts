@@ -3,8 +3,18 @@ import type { CallLogStatus } from '../call-log/writer';
 import { GatewayMetrics } from './metrics';
 
 const idle: CallLogStatus = {
-  queued: 0, segmentsOnDisk: 0, spoolBytes: 0, spoolSegments: 0, oldestAgeMs: null, spoolFull: false,
-  spoolError: null, databaseUp: true, written: 0, rejected: 0, dropped: 0, databaseErrors: 0,
+  queued: 0,
+  segmentsOnDisk: 0,
+  spoolBytes: 0,
+  spoolSegments: 0,
+  oldestAgeMs: null,
+  spoolFull: false,
+  spoolError: null,
+  databaseUp: true,
+  written: 0,
+  rejected: 0,
+  dropped: 0,
+  databaseErrors: 0,
 };
 
 async function series(metrics: GatewayMetrics): Promise<Map<string, number>> {
@@ -16,19 +26,42 @@ describe("call-log gauges read the writer's status at each scrape", () => {
   it('show queue depth, losses and, with a spool, its bytes, oldest waiting record and full flag', async () => {
     let status = idle;
     const metrics = new GatewayMetrics({ callLog: { status: () => status, spooled: true } });
-    expect(await series(metrics)).toEqual(new Map([
-      ['keygate_call_log_queue_depth', 0], ['keygate_call_log_dropped_total', 0], ['keygate_call_log_spool_bytes', 0],
-      ['keygate_call_log_spool_oldest_age_seconds', 0], ['keygate_call_log_spool_full', 0],
-    ]));
-    status = { ...idle, queued: 7, spoolBytes: 4096, oldestAgeMs: 2_500, spoolFull: true, dropped: 3, databaseUp: false };
-    expect(await series(metrics)).toEqual(new Map([
-      ['keygate_call_log_queue_depth', 7], ['keygate_call_log_dropped_total', 3], ['keygate_call_log_spool_bytes', 4096],
-      ['keygate_call_log_spool_oldest_age_seconds', 2.5], ['keygate_call_log_spool_full', 1],
-    ]));
+    expect(await series(metrics)).toEqual(
+      new Map([
+        ['keygate_call_log_queue_depth', 0],
+        ['keygate_call_log_dropped_total', 0],
+        ['keygate_call_log_spool_bytes', 0],
+        ['keygate_call_log_spool_oldest_age_seconds', 0],
+        ['keygate_call_log_spool_full', 0],
+      ]),
+    );
+    status = {
+      ...idle,
+      queued: 7,
+      spoolBytes: 4096,
+      oldestAgeMs: 2_500,
+      spoolFull: true,
+      dropped: 3,
+      databaseUp: false,
+    };
+    expect(await series(metrics)).toEqual(
+      new Map([
+        ['keygate_call_log_queue_depth', 7],
+        ['keygate_call_log_dropped_total', 3],
+        ['keygate_call_log_spool_bytes', 4096],
+        ['keygate_call_log_spool_oldest_age_seconds', 2.5],
+        ['keygate_call_log_spool_full', 1],
+      ]),
+    );
   });
 
   it('show no spool series when records go to the database from memory only', async () => {
-    const metrics = new GatewayMetrics({ callLog: { status: () => ({ ...idle, queued: 2 }), spooled: false } });
-    expect([...(await series(metrics)).keys()]).toEqual(['keygate_call_log_queue_depth', 'keygate_call_log_dropped_total']);
+    const metrics = new GatewayMetrics({
+      callLog: { status: () => ({ ...idle, queued: 2 }), spooled: false },
+    });
+    expect([...(await series(metrics)).keys()]).toEqual([
+      'keygate_call_log_queue_depth',
+      'keygate_call_log_dropped_total',
+    ]);
   });
 });

@@ -5,7 +5,14 @@ import { BoundedLabel, errorCategory, OTHER } from './labels';
 describe('bounded labels', () => {
   it('keeps the first values up to the cap, then counts the rest as other', () => {
     const label = new BoundedLabel(2);
-    expect(['a', 'b', 'c', 'a', 'd', 'b'].map((v) => label.value(v))).toEqual(['a', 'b', OTHER, 'a', OTHER, 'b']);
+    expect(['a', 'b', 'c', 'a', 'd', 'b'].map((v) => label.value(v))).toEqual([
+      'a',
+      'b',
+      OTHER,
+      'a',
+      OTHER,
+      'b',
+    ]);
   });
 
   it('never takes a value shaped like a secret or unfit for a label, and names a missing one', () => {

@@ -27,7 +27,16 @@ export class BoundedLabel {
   }
 }
 
-export const ERROR_CATEGORIES = ['rate_limit', 'overloaded', 'timeout', 'malformed_tool_call', 'upstream_error', 'client_gone', 'shutdown', 'refused'] as const;
+export const ERROR_CATEGORIES = [
+  'rate_limit',
+  'overloaded',
+  'timeout',
+  'malformed_tool_call',
+  'upstream_error',
+  'client_gone',
+  'shutdown',
+  'refused',
+] as const;
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
 /**

@@ -70,38 +70,101 @@ export class GatewayMetrics {
     const counter = scraped(Counter, this.registry);
     const gauge = scraped(Gauge, this.registry);
 
-    counter('keygate_calls_total', 'Calls through the provider-compatible routes, by account, model, endpoint and status class.', ['account', 'model', 'endpoint', 'status_class'], (c) => {
-      for (const s of slots.values()) s.calls.forEach((n, i) => n > 0 && c.inc({ ...s.labels, status_class: STATUS_CLASSES[i]! }, n));
-    });
-    counter('keygate_tokens_total', 'Tokens by type as the provider counted them (input is uncached input).', ['account', 'model', 'type'], (c) => {
-      for (const { labels: { account, model }, tokens } of slots.values()) tokens.forEach((n, i) => n > 0 && c.inc({ account, model, type: TOKEN_TYPES[i]! }, n));
-    });
-    counter('keygate_cost_usd_total', 'Cost in USD at list prices (billing/prices.ts).', ['account', 'model'], (c) => {
-      for (const { labels: { account, model }, costUsd } of slots.values()) if (costUsd > 0) c.inc({ account, model }, costUsd);
-    });
-    counter('keygate_retried_calls_total', 'Calls that were retries of an earlier one (x-stainless-retry-count > 0).', ['account', 'model'], (c) => {
-      for (const { labels: { account, model }, retried } of slots.values()) if (retried > 0) c.inc({ account, model }, retried);
-    });
+    counter(
+      'keygate_calls_total',
+      'Calls through the provider-compatible routes, by account, model, endpoint and status class.',
+      ['account', 'model', 'endpoint', 'status_class'],
+      (c) => {
+        for (const s of slots.values())
+          s.calls.forEach((n, i) => n > 0 && c.inc({ ...s.labels, status_class: STATUS_CLASSES[i]! }, n));
+      },
+    );
+    counter(
+      'keygate_tokens_total',
+      'Tokens by type as the provider counted them (input is uncached input).',
+      ['account', 'model', 'type'],
+      (c) => {
+        for (const {
+          labels: { account, model },
+          tokens,
+        } of slots.values())
+          tokens.forEach((n, i) => n > 0 && c.inc({ account, model, type: TOKEN_TYPES[i]! }, n));
+      },
+    );
+    counter(
+      'keygate_cost_usd_total',
+      'Cost in USD at list prices (billing/prices.ts).',
+      ['account', 'model'],
+      (c) => {
+        for (const {
+          labels: { account, model },
+          costUsd,
+        } of slots.values())
+          if (costUsd > 0) c.inc({ account, model }, costUsd);
+      },
+    );
+    counter(
+      'keygate_retried_calls_total',
+      'Calls that were retries of an earlier one (x-stainless-retry-count > 0).',
+      ['account', 'model'],
+      (c) => {
+        for (const {
+          labels: { account, model },
+          retried,
+        } of slots.values())
+          if (retried > 0) c.inc({ account, model }, retried);
+      },
+    );
     counter('keygate_call_errors_total', 'Calls that failed, by category.', ['category'], (c) => {
       for (const [category, n] of this.#errors) c.inc({ category }, n);
     });
-    counter('keygate_key_cache_lookups_total', 'App key lookups, answered from memory (hit) or from the database (miss).', ['result'], (c) => {
-      c.inc({ result: 'hit' }, this.#keyCache.hit);
-      c.inc({ result: 'miss' }, this.#keyCache.miss);
-    });
-    counter('keygate_invalidations_received_total', 'Key changes this instance received (LISTEN/NOTIFY or the poll) and applied to its key cache.', [], (c) => {
-      c.inc(this.#invalidations.received);
-    });
-    gauge('keygate_invalidation_last_applied_age_seconds', 'Seconds since this instance last applied a key change (NaN: none yet).', [], (g) => {
-      const at = this.#invalidations.lastAt;
-      g.set(at === null ? Number.NaN : (this.#now() - at) / 1000);
-    });
-    if (sources.keyCacheEntries) gauge('keygate_key_cache_entries', 'App keys held in memory (known and unknown).', [], (g) => g.set(sources.keyCacheEntries!()));
+    counter(
+      'keygate_key_cache_lookups_total',
+      'App key lookups, answered from memory (hit) or from the database (miss).',
+      ['result'],
+      (c) => {
+        c.inc({ result: 'hit' }, this.#keyCache.hit);
+        c.inc({ result: 'miss' }, this.#keyCache.miss);
+      },
+    );
+    counter(
+      'keygate_invalidations_received_total',
+      'Key changes this instance received (LISTEN/NOTIFY or the poll) and applied to its key cache.',
+      [],
+      (c) => {
+        c.inc(this.#invalidations.received);
+      },
+    );
+    gauge(
+      'keygate_invalidation_last_applied_age_seconds',
+      'Seconds since this instance last applied a key change (NaN: none yet).',
+      [],
+      (g) => {
+        const at = this.#invalidations.lastAt;
+        g.set(at === null ? Number.NaN : (this.#now() - at) / 1000);
+      },
+    );
+    if (sources.keyCacheEntries)
+      gauge('keygate_key_cache_entries', 'App keys held in memory (known and unknown).', [], (g) =>
+        g.set(sources.keyCacheEntries!()),
+      );
     if (sources.callLog) callLogMetrics(sources.callLog, counter, gauge);
     if (sources.limits) limitsMetrics(sources.limits, gauge);
 
-    this.#latency = new Histogram({ name: 'keygate_upstream_latency_seconds', help: 'Calls answered by the upstream: from the request to the last byte of the answer.', labelNames: ['endpoint', 'stream'], buckets: LATENCY_BUCKETS, registers });
-    this.#ttfb = new Histogram({ name: 'keygate_upstream_ttfb_seconds', help: "Time to the first byte of the upstream's answer body.", labelNames: ['endpoint', 'stream'], buckets: TTFB_BUCKETS, registers });
+    this.#latency = new Histogram({
+      name: 'keygate_upstream_latency_seconds',
+      help: 'Calls answered by the upstream: from the request to the last byte of the answer.',
+      labelNames: ['endpoint', 'stream'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.#ttfb = new Histogram({
+      name: 'keygate_upstream_ttfb_seconds',
+      help: "Time to the first byte of the upstream's answer body.",
+      labelNames: ['endpoint', 'stream'],
+      buckets: TTFB_BUCKETS,
+      registers,
+    });
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -137,7 +200,13 @@ export class GatewayMetrics {
     const id = `${account}\n${model}\n${r.endpoint}`;
     let slot = this.#slots.get(id);
     if (!slot) {
-      slot = { labels: { account, model, endpoint: r.endpoint }, calls: [0, 0, 0, 0], tokens: [0, 0, 0, 0, 0], costUsd: 0, retried: 0 };
+      slot = {
+        labels: { account, model, endpoint: r.endpoint },
+        calls: [0, 0, 0, 0],
+        tokens: [0, 0, 0, 0, 0],
+        costUsd: 0,
+        retried: 0,
+      };
       this.#slots.set(id, slot);
     }
     return slot;
@@ -163,30 +232,88 @@ export class GatewayMetrics {
  * after a reset, so the call path never touches prom-client.
  */
 function scraped<M extends Counter<any> | Gauge<any>>(Kind: new (config: any) => M, registry: Registry) {
-  return <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (m: M) => void): void => {
-    new Kind({ name, help, labelNames, registers: [registry], collect(this: M) { this.reset(); fill(this); } });
+  return <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    fill: (m: M) => void,
+  ): void => {
+    new Kind({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect(this: M) {
+        this.reset();
+        fill(this);
+      },
+    });
   };
 }
 
 type AddCounter = ReturnType<typeof scraped<Counter<string>>>;
 type AddGauge = ReturnType<typeof scraped<Gauge<string>>>;
 
-function callLogMetrics(log: NonNullable<MetricsSources['callLog']>, counter: AddCounter, gauge: AddGauge): void {
+function callLogMetrics(
+  log: NonNullable<MetricsSources['callLog']>,
+  counter: AddCounter,
+  gauge: AddGauge,
+): void {
   const { status } = log;
-  gauge('keygate_call_log_queue_depth', 'Call records waiting in memory to be written to the database.', [], (g) => g.set(status().queued));
-  counter('keygate_call_log_dropped_total', 'Call records lost: no room in the spool and none in memory.', [], (c) => c.inc(status().dropped));
+  gauge(
+    'keygate_call_log_queue_depth',
+    'Call records waiting in memory to be written to the database.',
+    [],
+    (g) => g.set(status().queued),
+  );
+  counter(
+    'keygate_call_log_dropped_total',
+    'Call records lost: no room in the spool and none in memory.',
+    [],
+    (c) => c.inc(status().dropped),
+  );
   if (!log.spooled) return;
-  gauge('keygate_call_log_spool_bytes', 'Bytes of call records in the local spool, not yet committed to the database.', [], (g) => g.set(status().spoolBytes));
-  gauge('keygate_call_log_spool_oldest_age_seconds', 'Age of the oldest call record not yet committed to the database (0: none waits).', [], (g) => g.set((status().oldestAgeMs ?? 0) / 1000));
-  gauge('keygate_call_log_spool_full', '1 while the spool has no room: new call records are held in memory only.', [], (g) => g.set(status().spoolFull ? 1 : 0));
+  gauge(
+    'keygate_call_log_spool_bytes',
+    'Bytes of call records in the local spool, not yet committed to the database.',
+    [],
+    (g) => g.set(status().spoolBytes),
+  );
+  gauge(
+    'keygate_call_log_spool_oldest_age_seconds',
+    'Age of the oldest call record not yet committed to the database (0: none waits).',
+    [],
+    (g) => g.set((status().oldestAgeMs ?? 0) / 1000),
+  );
+  gauge(
+    'keygate_call_log_spool_full',
+    '1 while the spool has no room: new call records are held in memory only.',
+    [],
+    (g) => g.set(status().spoolFull ? 1 : 0),
+  );
 }
 
 function limitsMetrics(status: () => LimitsStatus, gauge: AddGauge): void {
-  gauge('keygate_limits_redis_down', '1 while Redis (REDIS_URL) is unreachable; 0 when it answers or is not used.', [], (g) => g.set(status().redisDown ? 1 : 0));
-  gauge('keygate_limits_on_redis_down', 'What limits do while Redis is down (KEYGATE_LIMITS_ON_REDIS_DOWN): 1 for the mode in force.', ['mode'], (g) => {
-    const mode = status().onRedisDown;
-    g.set({ mode: 'open' }, mode === 'open' ? 1 : 0);
-    g.set({ mode: 'closed' }, mode === 'closed' ? 1 : 0);
-  });
-  gauge('keygate_limits_backend', 'Where per-key limit counters live: 1 for the backend in use.', ['backend'], (g) => g.set({ backend: status().backend }, 1));
+  gauge(
+    'keygate_limits_redis_down',
+    '1 while Redis (REDIS_URL) is unreachable; 0 when it answers or is not used.',
+    [],
+    (g) => g.set(status().redisDown ? 1 : 0),
+  );
+  gauge(
+    'keygate_limits_on_redis_down',
+    'What limits do while Redis is down (KEYGATE_LIMITS_ON_REDIS_DOWN): 1 for the mode in force.',
+    ['mode'],
+    (g) => {
+      const mode = status().onRedisDown;
+      g.set({ mode: 'open' }, mode === 'open' ? 1 : 0);
+      g.set({ mode: 'closed' }, mode === 'closed' ? 1 : 0);
+    },
+  );
+  gauge(
+    'keygate_limits_backend',
+    'Where per-key limit counters live: 1 for the backend in use.',
+    ['backend'],
+    (g) => g.set({ backend: status().backend }, 1),
+  );
 }

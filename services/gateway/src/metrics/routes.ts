@@ -14,8 +14,14 @@ export function metricsRoutes(metrics: GatewayMetrics, token: string | null): Ho
   const app = new Hono();
   const expected = token ? digest(token) : null;
   app.get('/metrics', async function scrape(c) {
-    if (expected && !timingSafeEqual(digest(presentedCredential(c.req.header('authorization'), undefined) ?? ''), expected)) {
-      throw new GatewayError('authentication_error', "Invalid metrics token: send 'Authorization: Bearer $KEYGATE_METRICS_TOKEN'.");
+    if (
+      expected &&
+      !timingSafeEqual(digest(presentedCredential(c.req.header('authorization'), undefined) ?? ''), expected)
+    ) {
+      throw new GatewayError(
+        'authentication_error',
+        "Invalid metrics token: send 'Authorization: Bearer $KEYGATE_METRICS_TOKEN'.",
+      );
     }
     const { contentType, body } = await metrics.render();
     return c.body(body, 200, { 'content-type': contentType });
@@ -24,10 +30,21 @@ export function metricsRoutes(metrics: GatewayMetrics, token: string | null): Ho
 }
 
 /** Serves only `/metrics` on a port of its own (KEYGATE_METRICS_PORT); answers errors in the provider's shape. */
-export function serveMetrics(metrics: GatewayMetrics, opts: { host: string; port: number; token: string | null }): Promise<{ port: number; close(): Promise<void> }> {
+export function serveMetrics(
+  metrics: GatewayMetrics,
+  opts: { host: string; port: number; token: string | null },
+): Promise<{ port: number; close(): Promise<void> }> {
   const app = new Hono();
   app.onError((err, c) => renderError(err, c));
-  app.notFound((c) => errorResponse(new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}; this port serves GET /metrics only.`), newRequestId()));
+  app.notFound((c) =>
+    errorResponse(
+      new GatewayError(
+        'not_found_error',
+        `Not found: ${c.req.method} ${c.req.path}; this port serves GET /metrics only.`,
+      ),
+      newRequestId(),
+    ),
+  );
   app.route('/', metricsRoutes(metrics, opts.token));
   return new Promise((resolve, reject) => {
     const server: ServerType = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host }, (info) => {
@@ -42,7 +59,11 @@ export function serveMetrics(metrics: GatewayMetrics, opts: { host: string; port
       });
     });
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new StartupError(`KEYGATE_METRICS_PORT: port ${opts.port} on ${opts.host} is already in use`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new StartupError(`KEYGATE_METRICS_PORT: port ${opts.port} on ${opts.host} is already in use`)
+          : err,
+      ),
     );
   });
 }

@@ -22,14 +22,21 @@ export function operatorAuth(token: string | null, opts: OperatorAuthOptions = {
   const budget = opts.maxFailuresPerMinute ?? 20;
   const failed = new FailedAttempts(opts.clock ? { clock: opts.clock } : {});
   return async function operatorAuth(c, next) {
-    if (!expected) throw new GatewayError('permission_error', 'The operator API is off: set KEYGATE_OPERATOR_TOKEN to enable it.');
+    if (!expected)
+      throw new GatewayError(
+        'permission_error',
+        'The operator API is off: set KEYGATE_OPERATOR_TOKEN to enable it.',
+      );
     const client: string = c.env?.incoming?.socket?.remoteAddress ?? '';
     failed.check('operator', client, budget, 'operator tokens');
     const presented = presentedCredential(c.req.header('authorization'), c.req.header('x-api-key'));
     if (!timingSafeEqual(digest(presented ?? ''), expected)) {
       // A request with no credential at all is not a guess.
       if (presented) failed.fail('operator', client);
-      throw new GatewayError('authentication_error', "Invalid operator token: send 'Authorization: Bearer $KEYGATE_OPERATOR_TOKEN'.");
+      throw new GatewayError(
+        'authentication_error',
+        "Invalid operator token: send 'Authorization: Bearer $KEYGATE_OPERATOR_TOKEN'.",
+      );
     }
     await next();
   };

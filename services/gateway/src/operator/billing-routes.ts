@@ -20,11 +20,19 @@ const PlanChange = z.strictObject({
   max_seats: z.number().int().min(1).max(100_000).nullable().optional(),
   trial_days: z.number().int().min(0).max(365).optional(),
   default_limits: z
-    .strictObject({ requests_per_minute: limit.optional(), tokens_per_minute: limit.optional(), monthly_spend_cap_cents: count.nullable().optional() })
+    .strictObject({
+      requests_per_minute: limit.optional(),
+      tokens_per_minute: limit.optional(),
+      monthly_spend_cap_cents: count.nullable().optional(),
+    })
     .optional(),
   retention_days: z.number().int().min(1).max(3650).optional(),
   features: z.array(z.string().trim().min(1).max(200)).max(50).optional(),
-  stripe_price_id: z.string().regex(/^price_[A-Za-z0-9_]+$/, "must be a Stripe price id ('price_…')").nullable().optional(),
+  stripe_price_id: z
+    .string()
+    .regex(/^price_[A-Za-z0-9_]+$/, "must be a Stripe price id ('price_…')")
+    .nullable()
+    .optional(),
 });
 
 const MarkPaid = z.strictObject({ until: timestamp });
@@ -32,21 +40,39 @@ const MarkPaid = z.strictObject({ until: timestamp });
 const PLAN_ID = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** The plan catalog, payments recorded by hand (no Stripe), and the billing clock, for the operator. */
-export function operatorBillingRoutes(deps: BillingDeps, actorOf: (c: { req: { header(name: string): string | undefined } }) => string): Hono<AdminEnv> {
+export function operatorBillingRoutes(
+  deps: BillingDeps,
+  actorOf: (c: { req: { header(name: string): string | undefined } }) => string,
+): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Operator';
 
-  app.get('/plans', operation({ tag, summary: 'The plan catalog: prices, seat rules, default limits, retention' }), async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }));
+  app.get(
+    '/plans',
+    operation({ tag, summary: 'The plan catalog: prices, seat rules, default limits, retention' }),
+    async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }),
+  );
 
   /** Changes a plan's fields (or creates the plan); accounts on it see new prices from their next change or period. */
-  const update = operation({ tag, summary: "Change a plan's fields, or create the plan (201)", body: PlanChange });
+  const update = operation({
+    tag,
+    summary: "Change a plan's fields, or create the plan (201)",
+    body: PlanChange,
+  });
   app.post('/plans/:plan_id', update, async (c) => {
     const id = c.req.param('plan_id');
-    if (!PLAN_ID.test(id)) throw new GatewayError('invalid_request_error', 'plan id: lower-case letters, digits, - and _ (at most 32).');
+    if (!PLAN_ID.test(id))
+      throw new GatewayError(
+        'invalid_request_error',
+        'plan id: lower-case letters, digits, - and _ (at most 32).',
+      );
     const b = c.req.valid('json');
     const before = await deps.store.catalog.get(id);
     if (!before && (b.name === undefined || b.price_cents === undefined || b.per_seat === undefined)) {
-      throw new GatewayError('invalid_request_error', `No plan '${id}' yet: a new plan needs name, price_cents and per_seat.`);
+      throw new GatewayError(
+        'invalid_request_error',
+        `No plan '${id}' yet: a new plan needs name, price_cents and per_seat.`,
+      );
     }
     const merged: Omit<CatalogPlan, 'id' | 'currency'> = {
       name: b.name ?? before!.name,
@@ -57,18 +83,30 @@ export function operatorBillingRoutes(deps: BillingDeps, actorOf: (c: { req: { h
       trialDays: b.trial_days ?? before?.trialDays ?? 14,
       defaultLimitRpm: pick(b.default_limits?.requests_per_minute, before?.defaultLimitRpm),
       defaultLimitTpm: pick(b.default_limits?.tokens_per_minute, before?.defaultLimitTpm),
-      defaultMonthlySpendCapCents: pick(b.default_limits?.monthly_spend_cap_cents, before?.defaultMonthlySpendCapCents),
+      defaultMonthlySpendCapCents: pick(
+        b.default_limits?.monthly_spend_cap_cents,
+        before?.defaultMonthlySpendCapCents,
+      ),
       retentionDays: b.retention_days ?? before?.retentionDays ?? 30,
       features: b.features ?? before?.features ?? [],
       stripePriceId: pick(b.stripe_price_id, before?.stripePriceId),
     };
-    if (!merged.perSeat && merged.maxSeats !== 1) throw new GatewayError('invalid_request_error', 'max_seats: a plan that is not per seat has exactly one seat (max_seats 1).');
-    if (merged.maxSeats !== null && merged.maxSeats < merged.minSeats) throw new GatewayError('invalid_request_error', 'max_seats: must be at least min_seats.');
+    if (!merged.perSeat && merged.maxSeats !== 1)
+      throw new GatewayError(
+        'invalid_request_error',
+        'max_seats: a plan that is not per seat has exactly one seat (max_seats 1).',
+      );
+    if (merged.maxSeats !== null && merged.maxSeats < merged.minSeats)
+      throw new GatewayError('invalid_request_error', 'max_seats: must be at least min_seats.');
     return c.json(catalogJson(await deps.store.catalog.upsert(id, merged)), before ? 200 : 201);
   });
 
   /** Self-hosting without Stripe: the account has paid until a date; calls are allowed until then (plus the grace period). */
-  const markPaidOp = operation({ tag, summary: 'Record a payment made outside Stripe: calls are allowed until the date (plus the grace period)', body: MarkPaid });
+  const markPaidOp = operation({
+    tag,
+    summary: 'Record a payment made outside Stripe: calls are allowed until the date (plus the grace period)',
+    body: MarkPaid,
+  });
   app.post('/accounts/:account_id/mark_paid', markPaidOp, async (c) => {
     const body = c.req.valid('json');
     const id = c.req.param('account_id');
@@ -77,7 +115,15 @@ export function operatorBillingRoutes(deps: BillingDeps, actorOf: (c: { req: { h
   });
 
   /** Runs the billing clock now (every instance also runs it on a timer). */
-  app.post('/billing/clock', operation({ tag, summary: 'Run the billing clock now: trial notices and ends, grace periods, cancellations, invoices of finished periods' }), async (c) => c.json({ type: 'billing_clock', ...(await runBillingClock(deps)) }));
+  app.post(
+    '/billing/clock',
+    operation({
+      tag,
+      summary:
+        'Run the billing clock now: trial notices and ends, grace periods, cancellations, invoices of finished periods',
+    }),
+    async (c) => c.json({ type: 'billing_clock', ...(await runBillingClock(deps)) }),
+  );
 
   return app;
 }

@@ -29,10 +29,16 @@ export function readBody(req: IncomingMessage, opts: ReadBodyOptions): Promise<B
     let chunks: Buffer[] = [];
     let into: Buffer | null = null;
     let size = 0;
-    let timer = setTimeout(onIdle, idleMs);
+    const timer = setTimeout(onIdle, idleMs);
     function onIdle() {
       cleanup();
-      reject(new GatewayError('timeout_error', `The request body stalled for ${Math.round(idleMs / 1000)} s; send it without pauses.`, { status: 408 }));
+      reject(
+        new GatewayError(
+          'timeout_error',
+          `The request body stalled for ${Math.round(idleMs / 1000)} s; send it without pauses.`,
+          { status: 408 },
+        ),
+      );
     }
     const onData = (chunk: Buffer) => {
       if (size + chunk.length > limit) {
@@ -79,5 +85,8 @@ export function readBody(req: IncomingMessage, opts: ReadBodyOptions): Promise<B
 }
 
 function tooLarge(limit: number): GatewayError {
-  return new GatewayError('request_too_large', `Request exceeds the maximum size of ${Math.round(limit / 1024 / 1024)} MB.`);
+  return new GatewayError(
+    'request_too_large',
+    `Request exceeds the maximum size of ${Math.round(limit / 1024 / 1024)} MB.`,
+  );
 }

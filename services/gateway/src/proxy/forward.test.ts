@@ -1,18 +1,35 @@
-import { createServer, request, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
-import { GatewayError } from '../lib/errors';
+import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
 import type { CallRecord } from '../call-log/record';
 import { forward } from './forward';
 
-const principal = { key: { id: 'key_1', accountId: 'acct_1', memberId: null, app: null, environment: null } } as unknown as Principal;
+const principal = {
+  key: { id: 'key_1', accountId: 'acct_1', memberId: null, app: null, environment: null },
+} as unknown as Principal;
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-const START = frame('message_start', { type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 7, output_tokens: 1 } } });
-const REST = frame('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }) + frame('message_stop', { type: 'message_stop' });
+const START = frame('message_start', {
+  type: 'message_start',
+  message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 7, output_tokens: 1 } },
+});
+const REST =
+  frame('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: 'end_turn' },
+    usage: { output_tokens: 9 },
+  }) + frame('message_stop', { type: 'message_stop' });
 
 const servers: Server[] = [];
 const dispatcher = new Agent();
@@ -37,13 +54,28 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
   const errors: unknown[] = [];
   const url = await listen((req, res) => {
     const call = {
-      req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
-      model: null, stream: true, requestId: 'req_test', groupId: null, client: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
+      req,
+      res,
+      principal,
+      target: { baseUrl: upstream, apiKey: 'sk-ant-test' },
+      endpoint: 'messages' as const,
+      path: req.url!,
+      body: null,
+      model: null,
+      stream: true,
+      requestId: 'req_test',
+      groupId: null,
+      client: null,
+      retryCount: 0,
+      startedAt: performance.now(),
+      createdAt: new Date(),
     };
-    forward(call, { dispatcher, timeoutMs, record: (r) => records.push(r), logger: silentLogger }).catch((err) => {
-      errors.push(err);
-      res.writeHead((err as GatewayError).status).end();
-    });
+    forward(call, { dispatcher, timeoutMs, record: (r) => records.push(r), logger: silentLogger }).catch(
+      (err) => {
+        errors.push(err);
+        res.writeHead((err as GatewayError).status).end();
+      },
+    );
   });
   return { url, records, errors };
 }
@@ -52,7 +84,8 @@ function get(url: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => request(url, resolve).on('error', reject).end());
 }
 
-const sse = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_up' });
+const sse = (res: ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_up' });
 
 describe('forward', () => {
   it('passes each event on as it arrives, and records the usage read on the way', async () => {
@@ -73,7 +106,16 @@ describe('forward', () => {
       if (text.includes('message_start')) clientSawStart();
     }
     expect(text).toBe(START + REST);
-    expect(gw.records).toMatchObject([{ status: 200, partial: false, errorType: null, upstreamMessageId: 'msg_1', upstreamRequestId: 'req_up', usage: { input_tokens: 7, output_tokens: 9 } }]);
+    expect(gw.records).toMatchObject([
+      {
+        status: 200,
+        partial: false,
+        errorType: null,
+        upstreamMessageId: 'msg_1',
+        upstreamRequestId: 'req_up',
+        usage: { input_tokens: 7, output_tokens: 9 },
+      },
+    ]);
   });
 
   it('a client that leaves mid-stream aborts the upstream request, and the call is recorded as client_closed', async () => {
@@ -90,12 +132,21 @@ describe('forward', () => {
     res.destroy();
     await closed;
     await expect.poll(() => gw.records.length).toBe(1);
-    expect(gw.records[0]).toMatchObject({ status: 200, partial: true, errorType: 'client_closed', usage: { input_tokens: 7 } });
+    expect(gw.records[0]).toMatchObject({
+      status: 200,
+      partial: true,
+      errorType: 'client_closed',
+      usage: { input_tokens: 7 },
+    });
   });
 
   it('an upstream that stalls mid-stream past the timeout: output estimated from the content forwarded', async () => {
     const text = 'Forty-two characters of generated text ok.';
-    const delta = frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    const delta = frame('content_block_delta', {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text },
+    });
     const upstream = await listen((_req, res) => {
       sse(res);
       res.write(START + delta + delta);
@@ -104,12 +155,18 @@ describe('forward', () => {
     const res = await get(`${gw.url}/v1/messages`);
     let got = '';
     await new Promise<void>((resolve) => {
-      res.on('data', (c) => (got += c)).on('close', resolve).on('error', () => resolve());
+      res
+        .on('data', (c) => (got += c))
+        .on('close', resolve)
+        .on('error', () => resolve());
     });
     expect(got).toBe(START + delta + delta);
     await expect.poll(() => gw.records.length).toBe(1);
     expect(gw.records[0]).toMatchObject({
-      status: 200, partial: true, errorType: 'timeout_error', estimated: true,
+      status: 200,
+      partial: true,
+      errorType: 'timeout_error',
+      estimated: true,
       usage: { input_tokens: 7, output_tokens: Math.ceil((2 * text.length) / 3.5) },
     });
   });
@@ -117,10 +174,20 @@ describe('forward', () => {
   it('a complete stream keeps the provider count and is not estimated', async () => {
     const upstream = await listen((_req, res) => {
       sse(res);
-      res.end(START + frame('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(400) } }) + REST);
+      res.end(
+        START +
+          frame('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'text_delta', text: 'x'.repeat(400) },
+          }) +
+          REST,
+      );
     });
     const gw = await gateway(upstream);
-    await new Promise<void>((resolve) => void get(`${gw.url}/v1/messages`).then((res) => res.resume().on('end', resolve)));
+    await new Promise<void>(
+      (resolve) => void get(`${gw.url}/v1/messages`).then((res) => res.resume().on('end', resolve)),
+    );
     await expect.poll(() => gw.records.length).toBe(1);
     expect(gw.records[0]).toMatchObject({ partial: false, estimated: false, usage: { output_tokens: 9 } });
   });
@@ -171,16 +238,39 @@ describe('forward', () => {
       res.destroy();
       await once(res, 'close');
       const call = {
-        req, res, principal, target: { baseUrl: upstream, apiKey: 'sk-ant-test' }, endpoint: 'messages' as const, path: req.url!, body: null,
-        model: null, stream: true, requestId: 'req_gone', groupId: null, client: null, retryCount: 0, startedAt: performance.now(), createdAt: new Date(),
+        req,
+        res,
+        principal,
+        target: { baseUrl: upstream, apiKey: 'sk-ant-test' },
+        endpoint: 'messages' as const,
+        path: req.url!,
+        body: null,
+        model: null,
+        stream: true,
+        requestId: 'req_gone',
+        groupId: null,
+        client: null,
+        retryCount: 0,
+        startedAt: performance.now(),
+        createdAt: new Date(),
       };
-      void forward(call, { dispatcher, timeoutMs: 5_000, record: (r) => records.push(r), logger: silentLogger });
+      void forward(call, {
+        dispatcher,
+        timeoutMs: 5_000,
+        record: (r) => records.push(r),
+        logger: silentLogger,
+      });
     });
     await get(url).catch(() => null);
     for (let i = 0; i < 100 && records.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ id: 'req_gone', status: 499, errorType: 'client_closed', partial: true, usage: null });
+    expect(records[0]).toMatchObject({
+      id: 'req_gone',
+      status: 499,
+      errorType: 'client_closed',
+      partial: true,
+      usage: null,
+    });
     expect(upstreamCalls).toBe(0);
   });
 });
-

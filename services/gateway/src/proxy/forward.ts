@@ -47,7 +47,16 @@ export interface ForwardCall {
   createdAt: Date;
 }
 
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * Sends one call upstream and streams the answer back as it arrives. The answer goes from
@@ -144,7 +153,11 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
     else if (this.#clientGone) controller.abort(new Error('client closed the connection'));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     // Informational answers (1xx) come here too; the final one follows.
     if (statusCode < 200 || this.#shutdown) return;
     // undici keeps the raw header buffers on the controller for the whole response: about 4 KB
@@ -255,7 +268,18 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
   }
 }
 
-type Result = Pick<CallRecord, 'model' | 'status' | 'errorType' | 'usage' | 'estimated' | 'upstreamMessageId' | 'upstreamRequestId' | 'ttfbMs' | 'partial'>;
+type Result = Pick<
+  CallRecord,
+  | 'model'
+  | 'status'
+  | 'errorType'
+  | 'usage'
+  | 'estimated'
+  | 'upstreamMessageId'
+  | 'upstreamRequestId'
+  | 'ttfbMs'
+  | 'partial'
+>;
 
 /** The call log entry for a call and how it ended. */
 export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, result: Result): CallRecord {
@@ -286,11 +310,18 @@ function codeOf(err: unknown): string | undefined {
 function upstreamFailure(err: unknown, timeoutMs: number): GatewayError {
   const code = codeOf(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new GatewayError('timeout_error', `The provider did not answer within ${Math.round(timeoutMs / 1000)} s.`);
+    return new GatewayError(
+      'timeout_error',
+      `The provider did not answer within ${Math.round(timeoutMs / 1000)} s.`,
+    );
   }
   const reason = code && UNREACHABLE.has(code) ? code : 'connection failed';
-  return new GatewayError('api_error', `Could not reach the provider (${reason}). The request was not processed; it is safe to retry.`, {
-    status: 502,
-    headers: { 'x-should-retry': 'true' },
-  });
+  return new GatewayError(
+    'api_error',
+    `Could not reach the provider (${reason}). The request was not processed; it is safe to retry.`,
+    {
+      status: 502,
+      headers: { 'x-should-retry': 'true' },
+    },
+  );
 }

@@ -4,18 +4,43 @@ const DEFAULT_VERSION = '2023-06-01';
 
 // Hop-by-hop headers, the client's credentials, and our own headers never travel upstream.
 const NOT_FORWARDED = new Set([
-  'host', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te',
-  'trailer', 'upgrade', 'expect', 'authorization', 'x-api-key', 'content-length', 'accept-encoding', 'cookie',
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'authorization',
+  'x-api-key',
+  'content-length',
+  'accept-encoding',
+  'cookie',
 ]);
 
-const NOT_RETURNED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const NOT_RETURNED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 /**
  * The headers sent upstream: the client's own (anthropic-*, x-stainless-*, user-agent, …) as
  * sent, with the account's provider key in place of the app key. Compression is declined so
  * the usage tap can read the answer; the client gets the same bytes either way.
  */
-export function upstreamHeaders(incoming: IncomingHttpHeaders, providerKey: string, bodyLength: number | null): Record<string, string | string[]> {
+export function upstreamHeaders(
+  incoming: IncomingHttpHeaders,
+  providerKey: string,
+  bodyLength: number | null,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || NOT_FORWARDED.has(name) || name.startsWith('keygate-')) continue;
@@ -29,7 +54,10 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, providerKey: stri
 }
 
 /** The upstream's response headers as the client should see them, plus our request id. */
-export function clientHeaders(upstream: Record<string, string | string[] | undefined>, requestId: string): OutgoingHttpHeaders {
+export function clientHeaders(
+  upstream: Record<string, string | string[] | undefined>,
+  requestId: string,
+): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined || NOT_RETURNED.has(name)) continue;

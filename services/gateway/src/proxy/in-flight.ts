@@ -37,9 +37,13 @@ export class InFlightCalls {
  * it sheds load. api_error would tell them the request itself broke something.
  */
 export function shutdownError(): GatewayError {
-  return new GatewayError('overloaded_error', 'The gateway is shutting down and ended this call before it completed; retry it.', {
-    headers: { 'x-should-retry': 'true', connection: 'close' },
-  });
+  return new GatewayError(
+    'overloaded_error',
+    'The gateway is shutting down and ended this call before it completed; retry it.',
+    {
+      headers: { 'x-should-retry': 'true', connection: 'close' },
+    },
+  );
 }
 
 /** An `error` event as the provider sends one after HTTP 200. */

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { JsonBody, LARGE_BODY, LONG_STRING } from './json-body';
 
 const big = (data: string, extra = '') =>
-  Buffer.from(`{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","data":"${data}"}}]}]${extra}}`);
+  Buffer.from(
+    `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","data":"${data}"}}]}]${extra}}`,
+  );
 const dataOf = (json: JsonBody) => (json.value as any).messages[0].content[0].source.data as string;
 const base64 = (bytes: number) => randomBytes(bytes).toString('base64');
 const same = (a: Buffer | null, b: Buffer | null) => a !== null && b !== null && a.equals(b);
@@ -33,11 +35,11 @@ describe('JsonBody', () => {
   });
 
   it.each([
-    ['a character outside the alphabet', (d: string) => d.slice(0, 1000) + '-' + d.slice(1001)],
-    ['padding in the middle', (d: string) => d.slice(0, 1000) + '==' + d.slice(1002)],
+    ['a character outside the alphabet', (d: string) => `${d.slice(0, 1000)}-${d.slice(1001)}`],
+    ['padding in the middle', (d: string) => `${d.slice(0, 1000)}==${d.slice(1002)}`],
     ['a length that is not a multiple of 4', (d: string) => d.slice(1)],
-    ['a character after the padding', (d: string) => d.slice(0, -4) + 'QQ=A'],
-    ['a UTF-8 character', (d: string) => d.slice(0, -4) + 'QUJé'],
+    ['a character after the padding', (d: string) => `${d.slice(0, -4)}QQ=A`],
+    ['a UTF-8 character', (d: string) => `${d.slice(0, -4)}QUJé`],
   ])('refuses base64 with %s, as decodeBase64Strict does', (_, spoil) => {
     const data = spoil(base64(LARGE_BODY));
     const json = JsonBody.parse(big(data));

@@ -87,7 +87,9 @@ export class JsonBody {
     const s = this.#long.get(value);
     if (!s) return value;
     this.#check(s);
-    return s.escaped ? JSON.parse(this.#body.toString('utf8', s.start - 1, s.end + 1)) : this.#body.toString('utf8', s.start, s.end);
+    return s.escaped
+      ? JSON.parse(this.#body.toString('utf8', s.start - 1, s.end + 1))
+      : this.#body.toString('utf8', s.start, s.end);
   }
 
   /** Decodes strict, padded base64 exactly as decodeBase64Strict does; null when it is not. */

@@ -26,7 +26,9 @@ export interface ProviderKeyCheckOptions {
  * The verdict is kept in memory per account and key version and persisted only when it
  * changes, so the hot path costs no database round trip; the log says it once a minute.
  */
-export function providerKeyCheck(opts: ProviderKeyCheckOptions): (call: ForwardCall, status: number) => GatewayError | null {
+export function providerKeyCheck(
+  opts: ProviderKeyCheckOptions,
+): (call: ForwardCall, status: number) => GatewayError | null {
   const clock = opts.clock ?? Date.now;
   const verdicts = new Map<string, { sealed: string; failing: boolean }>();
   const loggedAt = new Map<string, number>();
@@ -38,7 +40,8 @@ export function providerKeyCheck(opts: ProviderKeyCheckOptions): (call: ForwardC
     const refused = status === 401 || status === 403;
     if (!refused && (status < 200 || status >= 300)) return null;
     const known = verdicts.get(account.id);
-    const failing = known && known.sealed === sealed ? known.failing : account.providerKeyStatus === 'failing';
+    const failing =
+      known && known.sealed === sealed ? known.failing : account.providerKeyStatus === 'failing';
     if (refused !== failing) {
       verdicts.set(account.id, { sealed, failing: refused });
       opts.report(account, refused ? 'failing' : 'ok');

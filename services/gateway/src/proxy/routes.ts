@@ -26,7 +26,11 @@ export interface ProxyOptions extends ForwardDeps {
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
 const MODEL_ID = /^[\x21-\x7e]{1,256}$/;
-const CANONICAL_PATH = { messages: '/v1/messages', count_tokens: '/v1/messages/count_tokens', models: '/v1/models' } as const;
+const CANONICAL_PATH = {
+  messages: '/v1/messages',
+  count_tokens: '/v1/messages/count_tokens',
+  models: '/v1/models',
+} as const;
 
 /** The provider-compatible routes, authenticated by app keys. */
 export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
@@ -39,7 +43,11 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
   return app;
 }
 
-async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opts: ProxyOptions): Promise<Response> {
+async function handle(
+  c: Context<AppEnv>,
+  endpoint: ForwardCall['endpoint'],
+  opts: ProxyOptions,
+): Promise<Response> {
   const { incoming: req, outgoing: res } = c.env;
   if (!req || !res) throw new Error('the proxy routes need @hono/node-server bindings');
   const principal = c.var.principal;
@@ -57,7 +65,10 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     requestId: c.var.requestId,
     groupId: null,
     client: clientOf(req.headers),
-    retryCount: Math.min(Math.max(Number.parseInt(String(req.headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0), 1000),
+    retryCount: Math.min(
+      Math.max(Number.parseInt(String(req.headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0),
+      1000,
+    ),
     startedAt,
     createdAt: new Date(),
   };
@@ -68,7 +79,15 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
       ended = true;
       const err = shutdownError();
       if (!res.headersSent) sendError(res, err, call.requestId);
-      opts.record(callRecord(call, { ...NOT_SENT, model: call.model, status: err.status, errorType: 'shutdown', partial: true }));
+      opts.record(
+        callRecord(call, {
+          ...NOT_SENT,
+          model: call.model,
+          status: err.status,
+          errorType: 'shutdown',
+          partial: true,
+        }),
+      );
     },
   });
   try {
@@ -76,7 +95,11 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     call.groupId = groupIdOf(req.headers);
     if (req.method === 'POST') {
       call.body = await readBody(req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
-      const body = await validateMessagesBody(call.body, opts, endpoint === 'messages' ? 'messages' : 'count_tokens');
+      const body = await validateMessagesBody(
+        call.body,
+        opts,
+        endpoint === 'messages' ? 'messages' : 'count_tokens',
+      );
       call.model = body.model;
       call.stream = body.stream;
     } else if (endpoint === 'models') {
@@ -88,7 +111,15 @@ async function handle(c: Context<AppEnv>, endpoint: ForwardCall['endpoint'], opt
     if (ended) return RESPONSE_ALREADY_SENT;
     if (err instanceof ClientGoneError) {
       // No one to answer; the attempt still belongs in the call log.
-      opts.record(callRecord(call, { ...NOT_SENT, model: call.model, status: 499, errorType: 'client_closed', partial: true }));
+      opts.record(
+        callRecord(call, {
+          ...NOT_SENT,
+          model: call.model,
+          status: 499,
+          errorType: 'client_closed',
+          partial: true,
+        }),
+      );
       return RESPONSE_ALREADY_SENT;
     }
     if (err instanceof GatewayError) opts.record(rejected(call, err));
@@ -127,7 +158,10 @@ function answerUnread(req: IncomingMessage, res: ServerResponse, err: GatewayErr
 function targetFor(p: Principal, opts: ProxyOptions): UpstreamTarget {
   if (p.key.kind === 'test') return opts.upstreams.test;
   if (!p.providerKey) {
-    throw new GatewayError('permission_error', 'This account has no provider key yet: an operator sets it with `keygate account set-provider-key`.');
+    throw new GatewayError(
+      'permission_error',
+      'This account has no provider key yet: an operator sets it with `keygate account set-provider-key`.',
+    );
   }
   return { baseUrl: opts.upstreams.live, apiKey: p.providerKey };
 }
@@ -137,7 +171,10 @@ function groupIdOf(headers: Record<string, string | string[] | undefined>): stri
   if (raw === undefined) return null;
   const id = Array.isArray(raw) ? raw[0] : raw;
   if (!id || !GROUP_ID.test(id)) {
-    throw new GatewayError('invalid_request_error', 'keygate-group-id: must be 1 to 128 visible ASCII characters.');
+    throw new GatewayError(
+      'invalid_request_error',
+      'keygate-group-id: must be 1 to 128 visible ASCII characters.',
+    );
   }
   return id;
 }
@@ -150,11 +187,23 @@ function clientOf(headers: Record<string, string | string[] | undefined>): strin
   return String(headers['user-agent'] ?? '').startsWith('claude-cli/') ? 'claude_code' : null;
 }
 
-const NOT_SENT = { usage: null, estimated: false, upstreamMessageId: null, upstreamRequestId: null, ttfbMs: null } as const;
+const NOT_SENT = {
+  usage: null,
+  estimated: false,
+  upstreamMessageId: null,
+  upstreamRequestId: null,
+  ttfbMs: null,
+} as const;
 
 /** A call refused before it went upstream is still a call: it is recorded with its error. */
 function rejected(call: ForwardCall, err: GatewayError): CallRecord {
-  return callRecord(call, { ...NOT_SENT, model: call.model, status: err.status, errorType: err.type, partial: false });
+  return callRecord(call, {
+    ...NOT_SENT,
+    model: call.model,
+    status: err.status,
+    errorType: err.type,
+    partial: false,
+  });
 }
 
 /**
@@ -162,8 +211,13 @@ function rejected(call: ForwardCall, err: GatewayError): CallRecord {
  * request line: a path Hono normalised (dot segments, encoded slashes, an absolute-form
  * target) must not reach the provider with the account's key as anything but this route.
  */
-function upstreamPath(endpoint: ForwardCall['endpoint'], id: string | undefined, url: string | undefined): string {
-  const path = id === undefined ? CANONICAL_PATH[endpoint] : `${CANONICAL_PATH[endpoint]}/${encodeURIComponent(id)}`;
+function upstreamPath(
+  endpoint: ForwardCall['endpoint'],
+  id: string | undefined,
+  url: string | undefined,
+): string {
+  const path =
+    id === undefined ? CANONICAL_PATH[endpoint] : `${CANONICAL_PATH[endpoint]}/${encodeURIComponent(id)}`;
   const q = url?.indexOf('?') ?? -1;
   return q === -1 ? path : path + url!.slice(q);
 }

@@ -6,13 +6,19 @@ import { validateMessagesBody } from './validate';
 
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));
 const opts = { maxPdfPages: 5 };
-const refusal = (raw: Buffer, endpoint: 'messages' | 'count_tokens' = 'messages') => validateMessagesBody(raw, opts, endpoint).catch((e: unknown) => e);
+const refusal = (raw: Buffer, endpoint: 'messages' | 'count_tokens' = 'messages') =>
+  validateMessagesBody(raw, opts, endpoint).catch((e: unknown) => e);
 const pdf = async (pages: number) => Buffer.from(await makeTestPdf({ pages })).toString('base64');
-const doc = (data: string) => ({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } });
+const doc = (data: string) => ({
+  type: 'document',
+  source: { type: 'base64', media_type: 'application/pdf', data },
+});
 
 describe('validateMessagesBody', () => {
   it('reads the model and whether the answer is streamed', async () => {
-    await expect(validateMessagesBody(body({ model: 'claude-x', max_tokens: 5, messages: [], stream: true }), opts)).resolves.toEqual({ model: 'claude-x', stream: true });
+    await expect(
+      validateMessagesBody(body({ model: 'claude-x', max_tokens: 5, messages: [], stream: true }), opts),
+    ).resolves.toEqual({ model: 'claude-x', stream: true });
   });
 
   it('lets through roles, block types, fields and values it has never seen', async () => {
@@ -22,7 +28,10 @@ describe('validateMessagesBody', () => {
       stream: 'maybe',
       messages: [
         { role: 'system', content: 'per-turn instructions' },
-        { role: 'robot', content: [{ type: 'hologram', beams: 3 }, { type: 'text' }, 'not even an object', null] },
+        {
+          role: 'robot',
+          content: [{ type: 'hologram', beams: 3 }, { type: 'text' }, 'not even an object', null],
+        },
         { content: 42 },
         7,
       ],
@@ -32,9 +41,15 @@ describe('validateMessagesBody', () => {
       tools: [{ type: 'tool_search_tool_regex_20251119', name: 'x' }],
       something_new: [1, { deeply: ['nested'] }],
     };
-    await expect(validateMessagesBody(body(unseen), opts)).resolves.toEqual({ model: 'claude-x', stream: false });
+    await expect(validateMessagesBody(body(unseen), opts)).resolves.toEqual({
+      model: 'claude-x',
+      stream: false,
+    });
     const { max_tokens: _, ...counted } = unseen;
-    await expect(validateMessagesBody(body(counted), opts, 'count_tokens')).resolves.toEqual({ model: 'claude-x', stream: false });
+    await expect(validateMessagesBody(body(counted), opts, 'count_tokens')).resolves.toEqual({
+      model: 'claude-x',
+      stream: false,
+    });
   });
 
   it.each([
@@ -56,14 +71,28 @@ describe('validateMessagesBody', () => {
   });
 
   it('does not ask count_tokens for max_tokens, but still for model and messages', async () => {
-    await expect(validateMessagesBody(body({ model: 'm', messages: [] }), opts, 'count_tokens')).resolves.toEqual({ model: 'm', stream: false });
-    expect(await refusal(body({ model: 'm' }), 'count_tokens')).toMatchObject({ message: expect.stringMatching(/^messages: Field required/) });
+    await expect(
+      validateMessagesBody(body({ model: 'm', messages: [] }), opts, 'count_tokens'),
+    ).resolves.toEqual({ model: 'm', stream: false });
+    expect(await refusal(body({ model: 'm' }), 'count_tokens')).toMatchObject({
+      message: expect.stringMatching(/^messages: Field required/),
+    });
   });
 
   it('refuses a model id the call log could not store: a NUL, or past 256 characters', async () => {
-    expect(await refusal(body({ model: 'claude\u0000x', max_tokens: 5, messages: [] }))).toMatchObject({ type: 'invalid_request_error', message: 'model: must not contain NUL characters.' });
-    expect(await refusal(body({ model: 'm'.repeat(257), max_tokens: 5, messages: [] }))).toMatchObject({ message: 'model: must be at most 256 characters.' });
-    await expect(validateMessagesBody(body({ model: `tab\there ${'é'.repeat(200)}`, max_tokens: 5, messages: [] }), opts)).resolves.toMatchObject({ stream: false });
+    expect(await refusal(body({ model: 'claude\u0000x', max_tokens: 5, messages: [] }))).toMatchObject({
+      type: 'invalid_request_error',
+      message: 'model: must not contain NUL characters.',
+    });
+    expect(await refusal(body({ model: 'm'.repeat(257), max_tokens: 5, messages: [] }))).toMatchObject({
+      message: 'model: must be at most 256 characters.',
+    });
+    await expect(
+      validateMessagesBody(
+        body({ model: `tab\there ${'é'.repeat(200)}`, max_tokens: 5, messages: [] }),
+        opts,
+      ),
+    ).resolves.toMatchObject({ stream: false });
   });
 
   it('reads a huge model id in a large body by its value, not by the placeholder that stands for it', async () => {
@@ -75,35 +104,61 @@ describe('validateMessagesBody', () => {
     const six = await pdf(6);
     const places: [unknown[], string][] = [
       [[{ role: 'system', content: [doc(six)] }], 'messages[0].content[0]'],
-      [[{ role: 'user', content: 'x' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [doc(six)] }] }], 'messages[1].content[0].content[0]'],
-      [[{ role: 'user', content: [{ type: 'future_container', items: { first: doc(six) } }] }], 'messages[0].content[0].items.first'],
+      [
+        [
+          { role: 'user', content: 'x' },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [doc(six)] }] },
+        ],
+        'messages[1].content[0].content[0]',
+      ],
+      [
+        [{ role: 'user', content: [{ type: 'future_container', items: { first: doc(six) } }] }],
+        'messages[0].content[0].items.first',
+      ],
     ];
     for (const [messages, where] of places) {
       const err = await refusal(body({ model: 'm', max_tokens: 5, messages }));
-      expect(err).toMatchObject({ type: 'invalid_request_error', message: `${where}: the PDF has 6 pages; the limit is 5 pages per request. Split it with summarizePdf() or pdf.split() from @keygate/sdk.` });
+      expect(err).toMatchObject({
+        type: 'invalid_request_error',
+        message: `${where}: the PDF has 6 pages; the limit is 5 pages per request. Split it with summarizePdf() or pdf.split() from @keygate/sdk.`,
+      });
     }
   });
 
   it('adds up the pages of PDFs in different places', async () => {
     const three = await pdf(3);
-    const messages = [{ role: 'user', content: [doc(three)] }, { role: 'user', content: [{ type: 'tool_result', content: [doc(three)] }] }];
-    expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({ message: expect.stringMatching(/^The request's PDFs have 6 pages in all/) });
-    await expect(validateMessagesBody(body({ model: 'm', max_tokens: 5, messages: messages.slice(0, 1) }), opts)).resolves.toMatchObject({ model: 'm' });
+    const messages = [
+      { role: 'user', content: [doc(three)] },
+      { role: 'user', content: [{ type: 'tool_result', content: [doc(three)] }] },
+    ];
+    expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({
+      message: expect.stringMatching(/^The request's PDFs have 6 pages in all/),
+    });
+    await expect(
+      validateMessagesBody(body({ model: 'm', max_tokens: 5, messages: messages.slice(0, 1) }), opts),
+    ).resolves.toMatchObject({ model: 'm' });
   });
 
   it('refuses a PDF document whose data is not base64, wherever it sits', async () => {
     const messages = [{ role: 'narrator', content: [{ type: 'x', inner: [doc('not base64!!')] }] }];
-    expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({ message: 'messages[0].content[0].inner[0].source.data: not valid base64.' });
+    expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({
+      message: 'messages[0].content[0].inner[0].source.data: not valid base64.',
+    });
   });
 
   it('walks messages nested deeper than the call stack', async () => {
     const depth = 200_000;
-    const raw = Buffer.from(`{"model":"m","max_tokens":5,"messages":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    const raw = Buffer.from(
+      `{"model":"m","max_tokens":5,"messages":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    );
     await expect(validateMessagesBody(raw, opts)).resolves.toEqual({ model: 'm', stream: false });
   });
 
   it('answers invalid JSON first, whatever else is wrong, as a whole-body parse would', async () => {
     const err = await refusal(Buffer.from('{"model": 1,'));
-    expect(err).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/^Request body is not valid JSON/) });
+    expect(err).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/^Request body is not valid JSON/),
+    });
   });
 });

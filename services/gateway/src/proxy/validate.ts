@@ -40,12 +40,20 @@ function asJson<T>(read: () => T): T {
   try {
     return read();
   } catch (err) {
-    throw new GatewayError('invalid_request_error', `Request body is not valid JSON: ${(err as Error).message}`);
+    throw new GatewayError(
+      'invalid_request_error',
+      `Request body is not valid JSON: ${(err as Error).message}`,
+    );
   }
 }
 
-export async function validateMessagesBody(body: Buffer, opts: ValidateOptions, endpoint: 'messages' | 'count_tokens' = 'messages'): Promise<ValidatedBody> {
-  if (body.length === 0) throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
+export async function validateMessagesBody(
+  body: Buffer,
+  opts: ValidateOptions,
+  endpoint: 'messages' | 'count_tokens' = 'messages',
+): Promise<ValidatedBody> {
+  if (body.length === 0)
+    throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
   const json = asJson(() => JsonBody.parse(body));
   const checked = await checkBody(json, opts, endpoint).catch((err: Error) => err);
   // Invalid JSON anywhere is the answer, whatever else is wrong: as if the body were parsed whole first.
@@ -54,14 +62,20 @@ export async function validateMessagesBody(body: Buffer, opts: ValidateOptions, 
   return checked;
 }
 
-async function checkBody(json: JsonBody, opts: ValidateOptions, endpoint: 'messages' | 'count_tokens'): Promise<ValidatedBody> {
+async function checkBody(
+  json: JsonBody,
+  opts: ValidateOptions,
+  endpoint: 'messages' | 'count_tokens',
+): Promise<ValidatedBody> {
   if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) {
     throw new GatewayError('invalid_request_error', 'Request body must be a JSON object.');
   }
   const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value);
   const model = json.text(data.model);
-  if (model.includes('\u0000')) throw new GatewayError('invalid_request_error', 'model: must not contain NUL characters.');
-  if (model.length > MAX_MODEL_CHARS) throw new GatewayError('invalid_request_error', `model: must be at most ${MAX_MODEL_CHARS} characters.`);
+  if (model.includes('\u0000'))
+    throw new GatewayError('invalid_request_error', 'model: must not contain NUL characters.');
+  if (model.length > MAX_MODEL_CHARS)
+    throw new GatewayError('invalid_request_error', `model: must be at most ${MAX_MODEL_CHARS} characters.`);
   await checkDocuments(data.messages, opts, json);
   return { model, stream: data.stream === true };
 }
@@ -105,15 +119,29 @@ async function checkDocuments(messages: unknown[], opts: ValidateOptions, json: 
     const bytes = typeof data === 'string' ? json.base64(data) : null;
     if (!bytes) throw new GatewayError('invalid_request_error', `${where}.source.data: not valid base64.`);
     const info = await inspectPdfFully(bytes);
-    if (!info.isPdf) throw new GatewayError('invalid_request_error', `${where}: the document is not a PDF (media_type is application/pdf, but the data has no PDF header).`);
-    if (info.encrypted) throw new GatewayError('invalid_request_error', `${where}: encrypted PDFs are not supported. Remove the password and send it again.`);
+    if (!info.isPdf)
+      throw new GatewayError(
+        'invalid_request_error',
+        `${where}: the document is not a PDF (media_type is application/pdf, but the data has no PDF header).`,
+      );
+    if (info.encrypted)
+      throw new GatewayError(
+        'invalid_request_error',
+        `${where}: encrypted PDFs are not supported. Remove the password and send it again.`,
+      );
     if (info.pages === null) continue;
     if (info.pages > opts.maxPdfPages) {
-      throw new GatewayError('invalid_request_error', `${where}: the PDF has ${info.pages} pages; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`);
+      throw new GatewayError(
+        'invalid_request_error',
+        `${where}: the PDF has ${info.pages} pages; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`,
+      );
     }
     totalPages += info.pages;
   }
   if (totalPages > opts.maxPdfPages) {
-    throw new GatewayError('invalid_request_error', `The request's PDFs have ${totalPages} pages in all; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`);
+    throw new GatewayError(
+      'invalid_request_error',
+      `The request's PDFs have ${totalPages} pages in all; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`,
+    );
   }
 }

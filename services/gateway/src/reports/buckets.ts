@@ -43,7 +43,8 @@ interface Grid {
 }
 
 function gridOf(width: BucketWidth, zone: string): Grid {
-  if (width === '1d' && zone !== UTC) return { snap: (t) => startOfDay(zone, t), next: (t) => nextDayStart(zone, t) };
+  if (width === '1d' && zone !== UTC)
+    return { snap: (t) => startOfDay(zone, t), next: (t) => nextDayStart(zone, t) };
   const { ms } = BUCKET_WIDTHS[width];
   return { snap: (t) => Math.floor(t / ms) * ms, next: (t) => t + ms };
 }
@@ -70,17 +71,25 @@ export function planBuckets(r: BucketRequest): BucketPage {
   const zone = r.timeZone ?? UTC;
   const grid = gridOf(r.width, zone);
   const limit = r.limit ?? defaultLimit;
-  if (limit > maxLimit) throw new GatewayError('invalid_request_error', `limit: at most ${maxLimit} buckets for bucket_width=${r.width}.`);
+  if (limit > maxLimit)
+    throw new GatewayError(
+      'invalid_request_error',
+      `limit: at most ${maxLimit} buckets for bucket_width=${r.width}.`,
+    );
   const start = grid.snap(r.startingAt.getTime());
   const endAt = r.endingAt?.getTime() ?? r.now;
-  if (endAt <= r.startingAt.getTime()) throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
+  if (endAt <= r.startingAt.getTime())
+    throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
   const lastStart = grid.snap(endAt);
   const end = lastStart === endAt ? endAt : grid.next(lastStart);
   let from = start;
   if (r.page !== undefined) {
     const t = decodePage(r.page);
     if (t === null || t < start || t >= end || grid.snap(t) !== t) {
-      throw new GatewayError('invalid_request_error', 'page: not a next_page token of this report; send the same starting_at, ending_at and bucket_width as before.');
+      throw new GatewayError(
+        'invalid_request_error',
+        'page: not a next_page token of this report; send the same starting_at, ending_at and bucket_width as before.',
+      );
     }
     from = t;
   }
@@ -93,7 +102,13 @@ export function planBuckets(r: BucketRequest): BucketPage {
     ends.push(new Date(t));
   }
   return {
-    widthMs: ms, starts, ends, from: new Date(from), to: new Date(t), nextPage: t < end ? encodePage(t) : null, zone,
+    widthMs: ms,
+    starts,
+    ends,
+    from: new Date(from),
+    to: new Date(t),
+    nextPage: t < end ? encodePage(t) : null,
+    zone,
     key: (d) => grid.snap(d.getTime()),
   };
 }

@@ -18,14 +18,24 @@ const encodePage = (actor: string) => `page_${Buffer.from(actor).toString('base6
 
 function decodePage(token: string): string {
   const actor = token.startsWith('page_') ? Buffer.from(token.slice(5), 'base64url').toString() : '';
-  if (!/^(user|key)_\w+$/.test(actor)) throw new GatewayError('invalid_request_error', 'page: not a next_page token of this report.');
+  if (!/^(user|key)_\w+$/.test(actor))
+    throw new GatewayError('invalid_request_error', 'page: not a next_page token of this report.');
   return actor;
 }
 
 const round = (cents: number) => Math.round(cents * 1e6) / 1e6;
 
 function modelBreakdown(row: ClaudeCodeRow) {
-  const counts = rowCounts({ ...row, bucket: null, account_id: null, api_key_id: null, user_id: null, group_id: null, app: null, environment: null });
+  const counts = rowCounts({
+    ...row,
+    bucket: null,
+    account_id: null,
+    api_key_id: null,
+    user_id: null,
+    group_id: null,
+    app: null,
+    environment: null,
+  });
   return {
     model: row.model,
     tokens: {
@@ -45,7 +55,11 @@ function modelBreakdown(row: ClaudeCodeRow) {
  * estimated cost in USD cents at list prices. What happens inside the client (lines of
  * code, commits, pull requests, tool decisions) never crosses the gateway: those are null.
  */
-export async function claudeCodeReport(store: Pick<Store, 'claudeCode' | 'members' | 'keys'>, accountId: string, q: z.infer<typeof ClaudeCodeReportParams>) {
+export async function claudeCodeReport(
+  store: Pick<Store, 'claudeCode' | 'members' | 'keys'>,
+  accountId: string,
+  q: z.infer<typeof ClaudeCodeReportParams>,
+) {
   const day = Math.floor(q.starting_at.getTime() / DAY) * DAY;
   const rows = await store.claudeCode.byActor(accountId, new Date(day), new Date(day + DAY));
   const actors = new Map<string, { total: ClaudeCodeRow | null; models: ClaudeCodeRow[] }>();
@@ -59,19 +73,32 @@ export async function claudeCodeReport(store: Pick<Store, 'claudeCode' | 'member
   const ids = [...actors.keys()].sort().filter((id) => after === null || id > after);
   const page = ids.slice(0, q.limit);
   const [emails, names] = await Promise.all([
-    store.members.emails(accountId, page.filter((id) => id.startsWith('user_'))),
-    store.keys.names(accountId, page.filter((id) => id.startsWith('key_'))),
+    store.members.emails(
+      accountId,
+      page.filter((id) => id.startsWith('user_')),
+    ),
+    store.keys.names(
+      accountId,
+      page.filter((id) => id.startsWith('key_')),
+    ),
   ]);
   const data = page.map((id) => {
     const { total, models } = actors.get(id)!;
     const member = id.startsWith('user_');
     return {
       date: isoSeconds(new Date(day)),
-      actor: member ? { type: 'user_actor' as const, email_address: emails.get(id) ?? null } : { type: 'api_actor' as const, api_key_name: names.get(id) ?? null },
+      actor: member
+        ? { type: 'user_actor' as const, email_address: emails.get(id) ?? null }
+        : { type: 'api_actor' as const, api_key_name: names.get(id) ?? null },
       organization_id: accountId,
       customer_type: 'api' as const,
       terminal_type: null,
-      core_metrics: { num_sessions: total?.sessions ?? 0, lines_of_code: null, commits_by_claude_code: null, pull_requests_by_claude_code: null },
+      core_metrics: {
+        num_sessions: total?.sessions ?? 0,
+        lines_of_code: null,
+        commits_by_claude_code: null,
+        pull_requests_by_claude_code: null,
+      },
       tool_actions: null,
       model_breakdown: models.filter((m) => m.requests > 0).map(modelBreakdown),
       user_id: member ? id : null,

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { formatCents, priceFor, rowCounts, TOKEN_TYPES, tokenCostCents, webSearchCostCents, type TokenType } from '../billing/prices';
+import {
+  formatCents,
+  priceFor,
+  rowCounts,
+  TOKEN_TYPES,
+  tokenCostCents,
+  webSearchCostCents,
+  type TokenType,
+} from '../billing/prices';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
@@ -11,7 +19,9 @@ const GROUP_BY = ['description', 'api_key_id', 'account_id', 'user_id', 'model',
 export const CostReportParams = z.object({
   starting_at: timestamp,
   ending_at: timestamp.optional(),
-  bucket_width: z.literal('1d', { error: "bucket_width: the cost report has day buckets only ('1d')" }).default('1d'),
+  bucket_width: z
+    .literal('1d', { error: "bucket_width: the cost report has day buckets only ('1d')" })
+    .default('1d'),
   group_by: groupBy(GROUP_BY),
   ...reportFilters,
   limit: z.coerce.number().int().min(1).optional(),
@@ -41,7 +51,12 @@ interface CostItem {
 function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): CostItem[] {
   const price = priceFor(row.model);
   const counts = rowCounts(row);
-  const base = { api_key_id: row.api_key_id, user_id: row.user_id, group_id: row.group_id, model: byModel || byDescription ? row.model : null };
+  const base = {
+    api_key_id: row.api_key_id,
+    user_id: row.user_id,
+    group_id: row.group_id,
+    model: byModel || byDescription ? row.model : null,
+  };
   const parts: CostItem[] = TOKEN_TYPES.filter((t) => counts[t] > 0).map((t) => ({
     ...base,
     cents: tokenCostCents(price, t, counts[t]),
@@ -68,13 +83,38 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
  * account's reporting zone (reports/time-zone.ts). The plan's own charge is not a provider
  * cost type and is in the plan's currency; `GET /v1/organizations/billing` has it.
  */
-export async function costReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof CostReportParams>, now: number, timeZone?: string) {
-  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: '1d', limit: q.limit, page: q.page, now, timeZone });
+export async function costReport(
+  store: Pick<Store, 'usage'>,
+  accountId: string,
+  q: z.infer<typeof CostReportParams>,
+  now: number,
+  timeZone?: string,
+) {
+  const page = planBuckets({
+    startingAt: q.starting_at,
+    endingAt: q.ending_at ?? null,
+    width: '1d',
+    limit: q.limit,
+    page: q.page,
+    now,
+    timeZone,
+  });
   const groups = new Set(q.group_by ?? []);
   const byMember = groups.has('user_id') || groups.has('account_id');
-  const dims = [...(groups.has('api_key_id') ? ['api_key_id'] : []), ...(byMember ? ['user_id'] : []), ...(groups.has('group_id') ? ['group_id'] : [])];
+  const dims = [
+    ...(groups.has('api_key_id') ? ['api_key_id'] : []),
+    ...(byMember ? ['user_id'] : []),
+    ...(groups.has('group_id') ? ['group_id'] : []),
+  ];
   const rows = await store.usage.fromRollups({
-    accountId, from: page.from, to: page.to, bucketSeconds: 86_400, timeZone: page.zone, groupBy: [...dims, 'model'] as UsageDimension[], filters: filtersOf(q), excludeTestKeys: true,
+    accountId,
+    from: page.from,
+    to: page.to,
+    bucketSeconds: 86_400,
+    timeZone: page.zone,
+    groupBy: [...dims, 'model'] as UsageDimension[],
+    filters: filtersOf(q),
+    excludeTestKeys: true,
   });
 
   const byBucket = new Map<number, Map<string, CostItem>>();
@@ -83,7 +123,15 @@ export async function costReport(store: Pick<Store, 'usage'>, accountId: string,
     if (!byBucket.has(t)) byBucket.set(t, new Map());
     const items = byBucket.get(t)!;
     for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) {
-      const id = JSON.stringify([part.description, part.cost_type, part.model, part.token_type, part.api_key_id, part.user_id, part.group_id]);
+      const id = JSON.stringify([
+        part.description,
+        part.cost_type,
+        part.model,
+        part.token_type,
+        part.api_key_id,
+        part.user_id,
+        part.group_id,
+      ]);
       const existing = items.get(id);
       if (existing) existing.cents += part.cents;
       else items.set(id, part);

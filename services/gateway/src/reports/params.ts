@@ -29,7 +29,9 @@ export function groupBy<const T extends readonly [string, ...string[]]>(dimensio
     error: (issue) => {
       const value = String(issue.input);
       const why = MISSING_DIMENSIONS[value];
-      return why ? `'${value}' is not a dimension here: ${why}` : `unknown dimension '${value}' (expected one of ${dimensions.join(', ')})`;
+      return why
+        ? `'${value}' is not a dimension here: ${why}`
+        : `unknown dimension '${value}' (expected one of ${dimensions.join(', ')})`;
     },
   });
   return z.array(dimension).optional();
@@ -41,11 +43,22 @@ const ids = z.array(z.string().min(1)).max(100).optional();
  * Filters shared by the reports: the provider's `api_key_ids`, `models` and `account_ids`
  * (the provider's users are Keygate's members), Keygate's `user_ids` (the same members) and `group_ids`.
  */
-export const reportFilters = { api_key_ids: ids, account_ids: ids, user_ids: ids, models: ids, group_ids: ids };
+export const reportFilters = {
+  api_key_ids: ids,
+  account_ids: ids,
+  user_ids: ids,
+  models: ids,
+  group_ids: ids,
+};
 
 type FilterParams = { [K in keyof typeof reportFilters]?: string[] | undefined };
 
 export function filtersOf(q: FilterParams) {
   const members = [...(q.account_ids ?? []), ...(q.user_ids ?? [])];
-  return { keyIds: q.api_key_ids ?? null, memberIds: members.length ? members : null, models: q.models ?? null, groupIds: q.group_ids ?? null };
+  return {
+    keyIds: q.api_key_ids ?? null,
+    memberIds: members.length ? members : null,
+    models: q.models ?? null,
+    groupIds: q.group_ids ?? null,
+  };
 }

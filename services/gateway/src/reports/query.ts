@@ -3,7 +3,8 @@ import { GatewayError } from '../lib/errors';
 import type { Page } from '../store';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
-const TIMESTAMP_HELP = 'must be an RFC 3339 timestamp such as 2026-11-20T00:00:00Z (or a UTC date, 2026-11-20)';
+const TIMESTAMP_HELP =
+  'must be an RFC 3339 timestamp such as 2026-11-20T00:00:00Z (or a UTC date, 2026-11-20)';
 
 /** An RFC 3339 timestamp, or a date meaning its midnight UTC. */
 export const timestamp = z
@@ -19,8 +20,13 @@ export const listParams = {
   before_id: z.string().min(1).optional(),
 };
 
-export function pageQuery(q: { limit: number; after_id?: string | undefined; before_id?: string | undefined }) {
-  if (q.after_id && q.before_id) throw new GatewayError('invalid_request_error', 'after_id, before_id: use one of them, not both.');
+export function pageQuery(q: {
+  limit: number;
+  after_id?: string | undefined;
+  before_id?: string | undefined;
+}) {
+  if (q.after_id && q.before_id)
+    throw new GatewayError('invalid_request_error', 'after_id, before_id: use one of them, not both.');
   return { limit: q.limit, afterId: q.after_id ?? null, beforeId: q.before_id ?? null };
 }
 

@@ -17,7 +17,14 @@ function format(zone: string): Intl.DateTimeFormat {
   let f = formats.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
     });
     formats.set(zone, f);
   }
@@ -27,7 +34,8 @@ function format(zone: string): Intl.DateTimeFormat {
 /** The local wall-clock time of an instant, as if it were UTC (milliseconds dropped). */
 function wallClock(zone: string, t: number): number {
   const p: Record<string, number> = {};
-  for (const part of format(zone).formatToParts(new Date(t))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  for (const part of format(zone).formatToParts(new Date(t)))
+    if (part.type !== 'literal') p[part.type] = Number(part.value);
   return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour! % 24, p.minute!, p.second!);
 }
 
@@ -35,12 +43,14 @@ function wallClock(zone: string, t: number): number {
 export const offsetMs = (zone: string, t: number) => wallClock(zone, t) - Math.floor(t / 1000) * 1000;
 
 /** The local time of an instant, `YYYY-MM-DD HH:MM:SS`. */
-export const localTime = (zone: string, t: number) => new Date(wallClock(zone, t)).toISOString().replace('T', ' ').slice(0, 19);
+export const localTime = (zone: string, t: number) =>
+  new Date(wallClock(zone, t)).toISOString().replace('T', ' ').slice(0, 19);
 
 /** The local date of an instant, `YYYY-MM-DD`. */
 export const localDate = (zone: string, t: number) => new Date(wallClock(zone, t)).toISOString().slice(0, 10);
 
-const addDays = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY).toISOString().slice(0, 10);
+const addDays = (date: string, n: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY).toISOString().slice(0, 10);
 
 /** The first instant of a local date: its midnight, or the end of the gap when clocks skip midnight. */
 export function dayStart(zone: string, date: string): number {
@@ -58,7 +68,8 @@ export const startOfDay = (zone: string, t: number) => dayStart(zone, localDate(
 /** The start of the local day after the one starting at (or holding) `t`. */
 export const nextDayStart = (zone: string, t: number) => dayStart(zone, addDays(localDate(zone, t), 1));
 /** The start of the local day `n` days from the one holding `t`. */
-export const shiftDays = (zone: string, t: number, n: number) => dayStart(zone, addDays(localDate(zone, t), n));
+export const shiftDays = (zone: string, t: number, n: number) =>
+  dayStart(zone, addDays(localDate(zone, t), n));
 
 /** The first day of the local month holding `t`, and of the months around it. */
 export function monthStart(zone: string, t: number, monthsAhead = 0): number {
@@ -80,7 +91,10 @@ export function checkTimeZone(name: string): string {
     // Intl may answer a legacy alias (Asia/Kolkata → Asia/Calcutta): keep the name given, in its canonical case.
     zone = resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
   } catch {
-    throw new GatewayError('invalid_request_error', `time_zone: '${name}' is not an IANA time zone name (such as UTC, Europe/Berlin or America/New_York).`);
+    throw new GatewayError(
+      'invalid_request_error',
+      `time_zone: '${name}' is not an IANA time zone name (such as UTC, Europe/Berlin or America/New_York).`,
+    );
   }
   if (zone === 'Etc/UTC' || zone === 'Etc/GMT' || zone === 'GMT') zone = UTC;
   // Offsets last months between changes: a sample every 5 days finds every non-whole-hour period.

@@ -24,7 +24,10 @@ export const UsageReportParams = z.object({
 export function reportFigures(r: UsageRow) {
   return {
     uncached_input_tokens: r.input_tokens,
-    cache_creation: { ephemeral_1h_input_tokens: r.cache_creation_1h_tokens, ephemeral_5m_input_tokens: r.cache_creation_5m_tokens },
+    cache_creation: {
+      ephemeral_1h_input_tokens: r.cache_creation_1h_tokens,
+      ephemeral_5m_input_tokens: r.cache_creation_5m_tokens,
+    },
     cache_read_input_tokens: r.cache_read_input_tokens,
     output_tokens: r.output_tokens,
     server_tool_use: { web_search_requests: r.web_search_requests },
@@ -55,11 +58,36 @@ function result(r: UsageRow) {
  * rollups; minute buckets read the call log, over at most 1,440 minutes per page. Day buckets
  * start at local midnight in the account's reporting zone (reports/time-zone.ts).
  */
-export async function usageReport(store: Pick<Store, 'usage'>, accountId: string, q: z.infer<typeof UsageReportParams>, now: number, timeZone?: string) {
-  const page = planBuckets({ startingAt: q.starting_at, endingAt: q.ending_at ?? null, width: q.bucket_width as BucketWidth, limit: q.limit, page: q.page, now, timeZone });
-  const groupBy = [...new Set((q.group_by ?? []).map((d) => (d === 'account_id' ? 'user_id' : d)))] as UsageDimension[];
-  const query = { accountId, from: page.from, to: page.to, bucketSeconds: page.widthMs / 1000, timeZone: page.zone, groupBy, filters: filtersOf(q) };
-  const rows = q.bucket_width === '1m' ? await store.usage.fromCalls(query) : await store.usage.fromRollups(query);
+export async function usageReport(
+  store: Pick<Store, 'usage'>,
+  accountId: string,
+  q: z.infer<typeof UsageReportParams>,
+  now: number,
+  timeZone?: string,
+) {
+  const page = planBuckets({
+    startingAt: q.starting_at,
+    endingAt: q.ending_at ?? null,
+    width: q.bucket_width as BucketWidth,
+    limit: q.limit,
+    page: q.page,
+    now,
+    timeZone,
+  });
+  const groupBy = [
+    ...new Set((q.group_by ?? []).map((d) => (d === 'account_id' ? 'user_id' : d))),
+  ] as UsageDimension[];
+  const query = {
+    accountId,
+    from: page.from,
+    to: page.to,
+    bucketSeconds: page.widthMs / 1000,
+    timeZone: page.zone,
+    groupBy,
+    filters: filtersOf(q),
+  };
+  const rows =
+    q.bucket_width === '1m' ? await store.usage.fromCalls(query) : await store.usage.fromRollups(query);
   const results = new Map<number, ReturnType<typeof result>[]>();
   for (const row of rows) {
     const t = page.key(row.bucket!);

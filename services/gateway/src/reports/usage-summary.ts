@@ -26,10 +26,17 @@ export type SummaryBy = keyof typeof BY;
 export const ACCOUNT_SUMMARY_BY = ['key', 'member', 'day', 'model', 'group', 'app', 'environment'] as const;
 
 export function summaryParams<const B extends readonly [SummaryBy, ...SummaryBy[]]>(by: B) {
-  return z.object({ by: z.enum(by), starting_at: timestamp.optional(), ending_at: timestamp.optional(), ...reportFilters });
+  return z.object({
+    by: z.enum(by),
+    starting_at: timestamp.optional(),
+    ending_at: timestamp.optional(),
+    ...reportFilters,
+  });
 }
 
-type Params = { by: SummaryBy; starting_at?: Date | undefined; ending_at?: Date | undefined } & Parameters<typeof filtersOf>[0];
+type Params = { by: SummaryBy; starting_at?: Date | undefined; ending_at?: Date | undefined } & Parameters<
+  typeof filtersOf
+>[0];
 
 /**
  * Usage totals over a range by one dimension, from the hourly rollups (the range widens to
@@ -37,15 +44,26 @@ type Params = { by: SummaryBy; starting_at?: Date | undefined; ending_at?: Date 
  * the reporting zone. `accountId` null sums every account: the operator's cross-account view.
  */
 export async function usageSummary(
-  store: Pick<Store, 'usage' | 'keys' | 'members' | 'accounts'>, accountId: string | null, q: Params, now: number, timeZone = UTC,
+  store: Pick<Store, 'usage' | 'keys' | 'members' | 'accounts'>,
+  accountId: string | null,
+  q: Params,
+  now: number,
+  timeZone = UTC,
 ) {
   const from = new Date(Math.floor((q.starting_at?.getTime() ?? monthStart(timeZone, now)) / HOUR) * HOUR);
   const to = new Date(Math.ceil((q.ending_at?.getTime() ?? now) / HOUR) * HOUR);
   if (to <= from) throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
-  if (to.getTime() - from.getTime() > MAX_DAYS * 24 * HOUR) throw new GatewayError('invalid_request_error', `ending_at: a summary covers at most ${MAX_DAYS} days.`);
+  if (to.getTime() - from.getTime() > MAX_DAYS * 24 * HOUR)
+    throw new GatewayError('invalid_request_error', `ending_at: a summary covers at most ${MAX_DAYS} days.`);
   const { dim, label } = BY[q.by];
   const rows = await store.usage.fromRollups({
-    accountId, from, to, bucketSeconds: q.by === 'day' ? 86_400 : null, timeZone, groupBy: dim ? [dim] : [], filters: filtersOf(q),
+    accountId,
+    from,
+    to,
+    bucketSeconds: q.by === 'day' ? 86_400 : null,
+    timeZone,
+    groupBy: dim ? [dim] : [],
+    filters: filtersOf(q),
   });
   const labels = await labelsFor(store, accountId, q.by, rows);
   const data = rows.map((row) => {
@@ -57,13 +75,35 @@ export async function usageSummary(
     };
   });
   if (q.by !== 'day') data.sort((a, b) => b.requests - a.requests);
-  return { type: 'usage_summary' as const, by: q.by, time_zone: timeZone, starting_at: isoSeconds(from), ending_at: isoSeconds(to), data };
+  return {
+    type: 'usage_summary' as const,
+    by: q.by,
+    time_zone: timeZone,
+    starting_at: isoSeconds(from),
+    ending_at: isoSeconds(to),
+    data,
+  };
 }
 
-function labelsFor(store: Pick<Store, 'keys' | 'members' | 'accounts'>, accountId: string | null, by: SummaryBy, rows: UsageRow[]): Promise<Map<string, string>> {
-  const ids = (pick: (r: UsageRow) => string | null) => [...new Set(rows.map(pick).filter((v): v is string => !!v))];
-  if (by === 'key') return store.keys.names(accountId, ids((r) => r.api_key_id));
-  if (by === 'member') return store.members.emails(accountId, ids((r) => r.user_id));
+function labelsFor(
+  store: Pick<Store, 'keys' | 'members' | 'accounts'>,
+  accountId: string | null,
+  by: SummaryBy,
+  rows: UsageRow[],
+): Promise<Map<string, string>> {
+  const ids = (pick: (r: UsageRow) => string | null) => [
+    ...new Set(rows.map(pick).filter((v): v is string => !!v)),
+  ];
+  if (by === 'key')
+    return store.keys.names(
+      accountId,
+      ids((r) => r.api_key_id),
+    );
+  if (by === 'member')
+    return store.members.emails(
+      accountId,
+      ids((r) => r.user_id),
+    );
   if (by === 'account') return store.accounts.names(ids((r) => r.account_id));
   return Promise.resolve(new Map());
 }

@@ -54,7 +54,10 @@ export interface AccountFilter {
   status?: AccountStatus | null;
 }
 
-export type NewAccountRow = Pick<AccountRecord, 'id' | 'name' | 'planId' | 'providerKeySealed' | 'providerKeyHint' | 'trialEndsAt'>;
+export type NewAccountRow = Pick<
+  AccountRecord,
+  'id' | 'name' | 'planId' | 'providerKeySealed' | 'providerKeyHint' | 'trialEndsAt'
+>;
 
 export interface AccountPatch {
   name?: string;
@@ -110,7 +113,9 @@ export function accountQueries(sql: Sql) {
 
     async names(ids: string[]): Promise<Map<string, string>> {
       if (ids.length === 0) return new Map();
-      const rows = await sql<{ id: string; name: string }[]>`select id, name from accounts where id = any(${ids}::text[])`;
+      const rows = await sql<
+        { id: string; name: string }[]
+      >`select id, name from accounts where id = any(${ids}::text[])`;
       return new Map(rows.map((r) => [r.id, r.name]));
     },
 
@@ -139,19 +144,32 @@ export function accountQueries(sql: Sql) {
     },
 
     /** Changes an account; every instance drops its cached keys (status and provider key live there). */
-    async update(id: string, patch: AccountPatch, audit: (before: AccountRecord) => AuditEntry[]): Promise<AccountRecord | null> {
+    async update(
+      id: string,
+      patch: AccountPatch,
+      audit: (before: AccountRecord) => AuditEntry[],
+    ): Promise<AccountRecord | null> {
       let before: AccountRecord | undefined;
-      return auditedChange(sql, id, `account:${id}`, async (t) => {
-        [before] = await t<AccountRecord[]>`select ${accountCols(t)} from accounts t where t.id = ${id} for update`;
-        if (!before) return undefined;
-        if (patch.planId && patch.planId !== before.planId) {
-          // Checked under the account lock that member adds also take, so a downgrade and an add can't both pass.
-          const [plan] = await t<{ name: string; maxSeats: number | null }[]>`select name, max_seats as "maxSeats" from plans where id = ${patch.planId}`;
-          const seats = await countActive(t, id);
-          if (plan?.maxSeats != null && seats > plan.maxSeats) throw new PlanTooSmallError(plan.name, plan.maxSeats, seats);
-        }
-        const status = patch.status ?? before.status;
-        const [row] = await t<AccountRecord[]>`
+      return auditedChange(
+        sql,
+        id,
+        `account:${id}`,
+        async (t) => {
+          [before] = await t<
+            AccountRecord[]
+          >`select ${accountCols(t)} from accounts t where t.id = ${id} for update`;
+          if (!before) return undefined;
+          if (patch.planId && patch.planId !== before.planId) {
+            // Checked under the account lock that member adds also take, so a downgrade and an add can't both pass.
+            const [plan] = await t<
+              { name: string; maxSeats: number | null }[]
+            >`select name, max_seats as "maxSeats" from plans where id = ${patch.planId}`;
+            const seats = await countActive(t, id);
+            if (plan?.maxSeats != null && seats > plan.maxSeats)
+              throw new PlanTooSmallError(plan.name, plan.maxSeats, seats);
+          }
+          const status = patch.status ?? before.status;
+          const [row] = await t<AccountRecord[]>`
           update accounts t set
             name = ${patch.name ?? before.name},
             plan_id = ${patch.planId ?? before.planId},
@@ -165,8 +183,10 @@ export function accountQueries(sql: Sql) {
             members_manage_own_keys = ${patch.membersManageOwnKeys ?? before.membersManageOwnKeys}
           where t.id = ${id}
           returning ${accountCols(t)}`;
-        return row;
-      }, () => audit(before!));
+          return row;
+        },
+        () => audit(before!),
+      );
     },
   };
 }

@@ -20,7 +20,18 @@ export interface WebhookEndpointRecord {
 }
 
 export type NewWebhookEndpoint = Omit<WebhookEndpointRecord, 'createdAt'> & { secretSealed: string };
-export type WebhookEndpointPatch = Partial<Pick<WebhookEndpointRecord, 'url' | 'description' | 'events' | 'status' | 'errorRateThreshold' | 'errorRateWindowSeconds' | 'errorRateMinCalls'>>;
+export type WebhookEndpointPatch = Partial<
+  Pick<
+    WebhookEndpointRecord,
+    | 'url'
+    | 'description'
+    | 'events'
+    | 'status'
+    | 'errorRateThreshold'
+    | 'errorRateWindowSeconds'
+    | 'errorRateMinCalls'
+  >
+>;
 
 /**
  * An alert to deliver: any part of the gateway (billing too) inserts one with
@@ -90,15 +101,19 @@ export function alertQueries(sql: Sql) {
     emit: (e: NewAlertEvent) => insertAlertEvent(sql, e),
 
     async createEndpoint(e: NewWebhookEndpoint, audit: AuditEntry): Promise<WebhookEndpointRecord> {
-      const row = await audited(e.accountId, async (t) => {
-        const [r] = await t<WebhookEndpointRecord[]>`
+      const row = await audited(
+        e.accountId,
+        async (t) => {
+          const [r] = await t<WebhookEndpointRecord[]>`
           insert into webhook_endpoints as t (id, account_id, url, description, secret_sealed, events, status,
             error_rate_threshold, error_rate_window_seconds, error_rate_min_calls, created_by)
           values (${e.id}, ${e.accountId}, ${e.url}, ${e.description}, ${e.secretSealed}, ${e.events}::text[], ${e.status},
             ${e.errorRateThreshold}, ${e.errorRateWindowSeconds}, ${e.errorRateMinCalls}, ${e.createdBy})
           returning ${endpointCols(t)}`;
-        return r;
-      }, audit);
+          return r;
+        },
+        audit,
+      );
       return row!;
     },
 
@@ -117,10 +132,17 @@ export function alertQueries(sql: Sql) {
       return ks.finish(rows);
     },
 
-    async updateEndpoint(accountId: string, id: string, p: WebhookEndpointPatch, audit: AuditEntry): Promise<WebhookEndpointRecord | null> {
+    async updateEndpoint(
+      accountId: string,
+      id: string,
+      p: WebhookEndpointPatch,
+      audit: AuditEntry,
+    ): Promise<WebhookEndpointRecord | null> {
       const has = (f: keyof WebhookEndpointPatch) => f in p;
-      return audited(accountId, async (t) => {
-        const [r] = await t<WebhookEndpointRecord[]>`
+      return audited(
+        accountId,
+        async (t) => {
+          const [r] = await t<WebhookEndpointRecord[]>`
           update webhook_endpoints t set
             url = coalesce(${p.url ?? null}, t.url),
             description = ${has('description') ? (p.description ?? null) : sql`t.description`},
@@ -131,19 +153,30 @@ export function alertQueries(sql: Sql) {
             error_rate_min_calls = coalesce(${p.errorRateMinCalls ?? null}::int, t.error_rate_min_calls)
           where t.account_id = ${accountId} and t.id = ${id} and t.deleted_at is null
           returning ${endpointCols(t)}`;
-        return r;
-      }, audit);
+          return r;
+        },
+        audit,
+      );
     },
 
     /** Deletes an endpoint; what it had not received yet is marked failed. */
-    async removeEndpoint(accountId: string, id: string, audit: AuditEntry): Promise<WebhookEndpointRecord | null> {
-      return audited(accountId, async (t) => {
-        const [r] = await t<WebhookEndpointRecord[]>`
+    async removeEndpoint(
+      accountId: string,
+      id: string,
+      audit: AuditEntry,
+    ): Promise<WebhookEndpointRecord | null> {
+      return audited(
+        accountId,
+        async (t) => {
+          const [r] = await t<WebhookEndpointRecord[]>`
           update webhook_endpoints t set deleted_at = now(), status = 'disabled'
           where t.account_id = ${accountId} and t.id = ${id} and t.deleted_at is null returning ${endpointCols(t)}`;
-        if (r) await t`update webhook_deliveries set status = 'failed', last_error = 'endpoint deleted' where endpoint_id = ${id} and status = 'pending'`;
-        return r;
-      }, audit);
+          if (r)
+            await t`update webhook_deliveries set status = 'failed', last_error = 'endpoint deleted' where endpoint_id = ${id} and status = 'pending'`;
+          return r;
+        },
+        audit,
+      );
     },
 
     async deliveries(endpointId: string, limit: number): Promise<DeliveryRecord[]> {
@@ -184,7 +217,12 @@ export function alertQueries(sql: Sql) {
     },
 
     /** A failed attempt: retried after `retryMs`, or marked failed once it was the last allowed. */
-    async attemptFailed(seq: string, outcome: { status: number | null; error: string }, retryMs: number, maxAttempts: number): Promise<void> {
+    async attemptFailed(
+      seq: string,
+      outcome: { status: number | null; error: string },
+      retryMs: number,
+      maxAttempts: number,
+    ): Promise<void> {
       await sql`
         update webhook_deliveries set last_status = ${outcome.status}, last_error = ${outcome.error.slice(0, 500)},
           status = case when attempts >= ${maxAttempts} then 'failed' else 'pending' end,
@@ -193,7 +231,16 @@ export function alertQueries(sql: Sql) {
     },
 
     /** Endpoints with an error-rate alert, across accounts. */
-    async errorRateWatches(): Promise<{ id: string; accountId: string; threshold: number; windowSeconds: number; minCalls: number; alerting: boolean }[]> {
+    async errorRateWatches(): Promise<
+      {
+        id: string;
+        accountId: string;
+        threshold: number;
+        windowSeconds: number;
+        minCalls: number;
+        alerting: boolean;
+      }[]
+    > {
       return sql`
         select id, account_id as "accountId", error_rate_threshold::float8 as threshold, error_rate_window_seconds as "windowSeconds",
                error_rate_min_calls as "minCalls", error_rate_alerting as alerting
@@ -216,7 +263,8 @@ export function alertQueries(sql: Sql) {
      */
     async setErrorAlerting(id: string, alerting: boolean, event: NewAlertEvent | null): Promise<boolean> {
       return inTransaction(sql, async (t) => {
-        const r = await t`update webhook_endpoints set error_rate_alerting = ${alerting} where id = ${id} and error_rate_alerting <> ${alerting} returning 1`;
+        const r =
+          await t`update webhook_endpoints set error_rate_alerting = ${alerting} where id = ${id} and error_rate_alerting <> ${alerting} returning 1`;
         if (r.length > 0 && event) await insertAlertEvent(t, event);
         return r.length > 0;
       });

@@ -25,7 +25,9 @@ export interface BudgetRecord {
 }
 
 export type NewBudget = Omit<BudgetRecord, 'createdAt'>;
-export type BudgetPatch = Partial<Pick<BudgetRecord, 'name' | 'limitCents' | 'hardCap' | 'thresholds' | 'period'>>;
+export type BudgetPatch = Partial<
+  Pick<BudgetRecord, 'name' | 'limitCents' | 'hardCap' | 'thresholds' | 'period'>
+>;
 
 export interface BudgetFilter {
   scope?: BudgetScope | null;
@@ -33,7 +35,16 @@ export interface BudgetFilter {
 }
 
 /** Usage by model, under the rollups' column names: what a spend is priced from. */
-export type SpendRow = Pick<UsageRow, 'model' | 'input_tokens' | 'output_tokens' | 'cache_creation_5m_tokens' | 'cache_creation_1h_tokens' | 'cache_read_input_tokens' | 'web_search_requests'>;
+export type SpendRow = Pick<
+  UsageRow,
+  | 'model'
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'cache_creation_5m_tokens'
+  | 'cache_creation_1h_tokens'
+  | 'cache_read_input_tokens'
+  | 'web_search_requests'
+>;
 
 const cols = (sql: Sql) => sql`
   t.id, t.account_id as "accountId", t.scope, t.target_id as "targetId", t.name, t.limit_cents::float8 as "limitCents",
@@ -43,7 +54,11 @@ const cols = (sql: Sql) => sql`
 const changed = (accountId: string) => `budgets:${accountId}` as const;
 
 export function budgetQueries(sql: Sql) {
-  async function audited<T>(accountId: string, work: (t: Sql) => Promise<T | undefined>, audit: AuditEntry): Promise<T | null> {
+  async function audited<T>(
+    accountId: string,
+    work: (t: Sql) => Promise<T | undefined>,
+    audit: AuditEntry,
+  ): Promise<T | null> {
     return inTransaction(sql, async (t) => {
       const row = await work(t);
       if (row === undefined) return null;
@@ -55,19 +70,25 @@ export function budgetQueries(sql: Sql) {
 
   return {
     async create(b: NewBudget, audit: AuditEntry): Promise<BudgetRecord> {
-      const row = await audited(b.accountId, async (t) => {
-        const [r] = await t<BudgetRecord[]>`
+      const row = await audited(
+        b.accountId,
+        async (t) => {
+          const [r] = await t<BudgetRecord[]>`
           insert into budgets as t (id, account_id, scope, target_id, name, limit_cents, hard_cap, thresholds, period, created_by)
           values (${b.id}, ${b.accountId}, ${b.scope}, ${b.targetId}, ${b.name}, ${b.limitCents}, ${b.hardCap},
                   ${b.thresholds}::int[], ${b.period}, ${b.createdBy})
           returning ${cols(t)}`;
-        return r;
-      }, audit);
+          return r;
+        },
+        audit,
+      );
       return row!;
     },
 
     async get(accountId: string, id: string): Promise<BudgetRecord | null> {
-      const [row] = await sql<BudgetRecord[]>`select ${cols(sql)} from budgets t where t.account_id = ${accountId} and t.id = ${id}`;
+      const [row] = await sql<
+        BudgetRecord[]
+      >`select ${cols(sql)} from budgets t where t.account_id = ${accountId} and t.id = ${id}`;
       return row ?? null;
     },
 
@@ -85,12 +106,21 @@ export function budgetQueries(sql: Sql) {
 
     /** All of an account's budgets: what admission holds in memory. */
     async ofAccount(accountId: string): Promise<BudgetRecord[]> {
-      return sql<BudgetRecord[]>`select ${cols(sql)} from budgets t where t.account_id = ${accountId} order by t.created_at, t.id`;
+      return sql<
+        BudgetRecord[]
+      >`select ${cols(sql)} from budgets t where t.account_id = ${accountId} order by t.created_at, t.id`;
     },
 
-    async update(accountId: string, id: string, p: BudgetPatch, audit: AuditEntry): Promise<BudgetRecord | null> {
-      return audited(accountId, async (t) => {
-        const [r] = await t<BudgetRecord[]>`
+    async update(
+      accountId: string,
+      id: string,
+      p: BudgetPatch,
+      audit: AuditEntry,
+    ): Promise<BudgetRecord | null> {
+      return audited(
+        accountId,
+        async (t) => {
+          const [r] = await t<BudgetRecord[]>`
           update budgets t set
             name = coalesce(${p.name ?? null}, t.name),
             limit_cents = coalesce(${p.limitCents ?? null}::bigint, t.limit_cents),
@@ -99,21 +129,39 @@ export function budgetQueries(sql: Sql) {
             period = coalesce(${p.period ?? null}, t.period)
           where t.account_id = ${accountId} and t.id = ${id}
           returning ${cols(t)}`;
-        return r;
-      }, audit);
+          return r;
+        },
+        audit,
+      );
     },
 
     async remove(accountId: string, id: string, audit: AuditEntry): Promise<BudgetRecord | null> {
-      return audited(accountId, async (t) => {
-        const [r] = await t<BudgetRecord[]>`delete from budgets t where t.account_id = ${accountId} and t.id = ${id} returning ${cols(t)}`;
-        return r;
-      }, audit);
+      return audited(
+        accountId,
+        async (t) => {
+          const [r] = await t<
+            BudgetRecord[]
+          >`delete from budgets t where t.account_id = ${accountId} and t.id = ${id} returning ${cols(t)}`;
+          return r;
+        },
+        audit,
+      );
     },
 
     /** Usage of messages calls by model in [from, to) from the hourly rollups, for one scope. */
-    async spendByModel(accountId: string, scope: BudgetScope, targetId: string | null, from: Date, to: Date): Promise<SpendRow[]> {
+    async spendByModel(
+      accountId: string,
+      scope: BudgetScope,
+      targetId: string | null,
+      from: Date,
+      to: Date,
+    ): Promise<SpendRow[]> {
       const where =
-        scope === 'api_key' ? sql`u.key_id = ${targetId}` : scope === 'user' ? sql`u.member_id = ${targetId}` : sql`u.account_id = ${accountId}`;
+        scope === 'api_key'
+          ? sql`u.key_id = ${targetId}`
+          : scope === 'user'
+            ? sql`u.member_id = ${targetId}`
+            : sql`u.account_id = ${accountId}`;
       return sql<SpendRow[]>`
         select u.model, sum(u.input_tokens)::float8 as input_tokens, sum(u.output_tokens)::float8 as output_tokens,
                sum(u.cache_creation_5m_tokens)::float8 as cache_creation_5m_tokens,
@@ -126,7 +174,10 @@ export function budgetQueries(sql: Sql) {
     },
 
     /** When each threshold of these budgets was crossed in the periods starting at `periodStart`. */
-    async crossings(ids: string[], periodStarts: Date[]): Promise<{ budgetId: string; periodStart: Date; threshold: number; crossedAt: Date }[]> {
+    async crossings(
+      ids: string[],
+      periodStarts: Date[],
+    ): Promise<{ budgetId: string; periodStart: Date; threshold: number; crossedAt: Date }[]> {
       if (ids.length === 0) return [];
       return sql`
         select c.budget_id as "budgetId", c.period_start as "periodStart", c.threshold, c.crossed_at as "crossedAt"
@@ -139,7 +190,12 @@ export function budgetQueries(sql: Sql) {
      * Records that a threshold was crossed this period and queues its alert, once: the
      * instance whose insert wins queues the event; the others return false.
      */
-    async recordCrossing(budgetId: string, periodStart: Date, threshold: number, event: NewAlertEvent): Promise<boolean> {
+    async recordCrossing(
+      budgetId: string,
+      periodStart: Date,
+      threshold: number,
+      event: NewAlertEvent,
+    ): Promise<boolean> {
       return inTransaction(sql, async (t) => {
         const won = await t`
           insert into budget_crossings (budget_id, period_start, threshold) values (${budgetId}, ${periodStart}, ${threshold})

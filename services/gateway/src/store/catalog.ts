@@ -38,12 +38,17 @@ export function catalogQueries(sql: Sql) {
     },
 
     async byStripePrice(priceId: string): Promise<CatalogPlan | null> {
-      const [row] = await sql<CatalogPlan[]>`select ${cols(sql)} from plans where stripe_price_id = ${priceId}`;
+      const [row] = await sql<
+        CatalogPlan[]
+      >`select ${cols(sql)} from plans where stripe_price_id = ${priceId}`;
       return row ?? null;
     },
 
     /** Creates the plan or changes the fields given; existing accounts keep their plan id. */
-    async upsert(id: string, p: CatalogPatch & Pick<CatalogPlan, 'name' | 'priceCents' | 'perSeat'>): Promise<CatalogPlan> {
+    async upsert(
+      id: string,
+      p: CatalogPatch & Pick<CatalogPlan, 'name' | 'priceCents' | 'perSeat'>,
+    ): Promise<CatalogPlan> {
       const [row] = await sql<CatalogPlan[]>`
         insert into plans (id, name, price_cents, per_seat, min_seats, max_seats, trial_days, default_limit_rpm, default_limit_tpm,
                            default_monthly_spend_cap_cents, retention_days, features, stripe_price_id)

@@ -38,7 +38,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   return openEmbedded(opts);
 }
 
-async function connect(url: string, opts: OpenOptions, embedded: boolean, onClose: () => Promise<void>): Promise<Database> {
+async function connect(
+  url: string,
+  opts: OpenOptions,
+  embedded: boolean,
+  onClose: () => Promise<void>,
+): Promise<Database> {
   const max = opts.max ?? POOL_SIZE;
   if (opts.schema) {
     const admin = postgres(url, { max: 1, onnotice: () => {} });
@@ -78,7 +83,10 @@ async function openEmbedded(opts: OpenOptions): Promise<Database> {
   const release = lockDataDir(opts.dataDir, opts.owner ?? 'another keygate process');
   let cluster: EmbeddedCluster | null = null;
   try {
-    cluster = await startCluster(join(opts.dataDir, 'postgres'), persistentSecret(opts.dataDir, 'database-password'));
+    cluster = await startCluster(
+      join(opts.dataDir, 'postgres'),
+      persistentSecret(opts.dataDir, 'database-password'),
+    );
     const running = cluster;
     return await connect(running.url, opts, true, async () => {
       await running.stop();

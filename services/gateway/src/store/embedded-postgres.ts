@@ -1,5 +1,14 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -33,7 +42,9 @@ async function binaries(): Promise<Binaries> {
   try {
     path = from.resolve(name);
   } catch {
-    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set DATABASE_URL to use your own PostgreSQL.`);
+    throw new Error(
+      `No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set DATABASE_URL to use your own PostgreSQL.`,
+    );
   }
   return (await import(pathToFileURL(path).href)) as Binaries;
 }
@@ -73,24 +84,47 @@ function alive(pid: number): boolean {
 
 function run(file: string, args: string[], user: { uid: number; gid: number } | null): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...(user ?? {}), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(file, args, {
+      ...(user ?? {}),
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} failed (${code}): ${stderr.trim()}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${file} failed (${code}): ${stderr.trim()}`)),
+    );
   });
 }
 
 /** A new cluster: password auth over loopback only, the password kept in the data dir. */
-async function initialise(dir: string, password: string, user: { uid: number; gid: number } | null): Promise<void> {
+async function initialise(
+  dir: string,
+  password: string,
+  user: { uid: number; gid: number } | null,
+): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = mkdtempSync(join(tmpdir(), 'keygate-initdb-'));
   const pwfile = join(tmp, 'pw');
-  writeFileSync(pwfile, password + '\n', { mode: 0o600 });
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   if (user) for (const p of [dir, tmp, pwfile]) chownSync(p, user.uid, user.gid);
   try {
     const { initdb } = await binaries();
-    await run(initdb, [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C', '--no-instructions', '--no-sync'], user);
+    await run(
+      initdb,
+      [
+        `--pgdata=${dir}`,
+        '--username=postgres',
+        `--pwfile=${pwfile}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-instructions',
+        '--no-sync',
+      ],
+      user,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -123,14 +157,19 @@ export async function startCluster(dir: string, password: string): Promise<Embed
   let flushed: Promise<void> = Promise.resolve();
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     await initialise(dir, password, user);
-    flushed = binaries().then(({ initdb }) => run(initdb, ['--sync-only', `--pgdata=${dir}`], user)).catch(() => {});
+    flushed = binaries()
+      .then(({ initdb }) => run(initdb, ['--sync-only', `--pgdata=${dir}`], user))
+      .catch(() => {});
   } else await reclaim(dir);
   const { postgres } = await binaries();
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     try {
       const child = await launch(postgres, dir, port, user);
-      return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`, stop: () => flushed.then(() => stop(child)) };
+      return {
+        url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+        stop: () => flushed.then(() => stop(child)),
+      };
     } catch (err) {
       // Another program took the free port between our check and postgres's bind: try another.
       if (attempt < 3 && /could not bind|Address already in use/.test(String(err))) continue;
@@ -139,15 +178,35 @@ export async function startCluster(dir: string, password: string): Promise<Embed
   }
 }
 
-function launch(postgres: string, dir: string, port: number, user: { uid: number; gid: number } | null): Promise<ChildProcess> {
+function launch(
+  postgres: string,
+  dir: string,
+  port: number,
+  user: { uid: number; gid: number } | null,
+): Promise<ChildProcess> {
   // Its own process group (detached), so a Ctrl-C meant for the gateway does not stop the
   // database under the drain; the gateway stops it last. On any exit of ours it is told to stop.
-  const child = spawn(postgres, ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'logging_collector=off'], {
-    ...(user ?? {}),
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, LC_ALL: 'C' },
-  });
+  const child = spawn(
+    postgres,
+    [
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'logging_collector=off',
+    ],
+    {
+      ...(user ?? {}),
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    },
+  );
   const onExit = () => child.kill('SIGINT');
   process.on('exit', onExit);
   child.once('exit', () => process.off('exit', onExit));
@@ -163,8 +222,14 @@ function launch(postgres: string, dir: string, port: number, user: { uid: number
       }
     };
     const onEarlyExit = () => {
-      const fatal = log.split('\n').filter((l) => /FATAL|HINT/.test(l)).join(' ').replace(/\s+/g, ' ').trim();
-      if (/lock file "postmaster.pid" already exists/.test(log)) reject(new DataDirInUseError(`another PostgreSQL server is running on ${dir}`));
+      const fatal = log
+        .split('\n')
+        .filter((l) => /FATAL|HINT/.test(l))
+        .join(' ')
+        .replace(/\s+/g, ' ')
+        .trim();
+      if (/lock file "postmaster.pid" already exists/.test(log))
+        reject(new DataDirInUseError(`another PostgreSQL server is running on ${dir}`));
       else reject(new Error(`the embedded PostgreSQL did not start: ${fatal || log.trim().slice(-500)}`));
     };
     child.stderr!.on('data', onData);

@@ -16,16 +16,47 @@ import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 
-export type { AccountFilter, AccountPatch, AccountRecord, AccountStatus, MemberRecord, PlanRecord, ProviderKeyStatus } from './accounts';
+export type {
+  AccountFilter,
+  AccountPatch,
+  AccountRecord,
+  AccountStatus,
+  MemberRecord,
+  PlanRecord,
+  ProviderKeyStatus,
+} from './accounts';
 export type { CatalogPatch, CatalogPlan } from './catalog';
 export type { InvoiceLine, InvoiceRecord, NewInvoice, NoticeRecord, SeatRecord } from './invoices';
-export type { Cause, Decide, SubscriptionPatch, SubscriptionRecord, SubscriptionState, TransitionRecord } from './subscriptions';
+export type {
+  Cause,
+  Decide,
+  SubscriptionPatch,
+  SubscriptionRecord,
+  SubscriptionState,
+  TransitionRecord,
+} from './subscriptions';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
-export { ALERTS_CHANNEL, insertAlertEvent, type ClaimedDelivery, type DeliveryRecord, type NewAlertEvent, type WebhookEndpointPatch, type WebhookEndpointRecord } from './alerts';
+export {
+  ALERTS_CHANNEL,
+  insertAlertEvent,
+  type ClaimedDelivery,
+  type DeliveryRecord,
+  type NewAlertEvent,
+  type WebhookEndpointPatch,
+  type WebhookEndpointRecord,
+} from './alerts';
 export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, SpendRow } from './budgets';
 export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
-export { DuplicateMemberError, LastAdminError, PlanTooSmallError, SeatLimitError, type MemberFilter, type MemberRole, type SeatSpan } from './members';
+export {
+  DuplicateMemberError,
+  LastAdminError,
+  PlanTooSmallError,
+  SeatLimitError,
+  type MemberFilter,
+  type MemberRole,
+  type SeatSpan,
+} from './members';
 export type { Page, PageQuery } from './pagination';
 export type { CallPartition } from './partitions';
 export type { RequestFilter, RequestRecord } from './requests';

@@ -27,7 +27,11 @@ const LOOKBACK_SECONDS = 10;
 const PRUNE_EVERY_MS = 60_000;
 
 /** Delivers invalidations through LISTEN/NOTIFY and a poll of recent rows; returns a stop function. */
-export async function watchInvalidations(db: Database, apply: (payload: string) => void, opts: WatchOptions): Promise<() => Promise<void>> {
+export async function watchInvalidations(
+  db: Database,
+  apply: (payload: string) => void,
+  opts: WatchOptions,
+): Promise<() => Promise<void>> {
   const seen = new Map<string, number>();
   let stopListening = async () => {};
   if (opts.listen) {

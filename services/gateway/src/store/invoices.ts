@@ -31,7 +31,17 @@ export interface InvoiceRecord {
   lines: InvoiceLine[];
 }
 
-export type NewInvoice = Pick<InvoiceRecord, 'accountId' | 'periodStart' | 'periodEnd' | 'currency' | 'subtotalCents' | 'taxCents' | 'totalCents' | 'lines'>;
+export type NewInvoice = Pick<
+  InvoiceRecord,
+  | 'accountId'
+  | 'periodStart'
+  | 'periodEnd'
+  | 'currency'
+  | 'subtotalCents'
+  | 'taxCents'
+  | 'totalCents'
+  | 'lines'
+>;
 
 export interface NoticeRecord {
   id: string;
@@ -67,7 +77,9 @@ export function invoiceQueries(sql: Sql) {
         const id = newId('inv');
         // Numbers count up per account: issues for one account take turns.
         await t`select id from accounts where id = ${inv.accountId} for update`;
-        const [count] = await t<{ n: number }[]>`select count(*)::int + 1 as n from invoices where account_id = ${inv.accountId}`;
+        const [count] = await t<
+          { n: number }[]
+        >`select count(*)::int + 1 as n from invoices where account_id = ${inv.accountId}`;
         const number = `${inv.accountId.slice(-8).toUpperCase()}-${String(count!.n).padStart(4, '0')}`;
         const inserted = await t`
           insert into invoices (id, account_id, number, period_start, period_end, currency, subtotal_cents, tax_cents, total_cents, status)
@@ -80,25 +92,39 @@ export function invoiceQueries(sql: Sql) {
             insert into invoice_lines (invoice_id, position, description, quantity, unit_amount_cents, days, period_days, amount_cents)
             values (${id}, ${i}, ${l.description}, ${l.quantity}, ${l.unitAmountCents}, ${l.days}, ${l.periodDays}, ${l.amountCents})`;
         }
-        await writeAudit(t, inv.accountId, { actor, action: 'invoice.issue', targetId: id, details: { number, total_cents: inv.totalCents } });
+        await writeAudit(t, inv.accountId, {
+          actor,
+          action: 'invoice.issue',
+          targetId: id,
+          details: { number, total_cents: inv.totalCents },
+        });
         const [row] = await t<InvoiceRecord[]>`select ${cols(t)} from invoices t where t.id = ${id}`;
         return row!;
       });
     },
 
     async get(accountId: string, id: string): Promise<InvoiceRecord | null> {
-      const [row] = await sql<InvoiceRecord[]>`select ${cols(sql)} from invoices t where t.account_id = ${accountId} and t.id = ${id}`;
+      const [row] = await sql<
+        InvoiceRecord[]
+      >`select ${cols(sql)} from invoices t where t.account_id = ${accountId} and t.id = ${id}`;
       return row ?? null;
     },
 
     async list(accountId: string, q: PageQuery): Promise<Page<InvoiceRecord>> {
       const k = keyset(sql, 'invoices', accountId, q);
-      const rows = await sql<InvoiceRecord[]>`select ${cols(sql)} from invoices t where t.account_id = ${accountId} ${k.where} ${k.order} limit ${k.limit}`;
+      const rows = await sql<
+        InvoiceRecord[]
+      >`select ${cols(sql)} from invoices t where t.account_id = ${accountId} ${k.where} ${k.order} limit ${k.limit}`;
       return k.finish(rows);
     },
 
     /** Marks open invoices paid whose period ended by `through` (all of them when null). */
-    async markPaid(accountId: string, through: Date | null, paidAt: Date, stripeInvoiceId: string | null): Promise<number> {
+    async markPaid(
+      accountId: string,
+      through: Date | null,
+      paidAt: Date,
+      stripeInvoiceId: string | null,
+    ): Promise<number> {
       const rows = await sql`
         update invoices set status = 'paid', paid_at = ${paidAt}, stripe_invoice_id = coalesce(${stripeInvoiceId}, stripe_invoice_id)
         where account_id = ${accountId} and status = 'open' and (${through}::timestamptz is null or period_end <= ${through})
@@ -118,7 +144,10 @@ export function invoiceQueries(sql: Sql) {
      * Records a notice once per account, kind and due time; true when it is new. A new notice's
      * `alert` is queued in the same transaction.
      */
-    async notice(n: Pick<NoticeRecord, 'accountId' | 'kind' | 'dueAt' | 'message'>, alert?: NewAlertEvent): Promise<boolean> {
+    async notice(
+      n: Pick<NoticeRecord, 'accountId' | 'kind' | 'dueAt' | 'message'>,
+      alert?: NewAlertEvent,
+    ): Promise<boolean> {
       return inTransaction(sql, async (t) => {
         const rows = await t`
           insert into billing_notices (id, account_id, kind, due_at, message)

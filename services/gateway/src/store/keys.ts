@@ -35,7 +35,10 @@ export interface ResolvedKey {
   secretExpiresAt: Date | null;
 }
 
-export type NewKey = Pick<KeyRecord, 'id' | 'accountId' | 'memberId' | 'kind' | 'name' | 'app' | 'environment' | 'hint'> &
+export type NewKey = Pick<
+  KeyRecord,
+  'id' | 'accountId' | 'memberId' | 'kind' | 'name' | 'app' | 'environment' | 'hint'
+> &
   Partial<Pick<KeyRecord, 'expiresAt' | 'limitRpm' | 'limitTpm' | 'limitMonthlySpendCents' | 'createdBy'>>;
 
 export interface KeyFilter {
@@ -102,7 +105,8 @@ export function keyQueries(sql: Sql) {
       const key = {} as Record<string, unknown>;
       for (const [col, value] of Object.entries(row)) {
         if (col.startsWith('a_')) account[col.slice(2)] = value;
-        else if (col !== 'secretExpiresAt' && col !== 'memberStatus' && col !== 'memberRole') key[col] = value;
+        else if (col !== 'secretExpiresAt' && col !== 'memberStatus' && col !== 'memberRole')
+          key[col] = value;
       }
       return {
         key: key as unknown as KeyRecord,
@@ -121,7 +125,9 @@ export function keyQueries(sql: Sql) {
 
     /** A key by id alone (ids are unique across accounts): the operator's lookup. */
     async find(id: string): Promise<KeyRecord | null> {
-      const [row] = await sql<KeyRecord[]>`select ${keyCols(sql)} from api_keys k where k.id = ${id} and k.deleted_at is null`;
+      const [row] = await sql<
+        KeyRecord[]
+      >`select ${keyCols(sql)} from api_keys k where k.id = ${id} and k.deleted_at is null`;
       return row ?? null;
     },
 
@@ -141,14 +147,23 @@ export function keyQueries(sql: Sql) {
     },
 
     /** Applies a patch; fields absent from it are kept. Every instance re-reads the key. */
-    async update(accountId: string, id: string, patch: KeyPatch, audit: (before: KeyRecord) => AuditEntry[]): Promise<KeyRecord | null> {
+    async update(
+      accountId: string,
+      id: string,
+      patch: KeyPatch,
+      audit: (before: KeyRecord) => AuditEntry[],
+    ): Promise<KeyRecord | null> {
       const has = (f: keyof KeyPatch) => f in patch;
       let before: KeyRecord | undefined;
-      return auditedChange(sql, accountId, `key:${id}`, async (t) => {
-        [before] = await t<KeyRecord[]>`
+      return auditedChange(
+        sql,
+        accountId,
+        `key:${id}`,
+        async (t) => {
+          [before] = await t<KeyRecord[]>`
           select ${keyCols(t)} from api_keys k where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null for update`;
-        if (!before) return undefined;
-        const [row] = await t<KeyRecord[]>`
+          if (!before) return undefined;
+          const [row] = await t<KeyRecord[]>`
           update api_keys k set
             name = ${patch.name ?? before.name},
             status = ${patch.status ?? before.status},
@@ -158,8 +173,10 @@ export function keyQueries(sql: Sql) {
             limit_monthly_spend_cents = ${has('limitMonthlySpendCents') ? (patch.limitMonthlySpendCents ?? null) : before.limitMonthlySpendCents}
           where k.id = ${id}
           returning ${keyCols(t)}`;
-        return row;
-      }, () => audit(before!));
+          return row;
+        },
+        () => audit(before!),
+      );
     },
 
     /**
@@ -174,36 +191,48 @@ export function keyQueries(sql: Sql) {
       graceMs: number,
       audit: AuditEntry,
     ): Promise<{ key: KeyRecord; previousExpiresAt: Date | null } | null> {
-      return auditedChange(sql, accountId, `key:${id}`, async (t) => {
-        const [key] = await t<KeyRecord[]>`
+      return auditedChange(
+        sql,
+        accountId,
+        `key:${id}`,
+        async (t) => {
+          const [key] = await t<KeyRecord[]>`
           update api_keys k set hint = ${next.hint}
           where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null
           returning ${keyCols(t)}`;
-        if (!key) return undefined;
-        // Secrets expired a day ago can only ever produce the "rotated" message; drop them.
-        await t`delete from key_secrets where key_id = ${id} and expires_at < now() - interval '1 day'`;
-        // The grace period runs from the statement's clock, last: now() is frozen at BEGIN, and
-        // the lock wait and round trips before this point were taken out of the grace period.
-        const [previous] = await t<{ expiresAt: Date }[]>`
+          if (!key) return undefined;
+          // Secrets expired a day ago can only ever produce the "rotated" message; drop them.
+          await t`delete from key_secrets where key_id = ${id} and expires_at < now() - interval '1 day'`;
+          // The grace period runs from the statement's clock, last: now() is frozen at BEGIN, and
+          // the lock wait and round trips before this point were taken out of the grace period.
+          const [previous] = await t<{ expiresAt: Date }[]>`
           with g as (select clock_timestamp() + make_interval(secs => ${graceMs / 1000}) as until)
           update key_secrets s set expires_at = g.until from g
           where s.key_id = ${id} and (s.expires_at is null or s.expires_at > g.until)
           returning s.expires_at as "expiresAt"`;
-        await t`insert into key_secrets (hash, key_id) values (${next.hash}, ${id})`;
-        return { key, previousExpiresAt: previous?.expiresAt ?? null };
-      }, () => [audit]);
+          await t`insert into key_secrets (hash, key_id) values (${next.hash}, ${id})`;
+          return { key, previousExpiresAt: previous?.expiresAt ?? null };
+        },
+        () => [audit],
+      );
     },
 
     /** Deletes a key: its secrets go at once; the row stays so its usage history keeps a name. */
     async remove(accountId: string, id: string, audit: AuditEntry): Promise<KeyRecord | null> {
-      return auditedChange(sql, accountId, `key:${id}`, async (t) => {
-        const [row] = await t<KeyRecord[]>`
+      return auditedChange(
+        sql,
+        accountId,
+        `key:${id}`,
+        async (t) => {
+          const [row] = await t<KeyRecord[]>`
           update api_keys k set deleted_at = now(), status = 'archived'
           where k.account_id = ${accountId} and k.id = ${id} and k.deleted_at is null
           returning ${keyCols(t)}`;
-        if (row) await t`delete from key_secrets where key_id = ${id}`;
-        return row;
-      }, () => [audit]);
+          if (row) await t`delete from key_secrets where key_id = ${id}`;
+          return row;
+        },
+        () => [audit],
+      );
     },
 
     /** Names of keys (deleted ones included), to label report rows. */

@@ -33,7 +33,11 @@ export class SeatLimitError extends Error {
   }
 }
 
-export async function countActive(t: Sql, accountId: string, role: MemberRole | null = null): Promise<number> {
+export async function countActive(
+  t: Sql,
+  accountId: string,
+  role: MemberRole | null = null,
+): Promise<number> {
   const [row] = await t<{ n: number }[]>`
     select count(*)::int as n from members
     where account_id = ${accountId} and status = 'active' and (${role}::text is null or role = ${role})`;
@@ -55,11 +59,14 @@ export class PlanTooSmallError extends Error {
 async function guardSeats(t: Sql, accountId: string): Promise<void> {
   // Lock first, then read the plan: a join locked in one statement would keep the plan row it
   // first saw if a concurrent plan change commits while this waits for the lock.
-  const [account] = await t<{ planId: string }[]>`select plan_id as "planId" from accounts where id = ${accountId} for update`;
+  const [account] = await t<
+    { planId: string }[]
+  >`select plan_id as "planId" from accounts where id = ${accountId} for update`;
   if (!account) return;
   const [plan] = await t<{ name: string; maxSeats: number | null }[]>`
     select name, max_seats as "maxSeats" from plans where id = ${account.planId}`;
-  if (plan?.maxSeats != null && (await countActive(t, accountId)) >= plan.maxSeats) throw new SeatLimitError(plan.name, plan.maxSeats);
+  if (plan?.maxSeats != null && (await countActive(t, accountId)) >= plan.maxSeats)
+    throw new SeatLimitError(plan.name, plan.maxSeats);
 }
 
 /** Locks the account's admins; throws when `id` is the only one and would stop being one. */
@@ -98,7 +105,9 @@ export function memberQueries(sql: Sql) {
     },
 
     async get(accountId: string, id: string): Promise<MemberRecord | null> {
-      const [row] = await sql<MemberRecord[]>`select ${memberCols(sql)} from members t where t.account_id = ${accountId} and t.id = ${id}`;
+      const [row] = await sql<
+        MemberRecord[]
+      >`select ${memberCols(sql)} from members t where t.account_id = ${accountId} and t.id = ${id}`;
       return row ?? null;
     },
 
@@ -134,27 +143,44 @@ export function memberQueries(sql: Sql) {
     },
 
     /** Renames or changes a role; the member's keys are re-read everywhere (an admin key needs an admin). */
-    async update(accountId: string, id: string, patch: { name?: string; role?: MemberRole }, audit: AuditEntry): Promise<MemberRecord | null> {
-      return auditedChange(sql, accountId, `member:${id}`, async (t) => {
-        if (patch.role === 'developer') await guardLastAdmin(t, accountId, id);
-        const [row] = await t<MemberRecord[]>`
+    async update(
+      accountId: string,
+      id: string,
+      patch: { name?: string; role?: MemberRole },
+      audit: AuditEntry,
+    ): Promise<MemberRecord | null> {
+      return auditedChange(
+        sql,
+        accountId,
+        `member:${id}`,
+        async (t) => {
+          if (patch.role === 'developer') await guardLastAdmin(t, accountId, id);
+          const [row] = await t<MemberRecord[]>`
           update members t set name = coalesce(${patch.name ?? null}, t.name), role = coalesce(${patch.role ?? null}, t.role)
           where t.account_id = ${accountId} and t.id = ${id} and t.status = 'active'
           returning ${memberCols(t)}`;
-        return row;
-      }, () => [audit]);
+          return row;
+        },
+        () => [audit],
+      );
     },
 
     /** Removes a seat: its keys stop working at once, its past usage stays attributed to it. */
     async remove(accountId: string, id: string, audit: AuditEntry): Promise<MemberRecord | null> {
-      return auditedChange(sql, accountId, `member:${id}`, async (t) => {
-        await guardLastAdmin(t, accountId, id);
-        const [row] = await t<MemberRecord[]>`
+      return auditedChange(
+        sql,
+        accountId,
+        `member:${id}`,
+        async (t) => {
+          await guardLastAdmin(t, accountId, id);
+          const [row] = await t<MemberRecord[]>`
           update members t set status = 'removed', removed_at = now()
           where t.account_id = ${accountId} and t.id = ${id} and t.status = 'active'
           returning ${memberCols(t)}`;
-        return row;
-      }, () => [audit]);
+          return row;
+        },
+        () => [audit],
+      );
     },
   };
 }

@@ -5,7 +5,10 @@ import { inTransaction, type Sql } from './database';
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 const LOCK_ID = 0x6b657967; // 'keyg': one migrator at a time across instances
 
-const migrationFiles = (dir: string) => readdirSync(dir).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
+const migrationFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .sort();
 
 /** The migration files the database has not recorded as applied (readiness). */
 export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
@@ -28,7 +31,10 @@ export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]>
       await tx`select pg_advisory_xact_lock(${LOCK_ID})`;
       return work(tx);
     });
-  await locked((tx) => tx`create table if not exists keygate_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())`);
+  await locked(
+    (tx) =>
+      tx`create table if not exists keygate_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())`,
+  );
   const applied: string[] = [];
   for (const file of files) {
     const version = Number.parseInt(file, 10);

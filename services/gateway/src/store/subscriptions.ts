@@ -4,7 +4,15 @@ import { inTransaction, type Sql } from './database';
 import { invalidate } from './invalidations';
 import { countActive, PlanTooSmallError } from './members';
 
-export type SubscriptionState = 'trialing' | 'active' | 'past_due' | 'unpaid' | 'canceled' | 'paused' | 'incomplete' | 'suspended';
+export type SubscriptionState =
+  | 'trialing'
+  | 'active'
+  | 'past_due'
+  | 'unpaid'
+  | 'canceled'
+  | 'paused'
+  | 'incomplete'
+  | 'suspended';
 
 /** An account's subscription, with the account fields billing reads beside it. */
 export interface SubscriptionRecord {
@@ -28,8 +36,19 @@ export interface SubscriptionRecord {
 export type SubscriptionPatch = Partial<
   Pick<
     SubscriptionRecord,
-    | 'state' | 'resumeState' | 'paidUntil' | 'pastDueSince' | 'currentPeriodStart' | 'currentPeriodEnd' | 'cancelAtPeriodEnd'
-    | 'hasPaymentMethod' | 'stripeCustomerId' | 'stripeSubscriptionId' | 'stripeEventAt' | 'planId' | 'trialEndsAt'
+    | 'state'
+    | 'resumeState'
+    | 'paidUntil'
+    | 'pastDueSince'
+    | 'currentPeriodStart'
+    | 'currentPeriodEnd'
+    | 'cancelAtPeriodEnd'
+    | 'hasPaymentMethod'
+    | 'stripeCustomerId'
+    | 'stripeSubscriptionId'
+    | 'stripeEventAt'
+    | 'planId'
+    | 'trialEndsAt'
   >
 >;
 
@@ -62,18 +81,25 @@ const cols = (sql: Sql) => sql`
   a.plan_id as "planId", a.trial_ends_at as "trialEndsAt", a.status as "accountStatus"`;
 
 /** The change to make, given the current row (locked); null changes nothing. May throw to refuse. */
-export type Decide = (current: SubscriptionRecord, t: Sql) => Promise<SubscriptionPatch | null> | SubscriptionPatch | null;
+export type Decide = (
+  current: SubscriptionRecord,
+  t: Sql,
+) => Promise<SubscriptionPatch | null> | SubscriptionPatch | null;
 
 export function subscriptionQueries(sql: Sql) {
   return {
     async get(accountId: string): Promise<SubscriptionRecord | null> {
-      const [row] = await sql<SubscriptionRecord[]>`select ${cols(sql)} from accounts a left join subscriptions s on s.account_id = a.id where a.id = ${accountId}`;
+      const [row] = await sql<
+        SubscriptionRecord[]
+      >`select ${cols(sql)} from accounts a left join subscriptions s on s.account_id = a.id where a.id = ${accountId}`;
       return row ?? null;
     },
 
     /** Accounts whose subscription has a row (the others are trialing on their account's trial). */
     async all(): Promise<SubscriptionRecord[]> {
-      return sql<SubscriptionRecord[]>`select ${cols(sql)} from subscriptions s join accounts a on a.id = s.account_id`;
+      return sql<
+        SubscriptionRecord[]
+      >`select ${cols(sql)} from subscriptions s join accounts a on a.id = s.account_id`;
     },
 
     /** Accounts the clock may have something to do for by `now`: a trial ending (or near its end), a period or grace running out. */
@@ -99,7 +125,11 @@ export function subscriptionQueries(sql: Sql) {
 
     /** Records a Stripe event as applied even when it changed nothing (so a replay is answered as one). */
     async recordEvent(id: string, type: string, accountId: string | null): Promise<boolean> {
-      return (await sql`insert into stripe_events (id, type, account_id) values (${id}, ${type}, ${accountId}) on conflict do nothing returning id`).length > 0;
+      return (
+        (
+          await sql`insert into stripe_events (id, type, account_id) values (${id}, ${type}, ${accountId}) on conflict do nothing returning id`
+        ).length > 0
+      );
     },
 
     /**
@@ -107,19 +137,28 @@ export function subscriptionQueries(sql: Sql) {
      * with its cause, in the audit log too, and tells every gateway instance, in one
      * transaction. With `eventId`, a Stripe event already applied changes nothing (null).
      */
-    async change(accountId: string, at: Date, cause: Cause, decide: Decide, eventId?: { id: string; type: string }): Promise<{ before: SubscriptionRecord; after: SubscriptionRecord } | null> {
+    async change(
+      accountId: string,
+      at: Date,
+      cause: Cause,
+      decide: Decide,
+      eventId?: { id: string; type: string },
+    ): Promise<{ before: SubscriptionRecord; after: SubscriptionRecord } | null> {
       return inTransaction(sql, async (t) => {
         const [account] = await t`select id from accounts where id = ${accountId} for update`;
         if (!account) return null;
         if (eventId) {
-          const fresh = await t`insert into stripe_events (id, type, account_id) values (${eventId.id}, ${eventId.type}, ${accountId}) on conflict do nothing returning id`;
+          const fresh =
+            await t`insert into stripe_events (id, type, account_id) values (${eventId.id}, ${eventId.type}, ${accountId}) on conflict do nothing returning id`;
           if (fresh.length === 0) return null;
         }
         await t`
           insert into subscriptions (account_id, state)
           select id, case when status = 'suspended' then 'suspended' else 'trialing' end from accounts where id = ${accountId}
           on conflict do nothing`;
-        const [before] = await t<SubscriptionRecord[]>`select ${cols(t)} from accounts a join subscriptions s on s.account_id = a.id where a.id = ${accountId}`;
+        const [before] = await t<
+          SubscriptionRecord[]
+        >`select ${cols(t)} from accounts a join subscriptions s on s.account_id = a.id where a.id = ${accountId}`;
         const patch = await decide(before!, t);
         if (!patch) return { before: before!, after: before! };
         const after: SubscriptionRecord = { ...before!, ...patch };
@@ -131,27 +170,44 @@ export function subscriptionQueries(sql: Sql) {
             has_payment_method = ${after.hasPaymentMethod}, stripe_customer_id = ${after.stripeCustomerId},
             stripe_subscription_id = ${after.stripeSubscriptionId}, stripe_event_at = ${after.stripeEventAt}, updated_at = now()
           where account_id = ${accountId}`;
-        if (after.planId !== before!.planId || after.trialEndsAt?.getTime() !== before!.trialEndsAt?.getTime()) {
+        if (
+          after.planId !== before!.planId ||
+          after.trialEndsAt?.getTime() !== before!.trialEndsAt?.getTime()
+        ) {
           await t`update accounts set plan_id = ${after.planId}, trial_ends_at = ${after.trialEndsAt} where id = ${accountId}`;
         }
         if (after.state !== before!.state || after.planId !== before!.planId) {
           await t`
             insert into subscription_transitions (id, account_id, from_state, to_state, from_plan, to_plan, cause, cause_ref, at)
             values (${newId('subtr')}, ${accountId}, ${before!.state}, ${after.state}, ${before!.planId}, ${after.planId}, ${cause.kind}, ${cause.ref}, ${at})`;
-          const action = after.state !== before!.state ? `subscription.${after.state}` : 'account.plan_change';
-          if (cause.audit !== false) await writeAudit(t, accountId, {
-            actor: cause.actor,
-            action,
-            targetId: accountId,
-            details: { from: before!.state, to: after.state, from_plan: before!.planId, to_plan: after.planId, cause: cause.kind, cause_ref: cause.ref, at: at.toISOString() },
-          });
+          const action =
+            after.state !== before!.state ? `subscription.${after.state}` : 'account.plan_change';
+          if (cause.audit !== false)
+            await writeAudit(t, accountId, {
+              actor: cause.actor,
+              action,
+              targetId: accountId,
+              details: {
+                from: before!.state,
+                to: after.state,
+                from_plan: before!.planId,
+                to_plan: after.planId,
+                cause: cause.kind,
+                cause_ref: cause.ref,
+                at: at.toISOString(),
+              },
+            });
         }
         await invalidate(t, `account:${accountId}`);
         return { before: before!, after };
       });
     },
 
-    async transitions(accountId: string, from: Date | null = null, to: Date | null = null): Promise<TransitionRecord[]> {
+    async transitions(
+      accountId: string,
+      from: Date | null = null,
+      to: Date | null = null,
+    ): Promise<TransitionRecord[]> {
       return sql<TransitionRecord[]>`
         select id, from_state as "fromState", to_state as "toState", from_plan as "fromPlan", to_plan as "toPlan",
                cause, cause_ref as "causeRef", at
@@ -164,7 +220,10 @@ export function subscriptionQueries(sql: Sql) {
 
 /** A plan change must leave no more members than the new plan's seats (the account row is locked by the caller). */
 async function guardPlanSeats(t: Sql, accountId: string, planId: string): Promise<void> {
-  const [plan] = await t<{ name: string; maxSeats: number | null }[]>`select name, max_seats as "maxSeats" from plans where id = ${planId}`;
+  const [plan] = await t<
+    { name: string; maxSeats: number | null }[]
+  >`select name, max_seats as "maxSeats" from plans where id = ${planId}`;
   const seats = await countActive(t, accountId);
-  if (plan?.maxSeats != null && seats > plan.maxSeats) throw new PlanTooSmallError(plan.name, plan.maxSeats, seats);
+  if (plan?.maxSeats != null && seats > plan.maxSeats)
+    throw new PlanTooSmallError(plan.name, plan.maxSeats, seats);
 }

@@ -2,7 +2,14 @@ import type { RollupSums } from './calls';
 import type { Sql } from './database';
 
 /** The dimensions usage can be grouped by; each maps to a column of the rollups (or the call log). */
-export type UsageDimension = 'account_id' | 'api_key_id' | 'user_id' | 'model' | 'group_id' | 'app' | 'environment';
+export type UsageDimension =
+  | 'account_id'
+  | 'api_key_id'
+  | 'user_id'
+  | 'model'
+  | 'group_id'
+  | 'app'
+  | 'environment';
 
 export interface UsageFilters {
   keyIds?: string[] | null;
@@ -37,7 +44,7 @@ export interface UsageRow extends RollupSums {
   environment: string | null;
 }
 
-const arr = (v: string[] | null | undefined) => (v && v.length ? v : null);
+const arr = (v: string[] | null | undefined) => (v?.length ? v : null);
 
 /**
  * Sums usage of the Messages API (count_tokens calls and model listings are in the call log,
@@ -48,10 +55,12 @@ const arr = (v: string[] | null | undefined) => (v && v.length ? v : null);
 export function usageQueries(sql: Sql) {
   /** The summed figures of rows aliased `u`, under their `RollupSums` names. */
   const sums = (source: 'hourly' | 'calls') => sql`
-    ${source === 'hourly'
-      ? sql`sum(u.requests)::float8 as requests, sum(u.errors)::float8 as errors`
-      : sql`count(*)::float8 as requests,
-            (count(*) filter (where u.status >= 400 or u.error_type is not null))::float8 as errors`},
+    ${
+      source === 'hourly'
+        ? sql`sum(u.requests)::float8 as requests, sum(u.errors)::float8 as errors`
+        : sql`count(*)::float8 as requests,
+            (count(*) filter (where u.status >= 400 or u.error_type is not null))::float8 as errors`
+    },
     sum(u.input_tokens)::float8 as input_tokens,
     sum(u.output_tokens)::float8 as output_tokens,
     sum(u.cache_creation_5m_tokens)::float8 as cache_creation_5m_tokens,
@@ -65,7 +74,8 @@ export function usageQueries(sql: Sql) {
     const f = q.filters ?? {};
     const hourly = source === 'hourly';
     const time = hourly ? sql`u.hour` : sql`u.created_at`;
-    const joinKeys = q.excludeTestKeys || (hourly && (q.groupBy.includes('app') || q.groupBy.includes('environment')));
+    const joinKeys =
+      q.excludeTestKeys || (hourly && (q.groupBy.includes('app') || q.groupBy.includes('environment')));
     const zone = q.bucketSeconds === 86_400 && q.timeZone && q.timeZone !== 'UTC' ? q.timeZone : null;
     const bucket =
       q.bucketSeconds === null
@@ -73,7 +83,8 @@ export function usageQueries(sql: Sql) {
         : zone
           ? sql`date_trunc('day', ${time}, ${zone}::text)`
           : sql`date_bin(make_interval(secs => ${q.bucketSeconds}), ${time}, timestamptz 'epoch')`;
-    const column = (d: UsageDimension, expr: ReturnType<typeof sql>) => (q.groupBy.includes(d) ? expr : sql`null::text`);
+    const column = (d: UsageDimension, expr: ReturnType<typeof sql>) =>
+      q.groupBy.includes(d) ? expr : sql`null::text`;
     const anyOf = (expr: ReturnType<typeof sql>, values: string[] | null | undefined) => {
       const v = arr(values);
       return v ? sql`and ${expr} = any(${v}::text[])` : sql``;

@@ -20,7 +20,10 @@ export function usageFigures(u: ProviderUsage | null): UsageFigures {
   const creation = n(u?.cache_creation_input_tokens);
   const c1h = n(u?.cache_creation?.ephemeral_1h_input_tokens);
   // Without the breakdown, creation is all 5-minute cache (the provider's default TTL).
-  const c5m = u?.cache_creation?.ephemeral_5m_input_tokens != null ? n(u.cache_creation.ephemeral_5m_input_tokens) : creation - c1h;
+  const c5m =
+    u?.cache_creation?.ephemeral_5m_input_tokens != null
+      ? n(u.cache_creation.ephemeral_5m_input_tokens)
+      : creation - c1h;
   return {
     inputTokens: n(u?.input_tokens),
     outputTokens: n(u?.output_tokens),

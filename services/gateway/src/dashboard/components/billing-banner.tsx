@@ -13,11 +13,19 @@ const TITLES: Record<string, string> = {
 
 /** On every page of an account: why calls stop (or will), and what to do; nothing while all is well. */
 export const StandingBanner: FC<Standing> = ({ state, banner }) => {
-  const message = banner?.message ?? (state === 'suspended' ? 'The operator suspended this account: model calls are refused. Ask your Keygate operator.' : null);
+  const message =
+    banner?.message ??
+    (state === 'suspended'
+      ? 'The operator suspended this account: model calls are refused. Ask your Keygate operator.'
+      : null);
   if (!message) return null;
   const kind = banner?.kind ?? 'blocked';
   return (
-    <aside class={`banner standing ${kind === 'trial_will_end' ? 'soon' : 'stop'}`} aria-labelledby="standing-title" data-standing={kind}>
+    <aside
+      class={`banner standing ${kind === 'trial_will_end' ? 'soon' : 'stop'}`}
+      aria-labelledby="standing-title"
+      data-standing={kind}
+    >
       <h2 id="standing-title">{TITLES[kind] ?? 'Billing'}</h2>
       <p>
         {message} <a href="/dashboard/billing">Open billing</a>

@@ -8,15 +8,21 @@ type Subscription = Awaited<ReturnType<typeof subscriptionView>>;
 type Plan = ReturnType<typeof catalogJson>;
 
 /** A Stripe subscription that is still running: changes go through the customer portal, not a new Checkout. */
-export const paysThroughStripe = (s: Pick<Subscription, 'payment' | 'state'>) => s.payment.provider === 'stripe' && !['canceled', 'incomplete'].includes(s.state);
+export const paysThroughStripe = (s: Pick<Subscription, 'payment' | 'state'>) =>
+  s.payment.provider === 'stripe' && !['canceled', 'incomplete'].includes(s.state);
 
 function verb(plan: Plan, current: Plan | null, subscribing: boolean): string {
-  if (!current || plan.id === current.id) return subscribing ? `Subscribe to ${plan.name}` : `Stay on ${plan.name}`;
+  if (!current || plan.id === current.id)
+    return subscribing ? `Subscribe to ${plan.name}` : `Stay on ${plan.name}`;
   return plan.price_cents > current.price_cents ? `Upgrade to ${plan.name}` : `Switch to ${plan.name}`;
 }
 
 /** Change plan (through Checkout when Stripe is set up), the customer portal, and cancel at period end. */
-export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: Plan[] }> = ({ csrf, subscription: s, plans }) => {
+export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: Plan[] }> = ({
+  csrf,
+  subscription: s,
+  plans,
+}) => {
   const stripe = s.payment.stripe_available;
   const portal = stripe && paysThroughStripe(s);
   // Without Stripe a plan change is recorded at once (the operator records payments); with it, Checkout takes the payment.
@@ -24,13 +30,17 @@ export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: 
   const fits = (p: Plan) => p.max_seats === null || s.seats.members <= p.max_seats;
   const choices = plans.filter((p) => (subscribing || p.id !== s.plan?.id) && fits(p));
   const tooSmall = plans.filter((p) => !fits(p));
-  const cancellable = !portal && !s.cancel_at_period_end && ['trialing', 'active', 'past_due'].includes(s.state);
+  const cancellable =
+    !portal && !s.cancel_at_period_end && ['trialing', 'active', 'past_due'].includes(s.state);
   return (
     <section aria-labelledby="change-title" class="billing-actions">
       <h2 id="change-title">Change plan or pay</h2>
       {portal ? (
         <>
-          <p>This account pays through Stripe: change the plan or the card, see Stripe's receipts, or cancel in the customer portal.</p>
+          <p>
+            This account pays through Stripe: change the plan or the card, see Stripe's receipts, or cancel in
+            the customer portal.
+          </p>
           <PostForm action="/dashboard/billing/portal" csrf={csrf} class="inline">
             <button type="submit">Open the customer portal</button>
           </PostForm>
@@ -41,7 +51,10 @@ export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: 
             {stripe
               ? `Choosing a plan opens Stripe Checkout for the account's ${s.seats.charged} seat${s.seats.charged === 1 ? '' : 's'}${s.trial.days_left > 0 ? "; the trial's remaining days carry over" : ''}.`
               : 'Payments on this gateway are recorded by its operator (no Stripe): a plan change applies at once and shows on the upcoming invoice.'}
-            {tooSmall.map((p) => ` ${p.name} has ${p.max_seats} seat${p.max_seats === 1 ? '' : 's'} and the account ${s.seats.members} members: remove members to choose it.`)}
+            {tooSmall.map(
+              (p) =>
+                ` ${p.name} has ${p.max_seats} seat${p.max_seats === 1 ? '' : 's'} and the account ${s.seats.members} members: remove members to choose it.`,
+            )}
           </p>
           <PostForm action="/dashboard/billing/plan" csrf={csrf} class="inline plan-buttons">
             {choices.map((p) => (
@@ -64,10 +77,17 @@ export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: 
 };
 
 /** The operator's form: record that an account has paid through a date (no Stripe). */
-export const MarkPaidForm: FC<{ csrf: string; accounts: { id: string; name: string }[]; today: string }> = ({ csrf, accounts, today }) => (
+export const MarkPaidForm: FC<{ csrf: string; accounts: { id: string; name: string }[]; today: string }> = ({
+  csrf,
+  accounts,
+  today,
+}) => (
   <section aria-labelledby="mark-paid-title" class="form-block">
     <h2 id="mark-paid-title">Record a payment</h2>
-    <p>For accounts billed outside Stripe: calls are allowed through the date (then the grace period), as `keygate account mark-paid` records it.</p>
+    <p>
+      For accounts billed outside Stripe: calls are allowed through the date (then the grace period), as
+      `keygate account mark-paid` records it.
+    </p>
     <PostForm action="/dashboard/billing/mark-paid" csrf={csrf} class="inline">
       <label>
         Account

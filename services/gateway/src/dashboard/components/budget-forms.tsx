@@ -5,7 +5,12 @@ import type { BudgetRecord, KeyRecord, MemberRecord, WebhookEndpointRecord } fro
 import { PostForm } from './controls';
 
 /** Create a budget (on the account, a member or a key), or delete one. */
-export const BudgetForms: FC<{ csrf: string; budgets: BudgetRecord[]; members: MemberRecord[]; keys: KeyRecord[] }> = ({ csrf, budgets, members, keys }) => (
+export const BudgetForms: FC<{
+  csrf: string;
+  budgets: BudgetRecord[];
+  members: MemberRecord[];
+  keys: KeyRecord[];
+}> = ({ csrf, budgets, members, keys }) => (
   <div class="form-row">
     <details class="form-block">
       <summary>Create a budget</summary>
@@ -39,28 +44,47 @@ export const BudgetForms: FC<{ csrf: string; budgets: BudgetRecord[]; members: M
           </select>
         </label>
         <label>
-          Alert at (percent of the limit, comma-separated) <input name="thresholds" value="50, 80, 100" maxlength={60} />
+          Alert at (percent of the limit, comma-separated){' '}
+          <input name="thresholds" value="50, 80, 100" maxlength={60} />
         </label>
         <label class="check">
           <span>
-            <input type="checkbox" name="hard_cap" value="on" checked /> Refuse calls once the limit is reached (429)
+            <input type="checkbox" name="hard_cap" value="on" checked /> Refuse calls once the limit is
+            reached (429)
           </span>
         </label>
         <button type="submit">Create budget</button>
       </PostForm>
     </details>
-    <RemoveOne csrf={csrf} action="/dashboard/budgets/delete" label="Budget" button="Delete budget" options={budgets.map((b) => [b.id, b.name])} />
+    <RemoveOne
+      csrf={csrf}
+      action="/dashboard/budgets/delete"
+      label="Budget"
+      button="Delete budget"
+      options={budgets.map((b) => [b.id, b.name])}
+    />
   </div>
 );
 
 /** Add an alert webhook endpoint (its signing secret is shown once), or remove one. */
-export const WebhookForms: FC<{ csrf: string; endpoints: WebhookEndpointRecord[]; events: readonly string[] }> = ({ csrf, endpoints, events }) => (
+export const WebhookForms: FC<{
+  csrf: string;
+  endpoints: WebhookEndpointRecord[];
+  events: readonly string[];
+}> = ({ csrf, endpoints, events }) => (
   <div class="form-row">
     <details class="form-block">
       <summary>Add a webhook endpoint</summary>
       <PostForm action="/dashboard/budgets/webhooks" csrf={csrf} class="stack">
         <label>
-          URL <input name="url" type="url" maxlength={2048} required placeholder="https://example.com/keygate-alerts" />
+          URL{' '}
+          <input
+            name="url"
+            type="url"
+            maxlength={2048}
+            required
+            placeholder="https://example.com/keygate-alerts"
+          />
         </label>
         <fieldset>
           <legend>Events</legend>
@@ -78,12 +102,24 @@ export const WebhookForms: FC<{ csrf: string; endpoints: WebhookEndpointRecord[]
         <button type="submit">Add endpoint</button>
       </PostForm>
     </details>
-    <RemoveOne csrf={csrf} action="/dashboard/budgets/webhooks/delete" label="Endpoint" button="Remove endpoint" options={endpoints.map((e) => [e.id, e.url])} />
+    <RemoveOne
+      csrf={csrf}
+      action="/dashboard/budgets/webhooks/delete"
+      label="Endpoint"
+      button="Remove endpoint"
+      options={endpoints.map((e) => [e.id, e.url])}
+    />
   </div>
 );
 
 /** Picks one of `options` ([id, text]) and posts its id to `action`; nothing when there is none. */
-const RemoveOne: FC<{ csrf: string; action: string; label: string; button: string; options: [string, string][] }> = ({ csrf, action, label, button, options }) =>
+const RemoveOne: FC<{
+  csrf: string;
+  action: string;
+  label: string;
+  button: string;
+  options: [string, string][];
+}> = ({ csrf, action, label, button, options }) =>
   options.length === 0 ? null : (
     <PostForm action={action} csrf={csrf} class="inline">
       <label>
@@ -104,7 +140,10 @@ const RemoveOne: FC<{ csrf: string; action: string; label: string; button: strin
 export const WebhookSecret: FC<{ url: string; secret: string }> = ({ url, secret }) => (
   <section class="secret" aria-labelledby="secret-title" role="status">
     <h2 id="secret-title">Signing secret for {url}</h2>
-    <p>Copy it now into the receiver: it is shown only this once. Each delivery is signed with it (HMAC-SHA256 over the timestamp and body).</p>
+    <p>
+      Copy it now into the receiver: it is shown only this once. Each delivery is signed with it (HMAC-SHA256
+      over the timestamp and body).
+    </p>
     <p>
       <code id="new-secret">{secret}</code>
     </p>

@@ -30,7 +30,10 @@ export const StackedChart: FC<ChartProps> = ({ id, caption, days, series, values
       </ul>
       {series.length === 0 && <p class="note">No usage in this period.</p>}
       <div class="chart-box">
-        <table id={id} class="charts-css column multiple stacked show-labels hide-data data-spacing-1 show-primary-axis">
+        <table
+          id={id}
+          class="charts-css column multiple stacked show-labels hide-data data-spacing-1 show-primary-axis"
+        >
           <caption>{caption}</caption>
           <thead>
             <tr>

@@ -7,7 +7,9 @@ import { PERIODS, queryOf, SPLITS, type Period, type Split, type ViewState } fro
 export const KeptFields: FC<{ state: ViewState; except: string[] }> = ({ state, except }) => (
   <>
     {Object.entries(state)
-      .filter(([k, v]) => v && !except.includes(k) && !(state.period !== 'custom' && (k === 'from' || k === 'to')))
+      .filter(
+        ([k, v]) => v && !except.includes(k) && !(state.period !== 'custom' && (k === 'from' || k === 'to')),
+      )
       .map(([k, v]) => (
         <input type="hidden" name={k} value={String(v)} />
       ))}
@@ -15,14 +17,22 @@ export const KeptFields: FC<{ state: ViewState; except: string[] }> = ({ state, 
 );
 
 /** Today, 7 days, 30 days, this month, last month as links; a custom range as a GET form. */
-export const PeriodPicker: FC<{ state: ViewState; path: string; rangeLabel: string; zone: string }> = ({ state, path, rangeLabel, zone }) => (
+export const PeriodPicker: FC<{ state: ViewState; path: string; rangeLabel: string; zone: string }> = ({
+  state,
+  path,
+  rangeLabel,
+  zone,
+}) => (
   <nav class="period" aria-label="Period">
     <ul class="pills">
       {(Object.keys(PERIODS) as Period[])
         .filter((p) => p !== 'custom')
         .map((p) => (
           <li>
-            <a href={path + queryOf(state, { period: p })} aria-current={state.period === p ? 'page' : undefined}>
+            <a
+              href={path + queryOf(state, { period: p })}
+              aria-current={state.period === p ? 'page' : undefined}
+            >
               {PERIODS[p]}
             </a>
           </li>

@@ -16,7 +16,11 @@ export const SecretOnce: FC<{ name: string; secret: string }> = ({ name, secret 
 );
 
 /** `members` null: a member creating their own key, which is always theirs. */
-export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRecord[] | null }> = ({ csrf, action, members }) => (
+export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRecord[] | null }> = ({
+  csrf,
+  action,
+  members,
+}) => (
   <details class="form-block">
     <summary>Create a key</summary>
     <PostForm action={action} csrf={csrf} class="stack">
@@ -52,20 +56,27 @@ export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRe
   </details>
 );
 
-export const KeyActions: FC<{ csrf: string; base: string; query: string; rotate: boolean }> = ({ csrf, base, query, rotate }) => (
+export const KeyActions: FC<{ csrf: string; base: string; query: string; rotate: boolean }> = ({
+  csrf,
+  base,
+  query,
+  rotate,
+}) => (
   <div class="actions">
-    {rotate && <PostForm action={`${base}/rotate${query}`} csrf={csrf} class="inline">
-      <label>
-        Old secret keeps working for
-        <select name="grace_period_seconds">
-          <option value="0">no grace</option>
-          <option value="3600">1 hour</option>
-          <option value="86400">1 day</option>
-          <option value="604800">7 days</option>
-        </select>
-      </label>
-      <button type="submit">Rotate</button>
-    </PostForm>}
+    {rotate && (
+      <PostForm action={`${base}/rotate${query}`} csrf={csrf} class="inline">
+        <label>
+          Old secret keeps working for
+          <select name="grace_period_seconds">
+            <option value="0">no grace</option>
+            <option value="3600">1 hour</option>
+            <option value="86400">1 day</option>
+            <option value="604800">7 days</option>
+          </select>
+        </label>
+        <button type="submit">Rotate</button>
+      </PostForm>
+    )}
     <PostForm action={`${base}/revoke${query}`} csrf={csrf} class="inline">
       <button type="submit" class="danger">
         Revoke

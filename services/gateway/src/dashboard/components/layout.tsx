@@ -41,11 +41,26 @@ export const Document: FC<PropsWithChildren<{ title: string }>> = ({ title, chil
   </html>
 );
 
-export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, state, section, who, zone, children }) => {
+export const Layout: FC<PropsWithChildren<LayoutProps>> = ({
+  title,
+  viewer,
+  state,
+  section,
+  who,
+  zone,
+  children,
+}) => {
   const q = state ? queryOf(state) : '';
   const readOnly = viewer?.kind === 'admin' && viewer.readOnly;
   const nav: (readonly [string, string])[] =
-    viewer?.kind === 'operator' ? [['/dashboard', 'Accounts'], ['/dashboard/billing', 'Billing']] : viewer?.kind === 'member' ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members') : [...ACCOUNT_NAV];
+    viewer?.kind === 'operator'
+      ? [
+          ['/dashboard', 'Accounts'],
+          ['/dashboard/billing', 'Billing'],
+        ]
+      : viewer?.kind === 'member'
+        ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members')
+        : [...ACCOUNT_NAV];
   return (
     <Document title={title}>
       <a class="skip" href="#main">
@@ -89,8 +104,8 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({ title, viewer, stat
       <footer>
         {zone && (
           <p>
-            Reporting time zone: <strong data-zone={zone}>{zone}</strong>. Days start at its midnight, as the account API's day buckets do. Costs are
-            estimates in USD from list prices, live keys only.
+            Reporting time zone: <strong data-zone={zone}>{zone}</strong>. Days start at its midnight, as the
+            account API's day buckets do. Costs are estimates in USD from list prices, live keys only.
           </p>
         )}
       </footer>

@@ -3,10 +3,15 @@
 import type { FC } from 'hono/jsx';
 import { cellText, type Cell, type Table } from '../table';
 
-const CellView: FC<{ cell: Cell }> = ({ cell }) => (typeof cell === 'string' ? <>{cell}</> : <a href={cell.href}>{cell.text}</a>);
+const CellView: FC<{ cell: Cell }> = ({ cell }) =>
+  typeof cell === 'string' ? cell : <a href={cell.href}>{cell.text}</a>;
 
 /** A plain HTML table (readable without JavaScript), with a link to the same table as CSV. */
-export const TableView: FC<{ table: Table; csvHref?: string; csvLabel?: string }> = ({ table, csvHref, csvLabel }) => (
+export const TableView: FC<{ table: Table; csvHref?: string; csvLabel?: string }> = ({
+  table,
+  csvHref,
+  csvLabel,
+}) => (
   <section class="table-block" aria-labelledby={`${table.id}-caption`}>
     <div class="table-head">
       <h2 id={`${table.id}-caption`}>{table.caption}</h2>
@@ -53,7 +58,9 @@ export const TableView: FC<{ table: Table; csvHref?: string; csvLabel?: string }
         {table.foot && (
           <tfoot>
             <tr>
-              {table.foot.map((cell, i) => (i === 0 ? <th scope="row">{cellText(cell)}</th> : <td class="num">{cellText(cell)}</td>))}
+              {table.foot.map((cell, i) =>
+                i === 0 ? <th scope="row">{cellText(cell)}</th> : <td class="num">{cellText(cell)}</td>,
+              )}
             </tr>
           </tfoot>
         )}

@@ -14,13 +14,23 @@ type Plan = Overview['plans'][number];
 type Line = NonNullable<Overview['upcoming']>['lines'][number];
 
 const day = (iso: string | null) => (iso ? iso.slice(0, 10) : '');
-const limit = (n: number | null, unit = '') => (n === null ? 'no default' : `${n.toLocaleString('en-US')}${unit}`);
-const seatRule = (p: Plan) => (!p.per_seat ? 'exactly one seat' : `a seat per member, at least ${p.min_seats}${p.max_seats ? `, at most ${p.max_seats}` : ''}`);
+const limit = (n: number | null, unit = '') =>
+  n === null ? 'no default' : `${n.toLocaleString('en-US')}${unit}`;
+const seatRule = (p: Plan) =>
+  !p.per_seat
+    ? 'exactly one seat'
+    : `a seat per member, at least ${p.min_seats}${p.max_seats ? `, at most ${p.max_seats}` : ''}`;
 const price = (p: Plan) => `${eur(p.price_cents)}${p.per_seat ? ' per seat' : ''} per month`;
 
 const STATE_WORDS: Record<string, string> = {
-  trialing: 'free trial', active: 'active', past_due: 'payment overdue', unpaid: 'unpaid', canceled: 'canceled',
-  paused: 'paused (trial ended without payment)', incomplete: 'checkout not finished', suspended: 'suspended by the operator',
+  trialing: 'free trial',
+  active: 'active',
+  past_due: 'payment overdue',
+  unpaid: 'unpaid',
+  canceled: 'canceled',
+  paused: 'paused (trial ended without payment)',
+  incomplete: 'checkout not finished',
+  suspended: 'suspended by the operator',
 };
 
 /** What each plan adds over the one before it (by price): its extra features, then its higher defaults. */
@@ -32,16 +42,31 @@ export function planAdds(plans: Plan[]): { plan: Plan; over: Plan; features: str
     const l = plan.default_limits;
     const o = over.default_limits;
     const numbers = [
-      more(l.requests_per_minute, o.requests_per_minute) && `${limit(l.requests_per_minute)} requests/min per key against ${limit(o.requests_per_minute)}`,
-      more(l.tokens_per_minute, o.tokens_per_minute) && `${limit(l.tokens_per_minute)} tokens/min against ${limit(o.tokens_per_minute)}`,
-      plan.retention_days > over.retention_days && `call log kept ${plan.retention_days} days against ${over.retention_days}`,
+      more(l.requests_per_minute, o.requests_per_minute) &&
+        `${limit(l.requests_per_minute)} requests/min per key against ${limit(o.requests_per_minute)}`,
+      more(l.tokens_per_minute, o.tokens_per_minute) &&
+        `${limit(l.tokens_per_minute)} tokens/min against ${limit(o.tokens_per_minute)}`,
+      plan.retention_days > over.retention_days &&
+        `call log kept ${plan.retention_days} days against ${over.retention_days}`,
     ].filter((x): x is string => !!x);
     return { plan, over, features: plan.features.filter((f) => !over.features.includes(f)), numbers };
   });
 }
 
-const lineRow = (l: Line) => [l.description, String(l.quantity), eur(l.unit_amount_cents), l.days === null ? '' : `${l.days}/${l.period_days}`, eur(l.amount_cents)];
-const LINE_COLUMNS = [{ label: 'Description' }, { label: 'Qty', numeric: true }, { label: 'Unit (EUR)', numeric: true }, { label: 'Days', numeric: true }, { label: 'Amount (EUR)', numeric: true }];
+const lineRow = (l: Line) => [
+  l.description,
+  String(l.quantity),
+  eur(l.unit_amount_cents),
+  l.days === null ? '' : `${l.days}/${l.period_days}`,
+  eur(l.amount_cents),
+];
+const LINE_COLUMNS = [
+  { label: 'Description' },
+  { label: 'Qty', numeric: true },
+  { label: 'Unit (EUR)', numeric: true },
+  { label: 'Days', numeric: true },
+  { label: 'Amount (EUR)', numeric: true },
+];
 
 /**
  * The billing page: plan, state, trial, seats, the upcoming invoice (EUR) beside the month's
@@ -51,8 +76,15 @@ const LINE_COLUMNS = [{ label: 'Description' }, { label: 'Qty', numeric: true },
 export async function billingPage(p: PageCtx, notice?: string): Promise<PageResult> {
   const { deps, viewer } = p;
   const admin = viewer.kind === 'admin';
-  const month = { ...p.scope, state: parseState({ period: 'month' }), range: rangeOf(parseState({ period: 'month' }), deps.clock()) };
-  const [o, usage] = await Promise.all([billingOverview(deps.billing, viewer.accountId), admin ? costs(month, null) : null]);
+  const month = {
+    ...p.scope,
+    state: parseState({ period: 'month' }),
+    range: rangeOf(parseState({ period: 'month' }), deps.clock()),
+  };
+  const [o, usage] = await Promise.all([
+    billingOverview(deps.billing, viewer.accountId),
+    admin ? costs(month, null) : null,
+  ]);
   const s = o.subscription;
   const plan = s.plan;
   const cheapest = o.plans.toSorted((a, b) => a.price_cents - b.price_cents)[0];
@@ -61,11 +93,27 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
   const tables: Table[] = [
     {
       id: 'plans',
-      caption: 'Plans compared (limits are each key\'s defaults)',
-      columns: ['Plan', 'Price', 'Seats', 'Trial days', 'Requests/min', 'Tokens/min', 'Spend cap (USD/month)', 'Call log kept'].map((label) => ({ label })),
+      caption: "Plans compared (limits are each key's defaults)",
+      columns: [
+        'Plan',
+        'Price',
+        'Seats',
+        'Trial days',
+        'Requests/min',
+        'Tokens/min',
+        'Spend cap (USD/month)',
+        'Call log kept',
+      ].map((label) => ({ label })),
       rows: o.plans.map((c) => [
-        c.id === plan?.id ? `${c.name} (current)` : c.name, price(c), seatRule(c), String(c.trial_days), limit(c.default_limits.requests_per_minute),
-        limit(c.default_limits.tokens_per_minute), c.default_limits.monthly_spend_cap_cents === null ? 'none' : (c.default_limits.monthly_spend_cap_cents / 100).toFixed(2),
+        c.id === plan?.id ? `${c.name} (current)` : c.name,
+        price(c),
+        seatRule(c),
+        String(c.trial_days),
+        limit(c.default_limits.requests_per_minute),
+        limit(c.default_limits.tokens_per_minute),
+        c.default_limits.monthly_spend_cap_cents === null
+          ? 'none'
+          : (c.default_limits.monthly_spend_cap_cents / 100).toFixed(2),
         `${c.retention_days} days`,
       ]),
     },
@@ -77,16 +125,32 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
         id: 'upcoming-invoice',
         caption: u ? `Upcoming invoice, ${day(u.period_start)} to ${day(u.period_end)}` : 'Upcoming invoice',
         columns: LINE_COLUMNS,
-        rows: u ? [...u.lines.map(lineRow), ['Subtotal', '', '', '', eur(u.subtotal_cents)], ['Tax (not charged)', '', '', '', eur(u.tax_cents)]] : [],
+        rows: u
+          ? [
+              ...u.lines.map(lineRow),
+              ['Subtotal', '', '', '', eur(u.subtotal_cents)],
+              ['Tax (not charged)', '', '', '', eur(u.tax_cents)],
+            ]
+          : [],
         foot: u ? ['Total', '', '', '', eur(u.total_cents)] : undefined,
         empty: 'Nothing will be billed: the subscription is not running.',
       },
       {
         id: 'invoices',
         caption: 'Past invoices',
-        columns: [{ label: 'Invoice' }, { label: 'Period' }, { label: 'Status' }, { label: 'Total (EUR)', numeric: true }, { label: 'Paid' }],
+        columns: [
+          { label: 'Invoice' },
+          { label: 'Period' },
+          { label: 'Status' },
+          { label: 'Total (EUR)', numeric: true },
+          { label: 'Paid' },
+        ],
         rows: o.invoices.map((i) => [
-          { text: i.number, href: `/dashboard/billing/invoices/${i.id}` }, `${day(i.period_start)} to ${day(i.period_end)}`, i.status, eur(i.total_cents), day(i.paid_at) || 'not yet',
+          { text: i.number, href: `/dashboard/billing/invoices/${i.id}` },
+          `${day(i.period_start)} to ${day(i.period_end)}`,
+          i.status,
+          eur(i.total_cents),
+          day(i.paid_at) || 'not yet',
         ]),
         empty: 'No invoices yet: the first is issued when the first paid period ends.',
       },
@@ -94,14 +158,32 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
         id: 'history',
         caption: 'Subscription history',
         columns: ['At', 'From', 'To', 'Plan', 'Cause'].map((label) => ({ label })),
-        rows: [...s.transitions].reverse().map((t) => [t.at?.replace('T', ' ').slice(0, 19) ?? '', t.from ?? '', t.to ?? '', t.from_plan === t.to_plan ? (t.to_plan ?? '') : `${t.from_plan} → ${t.to_plan}`, `${t.cause}${t.cause_ref ? `: ${t.cause_ref}` : ''}`]),
+        rows: [...s.transitions]
+          .reverse()
+          .map((t) => [
+            t.at?.replace('T', ' ').slice(0, 19) ?? '',
+            t.from ?? '',
+            t.to ?? '',
+            t.from_plan === t.to_plan ? (t.to_plan ?? '') : `${t.from_plan} → ${t.to_plan}`,
+            `${t.cause}${t.cause_ref ? `: ${t.cause_ref}` : ''}`,
+          ]),
         empty: 'No changes yet.',
       },
     );
   }
 
-  const trial = s.trial.days_left > 0 ? `${s.trial.days_left} day${s.trial.days_left === 1 ? '' : 's'} left (ends ${day(s.trial.ends_at)})` : s.trial.ends_at ? `ended ${day(s.trial.ends_at)}` : 'none';
-  const paidBy = s.payment.provider === 'stripe' ? 'card, through Stripe' : s.payment.provider === 'manual' ? `recorded by the operator, paid until ${day(s.paid_until)}` : 'not yet';
+  const trial =
+    s.trial.days_left > 0
+      ? `${s.trial.days_left} day${s.trial.days_left === 1 ? '' : 's'} left (ends ${day(s.trial.ends_at)})`
+      : s.trial.ends_at
+        ? `ended ${day(s.trial.ends_at)}`
+        : 'none';
+  const paidBy =
+    s.payment.provider === 'stripe'
+      ? 'card, through Stripe'
+      : s.payment.provider === 'manual'
+        ? `recorded by the operator, paid until ${day(s.paid_until)}`
+        : 'not yet';
   const body = (
     <>
       {notice && (
@@ -112,14 +194,48 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
       <section aria-labelledby="subscription-title">
         <h2 id="subscription-title">Subscription</h2>
         <dl class="facts" data-facts="subscription">
-          <div><dt>Plan</dt><dd data-fact="plan">{plan ? `${plan.name}, ${price(plan)}` : 'unknown'}</dd></div>
-          <div><dt>State</dt><dd data-fact="state">{STATE_WORDS[s.state] ?? s.state} · {s.calls_allowed ? 'calls allowed' : 'calls paused'}</dd></div>
-          <div><dt>Free trial</dt><dd data-fact="trial">{trial}</dd></div>
-          <div><dt>Seats used</dt><dd data-fact="seats">{s.seats.members} of {s.seats.max ?? 'unlimited'} ({s.seats.charged} charged)</dd></div>
-          <div><dt>Seat rules</dt><dd data-fact="seat-rules">{plan ? seatRule(plan) : ''}</dd></div>
-          {s.current_period && <div><dt>Current period</dt><dd data-fact="period">{day(s.current_period.start)} to {day(s.current_period.end)}</dd></div>}
-          <div><dt>Paid by</dt><dd data-fact="payment">{paidBy}</dd></div>
-          {s.cancel_at_period_end && <div><dt>Cancels</dt><dd data-fact="cancels">at the period's end, {day(s.current_period?.end ?? null)}</dd></div>}
+          <div>
+            <dt>Plan</dt>
+            <dd data-fact="plan">{plan ? `${plan.name}, ${price(plan)}` : 'unknown'}</dd>
+          </div>
+          <div>
+            <dt>State</dt>
+            <dd data-fact="state">
+              {STATE_WORDS[s.state] ?? s.state} · {s.calls_allowed ? 'calls allowed' : 'calls paused'}
+            </dd>
+          </div>
+          <div>
+            <dt>Free trial</dt>
+            <dd data-fact="trial">{trial}</dd>
+          </div>
+          <div>
+            <dt>Seats used</dt>
+            <dd data-fact="seats">
+              {s.seats.members} of {s.seats.max ?? 'unlimited'} ({s.seats.charged} charged)
+            </dd>
+          </div>
+          <div>
+            <dt>Seat rules</dt>
+            <dd data-fact="seat-rules">{plan ? seatRule(plan) : ''}</dd>
+          </div>
+          {s.current_period && (
+            <div>
+              <dt>Current period</dt>
+              <dd data-fact="period">
+                {day(s.current_period.start)} to {day(s.current_period.end)}
+              </dd>
+            </div>
+          )}
+          <div>
+            <dt>Paid by</dt>
+            <dd data-fact="payment">{paidBy}</dd>
+          </div>
+          {s.cancel_at_period_end && (
+            <div>
+              <dt>Cancels</dt>
+              <dd data-fact="cancels">at the period's end, {day(s.current_period?.end ?? null)}</dd>
+            </div>
+          )}
         </dl>
       </section>
       {admin && <PlanActions csrf={viewer.csrf} subscription={s} plans={o.plans} />}
@@ -127,10 +243,13 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
         <>
           <TableView table={tables[0]!} csvHref={p.csv('upcoming-invoice')} />
           <p class="note" data-usage-usd={usd(usageCents)}>
-            Beside it, not part of it: model usage this month so far is <strong>{usd(usageCents)} USD</strong> (estimated from list prices), billed by the
-            provider in USD and never added to this EUR subscription. <a href="/dashboard?period=month">See it on the overview</a>.
+            Beside it, not part of it: model usage this month so far is <strong>{usd(usageCents)} USD</strong>{' '}
+            (estimated from list prices), billed by the provider in USD and never added to this EUR
+            subscription. <a href="/dashboard?period=month">See it on the overview</a>.
           </p>
-          {tables.slice(1, 3).map((t) => <TableView table={t} csvHref={p.csv(t.id)} />)}
+          {tables.slice(1, 3).map((t) => (
+            <TableView table={t} csvHref={p.csv(t.id)} />
+          ))}
         </>
       )}
       <TableView table={tables.at(-1)!} csvHref={p.csv('plans')} />
@@ -144,7 +263,8 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
           )}
           {planAdds(o.plans).map((a) => (
             <li>
-              <strong>{a.plan.name}</strong> adds over {a.over.name}: {a.features.join(', ') || 'nothing listed'}
+              <strong>{a.plan.name}</strong> adds over {a.over.name}:{' '}
+              {a.features.join(', ') || 'nothing listed'}
               {a.numbers.length > 0 && ` (${a.numbers.join('; ')})`}.
             </li>
           ))}

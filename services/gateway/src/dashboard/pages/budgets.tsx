@@ -25,13 +25,17 @@ function appliesTo(b: BudgetWithProgress, emails: Map<string, string>, keys: Map
 }
 
 function thresholdsText(b: BudgetWithProgress): string {
-  return b.progress.thresholds.map((t) => `${t.percent}% ${t.crossedAt ? `crossed ${when(t.crossedAt)}` : 'not yet'}`).join('; ');
+  return b.progress.thresholds
+    .map((t) => `${t.percent}% ${t.crossedAt ? `crossed ${when(t.crossedAt)}` : 'not yet'}`)
+    .join('; ');
 }
 
 function deliveriesText(ds: DeliveryRecord[]): [string, string, string, string] {
   const count = (s: DeliveryRecord['status']) => String(ds.filter((d) => d.status === s).length);
   const last = ds[0];
-  const lastText = !last ? 'none yet' : `${last.type} ${last.status}${last.lastStatus ? ` (HTTP ${last.lastStatus})` : last.lastError ? ` (${last.lastError})` : ''} ${when(last.deliveredAt ?? last.createdAt)}`;
+  const lastText = !last
+    ? 'none yet'
+    : `${last.type} ${last.status}${last.lastStatus ? ` (HTTP ${last.lastStatus})` : last.lastError ? ` (${last.lastError})` : ''} ${when(last.deliveredAt ?? last.createdAt)}`;
   return [count('delivered'), count('pending'), count('failed'), lastText];
 }
 
@@ -46,12 +50,19 @@ export async function budgetsPage(p: PageCtx, flash?: WebhookFlash): Promise<Pag
   const [page, members, keys, endpoints] = await Promise.all([
     listBudgets(deps, viewer.accountId, { scope: null, targetId: null }, { limit: 1000 }),
     deps.store.members.list(viewer.accountId, { status: 'active' }, { limit: 1000 }),
-    deps.store.keys.list(viewer.accountId, { memberId: viewer.kind === 'member' ? viewer.memberId : null }, { limit: 1000 }),
+    deps.store.keys.list(
+      viewer.accountId,
+      { memberId: viewer.kind === 'member' ? viewer.memberId : null },
+      { limit: 1000 },
+    ),
     admin ? deps.store.alerts.listEndpoints(viewer.accountId, { limit: 100 }) : null,
   ]);
   const emails = new Map(members.rows.map((m: MemberRecord) => [m.id, m.email]));
   const keyById = new Map(keys.rows.map((k) => [k.id, k]));
-  const mine = (b: BudgetWithProgress) => admin || (b.scope === 'user' && b.targetId === viewer.memberId) || (b.scope === 'api_key' && keyById.has(b.targetId!));
+  const mine = (b: BudgetWithProgress) =>
+    admin ||
+    (b.scope === 'user' && b.targetId === viewer.memberId) ||
+    (b.scope === 'api_key' && keyById.has(b.targetId!));
   const budgets = page.rows.filter(mine);
   const deliveries = new Map<string, DeliveryRecord[]>();
   for (const e of endpoints?.rows ?? []) deliveries.set(e.id, await deps.store.alerts.deliveries(e.id, 50));
@@ -61,12 +72,26 @@ export async function budgetsPage(p: PageCtx, flash?: WebhookFlash): Promise<Pag
       id: 'budgets',
       caption: 'Budgets this period',
       columns: [
-        { label: 'Budget' }, { label: 'Applies to' }, { label: 'Period' }, { label: 'Resets on' }, { label: 'Limit (USD)', numeric: true },
-        { label: 'Spent (USD)', numeric: true }, { label: 'Used', numeric: true }, { label: 'Thresholds' }, { label: 'At the limit' },
+        { label: 'Budget' },
+        { label: 'Applies to' },
+        { label: 'Period' },
+        { label: 'Resets on' },
+        { label: 'Limit (USD)', numeric: true },
+        { label: 'Spent (USD)', numeric: true },
+        { label: 'Used', numeric: true },
+        { label: 'Thresholds' },
+        { label: 'At the limit' },
       ],
       rows: budgets.map((b) => [
-        b.name, appliesTo(b, emails, keyById), b.period, day(b.progress.periodEnd), usd(b.limitCents), usd(b.progress.spentCents), percentText(b.progress.percent),
-        thresholdsText(b), b.hardCap ? (b.progress.exhausted ? 'calls refused (429)' : 'calls refused') : 'alert only',
+        b.name,
+        appliesTo(b, emails, keyById),
+        b.period,
+        day(b.progress.periodEnd),
+        usd(b.limitCents),
+        usd(b.progress.spentCents),
+        percentText(b.progress.percent),
+        thresholdsText(b),
+        b.hardCap ? (b.progress.exhausted ? 'calls refused (429)' : 'calls refused') : 'alert only',
       ]),
       empty: admin ? 'No budgets yet: create one below.' : 'No budgets on you or your keys.',
     },
@@ -76,22 +101,53 @@ export async function budgetsPage(p: PageCtx, flash?: WebhookFlash): Promise<Pag
       id: 'webhooks',
       caption: 'Alert webhooks (last 50 deliveries each)',
       columns: [
-        { label: 'Endpoint' }, { label: 'Events' }, { label: 'Status' }, { label: 'Delivered', numeric: true }, { label: 'Pending', numeric: true },
-        { label: 'Failed', numeric: true }, { label: 'Last delivery' }, { label: 'Created' },
+        { label: 'Endpoint' },
+        { label: 'Events' },
+        { label: 'Status' },
+        { label: 'Delivered', numeric: true },
+        { label: 'Pending', numeric: true },
+        { label: 'Failed', numeric: true },
+        { label: 'Last delivery' },
+        { label: 'Created' },
       ],
-      rows: endpoints.rows.map((e: WebhookEndpointRecord) => [e.url, e.events.join(', '), e.status, ...deliveriesText(deliveries.get(e.id) ?? []), when(e.createdAt)]),
+      rows: endpoints.rows.map((e: WebhookEndpointRecord) => [
+        e.url,
+        e.events.join(', '),
+        e.status,
+        ...deliveriesText(deliveries.get(e.id) ?? []),
+        when(e.createdAt),
+      ]),
       empty: 'No webhook endpoints: alerts are only shown here.',
     });
   }
   const body = (
     <>
       {flash && <WebhookSecret {...flash} />}
-      <p class="lead">Spend is in USD at list prices, from the same rollups as the reports; each budget resets at the start of its period (UTC).</p>
+      <p class="lead">
+        Spend is in USD at list prices, from the same rollups as the reports; each budget resets at the start
+        of its period (UTC).
+      </p>
       <TableView table={tables[0]!} csvHref={p.csv('budgets')} />
-      {admin && <BudgetForms csrf={viewer.csrf} budgets={budgets} members={members.rows} keys={keys.rows.filter((k) => k.kind !== 'admin')} />}
+      {admin && (
+        <BudgetForms
+          csrf={viewer.csrf}
+          budgets={budgets}
+          members={members.rows}
+          keys={keys.rows.filter((k) => k.kind !== 'admin')}
+        />
+      )}
       {tables[1] && <TableView table={tables[1]} csvHref={p.csv('webhooks')} />}
-      {admin && <WebhookForms csrf={viewer.csrf} endpoints={endpoints?.rows ?? []} events={ALERT_EVENT_TYPES} />}
+      {admin && (
+        <WebhookForms csrf={viewer.csrf} endpoints={endpoints?.rows ?? []} events={ALERT_EVENT_TYPES} />
+      )}
     </>
   );
-  return { title: 'Budgets and alerts', section: '/dashboard/budgets', tables, body, periodless: true, ...(flash ? { status: 201 as const } : {}) };
+  return {
+    title: 'Budgets and alerts',
+    section: '/dashboard/budgets',
+    tables,
+    body,
+    periodless: true,
+    ...(flash ? { status: 201 as const } : {}),
+  };
 }

@@ -10,14 +10,17 @@ import type { PageCtx, PageResult } from './page';
 
 const PAGE_SIZE = 50;
 const CSV_BATCH = 1000;
-const Cursor = z.object({ after: z.string().min(1).max(100).optional(), before: z.string().min(1).max(100).optional() });
+const Cursor = z.object({
+  after: z.string().min(1).max(100).optional(),
+  before: z.string().min(1).max(100).optional(),
+});
 
 const TEXT_FILTERS = [
   ['app', 'App'],
   ['env', 'Environment'],
   ['model', 'Model'],
   ['group', 'Group'],
-  ['status', "Status (ok, error or a code)"],
+  ['status', 'Status (ok, error or a code)'],
 ] as const;
 
 /** The call log, newest first, one page at a time through the (account, time) index. */
@@ -25,22 +28,51 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
   const { deps, viewer, state, range } = p;
   const cursor = parseOr400(Cursor, { after: p.c.req.query('after'), before: p.c.req.query('before') });
   const member = viewer.kind === 'member' ? viewer.memberId : (state.member ?? null);
-  const status = state.status === undefined ? null : /^\d+$/.test(state.status) ? Number(state.status) : (state.status as 'ok' | 'error');
-  const filter = { keyId: state.key ?? null, memberId: member, app: state.app ?? null, environment: state.env ?? null, model: state.model ?? null, groupId: state.group ?? null, status, from: range.from, to: range.to };
+  const status =
+    state.status === undefined
+      ? null
+      : /^\d+$/.test(state.status)
+        ? Number(state.status)
+        : (state.status as 'ok' | 'error');
+  const filter = {
+    keyId: state.key ?? null,
+    memberId: member,
+    app: state.app ?? null,
+    environment: state.env ?? null,
+    model: state.model ?? null,
+    groupId: state.group ?? null,
+    status,
+    from: range.from,
+    to: range.to,
+  };
   const [page, keys, members] = await Promise.all([
-    deps.store.requests.list(viewer.accountId, filter, { limit: PAGE_SIZE, afterId: cursor.after ?? null, beforeId: cursor.after ? null : (cursor.before ?? null) }),
-    deps.store.keys.list(viewer.accountId, { memberId: viewer.kind === 'member' ? viewer.memberId : null }, { limit: 1000 }),
-    viewer.kind === 'admin' ? deps.store.members.list(viewer.accountId, { status: 'all' }, { limit: 1000 }) : Promise.resolve({ rows: [], hasMore: false }),
+    deps.store.requests.list(viewer.accountId, filter, {
+      limit: PAGE_SIZE,
+      afterId: cursor.after ?? null,
+      beforeId: cursor.after ? null : (cursor.before ?? null),
+    }),
+    deps.store.keys.list(
+      viewer.accountId,
+      { memberId: viewer.kind === 'member' ? viewer.memberId : null },
+      { limit: 1000 },
+    ),
+    viewer.kind === 'admin'
+      ? deps.store.members.list(viewer.accountId, { status: 'all' }, { limit: 1000 })
+      : Promise.resolve({ rows: [], hasMore: false }),
   ]);
   const names = new Map(keys.rows.map((k) => [k.id, k.name]));
-  const rowsOf = (calls: typeof page.rows) => callsTable('calls', '', calls, names, (path) => p.href(path), p.range.zone).rows;
+  const rowsOf = (calls: typeof page.rows) =>
+    callsTable('calls', '', calls, names, (path) => p.href(path), p.range.zone).rows;
   const table = {
     ...callsTable('calls', 'Calls, newest first', page.rows, names, (path) => p.href(path), p.range.zone),
     // The CSV holds the whole filtered log, read from the database a page at a time while it streams.
     async *allRows() {
       let after: string | null = null;
       for (;;) {
-        const batch = await deps.store.requests.list(viewer.accountId, filter, { limit: CSV_BATCH, afterId: after });
+        const batch = await deps.store.requests.list(viewer.accountId, filter, {
+          limit: CSV_BATCH,
+          afterId: after,
+        });
         yield rowsOf(batch.rows);
         after = batch.rows.at(-1)?.id ?? null;
         if (!batch.hasMore || !after) return;

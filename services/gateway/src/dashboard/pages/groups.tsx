@@ -13,19 +13,37 @@ import { notFound, usageTable, type PageCtx, type PageResult } from './page';
  */
 export async function groupsPage(p: PageCtx): Promise<PageResult> {
   const lines = await groupLines(p.scope);
-  const usage = usageTable('groups', 'Request groups', 'Group', lines, (l) => p.href(`/dashboard/groups/${encodeURIComponent(l.id!)}`));
+  const usage = usageTable('groups', 'Request groups', 'Group', lines, (l) =>
+    p.href(`/dashboard/groups/${encodeURIComponent(l.id!)}`),
+  );
   const table: Table = {
     ...usage,
-    columns: [usage.columns[0]!, ...['Round trips', 'Retries', 'Wasted retries'].map((label) => ({ label, numeric: true })), ...usage.columns.slice(1)],
-    rows: usage.rows.map(([head, ...rest], i) => [head!, num(lines[i]!.figures.requests), num(lines[i]!.retries), num(lines[i]!.wasted), ...rest]),
-    foot: usage.foot && [usage.foot[0]!, ...[(l: GroupLine) => l.figures.requests, (l: GroupLine) => l.retries, (l: GroupLine) => l.wasted].map((f) => num(lines.reduce((t, l) => t + f(l), 0))), ...usage.foot.slice(1)],
+    columns: [
+      usage.columns[0]!,
+      ...['Round trips', 'Retries', 'Wasted retries'].map((label) => ({ label, numeric: true })),
+      ...usage.columns.slice(1),
+    ],
+    rows: usage.rows.map(([head, ...rest], i) => [
+      head!,
+      num(lines[i]!.figures.requests),
+      num(lines[i]!.retries),
+      num(lines[i]!.wasted),
+      ...rest,
+    ]),
+    foot: usage.foot && [
+      usage.foot[0]!,
+      ...[(l: GroupLine) => l.figures.requests, (l: GroupLine) => l.retries, (l: GroupLine) => l.wasted].map(
+        (f) => num(lines.reduce((t, l) => t + f(l), 0)),
+      ),
+      ...usage.foot.slice(1),
+    ],
   };
   const body = (
     <>
       <TableView table={table} csvHref={p.csv(table.id)} />
       <p class="note">
-        Round trips: the calls made in the group. Retries: extra upstream attempts the gateway made for those calls. Wasted retries: the retries of
-        calls that still ended in an error.
+        Round trips: the calls made in the group. Retries: extra upstream attempts the gateway made for those
+        calls. Wasted retries: the retries of calls that still ended in an error.
       </p>
     </>
   );
@@ -41,16 +59,31 @@ export async function groupPage(p: PageCtx, groupId: string): Promise<PageResult
   const page = await deps.store.requests.list(viewer.accountId, { groupId, memberId }, { limit: MAX_CALLS });
   if (page.rows.length === 0) throw notFound('group', groupId);
   const calls = page.rows.reverse();
-  const names = await deps.store.keys.names(viewer.accountId, [...new Set(calls.map((c) => c.keyId).filter((k): k is string => !!k))]);
+  const names = await deps.store.keys.names(viewer.accountId, [
+    ...new Set(calls.map((c) => c.keyId).filter((k): k is string => !!k)),
+  ]);
   const usage = await usageBy({ ...p.scope, narrow: { group: groupId } }, 'group');
   const tables = [
-    callsTable('calls', `Calls in order${page.hasMore ? ` (the latest ${MAX_CALLS})` : ''}`, calls, names, (path) => p.href(path), p.range.zone),
+    callsTable(
+      'calls',
+      `Calls in order${page.hasMore ? ` (the latest ${MAX_CALLS})` : ''}`,
+      calls,
+      names,
+      (path) => p.href(path),
+      p.range.zone,
+    ),
     usageTable('group-total', `Group total, ${p.range.label}`, 'Group', usage),
   ];
   return {
     title: `Group: ${groupId}`,
     section: '/dashboard/groups',
     tables,
-    body: <>{tables.map((t) => <TableView table={t} csvHref={p.csv(t.id)} />)}</>,
+    body: (
+      <>
+        {tables.map((t) => (
+          <TableView table={t} csvHref={p.csv(t.id)} />
+        ))}
+      </>
+    ),
   };
 }

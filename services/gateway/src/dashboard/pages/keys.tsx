@@ -15,8 +15,13 @@ export interface Flash {
 }
 
 const scopeOf = (k: KeyRecord, emails: Map<string, string>) =>
-  [k.memberId ? `member ${emails.get(k.memberId) ?? k.memberId}` : null, k.app && `app ${k.app}`, k.environment && `env ${k.environment}`].filter(Boolean).join(', ') ||
-  'account';
+  [
+    k.memberId ? `member ${emails.get(k.memberId) ?? k.memberId}` : null,
+    k.app && `app ${k.app}`,
+    k.environment && `env ${k.environment}`,
+  ]
+    .filter(Boolean)
+    .join(', ') || 'account';
 
 /** Keys (scope, status, last used) and their usage; admins create, rotate and revoke here. */
 export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
@@ -36,7 +41,14 @@ export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
       id: 'keys',
       caption: 'Keys',
       columns: ['Key', 'Hint', 'Kind', 'Scope', 'Status', 'Last used'].map((label) => ({ label })),
-      rows: keys.rows.map((k) => [{ text: k.name, href: link(k.id) }, k.hint, k.kind, scopeOf(k, emails), k.status, when(k.lastUsedAt)]),
+      rows: keys.rows.map((k) => [
+        { text: k.name, href: link(k.id) },
+        k.hint,
+        k.kind,
+        scopeOf(k, emails),
+        k.status,
+        when(k.lastUsedAt),
+      ]),
       empty: 'No keys yet.',
     },
     usageTable('usage-by-key', 'Usage by key', 'Key', usage, (l) => (l.id ? link(l.id) : null)),
@@ -44,13 +56,25 @@ export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
   const body = (
     <>
       {flash && <SecretOnce {...flash} />}
-      {rights && <CreateKeyForm csrf={viewer.csrf} action={`/dashboard/keys${queryOf(p.state)}`} members={rights.ownMemberId ? null : members.rows} />}
+      {rights && (
+        <CreateKeyForm
+          csrf={viewer.csrf}
+          action={`/dashboard/keys${queryOf(p.state)}`}
+          members={rights.ownMemberId ? null : members.rows}
+        />
+      )}
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}
     </>
   );
-  return { title: 'Keys', section: '/dashboard/keys', tables, body, ...(flash ? { status: 201 as const } : {}) };
+  return {
+    title: 'Keys',
+    section: '/dashboard/keys',
+    tables,
+    body,
+    ...(flash ? { status: 201 as const } : {}),
+  };
 }
 
 /** One key: its scope and state, its usage per day and per model, and (for admins) rotate and revoke. */
@@ -62,20 +86,51 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
   const scope = { ...p.scope, narrow: { key: id } };
   const rights = keyRights(viewer, p.c.var.account);
   const [days, models] = await Promise.all([usageByDay(scope), usageBy(scope, 'model')]);
-  const tables = [usageTable('per-day', 'Per day', 'Day', days), usageTable('per-model', 'Per model', 'Model', models)];
+  const tables = [
+    usageTable('per-day', 'Per day', 'Day', days),
+    usageTable('per-model', 'Per model', 'Model', models),
+  ];
   const body = (
     <>
       {flash && <SecretOnce {...flash} />}
       <dl class="facts">
-        <div><dt>Id</dt><dd>{key.id}</dd></div>
-        <div><dt>Hint</dt><dd>{key.hint}</dd></div>
-        <div><dt>Kind</dt><dd>{key.kind}</dd></div>
-        <div><dt>Status</dt><dd>{key.status}</dd></div>
-        <div><dt>Scope</dt><dd>{scopeOf(key, new Map())}</dd></div>
-        <div><dt>Last used</dt><dd>{when(key.lastUsedAt)}</dd></div>
-        <div><dt>Created</dt><dd>{when(key.createdAt)}</dd></div>
+        <div>
+          <dt>Id</dt>
+          <dd>{key.id}</dd>
+        </div>
+        <div>
+          <dt>Hint</dt>
+          <dd>{key.hint}</dd>
+        </div>
+        <div>
+          <dt>Kind</dt>
+          <dd>{key.kind}</dd>
+        </div>
+        <div>
+          <dt>Status</dt>
+          <dd>{key.status}</dd>
+        </div>
+        <div>
+          <dt>Scope</dt>
+          <dd>{scopeOf(key, new Map())}</dd>
+        </div>
+        <div>
+          <dt>Last used</dt>
+          <dd>{when(key.lastUsedAt)}</dd>
+        </div>
+        <div>
+          <dt>Created</dt>
+          <dd>{when(key.createdAt)}</dd>
+        </div>
       </dl>
-      {rights && key.status === 'active' && <KeyActions csrf={viewer.csrf} base={`/dashboard/keys/${key.id}`} query={queryOf(p.state)} rotate={rights.canRotate} />}
+      {rights && key.status === 'active' && (
+        <KeyActions
+          csrf={viewer.csrf}
+          base={`/dashboard/keys/${key.id}`}
+          query={queryOf(p.state)}
+          rotate={rights.canRotate}
+        />
+      )}
       <p>
         <a href={p.href('/dashboard/calls', { key: key.id })}>This key's calls</a>
       </p>

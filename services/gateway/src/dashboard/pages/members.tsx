@@ -16,13 +16,36 @@ export async function membersPage(p: PageCtx): Promise<PageResult> {
     {
       id: 'members',
       caption: 'Members (one row per seat)',
-      columns: [{ label: 'Member' }, { label: 'Email' }, { label: 'Role' }, { label: 'Status' }, { label: 'Added' }],
-      rows: members.map((m) => [{ text: m.name, href: link(m.id) }, m.email, m.role, m.status, when(m.createdAt)]),
+      columns: [
+        { label: 'Member' },
+        { label: 'Email' },
+        { label: 'Role' },
+        { label: 'Status' },
+        { label: 'Added' },
+      ],
+      rows: members.map((m) => [
+        { text: m.name, href: link(m.id) },
+        m.email,
+        m.role,
+        m.status,
+        when(m.createdAt),
+      ]),
       empty: 'No members yet.',
     },
     usageTable('usage-by-member', 'Usage by member', 'Member', usage, (l) => (l.id ? link(l.id) : null)),
   ];
-  return { title: 'Members', section: '/dashboard/members', tables, body: <>{tables.map((t) => <TableView table={t} csvHref={p.csv(t.id)} />)}</> };
+  return {
+    title: 'Members',
+    section: '/dashboard/members',
+    tables,
+    body: (
+      <>
+        {tables.map((t) => (
+          <TableView table={t} csvHref={p.csv(t.id)} />
+        ))}
+      </>
+    ),
+  };
 }
 
 /** A member's usage per day, per key and per model. Another member's page does not exist for a member. */
@@ -32,7 +55,11 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
   const member = await deps.store.members.get(viewer.accountId, id);
   if (!member) throw notFound('member', id);
   const scope = { ...p.scope, narrow: { member: id } };
-  const [days, keys, models] = await Promise.all([usageByDay(scope), usageBy(scope, 'key'), usageBy(scope, 'model')]);
+  const [days, keys, models] = await Promise.all([
+    usageByDay(scope),
+    usageBy(scope, 'key'),
+    usageBy(scope, 'model'),
+  ]);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
     usageTable('per-key', 'Per key', 'Key', keys, (l) => (l.id ? p.href(`/dashboard/keys/${l.id}`) : null)),

@@ -6,5 +6,10 @@ import { usageTable, type PageCtx, type PageResult } from './page';
 
 export async function modelsPage(p: PageCtx): Promise<PageResult> {
   const table = usageTable('models', 'Usage by model', 'Model', await usageBy(p.scope, 'model'));
-  return { title: 'Models', section: '/dashboard/models', tables: [table], body: <TableView table={table} csvHref={p.csv(table.id)} /> };
+  return {
+    title: 'Models',
+    section: '/dashboard/models',
+    tables: [table],
+    body: <TableView table={table} csvHref={p.csv(table.id)} />,
+  };
 }

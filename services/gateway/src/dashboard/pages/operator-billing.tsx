@@ -11,18 +11,41 @@ const day = (d: Date | null | undefined) => (d ? d.toISOString().slice(0, 10) : 
 /** The operator's billing view: every account's subscription as of now, and payments recorded by hand. */
 export async function operatorBillingPage(deps: DashboardDeps, csrf: string, notice?: string) {
   const now = deps.clock();
-  const [accounts, subscriptions] = await Promise.all([deps.store.accounts.list({}, { limit: 1000 }), deps.store.subscriptions.all()]);
+  const [accounts, subscriptions] = await Promise.all([
+    deps.store.accounts.list({}, { limit: 1000 }),
+    deps.store.subscriptions.all(),
+  ]);
   const byAccount = new Map(subscriptions.map((s) => [s.accountId, s]));
   const tables: Table[] = [
     {
       id: 'subscriptions',
       caption: 'Subscriptions',
-      columns: ['Account', 'Id', 'Plan', 'State', 'Calls', 'Trial ends', 'Paid until', 'Period ends', 'Paid by'].map((label) => ({ label })),
+      columns: [
+        'Account',
+        'Id',
+        'Plan',
+        'State',
+        'Calls',
+        'Trial ends',
+        'Paid until',
+        'Period ends',
+        'Paid by',
+      ].map((label) => ({ label })),
       rows: accounts.rows.map((a) => {
         const s = byAccount.get(a.id);
         const e = effectiveState(s ?? { ...NO_ROW, trialEndsAt: a.trialEndsAt }, now, deps.billing.graceDays);
         const by = s?.stripeSubscriptionId ? 'Stripe' : s?.paidUntil ? 'operator' : '';
-        return [a.name, a.id, a.planId, e.state, e.block ? `refused (${e.block.replaceAll('_', ' ')})` : 'allowed', day(a.trialEndsAt), day(s?.paidUntil), day(s?.currentPeriodEnd), by];
+        return [
+          a.name,
+          a.id,
+          a.planId,
+          e.state,
+          e.block ? `refused (${e.block.replaceAll('_', ' ')})` : 'allowed',
+          day(a.trialEndsAt),
+          day(s?.paidUntil),
+          day(s?.currentPeriodEnd),
+          by,
+        ];
       }),
       empty: 'No accounts yet.',
     },
@@ -40,5 +63,11 @@ export async function operatorBillingPage(deps: DashboardDeps, csrf: string, not
       ))}
     </>
   );
-  return { title: 'Billing (operator)', section: '/dashboard/billing', tables, body, periodless: true as const };
+  return {
+    title: 'Billing (operator)',
+    section: '/dashboard/billing',
+    tables,
+    body,
+    periodless: true as const,
+  };
 }

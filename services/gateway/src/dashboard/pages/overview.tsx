@@ -22,7 +22,12 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
     usageBy(scope, split),
     dailySplit(scope, split),
     usageBy(scope, 'group'),
-    deps.store.dashboard.trouble(viewer.accountId, range.from, range.to, viewer.kind === 'member' ? viewer.memberId : null),
+    deps.store.dashboard.trouble(
+      viewer.accountId,
+      range.from,
+      range.to,
+      viewer.kind === 'member' ? viewer.memberId : null,
+    ),
     accountWithPlan(deps, viewer.accountId),
     deps.store.members.countActive(viewer.accountId),
   ]);
@@ -32,23 +37,39 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
 
   const tables: Table[] = [
     { ...usageTable('totals', `Totals, ${range.label}`, 'Period', [{ ...sum, label: range.label }]) },
-    usageTable('by-split', `By ${SPLITS[split].toLowerCase()}`, SPLITS[split], splitLines, (l) => (FIELD_LINK[split] && l.id ? p.href(FIELD_LINK[split] + l.id) : null)),
+    usageTable('by-split', `By ${SPLITS[split].toLowerCase()}`, SPLITS[split], splitLines, (l) =>
+      FIELD_LINK[split] && l.id ? p.href(FIELD_LINK[split] + l.id) : null,
+    ),
     usageTable('by-day', 'Per day', 'Day', days),
     {
       id: 'errors',
       caption: 'Errors and retries by category',
-      columns: [{ label: 'Category' }, ...['Calls', 'Share of calls', 'Calls retried', 'Retries'].map((label) => ({ label, numeric: true }))],
-      rows: byCategory(trouble).map((t) => [t.category, num(t.calls), pct(t.calls, calls), num(t.retried), num(t.retries)]),
+      columns: [
+        { label: 'Category' },
+        ...['Calls', 'Share of calls', 'Calls retried', 'Retries'].map((label) => ({ label, numeric: true })),
+      ],
+      rows: byCategory(trouble).map((t) => [
+        t.category,
+        num(t.calls),
+        pct(t.calls, calls),
+        num(t.retried),
+        num(t.retries),
+      ]),
     },
     usageTable(
       'costliest-groups',
       'Costliest request groups',
       'Group',
-      groups.filter((g) => g.id).sort((a, b) => b.costCents - a.costCents || b.figures.requests - a.figures.requests).slice(0, 5),
+      groups
+        .filter((g) => g.id)
+        .sort((a, b) => b.costCents - a.costCents || b.figures.requests - a.figures.requests)
+        .slice(0, 5),
       (l) => p.href(`/dashboard/groups/${encodeURIComponent(l.id!)}`),
     ),
   ];
-  const trialDays = account.trialEndsAt ? Math.ceil((account.trialEndsAt.getTime() - deps.clock()) / 86_400_000) : 0;
+  const trialDays = account.trialEndsAt
+    ? Math.ceil((account.trialEndsAt.getTime() - deps.clock()) / 86_400_000)
+    : 0;
   const chartDays = range.days;
   const body = (
     <>
@@ -61,21 +82,49 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
         </p>
       </aside>
       <dl class="totals" aria-label="Totals for the period">
-        <div><dt>Cost (USD)</dt><dd data-total="cost">{usd(sum.costCents)}</dd></div>
-        <div><dt>Requests</dt><dd data-total="requests">{num(sum.figures.requests)}</dd></div>
-        <div><dt>Errors</dt><dd data-total="errors">{num(sum.figures.errors)}</dd></div>
-        <div><dt>Output tokens</dt><dd data-total="output">{num(sum.figures.output_tokens)}</dd></div>
+        <div>
+          <dt>Cost (USD)</dt>
+          <dd data-total="cost">{usd(sum.costCents)}</dd>
+        </div>
+        <div>
+          <dt>Requests</dt>
+          <dd data-total="requests">{num(sum.figures.requests)}</dd>
+        </div>
+        <div>
+          <dt>Errors</dt>
+          <dd data-total="errors">{num(sum.figures.errors)}</dd>
+        </div>
+        <div>
+          <dt>Output tokens</dt>
+          <dd data-total="output">{num(sum.figures.output_tokens)}</dd>
+        </div>
       </dl>
       <TableView table={tables[0]!} csvHref={p.csv('totals')} />
       <SplitSwitch state={state} path="/dashboard" />
       <div class="charts">
-        <StackedChart id="chart-tokens" caption={`Tokens per day by ${SPLITS[split].toLowerCase()} (all token types)`} days={chartDays} series={series} values={daily.tokens} format={num} />
-        <StackedChart id="chart-cost" caption={`Cost per day by ${SPLITS[split].toLowerCase()} (USD)`} days={chartDays} series={series} values={daily.cost} format={usd} />
+        <StackedChart
+          id="chart-tokens"
+          caption={`Tokens per day by ${SPLITS[split].toLowerCase()} (all token types)`}
+          days={chartDays}
+          series={series}
+          values={daily.tokens}
+          format={num}
+        />
+        <StackedChart
+          id="chart-cost"
+          caption={`Cost per day by ${SPLITS[split].toLowerCase()} (USD)`}
+          days={chartDays}
+          series={series}
+          values={daily.cost}
+          format={usd}
+        />
       </div>
       {tables.slice(1).map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}
-      <p class="note">Calls in the period: {num(calls)}; token total across types: {num(allTokens(sum.figures))}.</p>
+      <p class="note">
+        Calls in the period: {num(calls)}; token total across types: {num(allTokens(sum.figures))}.
+      </p>
     </>
   );
   return { title: 'Overview', section: '/dashboard', tables, body };

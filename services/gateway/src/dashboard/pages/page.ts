@@ -34,11 +34,19 @@ export interface PageCtx {
 
 export function pageCtx(c: Context<DashboardEnv>, deps: DashboardDeps): PageCtx {
   const viewer = c.var.viewer;
-  if (viewer.kind === 'operator') throw new GatewayError('not_found_error', 'This page shows one account: the operator sees the accounts view.');
+  if (viewer.kind === 'operator')
+    throw new GatewayError(
+      'not_found_error',
+      'This page shows one account: the operator sees the accounts view.',
+    );
   const state = c.var.state;
   const range = rangeOf(state, deps.clock(), c.var.account?.timeZone);
   return {
-    c, deps, viewer, state, range,
+    c,
+    deps,
+    viewer,
+    state,
+    range,
     scope: { deps, viewer, range, state },
     href: (path, overrides) => path + queryOf(state, overrides),
     csv(tableId) {
@@ -64,11 +72,13 @@ export function usageTable(
     return href ? { text, href } : text;
   };
   return {
-    id, caption,
+    id,
+    caption,
     columns: [{ label: first }, ...USAGE_COLUMNS],
     rows: lines.map((l) => [head(l), ...usageCells(l)]),
     foot: lines.length > 1 ? ['Total', ...usageCells(total(lines))] : undefined,
   };
 }
 
-export const notFound = (what: string, id: string) => new GatewayError('not_found_error', `No ${what} '${id}' here.`);
+export const notFound = (what: string, id: string) =>
+  new GatewayError('not_found_error', `No ${what} '${id}' here.`);

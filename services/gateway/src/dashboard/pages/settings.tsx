@@ -6,7 +6,20 @@ import type { Table } from '../table';
 import { queryOf } from '../view-state';
 import type { PageCtx, PageResult } from './page';
 
-const SUGGESTED_ZONES = ['UTC', 'America/New_York', 'America/Chicago', 'America/Los_Angeles', 'America/Sao_Paulo', 'Europe/London', 'Europe/Berlin', 'Africa/Lagos', 'Asia/Dubai', 'Asia/Singapore', 'Asia/Tokyo', 'Australia/Sydney'];
+const SUGGESTED_ZONES = [
+  'UTC',
+  'America/New_York',
+  'America/Chicago',
+  'America/Los_Angeles',
+  'America/Sao_Paulo',
+  'Europe/London',
+  'Europe/Berlin',
+  'Africa/Lagos',
+  'Asia/Dubai',
+  'Asia/Singapore',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+];
 
 /** The account's settings: its reporting time zone, and whether members manage their own keys. Admins change them. */
 export async function settingsPage(p: PageCtx, saved = false): Promise<PageResult> {
@@ -41,15 +54,16 @@ export async function settingsPage(p: PageCtx, saved = false): Promise<PageResul
             ))}
           </datalist>
           <label class="check">
-            <input type="checkbox" name="members_manage_own_keys" checked={account.membersManageOwnKeys} /> Members may create and revoke their own keys
+            <input type="checkbox" name="members_manage_own_keys" checked={account.membersManageOwnKeys} />{' '}
+            Members may create and revoke their own keys
           </label>
           <button type="submit">Save settings</button>
         </PostForm>
       )}
       <p class="note">
-        Days start at midnight in the reporting time zone, here and in the account API's day buckets (usage_report and cost_report), so a day
-        with a daylight-saving change lasts 23 or 25 hours. Usage is rolled up by whole UTC hours, so zones such as Asia/Kolkata (+5:30) are not
-        offered.
+        Days start at midnight in the reporting time zone, here and in the account API's day buckets
+        (usage_report and cost_report), so a day with a daylight-saving change lasts 23 or 25 hours. Usage is
+        rolled up by whole UTC hours, so zones such as Asia/Kolkata (+5:30) are not offered.
       </p>
     </>
   );

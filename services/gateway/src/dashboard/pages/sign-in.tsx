@@ -8,7 +8,10 @@ export const SignInPage: FC<{ csrf: string; error?: string }> = ({ csrf, error }
   <Document title="Sign in">
     <main id="main" class="sign-in">
       <h1>Sign in to Keygate</h1>
-      <p>Use an admin key (kg_admin_…) to see the whole account, one of your own member keys to see your usage, or the operator token.</p>
+      <p>
+        Use an admin key (kg_admin_…) to see the whole account, one of your own member keys to see your usage,
+        or the operator token.
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
