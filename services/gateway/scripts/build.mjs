@@ -1,7 +1,12 @@
-// The gateway's compiled build: one esbuild pass that bundles the gateway and the workspace
-// packages it imports (@keygate/*, consumed as TypeScript source inside the workspace) into
-// dist/, so plain `node` runs it. npm dependencies stay external, but for the few every start
-// loads (BUNDLED): read from one file they cost less to load than as hundreds of modules.
+// The gateway's compiled build: one esbuild pass into dist/, so plain `node` runs it.
+//
+// The rule: the workspace's own packages (@keygate/*, TypeScript source) are bundled; every
+// npm package stays external, and Node resolves it at run time from services/gateway, so each
+// one must be a dependency of @keygate/gateway (the build fails on one that is not, or that
+// Node could not find from dist/). The one exception, for start time, is BUNDLED: packages
+// every start loads through static imports, where one file loads faster than hundreds of
+// modules; a dynamic import of one fails the build, since esbuild's interop for a CommonJS
+// module behind import() in another chunk yields only `default`.
 // Commands and settings that need code import it dynamically, so it is loaded only then.
 // `node scripts/build.mjs` builds; `ensureBuilt()` builds only when dist is missing or older
 // than a source file.
@@ -17,7 +22,8 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -72,10 +78,6 @@ export function isStale() {
 export async function build() {
   const { build: esbuild } = await import('esbuild');
   const workspace = workspacePackages();
-  const pkg = manifest(ROOT);
-  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter(
-    (name) => !workspace.has(name) && !BUNDLED.has(name),
-  );
   // Written beside dist and swapped in whole, so a process starting meanwhile never reads half a build.
   const out = `${DIST}.tmp-${process.pid}`;
   rmSync(out, { recursive: true, force: true });
@@ -89,7 +91,7 @@ export async function build() {
     platform: 'node',
     target: 'node20',
     sourcemap: true,
-    external,
+    plugins: [npmPackages(workspace)],
     chunkNames: 'cli/[name]-[hash]',
     logLevel: 'warning',
     banner: { js: REQUIRE },
@@ -98,6 +100,42 @@ export async function build() {
   cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });
   rmSync(DIST, { recursive: true, force: true });
   renameSync(out, DIST);
+}
+
+/** The package name of a bare import specifier (`hono/cookie` → hono, `@hono/node-server/x` → @hono/node-server). */
+function packageName(spec) {
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+/** Applies the rule at the top of this file to every import of an npm package. */
+function npmPackages(workspace) {
+  const deps = new Set(Object.keys(manifest(ROOT).dependencies ?? {}));
+  const builtins = new Set(builtinModules);
+  return {
+    name: 'npm-packages',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || builtins.has(args.path)) return { external: true };
+        const name = packageName(args.path);
+        if (workspace.has(name)) return undefined;
+        const where = `${args.path} (imported by ${relative(ROOT, args.importer)})`;
+        if (!deps.has(name))
+          return { errors: [{ text: `${where}: add ${name} to the dependencies of @keygate/gateway` }] };
+        if (BUNDLED.has(name)) {
+          if (args.kind === 'dynamic-import')
+            return { errors: [{ text: `${where}: a bundled package must be imported statically` }] };
+          return undefined;
+        }
+        // Where Node looks first from dist/cli: a package missing there is missing at run time.
+        if (!existsSync(join(ROOT, 'node_modules', name, 'package.json')))
+          return {
+            errors: [{ text: `${where}: ${name} is not installed in services/gateway; run pnpm install` }],
+          };
+        return { external: true };
+      });
+    },
+  };
 }
 
 /** Builds when needed; several processes asking at once build once. */

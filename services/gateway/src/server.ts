@@ -66,6 +66,8 @@ export interface Gateway {
   sockets: SocketCap;
   /** Stops accepting, lets calls in flight finish within the shutdown grace, ends the rest, then closes everything. */
   close(): Promise<void>;
+  /** Ends the shutdown grace now (before or during close): open calls get their error event, the rest of close runs as usual. */
+  hurry(): void;
 }
 
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
@@ -235,9 +237,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const server = await listen(app.fetch, config, logger);
     const sockets = capSocketsPerAddress(server as Server, config.maxSocketsPerAddress, logger);
+    const hurry = new AbortController();
     cleanup.unshift(() =>
       drainServer(server as Server, {
         graceMs: config.shutdownGraceMs,
+        hurry: hurry.signal,
         endInFlight: () => inFlight.endAll(),
         logger,
       }),
@@ -275,6 +279,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       sockets,
       routes: app.routes,
       close: () => (closing ??= runAll(cleanup, logger)),
+      hurry: () => hurry.abort(),
     };
   } catch (err) {
     await runAll(cleanup, logger);

@@ -8,6 +8,7 @@ import { randomBase62 } from '../src/lib/ids';
 import { driveLoad, provision, spawnGateway, type Answered } from './gateway-process';
 import { PROVIDER_KEY } from './harness';
 import { createPgCluster, type PgCluster } from './pg-cluster';
+import { newDataDir } from './data-dir';
 
 const SYNC_MS = 50;
 // The documented window: a record is on disk within KEYGATE_SPOOL_SYNC_MS plus one write and
@@ -32,7 +33,7 @@ afterAll(async () => {
 
 /** Settings for a gateway on this file's own PostgreSQL, in a fresh schema and data dir. */
 function gatewayEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-durable-'));
+  const dataDir = newDataDir('keygate-durable-');
   dirs.push(dataDir);
   return {
     DATABASE_URL: cluster.url,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newDataDir } from './data-dir';
 
 const BIN = join(import.meta.dirname, '../bin/keygate.js');
 const run = promisify(execFile);
@@ -28,7 +29,7 @@ describe('a fresh start with no database configured', () => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'keygate-embedded-'));
+    dataDir = newDataDir('keygate-embedded-');
     port = await freePort();
     env = { ...process.env, KEYGATE_DATA_DIR: dataDir, PORT: String(port), KEYGATE_LOG_LEVEL: 'warn' };
     delete env.DATABASE_URL;

@@ -7,6 +7,7 @@ import { randomBase62 } from '../src/lib/ids';
 import { openDatabase, type Database } from '../src/store';
 import { TEST_DATABASE_URL } from './harness';
 import { freePort } from './own-postgres';
+import { newDataDir } from './data-dir';
 
 const BIN = join(import.meta.dirname, '../bin/keygate.js');
 
@@ -29,7 +30,7 @@ export interface GatewayProcess {
  * of its own, else on the embedded PostgreSQL in a fresh data dir. Resolves once /health answers.
  */
 export async function startGatewayProcess(extraEnv: Record<string, string> = {}): Promise<GatewayProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-proc-'));
+  const dataDir = newDataDir('keygate-proc-');
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {

@@ -11,6 +11,7 @@ import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { createStore, openDatabase, type Store } from '../src/store';
 import type { CallRecord } from '../src/call-log/record';
+import { newDataDir } from './data-dir';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
 export const PROVIDER_KEY = `sk-ant-api03-${randomBase62(40)}`;
@@ -67,7 +68,7 @@ export async function startStack(
   const clock = opts.clock ?? Date.now;
   const emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-test-'));
+  const dataDir = newDataDir('keygate-test-');
   const config = loadConfig({
     PORT: '0',
     KEYGATE_DATA_DIR: dataDir,
@@ -136,7 +137,7 @@ export async function startStack(
     },
     async startPeer(peerEnv = {}) {
       // Without TEST_DATABASE_URL, the peer connects to the embedded PostgreSQL the first one runs.
-      const peerDir = mkdtempSync(join(tmpdir(), 'keygate-peer-'));
+      const peerDir = newDataDir('keygate-peer-');
       peerDirs.push(peerDir);
       const peerConfig = loadConfig({
         PORT: '0',
@@ -179,7 +180,7 @@ export async function startStack(
  * fresh embedded database. `close` drops it.
  */
 export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'keygate-store-'));
+  const dataDir = newDataDir('keygate-store-');
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
   const store = createStore(await openDatabase({ url: TEST_DATABASE_URL, dataDir, schema }));
   return {

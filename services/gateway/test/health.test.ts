@@ -8,6 +8,7 @@ import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { api, startStack, type Stack } from './harness';
 import { freePort, ownPostgres, type OwnPostgres } from './own-postgres';
+import { newDataDir } from './data-dir';
 
 describe('/healthz and /readyz on a running gateway', () => {
   let stack: Stack;
@@ -78,7 +79,7 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
   beforeAll(async () => {
     pg = await ownPostgres();
     emulator = await startEmulator({ port: 0 });
-    dataDir = mkdtempSync(join(tmpdir(), 'keygate-health-'));
+    dataDir = newDataDir('keygate-health-');
     const config = loadConfig({
       PORT: '0',
       DATABASE_URL: pg.url,

@@ -6,11 +6,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
 import { migrate, openDatabase, type Database } from '../src/store';
 import { TEST_DATABASE_URL } from './harness';
+import { newDataDir } from './data-dir';
 
 const MIGRATIONS = readdirSync(new URL('../migrations/', import.meta.url))
   .filter((f) => f.endsWith('.sql'))
   .sort();
-const dataDir = mkdtempSync(join(tmpdir(), 'keygate-migrate-'));
+const dataDir = newDataDir('keygate-migrate-');
 const opened: Database[] = [];
 const schemas: string[] = [];
 

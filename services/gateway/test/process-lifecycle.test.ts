@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store';
+import { newDataDir as tempDataDir } from './data-dir';
 
 /**
  * The gateway as a process manager meets it: started by `pnpm start` or the bin, on the
@@ -95,7 +96,7 @@ async function json(env: NodeJS.ProcessEnv, args: string[]) {
 }
 
 function newDataDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'keygate-life-'));
+  const d = tempDataDir('keygate-life-');
   dirs.push(d);
   return d;
 }

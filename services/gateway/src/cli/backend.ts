@@ -1,5 +1,7 @@
 import type { Config } from '../config';
-import { persistentSecret, runningGateway } from '../lib/data-dir';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { embeddedClusterDir, legacyPgliteDir, persistentSecret, runningGateway } from '../lib/data-dir';
 
 export type Json = Record<string, any>;
 
@@ -50,11 +52,24 @@ export async function openBackend(config: Config): Promise<Backend> {
       const token = config.operatorToken ?? persistentSecret(config.dataDir, 'operator-token');
       return client(`the gateway at ${running.url}`, overHttp(running.url), token, async () => {});
     }
+    warnIfNewDatabase(config.dataDir);
   }
   // Server code (the store, the operator API) is loaded only when the CLI serves the API itself.
   const { inProcessApi } = await import('./in-process');
   const api = await inProcessApi(config);
   return client(api.via, api.send, api.token, api.close);
+}
+
+/**
+ * The CLI is about to initialise an embedded database no gateway has used: said on stderr (a
+ * script reading --json still sees it), since a gateway serving another data dir would not
+ * know what this command writes.
+ */
+function warnIfNewDatabase(dataDir: string): void {
+  if (existsSync(join(embeddedClusterDir(dataDir), 'PG_VERSION')) || legacyPgliteDir(dataDir)) return;
+  process.stderr.write(
+    `keygate: no database in ${dataDir} yet; creating a new embedded one there. A gateway started with another KEYGATE_DATA_DIR (or DATABASE_URL) will not see it: run the CLI with the gateway's KEYGATE_DATA_DIR, or KEYGATE_URL.\n`,
+  );
 }
 
 function queryString(query: Query | undefined): string {

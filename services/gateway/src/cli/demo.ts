@@ -16,11 +16,15 @@ import { table } from './output';
 const base = loadConfig();
 const providerKey = 'sk-ant-demo-provider-key-0000';
 const emulator = await startEmulator({ port: 0, apiKey: providerKey });
+// Everything the demo's gateway owns is its own, so it runs beside a gateway on the same data dir.
+const dataDir = join(base.dataDir, 'demo');
 const config = {
   ...base,
   port: 0,
+  metricsPort: null,
   upstreamUrl: emulator.url,
-  dataDir: join(base.dataDir, 'demo'),
+  dataDir,
+  spoolDir: join(dataDir, 'spool'),
   flushIntervalMs: 20,
 };
 const gateway = await startGateway(config, { logger: createLogger('warn') });

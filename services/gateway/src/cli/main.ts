@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
+import { StartupError } from '../lib/data-dir';
 import { CliError, EXIT, openBackend, type Backend } from './backend';
 import { commands, type Command } from './commands';
 
@@ -81,9 +82,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
     return result.exitCode ?? EXIT.ok;
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof CliError) {
+    if (err instanceof ConfigError || err instanceof CliError || err instanceof StartupError) {
       process.stderr.write(`keygate: ${err.message}\n`);
-      return err instanceof CliError ? err.exitCode : EXIT.usage;
+      return err instanceof CliError ? err.exitCode : err instanceof ConfigError ? EXIT.usage : EXIT.failure;
     }
     process.stderr.write(`keygate: ${(err as Error).stack ?? err}\n`);
     return EXIT.failure;

@@ -11,6 +11,10 @@ Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SI
 then writes the queued call log and exits 0.`,
     options: {},
     async run(_values, config) {
+      // A terminal's Ctrl-C reaches every process of the foreground group (pnpm and node) and
+      // pnpm forwards it again: every signal after the first only ends the grace, so the
+      // drain (error events, the call log, the embedded PostgreSQL stopped) always completes.
+      const stop = stopSignals();
       // The server is loaded by the command that runs it, so the other commands start light;
       // the database starts meanwhile (PostgreSQL in its processes, node loading in this one).
       const opening = (await import('../runtime')).openGatewayDatabase(config);
@@ -30,13 +34,14 @@ then writes the queued call log and exits 0.`,
         upstream: config.upstreamUrl,
         limits: gateway.limits.shared,
       });
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+      const first = await stop.first;
+      logger.info('shutting down; writing the call log', { signal: first });
+      stop.onRepeat((signal) => {
+        logger.warn('signal repeated: ending calls in flight now, then writing the call log', { signal });
+        gateway.hurry();
       });
-      logger.info('shutting down; writing the call log');
       await gateway.close();
+      stop.dispose();
       return 0;
     },
   },
@@ -79,3 +84,26 @@ PGlite package once (the command says how to add it when it is missing).`,
     },
   },
 };
+
+/** SIGINT and SIGTERM for the whole run: the first resolves `first`, every later one calls `onRepeat`'s handler. */
+function stopSignals() {
+  let repeat: (signal: NodeJS.Signals) => void = () => {};
+  let seen = 0;
+  let resolveFirst!: (signal: NodeJS.Signals) => void;
+  const first = new Promise<NodeJS.Signals>((r) => (resolveFirst = r));
+  const onSignal = (signal: NodeJS.Signals) => (seen++ === 0 ? resolveFirst(signal) : repeat(signal));
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    first,
+    onRepeat(handler: (signal: NodeJS.Signals) => void) {
+      repeat = handler;
+      // A second signal that came before the gateway was up counts now.
+      if (seen > 1) handler('SIGINT');
+    },
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

