@@ -1,5 +1,20 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The proxy, PDF, CLI and dashboard suites, run against the compiled gateway too. Not here:
+ * dashboard-billing (it moves a test clock, which cannot reach another process), and the CLI's
+ * other suites (they run the compiled CLI in the integration project already).
+ */
+const COMPILED_SUITES = [
+  'proxy-sdk',
+  'pass-through',
+  'failures',
+  'pdf-damaged',
+  'cli',
+  'dashboard-admin',
+  'dashboard-member',
+];
+
 // Unit tests sit beside the code; integration tests (real PostgreSQL, real HTTP servers on
 // loopback) live in each package's test/ folder and run as their own project.
 export default defineConfig({
@@ -21,6 +36,21 @@ export default defineConfig({
           maxWorkers: 2,
           // Runs after the unit project, which may use every core.
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          // What users run: these suites again, against `node services/gateway/bin/keygate.js serve`
+          // built once by the global setup (test/compiled-gateway.ts). The shutdown suites and the
+          // demo spawn the compiled build in the integration project already.
+          name: 'compiled',
+          globalSetup: ['scripts/vitest-tools-setup.ts', 'services/gateway/test/compiled-setup.ts'],
+          include: COMPILED_SUITES.map((name) => `services/gateway/test/${name}.test.ts`),
+          env: { KEYGATE_TEST_GATEWAY: 'compiled' },
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+          maxWorkers: 2,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

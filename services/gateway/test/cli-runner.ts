@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { TEST_DATABASE_URL, type Stack } from './harness';
+import { COMPILED } from './compiled-gateway';
 
 const BIN = join(import.meta.dirname, '../bin/keygate.js');
 export const OPERATOR_TOKEN = 'operator-token-0123456789';
@@ -33,9 +34,9 @@ export function cliFor(stack: Stack): Cli {
   const env = {
     ...rest,
     KEYGATE_LOG_LEVEL: 'warn',
-    ...(TEST_DATABASE_URL
+    ...(TEST_DATABASE_URL || COMPILED
       ? {
-          DATABASE_URL: TEST_DATABASE_URL,
+          DATABASE_URL: stack.gateway.store.db.url,
           KEYGATE_DB_SCHEMA: stack.schema,
           KEYGATE_SECRET: stack.config.secret!,
         }

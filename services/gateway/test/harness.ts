@@ -11,6 +11,7 @@ import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { createStore, openDatabase, type Store } from '../src/store';
 import type { CallRecord } from '../src/call-log/record';
+import { COMPILED, spawnCompiledGateway } from './compiled-gateway';
 import { newDataDir } from './data-dir';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
@@ -81,7 +82,23 @@ export async function startStack(
   });
   const logs: string[] = [];
   const logger = createLogger('debug', (line) => logs.push(line));
-  const gateway = await startGateway(config, { logger, schema, clock });
+  if (COMPILED && opts.clock) throw new Error('a test clock cannot reach the compiled gateway');
+  const gateway = COMPILED
+    ? await spawnCompiledGateway({
+        config,
+        schema,
+        logs,
+        databaseUrl: TEST_DATABASE_URL,
+        env: {
+          KEYGATE_DATA_DIR: dataDir,
+          KEYGATE_UPSTREAM_URL: emulator.url,
+          KEYGATE_SECRET: config.secret!,
+          KEYGATE_OPERATOR_TOKEN: config.operatorToken!,
+          KEYGATE_FLUSH_INTERVAL_MS: '10',
+          ...env,
+        },
+      })
+    : await startGateway(config, { logger, schema, clock });
   const deps = {
     store: gateway.store,
     box: new (await import('../src/lib/secret-box')).SecretBox(config.secret!),
@@ -216,9 +233,9 @@ export function runKeygate(
   const env = {
     ...rest,
     KEYGATE_LOG_LEVEL: 'warn',
-    ...(TEST_DATABASE_URL
+    ...(TEST_DATABASE_URL || COMPILED
       ? {
-          DATABASE_URL: TEST_DATABASE_URL,
+          DATABASE_URL: stack.gateway.store.db.url,
           KEYGATE_DB_SCHEMA: stack.schema,
           KEYGATE_SECRET: stack.config.secret!,
         }

@@ -202,10 +202,21 @@ describe('the gateway passes what it does not need to understand upstream byte f
       headers: { ...CLAUDE_CODE.headers, authorization: `Bearer ${testKey.secret}` },
       body: CLAUDE_CODE_BODY,
     });
+    const served = stack.emulator.ledger.entries.length;
     expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(/Emulated reply to: hi/);
-    const entry = await stack.gateway.emulator.ledger.waitFor((e) => e.model === 'claude-opus-5-5', 2_000);
-    const row = (await stack.calls()).find((r) => r.upstream_message_id === entry.messageId);
-    expect(row).toMatchObject({ key_id: testKey.id, status: 200, ...expectedColumns(entry.usage!) });
+    const events = await res.text();
+    expect(events).toMatch(/Emulated reply to: hi/);
+    // Answered inside the gateway: the provider saw nothing more, and the call log has the usage it streamed.
+    expect(stack.emulator.ledger.entries).toHaveLength(served);
+    const row = (await stack.calls()).find((r) => r.id === res.headers.get('keygate-request-id'));
+    const final = [...events.matchAll(/^data: (.*)$/gm)]
+      .map((m) => JSON.parse(m[1]!))
+      .find((e) => e.type === 'message_delta');
+    expect(row).toMatchObject({
+      key_id: testKey.id,
+      status: 200,
+      model: 'claude-opus-5-5',
+      output_tokens: final.usage.output_tokens,
+    });
   });
 });

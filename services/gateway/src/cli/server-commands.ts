@@ -85,13 +85,26 @@ PGlite package once (the command says how to add it when it is missing).`,
   },
 };
 
-/** SIGINT and SIGTERM for the whole run: the first resolves `first`, every later one calls `onRepeat`'s handler. */
+// One Ctrl-C under `pnpm start` arrives twice: from the terminal and forwarded by pnpm, at once.
+const ECHO_MS = 500;
+
+/**
+ * SIGINT and SIGTERM for the whole run: the first resolves `first`, every later one calls
+ * `onRepeat`'s handler; one that follows the previous within ECHO_MS is the same keypress.
+ */
 function stopSignals() {
   let repeat: (signal: NodeJS.Signals) => void = () => {};
   let seen = 0;
+  let lastAt = 0;
   let resolveFirst!: (signal: NodeJS.Signals) => void;
   const first = new Promise<NodeJS.Signals>((r) => (resolveFirst = r));
-  const onSignal = (signal: NodeJS.Signals) => (seen++ === 0 ? resolveFirst(signal) : repeat(signal));
+  const onSignal = (signal: NodeJS.Signals) => {
+    const now = Date.now();
+    if (seen > 0 && now - lastAt < ECHO_MS) return;
+    lastAt = now;
+    if (seen++ === 0) resolveFirst(signal);
+    else repeat(signal);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   return {
