@@ -30,6 +30,9 @@ then writes the queued call log and exits 0.`,
         upstream: config.upstreamUrl,
         limits: gateway.limits.shared,
       });
+      const { startMessage } = await import('./start-message');
+      const accounts = await gateway.store.accounts.list({}, { limit: 1 });
+      process.stdout.write(startMessage(config, { url: gateway.url, hasAccounts: accounts.rows.length > 0 }));
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once('SIGINT', stop);
