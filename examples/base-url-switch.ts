@@ -10,7 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import Keygate from '@keygate/sdk';
 import { isMain, runExample, type Connection, type Print } from './lib/offline';
 
-const MODEL = 'claude-opus-4-5';
+const MODEL = 'claude-sonnet-4-6';
 
 /** App code written for the official SDK. It does not change. */
 async function answer(client: Anthropic, question: string): Promise<string> {

@@ -41,7 +41,7 @@ export async function main(connection: Connection, print: Print) {
   const message = await client.beta.messages
     .stream(
       {
-        model: 'claude-opus-4-5',
+        model: 'claude-sonnet-4-6',
         max_tokens: 256,
         messages: [{ role: 'user', content: 'List the files you would read first.' }],
       },

@@ -26,7 +26,7 @@ export async function main({ baseURL, appKey }: Connection, print: Print, bytes?
 
   const client = new Keygate({ baseURL, appKey });
   const summary = await summarizePdf(client, document, {
-    model: 'claude-opus-4-5',
+    model: 'claude-sonnet-4-6',
     instruction: 'Summarize the annual report for the board: results, risks, outlook.',
     format: 'bullets',
     title: 'Annual report',

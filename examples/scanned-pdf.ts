@@ -20,7 +20,7 @@ export async function main({ baseURL, appKey }: Connection, print: Print, bytes?
 
   const client = new Keygate({ baseURL, appKey });
   const message = await client.messages.create({
-    model: 'claude-opus-4-5',
+    model: 'claude-sonnet-4-6',
     max_tokens: 500,
     messages: [
       {

@@ -13,7 +13,7 @@ export async function main({ baseURL, appKey }: Connection, print: Print) {
 
   const chunks: string[] = [];
   const stream = client.messages.stream({
-    model: 'claude-opus-4-5',
+    model: 'claude-sonnet-4-6',
     max_tokens: 300,
     messages: [{ role: 'user', content: 'Write a short poem about gateways.' }],
   });

@@ -17,7 +17,7 @@ const FORECASTS: Record<string, { celsius: number; sky: string }> = {
 export async function main({ baseURL, appKey }: Connection, print: Print) {
   const client = new Keygate({ baseURL, appKey });
   const result = await client.runToolLoop({
-    model: 'claude-opus-4-5',
+    model: 'claude-sonnet-4-6',
     max_tokens: 1024,
     messages: [{ role: 'user', content: 'What is the weather in Paris, in Fahrenheit?' }],
     tools: [

@@ -26,7 +26,7 @@ export const VERSION = '0.1.0';
  *
  * const client = new Keygate({ appKey: process.env.KEYGATE_APP_KEY, baseURL: 'https://keygate.example.com' });
  * const message = await client.messages.create({
- *   model: 'claude-opus-4-5',
+ *   model: 'claude-sonnet-4-6',
  *   max_tokens: 1024,
  *   messages: [{ role: 'user', content: 'Hello' }],
  * });
@@ -102,7 +102,7 @@ export class Keygate extends Anthropic {
    *
    * @example
    * const { message, usage } = await client.runToolLoop({
-   *   model: 'claude-opus-4-5',
+   *   model: 'claude-sonnet-4-6',
    *   messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
    *   tools: [{ name: 'get_weather', description: 'Weather for a city', input_schema: z.object({ city: z.string() }) }],
    *   handlers: { get_weather: async ({ city }) => `18°C and clear in ${city}` },

@@ -79,7 +79,7 @@ async function inspect(bytes: PdfBytes, limits: PdfLimitOptions = {}): Promise<P
  *
  * @example
  * await client.messages.create({
- *   model: 'claude-opus-4-5',
+ *   model: 'claude-sonnet-4-6',
  *   max_tokens: 1024,
  *   messages: [{ role: 'user', content: [pdf.documentBlock(bytes, { title: 'Q3 report' }), { type: 'text', text: 'Key risks?' }] }],
  * });

@@ -71,7 +71,7 @@ const FORMATS: Record<string, string> = {
  *
  * @example
  * const { result, chunks, usage } = await summarizePdf(client, await readFile('contract.pdf'), {
- *   model: 'claude-opus-4-5',
+ *   model: 'claude-sonnet-4-6',
  *   instruction: 'List the parties, the term and every termination clause.',
  *   format: 'bullets',
  * });

@@ -114,7 +114,7 @@ export interface ToolLoopResult {
  * @example
  * import Keygate, { runToolLoop, z } from '@keygate/sdk';
  * const result = await runToolLoop(new Keygate(), {
- *   model: 'claude-opus-4-5',
+ *   model: 'claude-sonnet-4-6',
  *   messages: [{ role: 'user', content: 'Add 2 and 40, then say the result.' }],
  *   tools: [{ name: 'add', description: 'Adds two numbers', input_schema: z.object({ a: z.number(), b: z.number() }) }],
  *   handlers: { add: ({ a, b }) => a + b },

@@ -94,6 +94,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.route('/', healthRoutes(deps.readiness));
+  // The gateway's address opened in a browser: the dashboard, which asks for a sign-in.
+  app.on(['GET', 'HEAD'], '/', (c) => c.redirect('/dashboard', 302));
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 

@@ -41,4 +41,17 @@ describe('loadConfig', () => {
       'http://127.0.0.1:4010',
     );
   });
+
+  it('turns billing off only without Stripe', () => {
+    expect(loadConfig({}).billingEnforced).toBe(true);
+    expect(loadConfig({ KEYGATE_BILLING: 'off' }).billingEnforced).toBe(false);
+    expect(() => loadConfig({ KEYGATE_BILLING: 'maybe' })).toThrow(/KEYGATE_BILLING/);
+    expect(() =>
+      loadConfig({
+        KEYGATE_BILLING: 'off',
+        STRIPE_SECRET_KEY: 'sk_test_abc',
+        STRIPE_WEBHOOK_SECRET: 'whsec_x',
+      }),
+    ).toThrow(/KEYGATE_BILLING: `off` treats every account as paid/);
+  });
 });

@@ -220,6 +220,14 @@ export const EnvSchema = z.object({
         'its listening address',
       ),
     ),
+  KEYGATE_BILLING: z
+    .enum(['on', 'off'])
+    .default('on')
+    .meta(
+      doc(
+        '`off`: every account is treated as paid (a gateway for your own team: no trial end, no 402, no invoices); `on`: trials end and payments fall due (Stripe, or `keygate account mark-paid` / `set-trial`)',
+      ),
+    ),
   KEYGATE_PAYMENT_GRACE_DAYS: z.coerce
     .number()
     .int()
@@ -311,6 +319,8 @@ export interface Config {
   errorRateCheckMs: number;
   /** The gateway's address as customers reach it (Stripe Checkout returns there); null = its listening address. */
   publicUrl: string | null;
+  /** False (`KEYGATE_BILLING=off`): every account is treated as paid; no trial ends, no call is refused for payment. */
+  billingEnforced: boolean;
   /** Days calls keep working after a payment falls due and fails. */
   paymentGraceDays: number;
   /** How often each instance runs the billing clock (trial ends, grace, invoices). */
@@ -346,6 +356,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.STRIPE_SECRET_KEY && !e.STRIPE_WEBHOOK_SECRET) {
     throw new ConfigError(
       'Invalid configuration:\n  STRIPE_WEBHOOK_SECRET: required with STRIPE_SECRET_KEY (webhook events are verified with it)',
+    );
+  }
+  if (e.STRIPE_SECRET_KEY && e.KEYGATE_BILLING === 'off') {
+    throw new ConfigError(
+      'Invalid configuration:\n  KEYGATE_BILLING: `off` treats every account as paid, so it cannot go with STRIPE_SECRET_KEY (unset one of them)',
     );
   }
   if (e.KEYGATE_REQUEST_TIMEOUT_MS > 0 && e.KEYGATE_REQUEST_TIMEOUT_MS < e.KEYGATE_HEADERS_TIMEOUT_MS) {
@@ -394,6 +409,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
     publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
+    billingEnforced: e.KEYGATE_BILLING === 'on',
     paymentGraceDays: e.KEYGATE_PAYMENT_GRACE_DAYS,
     billingClockMs: e.KEYGATE_BILLING_CLOCK_MS,
     stripe: e.STRIPE_SECRET_KEY

@@ -86,7 +86,7 @@ describe('billing notices as alert webhooks', () => {
       cause: 'clock: trial_ended',
       due_at: new Date(trialEnd).toISOString(),
     });
-    expect(receiver.received[1]!.event.data.message).toMatch(/paused.*\/dashboard\/billing/);
+    expect(receiver.received[1]!.event.data.message).toMatch(/paused.*ask your Keygate operator/);
     // The second clock run three days ahead wrote no second notice, nor a second event.
     expect((await outbox(acct.id)).map((e) => e.kind)).toEqual(['trial_will_end', 'paused']);
     expect(receiver.received.map((r) => r.event.data.kind)).toEqual(['trial_will_end', 'paused']);

@@ -87,6 +87,33 @@ describe('keygate billing commands', () => {
     });
   }, 180_000);
 
+  it('set-trial runs an ended trial again until a date; bad input exits 2, an unknown account 4', async () => {
+    now = Date.now();
+    const acct = await stack.seedAccount({ plan: 'team', trialDays: 0 });
+    const until = new Date(now + 21 * 86_400_000).toISOString().slice(0, 10);
+    const set = await keygate(['account', 'set-trial', '--account', acct.id, '--until', until]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(new RegExp(`is trialing, its trial ends ${until} \\(2[01] days left\\)`));
+    const json = await keygate(['account', 'set-trial', '--account', acct.id, '--until', until, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      state: 'trialing',
+      calls_allowed: true,
+      trial: { ends_at: `${until}T00:00:00.000Z` },
+    });
+    expect((await keygate(['account', 'billing', '--account', acct.id])).stdout).toMatch(
+      new RegExp(`trial_ends\\s+${until}`),
+    );
+
+    const noDate = await keygate(['account', 'set-trial', '--account', acct.id]);
+    expect(noDate.code).toBe(2);
+    expect(noDate.stderr).toMatch(/--until/);
+    const past = await keygate(['account', 'set-trial', '--account', acct.id, '--until', '2020-01-01']);
+    expect(past.code).toBe(2);
+    expect(past.stderr).toMatch(/until: must be in the future/);
+    const unknown = await keygate(['account', 'set-trial', '--account', 'acct_nope', '--until', until]);
+    expect(unknown.code).toBe(4);
+  }, 120_000);
+
   it('without Stripe, checkout says how payments are recorded instead', async () => {
     now = Date.now();
     const acct = await stack.seedAccount({ plan: 'solo', trialDays: 0 });
@@ -96,7 +123,9 @@ describe('keygate billing commands', () => {
       body: '{}',
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error.message).toMatch(/keygate account mark-paid/);
+    expect(((await res.json()) as any).error.message).toMatch(
+      /keygate account set-trial.*keygate account mark-paid/,
+    );
     expect(
       (await fetch(`${stack.gateway.url}/billing/stripe/webhook`, { method: 'POST', body: '{}' })).status,
     ).toBe(404);

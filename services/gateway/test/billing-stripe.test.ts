@@ -64,7 +64,11 @@ describe('Checkout and the portal (stand-in Stripe on loopback)', () => {
     const acct = await stack.seedAccount({ plan: 'team', trialDays: 0 });
     await admin(acct, '/users', { email: 'two@stripe.test' });
     const key = (await admin(acct, '/api_keys', { name: 'app' })).body.key;
-    expect((await callModel(url(), key)).status).toBe(402);
+    const refused = await callModel(url(), key);
+    expect(refused.status).toBe(402);
+    // With checkout on this gateway, the admin is sent to it, not to the operator.
+    expect(refused.body.error.message).toMatch(/billing page \(\/dashboard\/billing\).*subscribe/);
+    expect(refused.body.error.message).not.toMatch(/operator/);
 
     const checkout = await admin(acct, '/billing/checkout', { plan: 'scale' });
     expect(checkout.body).toMatchObject({

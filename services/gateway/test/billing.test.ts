@@ -18,6 +18,16 @@ async function liveKey(acct: SeededAccount): Promise<string> {
   return res.body.key;
 }
 
+/** An account whose trial ended at creation, its live key, and a second instance that refuses it. */
+async function refusedOnPeer() {
+  now = Date.now();
+  const acct = await stack.seedAccount({ plan: 'team', trialDays: 0 });
+  const key = await liveKey(acct);
+  const peer = await stack.startPeer();
+  expect((await callModel(peer.url, key)).status).toBe(402);
+  return { acct, key, peer };
+}
+
 async function auditActions(acct: SeededAccount): Promise<any[]> {
   return (await admin(acct, '/audit_log?limit=100')).body.data;
 }
@@ -48,8 +58,10 @@ describe('trial without payment', () => {
       request_id: expect.stringMatching(/^req_/),
     });
     expect(refused.body.error.message).toMatch(/trial ended .* without a payment method/);
-    expect(refused.body.error.message).toContain('/dashboard/billing');
-    expect(refused.body.error.message).toContain('/v1/organizations/billing');
+    // No Stripe here: no checkout to send the admin to; the way out is the operator.
+    expect(refused.body.error.message).toContain('ask your Keygate operator to extend the trial');
+    expect(refused.body.error.message).toContain('keygate account set-trial');
+    expect(refused.body.error.message).not.toMatch(/subscribe|checkout/i);
     expect(refused.headers.get('request-id')).toBe(refused.body.request_id);
 
     // The account API keeps answering the admin, and says why.
@@ -59,7 +71,8 @@ describe('trial without payment', () => {
       state: 'paused',
       recorded_state: 'trialing',
       calls_allowed: false,
-      banner: { kind: 'blocked' },
+      billing: 'on',
+      banner: { kind: 'blocked', message: refused.body.error.message },
     });
     expect((await admin(acct, '/me')).status).toBe(200);
 
@@ -102,19 +115,95 @@ describe('trial without payment', () => {
     ]);
     expect(view.banner).toMatchObject({
       kind: 'trial_will_end',
-      message: expect.stringContaining('/dashboard/billing'),
+      message: expect.stringContaining('ask your Keygate operator to extend the trial'),
     });
+    expect(view.banner.message).not.toMatch(/subscribe/i);
     expect(view.trial.days_left).toBe(3);
+  });
+});
+
+describe('trial set by the operator (no Stripe)', () => {
+  it('set-trial lets an ended trial run again on a second instance within a second, and extends it', async () => {
+    const { acct, key, peer } = await refusedOnPeer();
+    await runClock();
+    expect((await admin(acct, '/billing/subscription')).body.recorded_state).toBe('paused');
+
+    const until = new Date(now + 30 * DAY);
+    const set = await op(`/accounts/${acct.id}/set_trial`, { until: until.toISOString() });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({
+      state: 'trialing',
+      calls_allowed: true,
+      trial: { ends_at: until.toISOString(), days_left: 30 },
+      banner: null,
+    });
+    const started = performance.now();
+    let status = 0;
+    while (performance.now() - started < 5_000 && (status = (await callModel(peer.url, key)).status) !== 200)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1_000);
+
+    // Extending a running trial changes no state, but is in the audit log with its new end.
+    const later = new Date(now + 60 * DAY);
+    const extended = await op(`/accounts/${acct.id}/set_trial`, { until: later.toISOString().slice(0, 10) });
+    expect(extended.body.trial.ends_at).toBe(`${later.toISOString().slice(0, 10)}T00:00:00.000Z`);
+    now = until.getTime() + DAY;
+    expect((await callModel(url(), key)).status).toBe(200);
+    const actions = await auditActions(acct);
+    expect(actions).toContainEqual(
+      expect.objectContaining({
+        action: 'subscription.trialing',
+        actor: 'operator',
+        details: expect.objectContaining({
+          from: 'paused',
+          to: 'trialing',
+          trial_ends_at: until.toISOString(),
+        }),
+      }),
+    );
+    expect(actions).toContainEqual(
+      expect.objectContaining({
+        action: 'subscription.trial_change',
+        actor: 'operator',
+        details: expect.objectContaining({ trial_ends_at: extended.body.trial.ends_at }),
+      }),
+    );
+  });
+
+  it('refuses a date in the past, a bad date, an unknown account, a suspended or a paid account', async () => {
+    now = Date.now();
+    const acct = await stack.seedAccount({ plan: 'solo' });
+    const past = await op(`/accounts/${acct.id}/set_trial`, { until: new Date(now - DAY).toISOString() });
+    expect(past.status).toBe(400);
+    expect(past.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      message: 'until: must be in the future.',
+    });
+    const bad = await op(`/accounts/${acct.id}/set_trial`, { until: 'next week' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/until/);
+    const unknown = await op('/accounts/acct_nope/set_trial', { until: new Date(now + DAY).toISOString() });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.type).toBe('not_found_error');
+
+    await op(`/accounts/${acct.id}/mark_paid`, { until: new Date(now + 10 * DAY).toISOString() });
+    const paid = await op(`/accounts/${acct.id}/set_trial`, { until: new Date(now + 5 * DAY).toISOString() });
+    expect(paid.status).toBe(400);
+    expect(paid.body.error.message).toMatch(/paid until .* mark-paid/);
+
+    expect((await op(`/accounts/${acct.id}/suspend`, {})).status).toBe(200);
+    const suspended = await op(`/accounts/${acct.id}/set_trial`, {
+      until: new Date(now + 5 * DAY).toISOString(),
+    });
+    expect(suspended.status).toBe(400);
+    expect(suspended.body.error.message).toMatch(/suspended: reactivate it first/);
   });
 });
 
 describe('paid by the operator (no Stripe)', () => {
   it('mark-paid restores service on a second instance within a second', async () => {
-    now = Date.now();
-    const acct = await stack.seedAccount({ plan: 'team', trialDays: 0 });
-    const key = await liveKey(acct);
-    const peer = await stack.startPeer();
-    expect((await callModel(peer.url, key)).status).toBe(402);
+    const { acct, key, peer } = await refusedOnPeer();
     expect((await callModel(url(), key)).status).toBe(402);
 
     const paid = await op(`/accounts/${acct.id}/mark_paid`, {

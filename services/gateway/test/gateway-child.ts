@@ -16,6 +16,8 @@ export interface GatewayProcess {
   url: string;
   env: NodeJS.ProcessEnv;
   stderr(): string;
+  /** What it printed on stdout so far (the start message). */
+  stdout(): string;
   exited: Promise<number | null>;
   /** Runs a CLI command against this gateway's database and parses its --json output. */
   cli(args: string[], env?: NodeJS.ProcessEnv): Promise<any>;
@@ -54,9 +56,11 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
       KEYGATE_DB_SCHEMA: schema,
       KEYGATE_SECRET: `secret-${randomBase62(24)}`,
     });
-  const proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let stdout = '';
   proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stdout!.on('data', (d) => (stdout += d));
   const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; proc.exitCode === null; i++) {
@@ -75,6 +79,7 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
     url,
     env,
     stderr: () => stderr,
+    stdout: () => stdout,
     exited,
     cli: (args, more = {}) =>
       new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -101,6 +101,33 @@ describe('Claude Code through a real gateway, unchanged', () => {
     // No call of the session stopped at the gateway (a refusal would be a row without a provider request).
     const session = (await stack.calls()).filter((r) => r.group_id === sessionId);
     expect(session.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
+  });
+
+  it("the README's settings.json: the base URL in its env block, the key from apiKeyHelper", {
+    timeout: 120_000,
+  }, async () => {
+    const { stack } = ctx;
+    const home = join(root, 'home-settings');
+    freshHome(home);
+    const key = await stack.newKey({ app: 'claude-code', environment: 'laptop' });
+    const keyFile = join(home, 'keygate-key');
+    writeFileSync(keyFile, `${key.secret}\n`, { mode: 0o600 });
+    mkdirSync(join(home, '.claude'));
+    writeFileSync(
+      join(home, '.claude/settings.json'),
+      JSON.stringify({
+        env: { ANTHROPIC_BASE_URL: stack.gateway.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+        apiKeyHelper: `cat ${keyFile}`,
+      }),
+    );
+    const sessionId = randomUUID();
+    // Nothing in the environment: everything comes from the settings file.
+    const run = await runClaude({ home, prompt: PROMPT, sessionId, env: {}, blackholePort });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Emulated reply to: /);
+    const session = (await stack.calls()).filter((r) => r.group_id === sessionId);
+    expect(session.length).toBeGreaterThan(0);
+    expect(session.map((r) => [r.key_id, r.status])).toEqual(session.map(() => [key.id, 200]));
   });
 
   it('a provider key in ANTHROPIC_API_KEY is refused with the 401 that says what to send, and nothing reaches the provider', {

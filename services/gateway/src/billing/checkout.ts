@@ -7,7 +7,7 @@ function requireStripe(deps: BillingDeps) {
   if (!deps.stripe) {
     throw new GatewayError(
       'invalid_request_error',
-      'Payments are not set up on this gateway (no STRIPE_SECRET_KEY): ask your Keygate operator, who records payments with `keygate account mark-paid`.',
+      'Payments are not set up on this gateway (no STRIPE_SECRET_KEY): ask your Keygate operator, who extends trials with `keygate account set-trial` and records payments with `keygate account mark-paid`.',
     );
   }
   return deps.stripe;

@@ -3,7 +3,7 @@ import type { SubscriptionRecord } from '../store';
 import { issueDueInvoices } from './invoices';
 import { changeSubscription, type BillingDeps } from './lifecycle';
 import { DAY } from './proration';
-import { effectiveState } from './standing';
+import { effectiveState, trialEndingMessage } from './standing';
 
 /** Days before a trial's end that the account is told (banner, alert outbox). */
 export const TRIAL_NOTICE_DAYS = 3;
@@ -20,6 +20,8 @@ export async function runBillingClock(
 ): Promise<{ transitions: number; notices: number; invoices: number }> {
   const now = deps.clock();
   const out = { transitions: 0, notices: 0, invoices: 0 };
+  // Billing off: every account is treated as paid, so nothing falls due.
+  if (deps.enforced === false) return out;
   for (const due of await deps.store.subscriptions.due(new Date(now), TRIAL_NOTICE_DAYS * DAY)) {
     try {
       out.notices += await trialNotice(deps, due, now);
@@ -61,7 +63,7 @@ async function trialNotice(deps: BillingDeps, s: SubscriptionRecord, now: number
     accountId: s.accountId,
     kind: 'trial_will_end',
     dueAt: s.trialEndsAt!,
-    message: `The free trial ends on ${s.trialEndsAt!.toISOString().slice(0, 10)}. Subscribe on the billing page (/dashboard/billing) to keep calling models.`,
+    message: trialEndingMessage(s.trialEndsAt!, !!deps.stripe),
   };
   const fresh = await deps.store.invoices.notice(
     notice,

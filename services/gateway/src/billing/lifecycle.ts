@@ -7,6 +7,7 @@ import {
   type Cause,
   type Decide,
   type Store,
+  type SubscriptionPatch,
   type SubscriptionRecord,
   type SubscriptionState,
 } from '../store';
@@ -20,8 +21,10 @@ export interface BillingDeps {
   graceDays: number;
   /** This instance's in-memory subscriptions: refreshed at once after a change made here. */
   book?: SubscriptionBook | null;
-  /** Null when Stripe is not configured (self-hosting: the operator marks accounts paid). */
+  /** Null when Stripe is not configured (self-hosting: the operator marks accounts paid or sets trials). */
   stripe: StripeBilling | null;
+  /** False with `KEYGATE_BILLING=off`: every account is treated as paid (no trial end, no 402, no invoices). */
+  enforced?: boolean;
   logger?: Logger;
 }
 
@@ -48,7 +51,7 @@ export async function changeSubscription(
       const seen = effectiveState(current, at.getTime(), deps.graceDays);
       const e =
         seen.state === state ? seen : effectiveState({ ...current, ...patch }, at.getTime(), deps.graceDays);
-      const message = standingMessage(e, deps.graceDays) ?? `The subscription is ${state}.`;
+      const message = standingMessage(e, deps.graceDays, !!deps.stripe) ?? `The subscription is ${state}.`;
       await insertAlertEvent(
         t,
         billingNotice(accountId, {
@@ -96,6 +99,29 @@ function firstPeriod(
   return { currentPeriodStart: start, currentPeriodEnd: addMonths(start, 1) };
 }
 
+/**
+ * An operator's change that runs until a future date (a payment recorded, a trial set): refused
+ * for a date in the past and for a suspended account.
+ */
+async function untilChange(
+  deps: BillingDeps,
+  accountId: string,
+  until: Date,
+  cause: { actor: string; ref: string },
+  decide: (s: SubscriptionRecord, now: number) => SubscriptionPatch,
+): Promise<SubscriptionRecord> {
+  const now = deps.clock();
+  if (until.getTime() <= now)
+    throw new GatewayError('invalid_request_error', 'until: must be in the future.');
+  await requireSubscription(deps, accountId);
+  const result = await changeSubscription(deps, accountId, { kind: 'operator', ...cause }, (s) => {
+    if (s.state === 'suspended')
+      throw new GatewayError('invalid_request_error', 'The account is suspended: reactivate it first.');
+    return decide(s, now);
+  });
+  return result!.after;
+}
+
 /** Self-hosting without Stripe: the operator records that the account has paid until `until`. */
 export async function markPaid(
   deps: BillingDeps,
@@ -103,28 +129,52 @@ export async function markPaid(
   until: Date,
   actor: string,
 ): Promise<SubscriptionRecord> {
-  const now = deps.clock();
-  if (until.getTime() <= now)
-    throw new GatewayError('invalid_request_error', 'until: must be in the future.');
-  await requireSubscription(deps, accountId);
-  const result = await changeSubscription(
+  const after = await untilChange(
     deps,
     accountId,
-    { kind: 'operator', actor, ref: `paid until ${until.toISOString()}` },
-    (s) => {
-      if (s.state === 'suspended')
-        throw new GatewayError('invalid_request_error', 'The account is suspended: reactivate it first.');
-      return {
-        state: 'active',
-        paidUntil: until,
-        pastDueSince: null,
-        cancelAtPeriodEnd: false,
-        ...firstPeriod(s, now),
-      };
+    until,
+    { actor, ref: `paid until ${until.toISOString()}` },
+    (s, now) => ({
+      state: 'active',
+      paidUntil: until,
+      pastDueSince: null,
+      cancelAtPeriodEnd: false,
+      ...firstPeriod(s, now),
+    }),
+  );
+  await deps.store.invoices.markPaid(accountId, until, new Date(deps.clock()), null);
+  return after;
+}
+
+/**
+ * Self-hosting without Stripe: the operator sets (or extends, or shortens) the free trial to end
+ * at `until`. An account whose trial had ended is trialing again, so its calls resume at once.
+ */
+export function setTrial(
+  deps: BillingDeps,
+  accountId: string,
+  until: Date,
+  actor: string,
+): Promise<SubscriptionRecord> {
+  return untilChange(
+    deps,
+    accountId,
+    until,
+    { actor, ref: `trial until ${until.toISOString()}` },
+    (s, now) => {
+      if (s.stripeSubscriptionId && !['canceled', 'incomplete'].includes(s.state))
+        throw new GatewayError(
+          'invalid_request_error',
+          'This account pays through Stripe: its trial is set in Stripe, not here.',
+        );
+      if (s.paidUntil && s.paidUntil.getTime() > now)
+        throw new GatewayError(
+          'invalid_request_error',
+          `The account is paid until ${s.paidUntil.toISOString()}: a trial would change nothing (record a later payment with mark-paid instead).`,
+        );
+      return { state: 'trialing', trialEndsAt: until, pastDueSince: null, cancelAtPeriodEnd: false };
     },
   );
-  await deps.store.invoices.markPaid(accountId, until, new Date(now), null);
-  return result!.after;
 }
 
 /**

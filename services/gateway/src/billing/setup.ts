@@ -9,8 +9,13 @@ import { connectStripe } from './stripe';
 export const DEFAULT_GRACE_DAYS = 7;
 
 /** Billing without an in-memory book or Stripe: what the CLI's in-process operator API needs. */
-export function plainBilling(store: Store, clock: () => number, graceDays = DEFAULT_GRACE_DAYS): BillingDeps {
-  return { store, clock, graceDays, stripe: null, book: null };
+export function plainBilling(
+  store: Store,
+  clock: () => number,
+  graceDays = DEFAULT_GRACE_DAYS,
+  enforced = true,
+): BillingDeps {
+  return { store, clock, graceDays, stripe: null, book: null, enforced };
 }
 
 export interface GatewayBilling extends BillingDeps {
@@ -30,18 +35,27 @@ export async function openBilling(
   logger: Logger,
   url: () => string,
 ): Promise<GatewayBilling> {
-  const book = new SubscriptionBook(store, { clock, graceDays: config.paymentGraceDays, logger });
   const stripe = config.stripe
     ? await connectStripe({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() })
     : null;
+  const enforced = config.billingEnforced;
+  const book = new SubscriptionBook(store, {
+    clock,
+    graceDays: config.paymentGraceDays,
+    enforced,
+    checkout: !!stripe,
+    logger,
+  });
   const deps: GatewayBilling = {
     store,
     clock,
     graceDays: config.paymentGraceDays,
     book,
     stripe,
+    enforced,
     logger,
     startClock() {
+      if (!enforced) return () => {};
       let running: Promise<unknown> | null = null;
       const timer = setInterval(() => {
         running ??= runBillingClock(deps)

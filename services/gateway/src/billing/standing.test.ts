@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DAY } from './proration';
-import { effectiveState, type Standing } from './standing';
+import {
+  billingRefusal,
+  effectiveState,
+  standingMessage,
+  trialEndingMessage,
+  type Standing,
+} from './standing';
 
 const T = Date.parse('2026-05-01T12:00:00Z');
 const base: Standing = {
@@ -57,5 +63,41 @@ describe('effective state from the clock', () => {
     for (const state of ['paused', 'incomplete', 'canceled', 'unpaid'] as const)
       expect(effectiveState({ ...base, state }, T - DAY, 7).block).not.toBeNull();
     expect(effectiveState({ ...base, state: 'suspended' }, T + DAY, 7).block).toBeNull();
+  });
+});
+
+describe('what the account is told, by what this gateway can do', () => {
+  const since = new Date(T);
+  it('with checkout: the billing page and the account API; without: the operator and the commands', () => {
+    for (const block of [
+      'trial_ended',
+      'paid_period_ended',
+      'unpaid',
+      'canceled',
+      'paused',
+      'incomplete',
+    ] as const) {
+      const withCheckout = billingRefusal(block, since, true);
+      expect(withCheckout.status).toBe(402);
+      expect(withCheckout.message).toContain('/dashboard/billing');
+      const without = billingRefusal(block, since, false).message;
+      expect(without, block).toContain('ask your Keygate operator');
+      expect(without, block).toContain('keygate account set-trial');
+      expect(without, block).not.toMatch(/subscribe|checkout|billing page/i);
+    }
+    expect(billingRefusal('trial_ended', since, true).message).toMatch(/ended on 2026-05-01 .*: subscribe/);
+  });
+
+  it('an overdue payment and the trial notice follow the same rule', () => {
+    const overdue = { state: 'past_due' as const, block: null, since };
+    expect(standingMessage(overdue, 7, true)).toMatch(/calls stop 7 days .* Pay on the billing page/);
+    expect(standingMessage(overdue, 7, false)).toMatch(/Ask your Keygate operator to record the payment/);
+    expect(standingMessage({ state: 'active', block: null, since: null }, 7, false)).toBeNull();
+    expect(trialEndingMessage(since, true)).toBe(
+      'The free trial ends on 2026-05-01. Subscribe on the billing page (/dashboard/billing) to keep calling models.',
+    );
+    expect(trialEndingMessage(since, false)).toMatch(
+      /^The free trial ends on 2026-05-01\. .*ask your Keygate operator to extend the trial/,
+    );
   });
 });

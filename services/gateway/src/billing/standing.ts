@@ -6,6 +6,9 @@ import { DAY } from './proration';
 
 export const BILLING_PAGE = '/dashboard/billing';
 const WHERE = `An account admin can fix it on the billing page (${BILLING_PAGE}) or through the account API (GET /v1/organizations/billing/subscription, POST /v1/organizations/billing/checkout)`;
+/** A gateway without checkout (no Stripe) takes no payment online: only its operator can let calls resume. */
+const ASK_OPERATOR =
+  'This gateway takes no payments online: ask your Keygate operator to extend the trial (`keygate account set-trial`) or record a payment (`keygate account mark-paid`), and calls resume within a second.';
 
 /** Why calls are refused, or null while the account may call models. */
 export type Block =
@@ -85,29 +88,55 @@ export function effectiveState(
 
 const day = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : 'recently');
 
-/** The 402 a refused call gets: what happened, what to do, and where. */
-export function billingRefusal(block: Exclude<Block, null>, since: Date | null): GatewayError {
-  const what: Record<Exclude<Block, null>, string> = {
-    trial_ended: `This account's free trial ended on ${day(since)} without a payment method, so model calls are paused. ${WHERE}: subscribe, and calls resume within a second.`,
-    payment_failed: `This account's payment failed on ${day(since)} and the grace period is over, so model calls are paused. ${WHERE}: update the payment method or pay the open invoice, and calls resume within a second.`,
-    paid_period_ended: `This account's paid period ended on ${day(since)} and the grace period is over, so model calls are paused. ${WHERE}, or ask your Keygate operator to record the payment.`,
-    unpaid: `This account's subscription is unpaid, so model calls are paused. ${WHERE}: pay the open invoice, and calls resume within a second.`,
-    canceled: `This account's subscription was canceled${since ? ` on ${day(since)}` : ''}, so model calls are refused. ${WHERE}: subscribe again to resume.`,
-    paused: `This account's subscription is paused (the trial ended without a payment method). ${WHERE}: add a payment method to resume.`,
-    incomplete: `This account's first payment is not complete yet. ${WHERE}: finish the checkout to start calling models.`,
+/**
+ * The 402 a refused call gets: what happened, what to do, and where. `checkout` says whether
+ * this gateway can take a payment (Stripe); without it the way out is the operator.
+ */
+export function billingRefusal(
+  block: Exclude<Block, null>,
+  since: Date | null,
+  checkout: boolean,
+): GatewayError {
+  const why: Record<Exclude<Block, null>, string> = {
+    trial_ended: `This account's free trial ended on ${day(since)} without a payment method, so model calls are paused.`,
+    payment_failed: `This account's payment failed on ${day(since)} and the grace period is over, so model calls are paused.`,
+    paid_period_ended: `This account's paid period ended on ${day(since)} and the grace period is over, so model calls are paused.`,
+    unpaid: "This account's subscription is unpaid, so model calls are paused.",
+    canceled: `This account's subscription was canceled${since ? ` on ${day(since)}` : ''}, so model calls are refused.`,
+    paused: "This account's subscription is paused (the trial ended without a payment method).",
+    incomplete: "This account's first payment is not complete yet.",
   };
-  return new GatewayError('billing_error', what[block], { headers: { 'x-should-retry': 'false' } });
+  const fix: Record<Exclude<Block, null>, string> = {
+    trial_ended: `${WHERE}: subscribe, and calls resume within a second.`,
+    payment_failed: `${WHERE}: update the payment method or pay the open invoice, and calls resume within a second.`,
+    paid_period_ended: `${WHERE}, or ask your Keygate operator to record the payment.`,
+    unpaid: `${WHERE}: pay the open invoice, and calls resume within a second.`,
+    canceled: `${WHERE}: subscribe again to resume.`,
+    paused: `${WHERE}: add a payment method to resume.`,
+    incomplete: `${WHERE}: finish the checkout to start calling models.`,
+  };
+  const message = `${why[block]} ${checkout ? fix[block] : ASK_OPERATOR}`;
+  return new GatewayError('billing_error', message, { headers: { 'x-should-retry': 'false' } });
 }
 
 /** What an account is told about its standing (banner, `billing.notice` alert): why calls stop or will stop, and what to do; null when all is well. */
 export function standingMessage(
   e: { state: SubscriptionState; block: Block; since: Date | null },
   graceDays: number,
+  checkout: boolean,
 ): string | null {
-  if (e.block) return billingRefusal(e.block, e.since).message;
+  if (e.block) return billingRefusal(e.block, e.since, checkout).message;
   if (e.state === 'past_due')
-    return `A payment is overdue: calls stop ${graceDays} days after it fell due. Pay on the billing page (${BILLING_PAGE}).`;
+    return `A payment is overdue: calls stop ${graceDays} days after it fell due. ${checkout ? `Pay on the billing page (${BILLING_PAGE}).` : 'Ask your Keygate operator to record the payment (`keygate account mark-paid`).'}`;
   return null;
+}
+
+/** What an account is told three days before its trial ends. */
+export function trialEndingMessage(end: Date, checkout: boolean): string {
+  const how = checkout
+    ? `Subscribe on the billing page (${BILLING_PAGE}) to keep calling models.`
+    : 'To keep calling models after it, ask your Keygate operator to extend the trial (`keygate account set-trial`) or record a payment (`keygate account mark-paid`).';
+  return `The free trial ends on ${end.toISOString().slice(0, 10)}. ${how}`;
 }
 
 /**
@@ -121,16 +150,20 @@ export class SubscriptionBook {
   readonly #store: Pick<Store, 'subscriptions'>;
   readonly #clock: () => number;
   readonly #graceDays: number;
+  readonly #enforced: boolean;
+  readonly #checkout: boolean;
   readonly #logger: Logger | undefined;
   #generation = 0;
 
   constructor(
     store: Pick<Store, 'subscriptions'>,
-    opts: { clock: () => number; graceDays: number; logger?: Logger },
+    opts: { clock: () => number; graceDays: number; enforced?: boolean; checkout?: boolean; logger?: Logger },
   ) {
     this.#store = store;
     this.#clock = opts.clock;
     this.#graceDays = opts.graceDays;
+    this.#enforced = opts.enforced ?? true;
+    this.#checkout = opts.checkout ?? false;
     this.#logger = opts.logger;
   }
 
@@ -160,12 +193,13 @@ export class SubscriptionBook {
     work?.catch((error) => this.#logger?.warn('subscription refresh failed', { error, payload }));
   }
 
-  /** Throws the 402 for an account whose calls are paused; admin keys never come here (they cannot call models). */
+  /** Throws the 402 for an account whose calls are paused (never with billing off); admin keys never come here (they cannot call models). */
   admit(principal: Principal): void {
+    if (!this.#enforced) return;
     const row = this.#rows.get(principal.account.id);
     const s: Standing = row ?? { ...NO_ROW, trialEndsAt: principal.account.trialEndsAt };
     const { block, since } = effectiveState(s, this.#clock(), this.#graceDays);
-    if (block) throw billingRefusal(block, since);
+    if (block) throw billingRefusal(block, since, this.#checkout);
   }
 }
 

@@ -50,18 +50,22 @@ export function noticeJson(n: NoticeRecord) {
 
 /** The state as of now, the trial, and the banner (why calls stop or will stop, the trial notice). */
 function standingOf(
-  deps: Pick<BillingDeps, 'clock' | 'graceDays'>,
+  deps: Pick<BillingDeps, 'clock' | 'graceDays' | 'enforced' | 'stripe'>,
   s: SubscriptionRecord,
   notices: NoticeRecord[],
 ) {
   const now = deps.clock();
-  const e = effectiveState(s, now, deps.graceDays);
+  // Billing off: every account is treated as paid (the operator's suspension still holds).
+  const e =
+    deps.enforced === false
+      ? { state: s.state === 'suspended' ? s.state : ('active' as const), block: null, since: null }
+      : effectiveState(s, now, deps.graceDays);
   const trialEnd = s.trialEndsAt?.getTime() ?? null;
   const inTrial = e.state === 'trialing' && trialEnd !== null && trialEnd > now;
   const trialNotice = inTrial
     ? notices.find((n) => n.kind === 'trial_will_end' && n.dueAt.getTime() === trialEnd)
     : undefined;
-  const standing = standingMessage(e, deps.graceDays);
+  const standing = standingMessage(e, deps.graceDays, !!deps.stripe);
   const banner = e.block
     ? { kind: 'blocked', message: standing! }
     : trialNotice
@@ -115,6 +119,8 @@ export async function subscriptionView(deps: BillingDeps, accountId: string) {
     paid_until: iso(s.paidUntil),
     past_due_since: iso(s.pastDueSince),
     grace_days: deps.graceDays,
+    /** `off` (KEYGATE_BILLING=off): the gateway treats every account as paid. */
+    billing: deps.enforced === false ? ('off' as const) : ('on' as const),
     payment: {
       provider: s.stripeSubscriptionId ? ('stripe' as const) : s.paidUntil ? ('manual' as const) : null,
       stripe_available: !!deps.stripe,

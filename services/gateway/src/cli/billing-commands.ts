@@ -30,6 +30,27 @@ KEYGATE_PAYMENT_GRACE_DAYS), and the account's invoices up to DATE are marked pa
     },
   },
 
+  'account set-trial': {
+    summary: "Set or extend an account's free trial (gateways without Stripe)",
+    usage: `Usage: keygate account set-trial --account ID --until DATE [--json]
+
+Calls work until DATE (a day, 2027-01-31, meaning its midnight UTC, or an RFC 3339 timestamp).
+An account whose trial ended is trialing again at once; three days before DATE the account is
+told. With Stripe the
+trial is Stripe's; to let calls run without any end, start the gateway with KEYGATE_BILLING=off.`,
+    options: { account: { type: 'string' }, until: { type: 'string' } },
+    async call(values, backend) {
+      const until = required(values, 'until', this.usage);
+      const s = await backend.request('POST', `${accountPath(values, this.usage)}/set_trial`, {
+        body: { until },
+      });
+      return {
+        json: s,
+        text: `Account ${s.account_id} is ${s.state}, its trial ends ${day(s.trial.ends_at)} (${s.trial.days_left} day${s.trial.days_left === 1 ? '' : 's'} left).`,
+      };
+    },
+  },
+
   'account billing': {
     summary: "Show an account's subscription: state, plan, trial, seats, period",
     usage: 'Usage: keygate account billing --account ID [--json]',

@@ -24,7 +24,7 @@ export async function inProcessApi(config: Config) {
     operatorToken: token,
     trialDays: config.trialDays,
     logger,
-    billing: plainBilling(rt.store, Date.now, config.paymentGraceDays),
+    billing: plainBilling(rt.store, Date.now, config.paymentGraceDays, config.billingEnforced),
   });
   const via = config.databaseUrl
     ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}`

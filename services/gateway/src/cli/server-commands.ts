@@ -34,6 +34,9 @@ then writes the queued call log and exits 0.`,
         upstream: config.upstreamUrl,
         limits: gateway.limits.shared,
       });
+      const { startMessage } = await import('./start-message');
+      const accounts = await gateway.store.accounts.list({}, { limit: 1 });
+      process.stdout.write(startMessage(config, { url: gateway.url, hasAccounts: accounts.rows.length > 0 }));
       const first = await stop.first;
       logger.info('shutting down; writing the call log', { signal: first });
       stop.onRepeat((signal) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { timestamp } from '../reports/query';
 import type { AdminEnv } from '../accounts/scope';
 import { runBillingClock } from '../billing/clock';
-import { markPaid, type BillingDeps } from '../billing/lifecycle';
+import { markPaid, setTrial, type BillingDeps } from '../billing/lifecycle';
 import { catalogJson, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
@@ -35,7 +35,7 @@ const PlanChange = z.strictObject({
     .optional(),
 });
 
-const MarkPaid = z.strictObject({ until: timestamp });
+const Until = z.strictObject({ until: timestamp });
 
 const PLAN_ID = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -105,12 +105,24 @@ export function operatorBillingRoutes(
   const markPaidOp = operation({
     tag,
     summary: 'Record a payment made outside Stripe: calls are allowed until the date (plus the grace period)',
-    body: MarkPaid,
+    body: Until,
   });
   app.post('/accounts/:account_id/mark_paid', markPaidOp, async (c) => {
     const body = c.req.valid('json');
     const id = c.req.param('account_id');
     await markPaid(deps, id, body.until, actorOf(c));
+    return c.json(await subscriptionView(deps, id));
+  });
+
+  /** Self-hosting without Stripe: the trial ends at a date (later or earlier); an ended trial runs again. */
+  const setTrialOp = operation({
+    tag,
+    summary: 'Set or extend the free trial: calls are allowed until the date (an ended trial runs again)',
+    body: Until,
+  });
+  app.post('/accounts/:account_id/set_trial', setTrialOp, async (c) => {
+    const id = c.req.param('account_id');
+    await setTrial(deps, id, c.req.valid('json').until, actorOf(c));
     return c.json(await subscriptionView(deps, id));
   });
 

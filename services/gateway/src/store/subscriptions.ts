@@ -170,18 +170,22 @@ export function subscriptionQueries(sql: Sql) {
             has_payment_method = ${after.hasPaymentMethod}, stripe_customer_id = ${after.stripeCustomerId},
             stripe_subscription_id = ${after.stripeSubscriptionId}, stripe_event_at = ${after.stripeEventAt}, updated_at = now()
           where account_id = ${accountId}`;
-        if (
-          after.planId !== before!.planId ||
-          after.trialEndsAt?.getTime() !== before!.trialEndsAt?.getTime()
-        ) {
+        const trialMoved = after.trialEndsAt?.getTime() !== before!.trialEndsAt?.getTime();
+        if (after.planId !== before!.planId || trialMoved) {
           await t`update accounts set plan_id = ${after.planId}, trial_ends_at = ${after.trialEndsAt} where id = ${accountId}`;
         }
-        if (after.state !== before!.state || after.planId !== before!.planId) {
+        const moved = after.state !== before!.state || after.planId !== before!.planId;
+        if (moved)
           await t`
             insert into subscription_transitions (id, account_id, from_state, to_state, from_plan, to_plan, cause, cause_ref, at)
             values (${newId('subtr')}, ${accountId}, ${before!.state}, ${after.state}, ${before!.planId}, ${after.planId}, ${cause.kind}, ${cause.ref}, ${at})`;
+        if (moved || trialMoved) {
           const action =
-            after.state !== before!.state ? `subscription.${after.state}` : 'account.plan_change';
+            after.state !== before!.state
+              ? `subscription.${after.state}`
+              : after.planId !== before!.planId
+                ? 'account.plan_change'
+                : 'subscription.trial_change';
           if (cause.audit !== false)
             await writeAudit(t, accountId, {
               actor: cause.actor,
@@ -195,6 +199,7 @@ export function subscriptionQueries(sql: Sql) {
                 cause: cause.kind,
                 cause_ref: cause.ref,
                 at: at.toISOString(),
+                ...(trialMoved ? { trial_ends_at: after.trialEndsAt?.toISOString() ?? null } : {}),
               },
             });
         }

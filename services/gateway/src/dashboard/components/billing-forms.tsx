@@ -50,7 +50,9 @@ export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: 
           <p>
             {stripe
               ? `Choosing a plan opens Stripe Checkout for the account's ${s.seats.charged} seat${s.seats.charged === 1 ? '' : 's'}${s.trial.days_left > 0 ? "; the trial's remaining days carry over" : ''}.`
-              : 'Payments on this gateway are recorded by its operator (no Stripe): a plan change applies at once and shows on the upcoming invoice.'}
+              : s.billing === 'off'
+                ? "Billing is off on this gateway: calls are never paused for payment. A plan change sets the account's seat rules, limits and features at once."
+                : 'Payments on this gateway are recorded by its operator (no Stripe): a plan change applies at once and shows on the upcoming invoice; the operator extends a trial with `keygate account set-trial`.'}
             {tooSmall.map(
               (p) =>
                 ` ${p.name} has ${p.max_seats} seat${p.max_seats === 1 ? '' : 's'} and the account ${s.seats.members} members: remove members to choose it.`,
