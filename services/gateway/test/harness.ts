@@ -10,7 +10,7 @@ import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { createStore, openDatabase, type Store } from '../src/store';
-import type { CallRecord } from '../src/call-log/record';
+import type { CallRecord } from '../src/lib/call-record';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
 export const PROVIDER_KEY = `sk-ant-api03-${randomBase62(40)}`;

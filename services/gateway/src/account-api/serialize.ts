@@ -1,12 +1,5 @@
 import type { Statement } from '../billing/statement';
-import type {
-  AccountRecord,
-  AuditRecord,
-  KeyRecord,
-  MemberRecord,
-  PlanRecord,
-  RequestRecord,
-} from '../store';
+import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord, RequestRecord } from '../store';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -64,19 +57,6 @@ export function keyJson(k: KeyRecord) {
     created_at: iso(k.createdAt),
     created_by: k.createdBy,
     last_used_at: iso(k.lastUsedAt),
-  };
-}
-
-export function planJson(p: PlanRecord) {
-  return {
-    id: p.id,
-    type: 'plan' as const,
-    name: p.name,
-    price_cents: p.priceCents,
-    currency: p.currency,
-    per_seat: p.perSeat,
-    max_seats: p.maxSeats,
-    trial_days: p.trialDays,
   };
 }
 

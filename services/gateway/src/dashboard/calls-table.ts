@@ -1,4 +1,4 @@
-import { rowCounts, usageCostCents } from '../billing/prices';
+import { rowCounts, usageCostCents } from '../pricing/prices';
 import type { RequestRecord, UsageRow } from '../store';
 import { usageFigures } from '../usage/usage';
 import { localTime } from '../reports/time-zone';

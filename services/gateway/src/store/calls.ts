@@ -1,4 +1,4 @@
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
 import type { Sql } from './database';
 

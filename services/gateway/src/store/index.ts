@@ -47,7 +47,7 @@ export {
   type WebhookEndpointRecord,
 } from './alerts';
 export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, SpendRow } from './budgets';
-export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
+export type { KeyFilter, KeyKind, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export {
   DuplicateMemberError,
   LastAdminError,

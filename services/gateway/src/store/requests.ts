@@ -1,4 +1,4 @@
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import type { Sql } from './database';
 import { keyset, type Page, type PageQuery } from './pagination';
 

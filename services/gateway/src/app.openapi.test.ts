@@ -1,8 +1,8 @@
 import { validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
-import { createApp, type AppDeps } from '../app';
-import { createLogger } from '../lib/logger';
-import { DOCUMENTED_APIS, documentedRoutes, notJsonApi, openApiPath } from './openapi';
+import { createApp, type AppDeps } from './app';
+import { createLogger } from './lib/logger';
+import { DOCUMENTED_APIS, documentedRoutes, notJsonApi, openApiPath } from './api-docs/openapi';
 
 // Building the app registers every route; no handler runs, so the dependencies are never touched.
 const app = createApp({
