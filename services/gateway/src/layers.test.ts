@@ -66,7 +66,7 @@ function sources(dir: string): string[] {
   });
 }
 
-/** `account-api/serialize.ts` → `account-api`; `app-env.ts` → `app-env`; `app.openapi.test.ts` → `app`. */
+/** `account-api/serialize.ts` → `account-api`; `app-env.ts` → `app-env`; `config.test.ts` → `config`. */
 function roomOf(path: string): string {
   const [first = '', ...rest] = relative(SRC, path).split('/');
   return rest.length > 0 ? first : (first.split('.')[0] ?? first);
