@@ -10,7 +10,7 @@
 import { createLogger, stderrSink, type LineSink } from '../services/gateway/src/lib/logger';
 import { AccessLog } from '../services/gateway/src/metrics/access-log';
 import { GatewayMetrics } from '../services/gateway/src/metrics/metrics';
-import type { CallRecord } from '../services/gateway/src/call-log/record';
+import type { CallRecord } from '../services/gateway/src/lib/call-record';
 import { spawnArm, type Arm } from './lib/arms';
 import { serialRounds } from './lib/phases';
 import { percentile } from './lib/stats';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createStore, openDatabase } from '../../services/gateway/src/store/index';
-import type { CallRecord } from '../../services/gateway/src/call-log/record';
+import type { CallRecord } from '../../services/gateway/src/lib/call-record';
 
 const BATCH = 100;
 const RECORDS = 20_000;

@@ -1,14 +1,13 @@
 import type { HttpBindings } from '@hono/node-server';
-import type { Principal } from './auth/resolver';
+import type { KeyAuthVariables } from './auth/middleware';
 import type { Logger } from './lib/logger';
 
-/** The typed Hono environment: Node bindings plus what middleware resolves. */
+/** The typed Hono environment: Node bindings plus the variables each middleware declares. */
 export interface AppEnv {
   Bindings: HttpBindings;
-  Variables: {
+  Variables: KeyAuthVariables & {
     requestId: string;
     /** The app's logger with this request's id on every line. */
     logger: Logger;
-    principal: Principal;
   };
 }

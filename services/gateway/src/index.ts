@@ -5,4 +5,4 @@ export { createAccount, createKey, type NewAccount, type NewKey } from './accoun
 export { generateKey, parseKey, hashKey, type KeyKind } from './auth/keys';
 export { SecretBox } from './lib/secret-box';
 export { createLogger, stderrSink, type Logger } from './lib/logger';
-export type { CallRecord } from './call-log/record';
+export type { CallRecord } from './lib/call-record';

@@ -25,7 +25,7 @@ import { InFlightCalls } from './proxy/in-flight';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import type { CallRecord } from './call-log/record';
+import type { CallRecord } from './lib/call-record';
 import { Spool } from './call-log/spool';
 import { CallLogWriter } from './call-log/writer';
 

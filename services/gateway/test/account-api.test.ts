@@ -4,18 +4,12 @@ import { api, callModel, startStack, type SeededAccount, type Stack } from './ha
 let stack: Stack;
 let acme: SeededAccount;
 let other: SeededAccount;
-let suspended: SeededAccount;
 const url = () => stack.gateway.url;
 
 beforeAll(async () => {
   stack = await startStack();
   acme = await stack.seedAccount({ name: 'Acme' });
   other = await stack.seedAccount({ name: 'Other' });
-  suspended = await stack.seedAccount({ name: 'Suspended' });
-  await api(stack.gateway.url, `/operator/v1/accounts/${suspended.id}/suspend`, {
-    bearer: 'operator-token-0123456789',
-    method: 'POST',
-  });
 });
 afterAll(() => stack?.close());
 
@@ -69,49 +63,7 @@ describe('authentication (security)', () => {
   });
 });
 
-describe('every account API route needs an admin key of an active account (security)', () => {
-  const routes = [
-    ['GET', '/me'],
-    ['GET', '/users'],
-    ['POST', '/users'],
-    ['GET', '/users/user_x'],
-    ['POST', '/users/user_x'],
-    ['DELETE', '/users/user_x'],
-    ['GET', '/api_keys'],
-    ['POST', '/api_keys'],
-    ['GET', '/api_keys/key_x'],
-    ['POST', '/api_keys/key_x'],
-    ['POST', '/api_keys/key_x/rotate'],
-    ['DELETE', '/api_keys/key_x'],
-    ['GET', '/usage_report/messages'],
-    ['GET', '/cost_report'],
-    ['GET', '/usage_summary'],
-    ['GET', '/requests'],
-    ['GET', '/audit_log'],
-    ['GET', '/billing'],
-  ] as const;
-
-  it.each(routes)(
-    '%s %s: 401 without a key or with an app key, 403 once the account is suspended',
-    async (method, path) => {
-      const full = `/v1/organizations${path}`;
-      const body = method === 'POST' ? {} : undefined;
-      expectError(await api(url(), full, { method, body }), 401, 'authentication_error');
-      expectError(
-        await api(url(), full, { method, body, bearer: stack.appKey }),
-        401,
-        'authentication_error',
-        /admin key/,
-      );
-      expectError(
-        await api(url(), full, { method, body, key: suspended.adminKey }),
-        403,
-        'permission_error',
-        /suspended/,
-      );
-    },
-  );
-});
+// Every route of the route table against every kind of wrong key: route-security.test.ts.
 
 describe('GET /v1/organizations/me', () => {
   it('answers the account, its plan, trial and seats', async () => {

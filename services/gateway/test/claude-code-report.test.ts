@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { usageCostCents } from '../src/billing/prices';
+import { usageCostCents } from '../src/pricing/prices';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import { api, callModel, startStack, type Stack } from './harness';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowCounts, usageCostCents } from '../src/billing/prices';
+import { rowCounts, usageCostCents } from '../src/pricing/prices';
 import type { UsageRow } from '../src/store';
 import { cliFor, type Cli } from './cli-runner';
 import { callModel, PROVIDER_KEY, startStack, type Stack } from './harness';

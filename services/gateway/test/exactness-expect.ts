@@ -1,6 +1,6 @@
-import { priceFor } from '../src/billing/prices';
+import { priceFor } from '../src/pricing/prices';
 import type { Figures } from '../src/dashboard/data';
-import type { CallRecord } from '../src/call-log/record';
+import type { CallRecord } from '../src/lib/call-record';
 
 export type { Figures };
 

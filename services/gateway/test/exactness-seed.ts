@@ -1,4 +1,4 @@
-import type { CallRecord } from '../src/call-log/record';
+import type { CallRecord } from '../src/lib/call-record';
 import { api, callAt, type SeededAccount, type Stack } from './harness';
 
 /** Six UTC days around the start of US daylight saving time (Sunday 9 March 2025, a 23-hour day in New York). */

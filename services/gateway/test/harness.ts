@@ -10,7 +10,7 @@ import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { createStore, openDatabase, type Store } from '../src/store';
-import type { CallRecord } from '../src/call-log/record';
+import type { CallRecord } from '../src/lib/call-record';
 import { COMPILED, spawnCompiledGateway } from './compiled-gateway';
 import { newDataDir } from './data-dir';
 

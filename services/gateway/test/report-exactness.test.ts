@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dailySplit, groupLines, usageBy, usageByDay, type ReportScope } from '../src/dashboard/data';
 import type { AccountViewer, DashboardDeps } from '../src/dashboard/env';
 import { parseState, rangeOf } from '../src/dashboard/view-state';
-import type { CallRecord } from '../src/call-log/record';
+import type { CallRecord } from '../src/lib/call-record';
 import {
   aggregate,
   bucketOf,

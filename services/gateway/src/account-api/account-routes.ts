@@ -7,7 +7,8 @@ import { addMember, removeMember, updateMember } from '../accounts/members';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import { name } from './schemas';
 import type { AdminEnv } from '../accounts/scope';
-import { accountJson, memberJson, planJson, statementJson } from './serialize';
+import { planJson } from '../billing/view';
+import { accountJson, memberJson, statementJson } from './serialize';
 import { accountWithPlan, updateAccount, type ServiceDeps } from '../accounts/service';
 
 const role = z.enum(['admin', 'developer']);

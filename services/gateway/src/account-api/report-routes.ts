@@ -8,10 +8,10 @@ import { costReport, CostReportParams } from '../reports/cost-report';
 import { MISSING_FILTERS } from '../reports/params';
 import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
 import { usageReport, UsageReportParams } from '../reports/usage-report';
-import { auditJson, requestJson } from './serialize';
+import { auditJson, callJson } from './serialize';
 import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from '../reports/usage-summary';
 
-const ListRequests = z.object({
+const ListCalls = z.object({
   ...listParams,
   api_key_id: z.string().min(1).optional(),
   user_id: z.string().min(1).optional(),
@@ -111,11 +111,11 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     operation({
       tag: 'Call log',
       summary: 'The call log, newest first, one page at a time',
-      query: ListRequests,
+      query: ListCalls,
     }),
     async (c) => {
       const q = c.req.valid('query');
-      const page = await deps.store.requests.list(
+      const page = await deps.store.calls.list(
         c.var.scope.accountId,
         {
           keyId: q.api_key_id ?? null,
@@ -128,7 +128,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
         },
         pageQuery(q),
       );
-      return c.json(listJson(page, requestJson));
+      return c.json(listJson(page, callJson));
     },
   );
 

@@ -1,12 +1,6 @@
+import type { CallRecord } from '../lib/call-record';
 import type { Statement } from '../billing/statement';
-import type {
-  AccountRecord,
-  AuditRecord,
-  KeyRecord,
-  MemberRecord,
-  PlanRecord,
-  RequestRecord,
-} from '../store';
+import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord } from '../store';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -67,19 +61,6 @@ export function keyJson(k: KeyRecord) {
   };
 }
 
-export function planJson(p: PlanRecord) {
-  return {
-    id: p.id,
-    type: 'plan' as const,
-    name: p.name,
-    price_cents: p.priceCents,
-    currency: p.currency,
-    per_seat: p.perSeat,
-    max_seats: p.maxSeats,
-    trial_days: p.trialDays,
-  };
-}
-
 export function auditJson(e: AuditRecord) {
   return {
     id: e.id,
@@ -98,7 +79,7 @@ export function auditJson(e: AuditRecord) {
  * when `estimated`: the stream ended before the provider's final count, and
  * `usage.output_tokens` is the gateway's estimate from the content it forwarded.
  */
-export function requestJson(r: RequestRecord) {
+export function callJson(r: CallRecord) {
   return {
     id: r.id,
     type: 'request' as const,

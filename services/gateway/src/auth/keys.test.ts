@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { redact } from '../lib/logger';
 import { generateKey, hashKey, keyHint, parseKey } from './keys';
 
 describe('app keys', () => {
@@ -29,5 +30,11 @@ describe('app keys', () => {
   it('shows only the prefix and the last four characters', () => {
     const key = generateKey('test');
     expect(keyHint(key)).toBe(`kg_test_…${key.slice(-4)}`);
+  });
+
+  it('are masked by the logger, whatever their kind', () => {
+    for (const kind of ['live', 'test', 'admin'] as const) {
+      expect(redact(`key=${generateKey(kind)}`)).toBe(`key=kg_${kind}_[redacted]`);
+    }
   });
 });

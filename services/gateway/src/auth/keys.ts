@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { randomBase62, toBase62 } from '../lib/ids';
+import type { KeyKind } from '../store';
 
-export type KeyKind = 'live' | 'test' | 'admin';
+export type { KeyKind };
 
 const RANDOM_LENGTH = 32; // 32 base62 characters ≈ 190 bits
 const CHECKSUM_LENGTH = 6;

@@ -1,11 +1,22 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app-env';
 import { presentedCredential } from '../lib/credentials';
 import type { KeyKind } from './keys';
-import type { KeyResolver } from './resolver';
+import type { KeyResolver, Principal } from './resolver';
+
+/** What `keyAuth` sets; the app's environment includes it, as Hono's request-id middleware declares `requestId`. */
+export interface KeyAuthVariables {
+  principal: Principal;
+}
+
+/** The least an app's environment holds for `keyAuth`. */
+interface KeyAuthEnv {
+  Bindings: HttpBindings;
+  Variables: KeyAuthVariables;
+}
 
 /** Resolves the caller's key to a principal, reading the raw Node headers when served by Node. */
-export function keyAuth<E extends AppEnv = AppEnv>(
+export function keyAuth<E extends KeyAuthEnv>(
   resolver: KeyResolver,
   allowed: readonly KeyKind[],
 ): MiddlewareHandler<E> {

@@ -1,5 +1,4 @@
-import { planJson } from '../account-api/serialize';
-import type { CatalogPlan, NoticeRecord, SubscriptionRecord, TransitionRecord } from '../store';
+import type { CatalogPlan, NoticeRecord, PlanRecord, SubscriptionRecord, TransitionRecord } from '../store';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';
@@ -7,6 +6,20 @@ import { chargedSeats, DAY } from './proration';
 import { effectiveState, standingMessage } from './standing';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** A plan as the APIs and the CLI show it. */
+export function planJson(p: PlanRecord) {
+  return {
+    id: p.id,
+    type: 'plan' as const,
+    name: p.name,
+    price_cents: p.priceCents,
+    currency: p.currency,
+    per_seat: p.perSeat,
+    max_seats: p.maxSeats,
+    trial_days: p.trialDays,
+  };
+}
 
 /** A catalog plan as the APIs show it; the comparison of plans is a list of these. */
 export function catalogJson(p: CatalogPlan) {

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
-import { MemorySpendLedger } from '../limits/spend';
+import { MemorySpendLedger } from './spend';
 import type { BudgetRecord } from '../store';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { BudgetBook } from './book';
 import { BudgetGuard, type Crossing } from './guard';
 

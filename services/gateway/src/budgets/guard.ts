@@ -1,10 +1,10 @@
 import type { Principal } from '../auth/resolver';
-import { figureCounts, rowCounts, usageCostCents } from '../billing/prices';
+import { figureCounts, rowCounts, usageCostCents } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { SpendLedger } from '../limits/spend';
+import type { SpendLedger } from './spend';
 import type { BudgetRecord, SpendRow, UsageRow } from '../store';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
 import type { BudgetBook } from './book';
 import { periodOf, type Period } from './period';

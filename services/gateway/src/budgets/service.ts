@@ -1,4 +1,4 @@
-import { rowCounts, usageCostCents } from '../billing/prices';
+import { rowCounts, usageCostCents } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type {

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import type { CallRecord } from './record';
+import type { CallRecord } from '../lib/call-record';
 
 /**
  * One spool line: the CRC-32 of the JSON in 8 hex digits, a space, the JSON, a newline. A line

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../lib/logger';
-import type { CallRecord } from './record';
+import type { CallRecord } from '../lib/call-record';
 import { encodeLine } from './segment';
 import { Spool } from './spool';
 import { CallLogWriter } from './writer';

@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from './record';
+import type { CallRecord } from '../lib/call-record';
 import { decodeSegment, encodeLine } from './segment';
 import { lock, syncDir } from './spool-dir';
 

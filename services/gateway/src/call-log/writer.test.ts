@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../lib/logger';
-import type { CallRecord } from './record';
+import type { CallRecord } from '../lib/call-record';
 import { CallLogWriter } from './writer';
 
 const record = (i: number) => ({ id: `req_${i}` }) as CallRecord;

@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from './record';
+import type { CallRecord } from '../lib/call-record';
 import type { Segment, Spool, SpoolEntry } from './spool';
 
 export interface CallSink {

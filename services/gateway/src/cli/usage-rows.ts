@@ -1,4 +1,4 @@
-import { usageCostCents } from '../billing/prices';
+import { usageCostCents } from '../pricing/prices';
 import type { Backend, Json } from './backend';
 import { listAll } from './lookup';
 import { isMidnight } from './when';
@@ -28,7 +28,7 @@ export interface UsageRow {
   cache_read_input_tokens: number;
   output_tokens: number;
   server_tool_use: { web_search_requests: number };
-  /** Estimated at list prices (billing/prices.ts), live keys only: test keys are never billed. */
+  /** Estimated at list prices (pricing/prices.ts), live keys only: test keys are never billed. */
   cost_usd: number;
 }
 

@@ -1,5 +1,6 @@
-import { rowCounts, usageCostCents } from '../billing/prices';
-import type { RequestRecord, UsageRow } from '../store';
+import type { CallRecord } from '../lib/call-record';
+import { rowCounts, usageCostCents } from '../pricing/prices';
+import type { UsageRow } from '../store';
 import { usageFigures } from '../usage/usage';
 import { localTime } from '../reports/time-zone';
 import { num, usd, type Column, type Table } from './table';
@@ -28,7 +29,7 @@ const columns = (zone: string): Column[] => [
 export function callsTable(
   id: string,
   caption: string,
-  calls: RequestRecord[],
+  calls: CallRecord[],
   keyNames: Map<string, string>,
   href: (path: string, f: Record<string, string>) => string,
   zone: string,

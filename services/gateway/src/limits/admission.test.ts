@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { BudgetBook } from '../budgets/book';
 import { BudgetGuard } from '../budgets/guard';
 import { Admission } from './admission';
 import { MemoryBuckets } from './buckets';
-import { MemorySpendLedger } from './spend';
+import { MemorySpendLedger } from '../budgets/spend';
 
 function principal(limits: { rpm?: number; tpm?: number; cap?: number } = {}): Principal {
   return {

@@ -2,7 +2,7 @@ import type { Principal } from '../auth/resolver';
 import type { BudgetGuard } from '../budgets/guard';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
 import type { BucketSpec, Buckets, TakeResult } from './buckets';
 

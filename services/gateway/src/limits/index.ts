@@ -5,7 +5,7 @@ import type { Store } from '../store';
 import { Admission } from './admission';
 import { MemoryBuckets } from './buckets';
 import type { OnRedisDown } from './redis';
-import { MemorySpendLedger, type SpendLedger } from './spend';
+import { MemorySpendLedger, type SpendLedger } from '../budgets/spend';
 
 export { Admission } from './admission';
 export type { OnRedisDown } from './redis';

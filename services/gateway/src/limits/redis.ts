@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { MemoryBuckets, type BucketSpec, type Buckets, type TakeResult } from './buckets';
-import { MemorySpendLedger, type SpendLedger } from './spend';
+import { MemorySpendLedger, type SpendLedger } from '../budgets/spend';
 
 const PREFIX = 'keygate:';
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
 
 // Probes and scrapes come every few seconds: their lines are at debug level.

@@ -1,5 +1,5 @@
 import { looksSecret } from '../lib/logger';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 
 /** Label values for anything past a label's cap, or not fit to be one. */
 export const OTHER = 'other';

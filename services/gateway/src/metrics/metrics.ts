@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { figureCounts, usageCostCents } from '../billing/prices';
+import { figureCounts, usageCostCents } from '../pricing/prices';
 import type { LimitsStatus } from '../limits';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import type { CallLogStatus } from '../call-log/writer';
 import { usageFigures } from '../usage/usage';
 import { BoundedLabel, ERROR_CATEGORIES, errorCategory, type ErrorCategory } from './labels';
@@ -93,7 +93,7 @@ export class GatewayMetrics {
     );
     counter(
       'keygate_cost_usd_total',
-      'Cost in USD at list prices (billing/prices.ts).',
+      'Cost in USD at list prices (pricing/prices.ts).',
       ['account', 'model'],
       (c) => {
         for (const {

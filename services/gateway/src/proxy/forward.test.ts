@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { forward } from './forward';
 
 const principal = {

@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { clientHeaders, upstreamHeaders } from './headers';
 import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
 import { JsonUsageTap, settleUsage, SseUsageTap } from '@keygate/protocol';

@@ -6,7 +6,7 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
-import type { CallRecord } from '../call-log/record';
+import type { CallRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { sendError, shutdownError } from './in-flight';
@@ -35,7 +35,7 @@ const CANONICAL_PATH = {
 /** The provider-compatible routes, authenticated by app keys. */
 export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const auth = keyAuth(opts.resolver, ['live', 'test']);
+  const auth = keyAuth<AppEnv>(opts.resolver, ['live', 'test']);
   app.post('/v1/messages', auth, (c) => handle(c, 'messages', opts));
   app.post('/v1/messages/count_tokens', auth, (c) => handle(c, 'count_tokens', opts));
   app.get('/v1/models', auth, (c) => handle(c, 'models', opts));

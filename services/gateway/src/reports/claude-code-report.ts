@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rowCounts, usageCostCents } from '../billing/prices';
+import { rowCounts, usageCostCents } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { ClaudeCodeRow, Store } from '../store';
 import { isoSeconds } from './buckets';

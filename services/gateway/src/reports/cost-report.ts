@@ -7,7 +7,7 @@ import {
   tokenCostCents,
   webSearchCostCents,
   type TokenType,
-} from '../billing/prices';
+} from '../pricing/prices';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
@@ -78,7 +78,7 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
 
 /**
  * `GET /v1/organizations/cost_report`: what each day cost, as the provider reports it: USD
- * amounts in cents as decimal strings, estimated from the list prices (billing/prices.ts),
+ * amounts in cents as decimal strings, estimated from the list prices (pricing/prices.ts),
  * live keys only (test keys are never billed upstream). Days start at local midnight in the
  * account's reporting zone (reports/time-zone.ts). The plan's own charge is not a provider
  * cost type and is in the plan's currency; `GET /v1/organizations/billing` has it.

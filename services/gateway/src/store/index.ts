@@ -12,7 +12,6 @@ import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
 import { catalogQueries } from './catalog';
 import { partitionQueries } from './partitions';
-import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 
@@ -47,7 +46,7 @@ export {
   type WebhookEndpointRecord,
 } from './alerts';
 export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, SpendRow } from './budgets';
-export type { KeyFilter, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
+export type { KeyFilter, KeyKind, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export {
   DuplicateMemberError,
   LastAdminError,
@@ -58,8 +57,8 @@ export {
   type SeatSpan,
 } from './members';
 export type { Page, PageQuery } from './pagination';
+export type { CallFilter } from './calls';
 export type { CallPartition } from './partitions';
-export type { RequestFilter, RequestRecord } from './requests';
 export type { ClaudeCodeRow } from './claude-code';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -76,7 +75,6 @@ export function createStore(db: Database) {
     calls: callQueries(db.sql),
     claudeCode: claudeCodeQueries(db.sql),
     partitions: partitionQueries(db.sql),
-    requests: requestQueries(db.sql),
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
     budgets: budgetQueries(db.sql),

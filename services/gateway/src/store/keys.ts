@@ -1,9 +1,11 @@
-import type { KeyKind } from '../auth/keys';
 import type { AccountRecord } from './accounts';
 import { writeAudit, type AuditEntry } from './audit';
 import { inTransaction, type Sql } from './database';
 import { auditedChange } from './change';
 import { keyset, type Page, type PageQuery } from './pagination';
+
+/** `live` and `test` keys call models; `admin` keys manage one account. */
+export type KeyKind = 'live' | 'test' | 'admin';
 
 export type KeyStatus = 'active' | 'inactive' | 'archived';
 

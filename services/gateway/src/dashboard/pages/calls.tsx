@@ -46,7 +46,7 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
     to: range.to,
   };
   const [page, keys, members] = await Promise.all([
-    deps.store.requests.list(viewer.accountId, filter, {
+    deps.store.calls.list(viewer.accountId, filter, {
       limit: PAGE_SIZE,
       afterId: cursor.after ?? null,
       beforeId: cursor.after ? null : (cursor.before ?? null),
@@ -69,7 +69,7 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
     async *allRows() {
       let after: string | null = null;
       for (;;) {
-        const batch = await deps.store.requests.list(viewer.accountId, filter, {
+        const batch = await deps.store.calls.list(viewer.accountId, filter, {
           limit: CSV_BATCH,
           afterId: after,
         });

@@ -56,7 +56,7 @@ const MAX_CALLS = 1000;
 export async function groupPage(p: PageCtx, groupId: string): Promise<PageResult> {
   const { deps, viewer } = p;
   const memberId = viewer.kind === 'member' ? viewer.memberId : null;
-  const page = await deps.store.requests.list(viewer.accountId, { groupId, memberId }, { limit: MAX_CALLS });
+  const page = await deps.store.calls.list(viewer.accountId, { groupId, memberId }, { limit: MAX_CALLS });
   if (page.rows.length === 0) throw notFound('group', groupId);
   const calls = page.rows.reverse();
   const names = await deps.store.keys.names(viewer.accountId, [

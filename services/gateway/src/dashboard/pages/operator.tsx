@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { usageSummary } from '../../reports/usage-summary';
-import { rowCounts, usageCostCents } from '../../billing/prices';
+import { rowCounts, usageCostCents } from '../../pricing/prices';
 import { TableView } from '../components/table-view';
 import type { DashboardDeps } from '../env';
 import type { Figures, UsageLine } from '../data';

@@ -1,19 +1,9 @@
 import { validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
-import { createApp, type AppDeps } from '../app';
-import { createLogger } from '../lib/logger';
-import { DOCUMENTED_APIS, documentedRoutes, notJsonApi, openApiPath } from './openapi';
+import { DOCUMENTED_APIS, documentedRoutes, notJsonApi, openApiPath } from '../src/api-docs/openapi';
+import { appForRouteTable } from './kit/route-table';
 
-// Building the app registers every route; no handler runs, so the dependencies are never touched.
-const app = createApp({
-  store: {} as AppDeps['store'],
-  box: {} as AppDeps['box'],
-  clock: Date.now,
-  logger: createLogger('error', () => {}),
-  operatorToken: 'operator-token',
-  readiness: async () => ({}) as never,
-  proxy: { resolver: {} as AppDeps['proxy']['resolver'] } as AppDeps['proxy'],
-});
+const app = appForRouteTable();
 
 const routes = documentedRoutes(app);
 const fetchDocument = async () => (await app.request('/openapi.json')).json() as Promise<any>;

@@ -1,4 +1,4 @@
-import type { ProviderUsage } from '../usage/usage';
+import type { ProviderUsage } from '@keygate/protocol';
 
 /** One call through the gateway, successful or not, as the call log keeps it. */
 export interface CallRecord {
