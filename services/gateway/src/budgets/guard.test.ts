@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
-import { MemorySpendLedger } from '../limits/spend';
+import { MemorySpendLedger } from '../admission/spend';
 import type { BudgetRecord } from '../store';
 import type { CallRecord } from '../call-log/record';
 import { BudgetBook } from './book';

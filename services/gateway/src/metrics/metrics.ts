@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { figureCounts, usageCostCents } from '../billing/prices';
-import type { LimitsStatus } from '../limits';
+import type { LimitsStatus } from '../admission';
 import type { CallRecord } from '../call-log/record';
 import type { CallLogStatus } from '../call-log/writer';
 import { usageFigures } from '../usage/usage';
