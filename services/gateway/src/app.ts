@@ -29,6 +29,8 @@ export interface AppDeps extends ServiceDeps {
   /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN). */
   metrics?: { registry: GatewayMetrics; token: string } | null;
   billing?: BillingDeps;
+  /** Access lines; the finished-call fan-out holds each call's record in it (server.ts). */
+  access?: AccessLog;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -39,14 +41,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     evict: deps.evict ?? deps.proxy.resolver,
     billing: deps.billing ?? plainBilling(deps.store, deps.clock),
   };
-  const access = new AccessLog();
-  const proxy: ProxyOptions = {
-    ...deps.proxy,
-    record(r) {
-      access.hold(r);
-      deps.proxy.record(r);
-    },
-  };
+  const access = deps.access ?? new AccessLog();
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();
@@ -100,7 +95,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
-  app.route('/', proxyRoutes(proxy));
+  app.route('/', proxyRoutes(deps.proxy));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));

@@ -4,6 +4,7 @@
  *
  *   cli                        the `keygate` command
  *   index, server, runtime     the composition root: wires config, store, call log, app
+ *   fan-out                    where a finished call goes: call log, budgets, metrics, alerts
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   account-api, api-docs, health, metrics
@@ -30,6 +31,7 @@ export const LAYERS = [
   'index',
   'server',
   'runtime',
+  'fan-out',
   'config-docs',
   'app',
   'dashboard',

@@ -17,7 +17,9 @@ import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
 import { capSocketsPerAddress, serverOptions, type SocketCap } from './lib/server-limits';
 import { drainServer } from './lib/shutdown';
-import { createLimits, type Limits } from './limits';
+import { createLimits, type Limits } from './admission';
+import { fanOut } from './fan-out';
+import { AccessLog } from './metrics/access-log';
 import { metricsFor, type GatewayMetrics } from './metrics/metrics';
 import { serveMetrics } from './metrics/routes';
 import { readiness } from './health/readiness';
@@ -107,7 +109,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
     cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
+    let url = '';
+    const billing = await openBilling(config, store, clock, logger, () => url);
+    cleanup.unshift(billing.startClock());
+
+    // Who may call: billing standing, rate limits, budgets (admission/).
     const limits = await createLimits({
+      standing: billing.book,
+      holdMs: config.upstreamTimeoutMs + 60_000,
       redisUrl: config.redisUrl,
       onRedisDown: config.limitsOnRedisDown,
       store,
@@ -132,16 +141,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       onRetiredSecret: onRetiredSecret(store, clock, logger),
       ...(metrics ? { onLookup: (hit: boolean) => metrics.keyLookup(hit) } : {}),
     });
-    // Limits see every call (token and spend counters), whether or not the call log is kept.
-    const record = (r: CallRecord) => {
-      if (config.callLog) writer.enqueue(r);
-      limits.admission.observe(r);
-      metrics?.observeCall(r);
-    };
-
-    let url = '';
-    const billing = await openBilling(config, store, clock, logger, () => url);
-    cleanup.unshift(billing.startClock());
+    // Where a finished call goes: access line, call log, limits and budgets (and their alerts), metrics.
+    const access = new AccessLog();
+    const record = fanOut({
+      access,
+      callLog: config.callLog ? writer : null,
+      admission: limits.admission,
+      metrics,
+    });
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
@@ -209,6 +216,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         stallMs: Math.max(60_000, config.flushIntervalMs * 20),
       }),
       billing,
+      access,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -220,7 +228,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         record,
         logger,
         inFlight,
-        admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
+        admission: limits.admission,
         onUpstreamStatus: providerKeyCheck({
           logger,
           clock,

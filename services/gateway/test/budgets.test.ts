@@ -5,12 +5,16 @@ import { startReceiver, type Receiver } from './webhook-receiver';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
-/** A call of Opus 4.5 whose answer has `outputTokens` output tokens: 400 of them cost one cent. */
+/**
+ * A call of Opus 4.5 whose answer has `outputTokens` output tokens: 400 of them cost one cent.
+ * Its max_tokens is that many, so a hard cap holds about a cent more than it spends (its input
+ * ceiling: the body's bytes and the tools' prompt allowance at the 1-hour cache-write rate).
+ */
 function spend(base: string, key: string, outputTokens = 40) {
   return api(base, '/v1/messages', {
     bearer: key,
     headers: { 'x-emulator-output-tokens': String(outputTokens) },
-    body: { model: 'claude-opus-4-5', max_tokens: 100_000, messages: [{ role: 'user', content: 'hi' }] },
+    body: { model: 'claude-opus-4-5', max_tokens: outputTokens, messages: [{ role: 'user', content: 'hi' }] },
   });
 }
 
@@ -58,12 +62,13 @@ describe('budgets', () => {
     const [m1, m2] = [await s.member('a@b.test'), await s.member('c@d.test')];
     const [k1, k2, k3] = [await s.key(m1), await s.key(m2), await s.key()];
     expect((await s.budget({ scope: 'account', limit_cents: 100, period: 'daily' })).status).toBe(201);
-    // 99.5 cents spent by two members' keys before this instance looked.
+    // 97.5 cents spent by two members' keys before this instance looked.
     await s.spent(k1.id, m1, 20_000);
-    await s.spent(k2.id, m2, 19_800);
+    await s.spent(k2.id, m2, 19_000);
     expect((await spend(stack.gateway.url, k3.key, 400)).status).toBe(200);
     await settle();
-    const res = await spend(stack.gateway.url, k1.key);
+    // 1.5 cents left, less than this call may cost.
+    const res = await spend(stack.gateway.url, k1.key, 400);
     expect(res.status).toBe(429);
     expect(res.body).toMatchObject({
       type: 'error',
@@ -71,7 +76,7 @@ describe('budgets', () => {
       request_id: expect.stringMatching(/^req_/),
     });
     expect(res.body.error.message).toMatch(
-      /account's daily budget 'daily account budget' of \$1\.00 is used up/,
+      /may cost up to \$0\.0\d .*, more than the \$0\.01 left of the account's daily budget 'daily account budget' of \$1\.00/,
     );
     expect(res.headers.get('x-should-retry')).toBe('false');
     expect(res.headers.get('retry-after')).toBeNull();
@@ -83,12 +88,14 @@ describe('budgets', () => {
     const [m1, m2] = [await s.member('m1@x.test'), await s.member('m2@x.test')];
     const [a, b, other] = [await s.key(m1), await s.key(m1), await s.key(m2)];
     expect((await s.budget({ scope: 'user', target_id: m1, limit_cents: 100 })).status).toBe(201);
-    await s.spent(a.id, m1, 39_800);
+    await s.spent(a.id, m1, 39_000);
     expect((await spend(stack.gateway.url, b.key, 400)).status).toBe(200);
     await settle();
-    expect((await spend(stack.gateway.url, a.key)).status).toBe(429);
-    expect((await spend(stack.gateway.url, b.key)).body.error.message).toMatch(/member's monthly budget/);
-    expect((await spend(stack.gateway.url, other.key)).status).toBe(200);
+    expect((await spend(stack.gateway.url, a.key, 400)).status).toBe(429);
+    expect((await spend(stack.gateway.url, b.key, 400)).body.error.message).toMatch(
+      /member's monthly budget/,
+    );
+    expect((await spend(stack.gateway.url, other.key, 400)).status).toBe(200);
   });
 
   it('soft thresholds fire once each per period, as signed webhooks; the progress shows them', async () => {
@@ -253,12 +260,12 @@ describe.runIf(TEST_REDIS_URL)('budgets shared through Redis (TEST_REDIS_URL)', 
     const s = await setup(stack);
     const [k1, k2] = [await s.key(), await s.key()];
     await s.budget({ scope: 'account', limit_cents: 100 });
-    // Each instance spends 60 cents: alone, neither would reach the dollar.
-    expect((await spend(stack.gateway.url, k1.key, 24_000)).status).toBe(200);
+    // Each instance spends 40 cents: alone, neither would refuse a third such call.
+    expect((await spend(stack.gateway.url, k1.key, 16_000)).status).toBe(200);
     await settleOn(stack.gateway, peer);
-    expect((await spend(peer.url, k2.key, 24_000)).status).toBe(200);
+    expect((await spend(peer.url, k2.key, 16_000)).status).toBe(200);
     await settleOn(stack.gateway, peer);
-    expect((await spend(stack.gateway.url, k2.key)).status).toBe(429);
-    expect((await spend(peer.url, k1.key)).status).toBe(429);
+    expect((await spend(stack.gateway.url, k2.key, 16_000)).status).toBe(429);
+    expect((await spend(peer.url, k1.key, 16_000)).status).toBe(429);
   });
 });

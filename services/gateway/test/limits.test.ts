@@ -1,7 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ceilingMicroUsd } from '../src/admission/ceiling';
 import { api, callAt, callModel, startStack, type SeededAccount, type Stack } from './harness';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
+
+/** Output tokens of Opus 4.5 (25 micro-USD each) that leave a 1-dollar cap just one callModel() ceiling. */
+function spentBeforeOneCall(): number {
+  const body = { model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] };
+  const ceiling = ceilingMicroUsd({
+    model: body.model,
+    inputBytes: JSON.stringify(body).length,
+    pdfPages: 0,
+    maxTokens: body.max_tokens,
+  });
+  return Math.floor((1_000_000 - ceiling) / 25);
+}
 
 async function keyWith(stack: Stack, acct: SeededAccount, limits: object) {
   return (
@@ -56,10 +69,10 @@ describe('per-key limits, counted in this process', () => {
 
   it('monthly spend cap: 429 without retry-after once the month-to-date spend (seeded from rollups) reaches it', async () => {
     const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
-    // 39,998 Opus 4.5 output tokens at $25/MTok: 99.995 cents already spent this month.
+    // Spent this month: all but one call's ceiling; the call then spends a little of it.
     const now = new Date().toISOString();
     await stack.gateway.store.calls.insertBatch([
-      callAt(acct.id, now, { keyId: k.id, usage: { input_tokens: 0, output_tokens: 39_998 } }),
+      callAt(acct.id, now, { keyId: k.id, usage: { input_tokens: 0, output_tokens: spentBeforeOneCall() } }),
     ]);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 50));
@@ -118,7 +131,10 @@ describe.runIf(TEST_REDIS_URL)('per-key limits shared through Redis (TEST_REDIS_
     const peer = await stack.startPeer();
     const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
     await stack.gateway.store.calls.insertBatch([
-      callAt(acct.id, new Date().toISOString(), { keyId: k.id, usage: { output_tokens: 39_998 } }),
+      callAt(acct.id, new Date().toISOString(), {
+        keyId: k.id,
+        usage: { output_tokens: spentBeforeOneCall() },
+      }),
     ]);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 50));

@@ -2,7 +2,7 @@ import type { Principal } from '../auth/resolver';
 import { figureCounts, rowCounts, usageCostCents } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { SpendLedger } from './spend';
+import type { HoldItem, Reserved, SpendLedger } from './spend';
 import type { BudgetRecord, SpendRow, UsageRow } from '../store';
 import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
@@ -42,6 +42,8 @@ export class BudgetGuard {
   readonly #fired = new Set<string>();
   /** Charges still on their way to a shared ledger (Redis). */
   readonly #charging = new Set<Promise<unknown>>();
+  /** Calls holding their ceiling on hard-capped counters, by call id: the counters held. */
+  readonly #holds = new Map<string, readonly HoldItem[]>();
 
   constructor(deps: GuardDeps) {
     this.#deps = deps;
@@ -64,13 +66,65 @@ export class BudgetGuard {
     );
   }
 
-  /** Charges a recorded call to the budgets it counts toward; announces thresholds it reached. */
+  /** True when the key falls under a hard-capped budget (its own spend cap among them); the book is loaded by `admit`. */
+  capped(p: Principal): boolean {
+    if (p.key.limitMonthlySpendCents != null) return true;
+    const budgets = this.#deps.book.cached(p.account.id);
+    if (budgets === undefined) return false;
+    for (const b of budgets) if (b.hardCap && this.#applies(b, p.key.id, p.key.memberId)) return true;
+    return false;
+  }
+
+  /**
+   * Holds a call's ceiling (`micro` micro-USD) on every hard-capped budget the key falls under,
+   * all or none, until the call is recorded (`observe`) or `untilMs`. Answers the refusal
+   * when one of them cannot take it; `what` says what the ceiling is, for that refusal.
+   */
+  async reserve(
+    p: Principal,
+    callId: string,
+    micro: number,
+    untilMs: number,
+    what: string,
+  ): Promise<GatewayError | null> {
+    const now = this.#deps.clock();
+    const budgets = await this.#deps.book.of(p.account.id);
+    const hard = this.#rules(p.account.id, p.key.id, p.key.memberId, budgets).filter((b) => b.hardCap);
+    if (hard.length === 0) return null;
+    // Budgets of one scope and period share a counter; the smallest limit on it binds.
+    const byCounter = new Map<string, { item: HoldItem; rule: BudgetRecord }>();
+    for (const rule of hard) {
+      const period = periodOf(rule.period, now);
+      const id = `${scopeOf(rule)}:${period.label}`;
+      const limitMicro = rule.limitCents * MICRO_PER_CENT;
+      const held = byCounter.get(id);
+      if (!held || limitMicro < held.item.limitMicro)
+        byCounter.set(id, { item: { scopeId: scopeOf(rule), period, microUsd: micro, limitMicro }, rule });
+    }
+    const entries = [...byCounter.values()];
+    const items = entries.map((e) => e.item);
+    let r: Reserved = await this.#deps.ledger.reserve(callId, items, untilMs, now);
+    if (r.unseeded) {
+      await Promise.all(entries.map((e) => this.#spent(e.rule, e.item.period)));
+      r = await this.#deps.ledger.reserve(callId, items, untilMs, now);
+    }
+    if (r.refused === -1) {
+      this.#holds.set(callId, items);
+      return null;
+    }
+    const e = entries[r.refused]!;
+    return holdRefusal(e.rule, micro, r.leftMicro, what);
+  }
+
+  /** Charges a recorded call to the budgets it counts toward (settling what it held); announces thresholds it reached. */
   observe(r: CallRecord): void {
-    if (!r.usage) return;
+    const held = this.#holds.size > 0 ? this.#holds.get(r.id) : undefined;
+    if (held) this.#holds.delete(r.id);
+    if (!r.usage && !held) return;
     const rules = this.#rules(r.accountId, r.keyId, r.memberId, this.#deps.book.cached(r.accountId) ?? []);
-    if (rules.length === 0) return;
-    const micro = callCostCents(r) * MICRO_PER_CENT;
-    if (micro <= 0) return;
+    if (rules.length === 0 && !held) return;
+    const micro = r.usage ? callCostCents(r) * MICRO_PER_CENT : 0;
+    if (micro <= 0 && !held) return;
     const counters = new Map<string, { scope: string; period: Period; rules: BudgetRecord[] }>();
     for (const rule of rules) {
       const period = periodOf(rule.period, r.createdAt.getTime());
@@ -79,15 +133,35 @@ export class BudgetGuard {
       c.rules.push(rule);
       counters.set(id, c);
     }
+    if (held) {
+      // Held counters settle together: the hold goes, the real cost (0 for a failed call) comes.
+      const settled = held.map((h) => ({ scopeId: h.scopeId, label: h.period.label, microUsd: micro }));
+      const announce = (totals: (number | null)[]) =>
+        held.forEach((h, i) => {
+          const t = totals[i];
+          const c = counters.get(`${h.scopeId}:${h.period.label}`);
+          if (t != null && c) for (const rule of c.rules) this.#crossed(rule, c.period, t);
+        });
+      this.#track(this.#deps.ledger.settle(r.id, settled), announce);
+      for (const h of held) counters.delete(`${h.scopeId}:${h.period.label}`);
+    }
+    if (micro <= 0) return;
     for (const c of counters.values()) {
-      const total = this.#deps.ledger.add(c.scope, c.period.label, micro);
       const announce = (t: number | null) =>
         t !== null && c.rules.forEach((rule) => this.#crossed(rule, c.period, t));
-      if (total instanceof Promise) {
-        const charge = total.then(announce).finally(() => this.#charging.delete(charge));
-        this.#charging.add(charge);
-      } else announce(total);
+      this.#track(this.#deps.ledger.add(c.scope, c.period.label, micro), announce);
     }
+  }
+
+  #track<T>(value: T | Promise<T>, then: (v: T) => unknown): void {
+    if (!(value instanceof Promise)) {
+      then(value);
+      return;
+    }
+    const charge = value
+      .then(then, (error) => this.#deps.logger.warn('charging a call to its budgets failed', { error }))
+      .finally(() => this.#charging.delete(charge));
+    this.#charging.add(charge);
   }
 
   /** Resolves once every charge made so far has reached the ledger (tests, shutdown). */
@@ -101,12 +175,14 @@ export class BudgetGuard {
     memberId: string | null,
     budgets: readonly BudgetRecord[],
   ): BudgetRecord[] {
-    const out = budgets.filter(
-      (b) => b.scope === 'account' || (b.scope === 'user' ? b.targetId === memberId : b.targetId === keyId),
-    );
+    const out = budgets.filter((b) => this.#applies(b, keyId, memberId));
     const cap = keyId ? this.#caps.get(keyId) : undefined;
     if (keyId && cap !== undefined) out.push(capBudget(accountId, keyId, cap));
     return out;
+  }
+
+  #applies(b: BudgetRecord, keyId: string | null, memberId: string | null): boolean {
+    return b.scope === 'account' || (b.scope === 'user' ? b.targetId === memberId : b.targetId === keyId);
   }
 
   #check(rules: BudgetRecord[]): void | Promise<void> {
@@ -194,6 +270,18 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
 /** A call's cost in USD cents at list prices. */
 export function callCostCents(r: Pick<CallRecord, 'model' | 'usage'>): number {
   return usageCostCents(r.model, figureCounts(usageFigures(r.usage)));
+}
+
+/** 429: the call's ceiling does not fit in what is left of a hard-capped budget (calls in flight hold part of it). */
+function holdRefusal(rule: BudgetRecord, micro: number, leftMicro: number, what: string): GatewayError {
+  const name = rule.id.startsWith('cap:')
+    ? `this key's monthly spend cap of ${usd(rule.limitCents)}`
+    : `the ${SCOPE_WORDS[rule.scope]} ${rule.period} budget '${rule.name}' of ${usd(rule.limitCents)}`;
+  return new GatewayError(
+    'rate_limit_error',
+    `This call may cost up to ${usd(Math.ceil(micro / MICRO_PER_CENT))} (${what}), more than the ${usd(Math.floor(leftMicro / MICRO_PER_CENT))} left of ${name} with the calls in flight. Lower max_tokens, or retry when calls in flight finish; an account admin can raise the limit.`,
+    { headers: { 'x-should-retry': 'false' } },
+  );
 }
 
 const SCOPE_WORDS = { account: "account's", user: "member's", api_key: "key's" } as const;

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { figureCounts, usageCostCents } from '../pricing/prices';
-import type { LimitsStatus } from '../limits';
+import type { LimitsStatus } from '../admission';
 import type { CallRecord } from '../lib/call-record';
 import type { CallLogStatus } from '../call-log/writer';
 import { usageFigures } from '../usage/usage';

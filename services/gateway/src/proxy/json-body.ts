@@ -106,6 +106,11 @@ export class JsonBody {
     return s.escaped ? decodeBase64Strict(this.text(value)) : null;
   }
 
+  /** The body's length in bytes. */
+  get bytes(): number {
+    return this.#body.length;
+  }
+
   /** Checks the long strings nothing has read. */
   verify(): void {
     for (const s of this.#long.values()) this.#check(s);
@@ -152,7 +157,8 @@ function decodeSlices(body: Buffer, start: number, end: number): Buffer | null {
   return written === out.length - padding ? out.subarray(0, written) : null;
 }
 
-function isEscaped(body: Buffer, quote: number): boolean {
+/** Whether the quote at `quote` is escaped (an odd run of backslashes before it). */
+export function isEscaped(body: Buffer, quote: number): boolean {
   let backslashes = 0;
   for (let i = quote - 1; i >= 0 && body[i] === BACKSLASH; i--) backslashes++;
   return backslashes % 2 === 1;

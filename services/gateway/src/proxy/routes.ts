@@ -10,7 +10,7 @@ import type { CallRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { sendError, shutdownError } from './in-flight';
-import { validateMessagesBody } from './validate';
+import { validateMessagesBody, type ValidatedBody } from './validate';
 
 export interface ProxyOptions extends ForwardDeps {
   resolver: KeyResolver;
@@ -20,8 +20,18 @@ export interface ProxyOptions extends ForwardDeps {
   maxPdfPages: number;
   /** How long a request body may pause between bytes. */
   bodyIdleMs?: number;
-  /** Admission checks (rate limits, spend caps) after the body is validated; throws to refuse. */
-  admit?(principal: Principal, call: Readonly<ForwardCall>): void | Promise<void>;
+  /** Who may call (admission/): on the headers, then a reservation once the body is validated. */
+  admission?: CallAdmission;
+}
+
+/** What the proxy asks admission; a GatewayError refuses the call, null lets it through. */
+export interface CallAdmission {
+  admit(principal: Principal, endpoint: string): GatewayError | null | Promise<GatewayError | null>;
+  reserve(
+    principal: Principal,
+    callId: string,
+    size: ValidatedBody,
+  ): GatewayError | null | Promise<GatewayError | null>;
 }
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
@@ -93,6 +103,10 @@ async function handle(
   try {
     call.target = targetFor(principal, opts);
     call.groupId = groupIdOf(req.headers);
+    // On the headers: a call its account or limits refuse costs no body.
+    let verdict = opts.admission?.admit(principal, endpoint) ?? null;
+    if (verdict instanceof Promise) verdict = await verdict;
+    if (verdict) throw verdict;
     if (req.method === 'POST') {
       call.body = await readBody(req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
       const body = await validateMessagesBody(
@@ -102,11 +116,15 @@ async function handle(
       );
       call.model = body.model;
       call.stream = body.stream;
+      if (endpoint === 'messages' && opts.admission) {
+        verdict = opts.admission.reserve(principal, call.requestId, body);
+        if (verdict instanceof Promise) verdict = await verdict;
+        if (verdict) throw verdict;
+      }
     } else if (endpoint === 'models') {
       const id = c.req.param('id');
       call.model = id && MODEL_ID.test(id) ? id : null;
     }
-    await opts.admit?.(principal, call);
   } catch (err) {
     if (ended) return RESPONSE_ALREADY_SENT;
     if (err instanceof ClientGoneError) {

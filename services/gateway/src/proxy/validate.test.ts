@@ -1,6 +1,7 @@
 import { makeTestPdf } from '@keygate/pdf';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/errors';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-bounds';
 import { LARGE_BODY } from './json-body';
 import { validateMessagesBody } from './validate';
 
@@ -18,7 +19,7 @@ describe('validateMessagesBody', () => {
   it('reads the model and whether the answer is streamed', async () => {
     await expect(
       validateMessagesBody(body({ model: 'claude-x', max_tokens: 5, messages: [], stream: true }), opts),
-    ).resolves.toEqual({ model: 'claude-x', stream: true });
+    ).resolves.toMatchObject({ model: 'claude-x', stream: true });
   });
 
   it('lets through roles, block types, fields and values it has never seen', async () => {
@@ -41,12 +42,12 @@ describe('validateMessagesBody', () => {
       tools: [{ type: 'tool_search_tool_regex_20251119', name: 'x' }],
       something_new: [1, { deeply: ['nested'] }],
     };
-    await expect(validateMessagesBody(body(unseen), opts)).resolves.toEqual({
+    await expect(validateMessagesBody(body(unseen), opts)).resolves.toMatchObject({
       model: 'claude-x',
       stream: false,
     });
     const { max_tokens: _, ...counted } = unseen;
-    await expect(validateMessagesBody(body(counted), opts, 'count_tokens')).resolves.toEqual({
+    await expect(validateMessagesBody(body(counted), opts, 'count_tokens')).resolves.toMatchObject({
       model: 'claude-x',
       stream: false,
     });
@@ -73,7 +74,13 @@ describe('validateMessagesBody', () => {
   it('does not ask count_tokens for max_tokens, but still for model and messages', async () => {
     await expect(
       validateMessagesBody(body({ model: 'm', messages: [] }), opts, 'count_tokens'),
-    ).resolves.toEqual({ model: 'm', stream: false });
+    ).resolves.toEqual({
+      model: 'm',
+      stream: false,
+      maxTokens: 0,
+      inputBytes: expect.any(Number),
+      pdfPages: 0,
+    });
     expect(await refusal(body({ model: 'm' }), 'count_tokens')).toMatchObject({
       message: expect.stringMatching(/^messages: Field required/),
     });
@@ -146,12 +153,39 @@ describe('validateMessagesBody', () => {
     });
   });
 
-  it('walks messages nested deeper than the call stack', async () => {
-    const depth = 200_000;
-    const raw = Buffer.from(
-      `{"model":"m","max_tokens":5,"messages":${'['.repeat(depth)}${']'.repeat(depth)}}`,
-    );
-    await expect(validateMessagesBody(raw, opts)).resolves.toEqual({ model: 'm', stream: false });
+  it('walks messages nested as deep as the gateway reads, and refuses deeper nesting before parsing', async () => {
+    const nested = (depth: number) =>
+      Buffer.from(`{"model":"m","max_tokens":5,"messages":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    // The body itself is the first level.
+    await expect(validateMessagesBody(nested(MAX_JSON_DEPTH - 1), opts)).resolves.toMatchObject({
+      model: 'm',
+      maxTokens: 5,
+    });
+    expect(await refusal(nested(MAX_JSON_DEPTH))).toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/deeper than 256 levels/),
+    });
+    // Unclosed, and 200,000 deep: refused by the scan, never parsed.
+    expect(await refusal(Buffer.from(`{"model":"m","messages":${'['.repeat(200_000)}`))).toMatchObject({
+      status: 400,
+    });
+  });
+
+  it('refuses a body with more JSON values than the gateway walks with 413', async () => {
+    const many = Buffer.from(`{"model":"m","max_tokens":5,"messages":[${'1,'.repeat(MAX_JSON_VALUES)}1]}`);
+    expect(await refusal(many)).toMatchObject({ status: 413, type: 'request_too_large' });
+  });
+
+  it('reports what admission reserves from: max_tokens, the body size and the PDF pages', async () => {
+    const raw = body({ model: 'm', max_tokens: 123, messages: [{ role: 'user', content: 'hi' }] });
+    expect(await validateMessagesBody(raw, opts)).toEqual({
+      model: 'm',
+      stream: false,
+      maxTokens: 123,
+      inputBytes: raw.length,
+      pdfPages: 0,
+    });
   });
 
   it('answers invalid JSON first, whatever else is wrong, as a whole-body parse would', async () => {

@@ -11,6 +11,8 @@ import { inspectPdfFully } from '@keygate/pdf';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { boundJson } from './json-bounds';
 import { JsonBody } from './json-body';
 
 const MessagesBody = z.looseObject({
@@ -30,6 +32,11 @@ const MAX_MODEL_CHARS = 256;
 export interface ValidatedBody {
   model: string;
   stream: boolean;
+  /** What admission reserves from (0 for count_tokens, which has no max_tokens). */
+  maxTokens: number;
+  inputBytes: number;
+  /** Pages of the PDFs in the messages (each counted at the page limit when unreadable). */
+  pdfPages: number;
 }
 
 export interface ValidateOptions {
@@ -54,6 +61,7 @@ export async function validateMessagesBody(
 ): Promise<ValidatedBody> {
   if (body.length === 0)
     throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
+  await boundJson(body);
   const json = asJson(() => JsonBody.parse(body));
   const checked = await checkBody(json, opts, endpoint).catch((err: Error) => err);
   // Invalid JSON anywhere is the answer, whatever else is wrong: as if the body were parsed whole first.
@@ -76,46 +84,85 @@ async function checkBody(
     throw new GatewayError('invalid_request_error', 'model: must not contain NUL characters.');
   if (model.length > MAX_MODEL_CHARS)
     throw new GatewayError('invalid_request_error', `model: must be at most ${MAX_MODEL_CHARS} characters.`);
-  await checkDocuments(data.messages, opts, json);
-  return { model, stream: data.stream === true };
+  const pdfPages = await checkDocuments(data.messages, opts, json);
+  const maxTokens = typeof data.max_tokens === 'number' ? data.max_tokens : 0;
+  return { model, stream: data.stream === true, maxTokens, inputBytes: json.bytes, pdfPages };
 }
 
 const SPLIT_HINT = 'Split it with summarizePdf() or pdf.split() from @keygate/sdk';
 
 interface Node {
-  value: unknown;
-  path: string;
+  value: object;
+  parent: Node | null;
+  key: string | number;
+}
+
+// A walk of a large body lets the event loop turn this often (in nodes).
+const TURN_NODES = 32_768;
+const PAUSE = Symbol('pause');
+
+/** `messages[0].content[2]`: built only when a document is found, so the walk keeps no strings. */
+function pathOf(node: Node): string {
+  const keys: (string | number)[] = [];
+  for (let n: Node | null = node; n; n = n.parent) keys.push(n.key);
+  let path = '';
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const k = keys[i]!;
+    path += typeof k === 'number' ? `[${k}]` : path ? `.${k}` : k;
+  }
+  return path;
 }
 
 /**
  * Every base64 PDF document in the messages, wherever it sits (any role, any block, nested in
- * tool results or blocks the gateway does not know), in document order. Iterative: JSON.parse
- * takes nesting far deeper than the call stack would.
+ * tool results or blocks the gateway does not know), in document order. Iterative, and
+ * bounded by boundJson (depth and values); it pauses (PAUSE) so the caller can let the
+ * event loop turn.
  */
-function* pdfDocuments(messages: unknown[]): Generator<{ where: string; data: unknown }> {
-  const stack: Node[] = [{ value: messages, path: 'messages' }];
+function* pdfDocuments(messages: unknown[]): Generator<{ where: string; data: unknown } | typeof PAUSE> {
+  const stack: Node[] = [{ value: messages, parent: null, key: 'messages' }];
+  let visited = 0;
   while (stack.length > 0) {
-    const { value, path } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    const children: Node[] = [];
+    const node = stack.pop()!;
+    const value = node.value;
+    if (++visited % TURN_NODES === 0) yield PAUSE;
+    const from = stack.length;
     if (Array.isArray(value)) {
-      for (const [i, item] of value.entries()) children.push({ value: item, path: `${path}[${i}]` });
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        if (typeof item === 'object' && item !== null) stack.push({ value: item, parent: node, key: i });
+      }
     } else {
       const obj = value as Record<string, unknown>;
       const source = obj.source as Record<string, unknown> | null | undefined;
       if (obj.type === 'document' && source?.type === 'base64' && source.media_type === 'application/pdf') {
-        yield { where: path, data: source.data };
+        yield { where: pathOf(node), data: source.data };
         continue;
       }
-      for (const [key, item] of Object.entries(obj)) children.push({ value: item, path: `${path}.${key}` });
+      for (const key in obj) {
+        const item = obj[key];
+        if (typeof item === 'object' && item !== null) stack.push({ value: item, parent: node, key });
+      }
     }
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    // Children were pushed in order: reverse them so the first is visited first.
+    for (let a = from, b = stack.length - 1; a < b; a++, b--) {
+      const t = stack[a]!;
+      stack[a] = stack[b]!;
+      stack[b] = t;
+    }
   }
 }
 
-async function checkDocuments(messages: unknown[], opts: ValidateOptions, json: JsonBody): Promise<void> {
+/** Checks every PDF against the limits; answers their pages in all. */
+async function checkDocuments(messages: unknown[], opts: ValidateOptions, json: JsonBody): Promise<number> {
   let totalPages = 0;
-  for (const { where, data } of pdfDocuments(messages)) {
+  let unknownPages = 0;
+  for (const doc of pdfDocuments(messages)) {
+    if (doc === PAUSE) {
+      await nextTurn();
+      continue;
+    }
+    const { where, data } = doc;
     const bytes = typeof data === 'string' ? json.base64(data) : null;
     if (!bytes) throw new GatewayError('invalid_request_error', `${where}.source.data: not valid base64.`);
     const info = await inspectPdfFully(bytes);
@@ -129,7 +176,11 @@ async function checkDocuments(messages: unknown[], opts: ValidateOptions, json: 
         'invalid_request_error',
         `${where}: encrypted PDFs are not supported. Remove the password and send it again.`,
       );
-    if (info.pages === null) continue;
+    if (info.pages === null) {
+      // Pages unknown: admission reserves for a PDF at the page limit.
+      unknownPages += opts.maxPdfPages;
+      continue;
+    }
     if (info.pages > opts.maxPdfPages) {
       throw new GatewayError(
         'invalid_request_error',
@@ -144,4 +195,5 @@ async function checkDocuments(messages: unknown[], opts: ValidateOptions, json: 
       `The request's PDFs have ${totalPages} pages in all; the limit is ${opts.maxPdfPages} pages per request. ${SPLIT_HINT}.`,
     );
   }
+  return totalPages + unknownPages;
 }

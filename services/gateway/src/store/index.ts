@@ -12,6 +12,7 @@ import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
 import { catalogQueries } from './catalog';
 import { partitionQueries } from './partitions';
+import { spendQueries } from './spend';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 
@@ -46,6 +47,7 @@ export {
   type WebhookEndpointRecord,
 } from './alerts';
 export type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope, SpendRow } from './budgets';
+export type { HoldRow } from './spend';
 export type { KeyFilter, KeyKind, KeyPatch, KeyRecord, KeyStatus, ResolvedKey } from './keys';
 export {
   DuplicateMemberError,
@@ -79,6 +81,7 @@ export function createStore(db: Database) {
     audit: auditQueries(db.sql),
     budgets: budgetQueries(db.sql),
     alerts: alertQueries(db.sql),
+    spend: spendQueries(db.sql),
     /** What readiness asks: does the database answer, and is every migration applied. */
     health: {
       ping: async () => void (await db.sql`select 1`),

@@ -23,7 +23,7 @@ export interface Buckets {
   /**
    * Refills, then takes `cost` if at least `minimum` is available. A `cost` of 0 only checks;
    * `minimum` of -Infinity always charges (down to -capacity, so one huge call costs at most
-   * an extra period of waiting).
+   * an extra period of waiting); a negative `cost` gives back (up to the capacity).
    */
   take(spec: BucketSpec, cost: number, minimum: number, now: number): TakeResult | Promise<TakeResult>;
   close?(): Promise<void>;
@@ -48,7 +48,7 @@ export function step(
   // A clock that went backwards (another instance's) refills nothing.
   if (now > at) tokens = Math.min(spec.capacity, tokens + (now - at) * rate);
   const ok = tokens >= minimum;
-  if (ok) tokens = Math.max(tokens - cost, -spec.capacity);
+  if (ok) tokens = Math.min(spec.capacity, Math.max(tokens - cost, -spec.capacity));
   return {
     state: { tokens, at: Math.max(now, at) },
     result: {

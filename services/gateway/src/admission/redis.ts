@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { MemoryBuckets, type BucketSpec, type Buckets, type TakeResult } from './buckets';
-import { MemorySpendLedger, type SpendLedger } from '../budgets/spend';
+import { HELD, MemorySpendLedger, type SpendLedger } from '../budgets/spend';
 
 const PREFIX = 'keygate:';
 
@@ -21,7 +21,7 @@ if now > at then tokens = math.min(capacity, tokens + (now - at) * rate) end
 local ok = 0
 if tokens >= minimum then
   ok = 1
-  tokens = math.max(tokens - cost, -capacity)
+  tokens = math.min(capacity, math.max(tokens - cost, -capacity))
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(math.max(now, at)))
 redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / rate) + 1000)
@@ -32,6 +32,48 @@ return {ok, tostring(tokens)}
 const ADD_IF_SEEDED = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
 return false
+`;
+
+// Holds `ARGV[3 + 2i]` micro-USD on every counter i (KEYS[2i-1], its holds in the hash
+// KEYS[2i]) for call ARGV[1], if each stays within its limit ARGV[4 + 2i] with what is spent
+// and held: all or none. A hold is "micro:until"; lapsed ones are dropped on the way.
+const RESERVE = `
+local id = ARGV[1]
+local now = tonumber(ARGV[2])
+local untilAt = ARGV[3]
+local n = #KEYS / 2
+for i = 1, n do
+  local spent = redis.call('GET', KEYS[2 * i - 1])
+  if not spent then return {i - 1, '0', 1} end
+  local held = 0
+  local all = redis.call('HGETALL', KEYS[2 * i])
+  for j = 1, #all, 2 do
+    local sep = string.find(all[j + 1], ':', 1, true)
+    if tonumber(string.sub(all[j + 1], sep + 1)) <= now then redis.call('HDEL', KEYS[2 * i], all[j])
+    else held = held + tonumber(string.sub(all[j + 1], 1, sep - 1)) end
+  end
+  local left = tonumber(ARGV[3 + 2 * i]) - tonumber(spent) - held
+  if tonumber(ARGV[2 + 2 * i]) > left then return {i - 1, tostring(math.max(0, left)), 0} end
+end
+for i = 1, n do
+  redis.call('HSET', KEYS[2 * i], id, ARGV[2 + 2 * i] .. ':' .. untilAt)
+  redis.call('PEXPIREAT', KEYS[2 * i], untilAt)
+end
+return {-1, '0', 0}
+`;
+
+// Drops call ARGV[1]'s hold on each counter and adds what it cost (ARGV[1 + i]) to counters
+// already seeded; answers each counter's figure (false: not tracked).
+const SETTLE = `
+local out = {}
+for i = 1, #KEYS / 2 do
+  redis.call('HDEL', KEYS[2 * i], ARGV[1])
+  local cost = tonumber(ARGV[1 + i])
+  if redis.call('EXISTS', KEYS[2 * i - 1]) == 1 then
+    out[i] = cost > 0 and redis.call('INCRBY', KEYS[2 * i - 1], cost) or tonumber(redis.call('GET', KEYS[2 * i - 1]))
+  else out[i] = false end
+end
+return out
 `;
 
 // A counter outlives its period by a week, then expires (no sweep needed).
@@ -100,6 +142,8 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   });
   redis.defineCommand('kgTake', { numberOfKeys: 1, lua: TAKE });
   redis.defineCommand('kgAddIfSeeded', { numberOfKeys: 1, lua: ADD_IF_SEEDED });
+  redis.defineCommand('kgReserve', { lua: RESERVE });
+  redis.defineCommand('kgSettle', { lua: SETTLE });
   try {
     await redis.connect();
     await redis.ping();
@@ -114,9 +158,12 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
   const call = redis as unknown as {
     kgTake(key: string, ...args: (string | number)[]): Promise<[number, string]>;
     kgAddIfSeeded(key: string, amount: number): Promise<number | null>;
+    kgReserve(numberOfKeys: number, ...args: (string | number)[]): Promise<[number, string, number]>;
+    kgSettle(numberOfKeys: number, ...args: (string | number)[]): Promise<(number | null)[]>;
   };
   const isDown = () => redis.status !== 'ready' || failedCommand;
   const local = { buckets: new MemoryBuckets(), spend: new MemorySpendLedger() };
+  const localSpend = local.spend;
   const refusal = (what: string) =>
     new GatewayError(
       'rate_limit_error',
@@ -195,6 +242,36 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
         return fallback(error, null, () => here);
       }
     },
+    async reserve(holdId, items, until, now) {
+      const refuse = 'A hard-capped budget of this call';
+      // The local ledger holds too, so a fallback after an outage still sees calls in flight.
+      const local = () => localSpend.reserve(holdId, items, until, now);
+      if (redis.status !== 'ready') return fallback(null, refuse, local);
+      const keys = items.flatMap((it) => spendKeys(it.scopeId, it.period.label));
+      const args = items.flatMap((it) => [Math.round(it.microUsd), Math.floor(it.limitMicro)]);
+      try {
+        const [refused, left, unseeded] = ok(
+          await call.kgReserve(keys.length, ...keys, holdId, now, until, ...args),
+        );
+        if (refused === -1) localSpend.reserve(holdId, items, until, now);
+        return refused === -1 ? HELD : { refused, leftMicro: Number(left), unseeded: unseeded === 1 };
+      } catch (error) {
+        return fallback(error, refuse, local);
+      }
+    },
+    async settle(holdId, items) {
+      const here = localSpend.settle(holdId, items);
+      if (redis.status !== 'ready') return here;
+      const keys = items.flatMap((it) => spendKeys(it.scopeId, it.label));
+      try {
+        const totals = ok(
+          await call.kgSettle(keys.length, ...keys, holdId, ...items.map((it) => Math.round(it.microUsd))),
+        );
+        return totals.map((t) => (t === null ? null : Number(t)));
+      } catch (error) {
+        return fallback(error, null, () => here);
+      }
+    },
   };
 
   return {
@@ -209,3 +286,8 @@ export async function connectRedisLimits(url: string, opts: RedisLimitsOptions):
     },
   };
 }
+
+const spendKeys = (scopeId: string, label: string) => [
+  `${PREFIX}spend:${scopeId}:${label}`,
+  `${PREFIX}held:${scopeId}:${label}`,
+];

@@ -2,12 +2,14 @@ import { BudgetBook } from '../budgets/book';
 import { BudgetGuard, type Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
-import { Admission } from './admission';
-import { MemoryBuckets } from './buckets';
+import { Admission, type Standing } from './admission';
+import { MemoryBuckets, type Buckets } from './buckets';
+import { PostgresSpendLedger } from './postgres';
+import { RateLimits } from './rates';
 import type { OnRedisDown } from './redis';
-import { MemorySpendLedger, type SpendLedger } from '../budgets/spend';
+import type { SpendLedger } from '../budgets/spend';
 
-export { Admission } from './admission';
+export { Admission, type Standing, type Verdict } from './admission';
 export type { OnRedisDown } from './redis';
 
 /** What metrics show about the limits in force. */
@@ -21,7 +23,7 @@ export interface Limits {
   admission: Admission;
   /** Each account's budgets in memory; `budgets:<account>` invalidations go to its `apply`. */
   budgets: BudgetBook;
-  /** `redis` when instances share counters, `memory` when each keeps its own. */
+  /** `redis` when instances share counters, `memory` when rate limits are counted per instance. */
   shared: 'redis' | 'memory';
   status(): LimitsStatus;
   close(): Promise<void>;
@@ -31,15 +33,23 @@ export interface LimitsOptions {
   redisUrl: string | null;
   /** While Redis is unreachable: count in this process (`open`, the default) or refuse (`closed`). */
   onRedisDown?: OnRedisDown;
-  store: Pick<Store, 'budgets'>;
+  store: Pick<Store, 'budgets' | 'spend'>;
+  /** The account's billing standing, checked first (null: not checked, as in the CLI). */
+  standing?: Standing | null;
   clock: () => number;
   logger: Logger;
   /** How long an account's budgets are trusted without hearing of a change. */
   budgetTtlMs?: number;
+  /** The longest a call can hold its ceiling (a crashed instance's holds lapse after it). */
+  holdMs?: number;
   onCrossing?(c: Crossing): void;
 }
 
-/** Per-key rate limits and budgets, with counters in Redis (REDIS_URL, shared by instances) or in this process. */
+/**
+ * Admission with its counters: in Redis (REDIS_URL, shared by instances); without it, rate
+ * limits in this process and hard spend caps in PostgreSQL (shared, a round trip only for
+ * calls under a hard cap).
+ */
 export async function createLimits(opts: LimitsOptions): Promise<Limits> {
   const { store, clock, logger } = opts;
   const onRedisDown = opts.onRedisDown ?? 'open';
@@ -56,29 +66,35 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       logger,
       ...(opts.onCrossing ? { onCrossing: opts.onCrossing } : {}),
     });
+  const admission = (buckets: Buckets, ledger: SpendLedger) =>
+    new Admission({
+      standing: opts.standing ?? null,
+      rates: new RateLimits(buckets, clock, logger),
+      budgets: guard(ledger),
+      clock,
+      logger,
+      holdMs: opts.holdMs ?? 15 * 60_000,
+    });
   if (opts.redisUrl) {
     const { connectRedisLimits } = await import('./redis');
     const redis = await connectRedisLimits(opts.redisUrl, { logger, onDown: onRedisDown });
-    const admission = new Admission({ buckets: redis.buckets, budgets: guard(redis.spend), clock, logger });
     return {
-      admission,
+      admission: admission(redis.buckets, redis.spend),
       budgets: book,
       shared: 'redis',
       status: () => ({ backend: 'redis', onRedisDown, redisDown: redis.down }),
       close: () => redis.close(),
     };
   }
-  const admission = new Admission({
-    buckets: new MemoryBuckets(),
-    budgets: guard(new MemorySpendLedger()),
-    clock,
-    logger,
-  });
+  const sweep = setInterval(() => {
+    store.spend.sweep(new Date(clock())).catch((error) => logger.warn('spend hold sweep failed', { error }));
+  }, 3_600_000);
+  sweep.unref();
   return {
-    admission,
+    admission: admission(new MemoryBuckets(), new PostgresSpendLedger(store.spend)),
     budgets: book,
     shared: 'memory',
     status: () => ({ backend: 'memory', onRedisDown, redisDown: false }),
-    close: async () => {},
+    close: async () => clearInterval(sweep),
   };
 }

@@ -1,0 +1,119 @@
+import type { Principal } from '../auth/resolver';
+import type { BudgetGuard } from '../budgets/guard';
+import type { CallRecord } from '../lib/call-record';
+import { GatewayError } from '../lib/errors';
+import type { Logger } from '../lib/logger';
+import { ceilingMicroUsd, ceilingTokens, type CallSize } from './ceiling';
+import type { RateLimits } from './rates';
+
+/**
+ * What admission decides: null to let the call through, else the refusal to answer with
+ * (402 billing_error for the account's standing, 429 rate_limit_error for limits and budgets).
+ */
+export type Verdict = GatewayError | null;
+
+/** The account's billing standing: throws the 402 when its calls are paused. */
+export interface Standing {
+  admit(principal: Principal): void;
+}
+
+export interface AdmissionDeps {
+  standing: Standing | null;
+  rates: RateLimits;
+  /** Budgets and the key's monthly spend cap. */
+  budgets: BudgetGuard;
+  clock: () => number;
+  logger: Logger;
+  /** How long a reservation is held at most: the longest a call can run (the upstream timeout), with a margin. */
+  holdMs: number;
+}
+
+/**
+ * Who may call a model, in order: the account's billing standing, the key's rate limits, then
+ * the budgets (the key's monthly spend cap among them). `admit` runs on the headers, before
+ * the body is read: a paused account or an exhausted limit costs no body. `reserve` runs once
+ * the body is validated: a key under a tokens-per-minute limit or a hard-capped budget holds
+ * the call's ceiling (its input and `max_tokens` at the model's price) until `settle` sees
+ * the call's record, so calls admitted together can never spend past a cap.
+ *
+ * Keys without limits in accounts without budgets cost a few map lookups and no allocation.
+ */
+export class Admission {
+  readonly #deps: AdmissionDeps;
+
+  constructor(deps: AdmissionDeps) {
+    this.#deps = deps;
+  }
+
+  /** Before the body: standing, rate limits, budgets. Only model calls are limited. */
+  admit(principal: Principal, endpoint: string): Verdict | Promise<Verdict> {
+    try {
+      this.#deps.standing?.admit(principal);
+    } catch (refused) {
+      return verdictOf(refused);
+    }
+    if (endpoint !== 'messages') return null;
+    const { limitRpm: rpm, limitTpm: tpm } = principal.key;
+    if (rpm == null && tpm == null) return this.#budgets(principal);
+    return this.#limited(principal, rpm, tpm);
+  }
+
+  async #limited(principal: Principal, rpm: number | null, tpm: number | null): Promise<Verdict> {
+    try {
+      await this.#deps.rates.check(principal.key.id, rpm, tpm);
+    } catch (refused) {
+      return verdictOf(refused);
+    }
+    return this.#budgets(principal);
+  }
+
+  #budgets(principal: Principal): Verdict | Promise<Verdict> {
+    try {
+      const checked = this.#deps.budgets.admit(principal);
+      return checked instanceof Promise ? checked.then(admitted, verdictOf) : null;
+    } catch (refused) {
+      return verdictOf(refused);
+    }
+  }
+
+  /** After the body: holds the call's ceiling where a limit needs it (nothing otherwise). */
+  reserve(principal: Principal, callId: string, size: CallSize): Verdict | Promise<Verdict> {
+    const tpm = principal.key.limitTpm;
+    const capped = this.#deps.budgets.capped(principal);
+    if (tpm == null && !capped) return null;
+    return this.#reserve(principal, callId, size, tpm, capped).catch(verdictOf);
+  }
+
+  async #reserve(
+    principal: Principal,
+    callId: string,
+    size: CallSize,
+    tpm: number | null,
+    capped: boolean,
+  ): Promise<Verdict> {
+    if (tpm != null) await this.#deps.rates.reserve(callId, principal.key.id, tpm, ceilingTokens(size));
+    if (!capped) return null;
+    const until = this.#deps.clock() + this.#deps.holdMs;
+    const what = `${size.maxTokens} max_tokens and a ${size.inputBytes}-byte body at ${size.model}'s price`;
+    // A refused call is recorded too: its record gives back the tokens held above.
+    return this.#deps.budgets.reserve(principal, callId, ceilingMicroUsd(size), until, what);
+  }
+
+  /** Where a finished call's record goes first: its holds settle at what it really used (nothing, if it failed). */
+  settle(record: CallRecord): void {
+    this.#deps.rates.settle(record);
+    this.#deps.budgets.observe(record);
+  }
+
+  /** Resolves once every recorded call has been charged to the shared counters. */
+  settled(): Promise<void> {
+    return this.#deps.budgets.settled();
+  }
+}
+
+const admitted = (): Verdict => null;
+
+function verdictOf(refused: unknown): Verdict {
+  if (refused instanceof GatewayError) return refused;
+  throw refused;
+}
