@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     );
   });
 
-  app.route('/', healthRoutes(deps.readiness));
+  app.route('/', healthRoutes(deps.readiness, [deps.operatorToken, deps.metrics?.token]));
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 

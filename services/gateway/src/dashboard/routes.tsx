@@ -2,12 +2,13 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { createKey, deleteKey, rotateKey } from '../accounts/keys';
 import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
-import { parseOr400 } from '../lib/validation';
+import { parseOr400, refuseNulInUrl } from '../lib/validation';
 import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
 import { billingPages } from './billing-routes';
@@ -98,7 +99,27 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (!c.req.path.startsWith('/dashboard/assets/'))
       for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
   });
-  app.use('*', csrf());
+  const sameOrigin = csrf();
+  app.use('*', async function refuseCrossSite(c, next) {
+    let passed = false;
+    try {
+      await sameOrigin(c, async () => {
+        passed = true;
+      });
+    } catch (err) {
+      if (!(err instanceof HTTPException)) throw err;
+    }
+    if (!passed) {
+      // An expected refusal, not a fault: a line at info, no stack.
+      c.var.logger.info('cross-site form post refused', { path: c.req.path });
+      throw new GatewayError(
+        'permission_error',
+        'Cross-site form posts are refused: use the dashboard itself.',
+      );
+    }
+    await next();
+  });
+  app.use('*', refuseNulInUrl());
 
   app.get('/sign-in', (c) => c.html(<SignInPage csrf={signInToken(c)} />));
   app.post('/sign-in', async (c) => {

@@ -28,12 +28,14 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
   const token = typeof body.token === 'string' ? body.token.trim() : '';
   const address = c.env?.incoming?.socket?.remoteAddress ?? '';
   const prefix = keyPrefix(token);
-  const wait = limiter.retryAfter(address, prefix);
-  if (wait > 0) {
-    throw new GatewayError('rate_limit_error', `Too many failed sign-ins: try again in ${wait} s.`, {
+  const tooMany = (wait: number) =>
+    new GatewayError('rate_limit_error', `Too many failed sign-ins: try again in ${wait} s.`, {
       headers: { 'retry-after': String(wait) },
     });
-  }
+  const addressWait = limiter.addressWait(address);
+  if (addressWait > 0) throw tooMany(addressWait);
+  // Checked before the attempt: the right credential signs in even while its bucket is full.
+  const credentialWait = limiter.credentialWait(prefix);
   try {
     const now = deps.clock();
     if (!token.startsWith('kg_')) {
@@ -67,7 +69,8 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
       now,
     );
   } catch (err) {
-    if (err instanceof GatewayError && err.type !== 'rate_limit_error') limiter.fail(address, prefix);
-    throw err;
+    if (!(err instanceof GatewayError) || err.type === 'rate_limit_error') throw err;
+    limiter.fail(address, prefix);
+    throw credentialWait > 0 ? tooMany(credentialWait) : err;
   }
 }
