@@ -15,6 +15,7 @@ import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
+import { BODY_LIMITS, limitBody } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
@@ -98,6 +99,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
+  app.use('/billing/stripe/webhook', limitBody(BODY_LIMITS.stripeWebhook));
+  app.use('/v1/organizations/*', limitBody(BODY_LIMITS.api));
+  app.use('/operator/v1/*', limitBody(BODY_LIMITS.api));
   app.route('/', proxyRoutes(proxy));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));

@@ -8,6 +8,7 @@ import { createKey, deleteKey, rotateKey } from '../accounts/keys';
 import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
+import { BODY_LIMITS, limitBody } from '../lib/body-limit';
 import { parseOr400, refuseNulInUrl } from '../lib/validation';
 import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
@@ -99,6 +100,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (!c.req.path.startsWith('/dashboard/assets/'))
       for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
   });
+  app.use('/sign-in', limitBody(BODY_LIMITS.signIn));
+  app.use('*', limitBody(BODY_LIMITS.dashboardForm));
   const sameOrigin = csrf();
   app.use('*', async function refuseCrossSite(c, next) {
     let passed = false;
