@@ -35,8 +35,10 @@ export async function dashboardSession(base: string, token: string): Promise<Das
   const cookie = cookieOf(res, 'kg_session');
   if (res.status !== 303 || !cookie) throw new Error(`sign-in refused: ${res.status} ${await res.text()}`);
   const get = (path: string) => fetch(`${base}${path}`, { redirect: 'manual', headers: { cookie } });
-  const page = await (await get('/dashboard/settings')).text();
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+  let csrf = '';
+  for (const path of ['/dashboard/settings', '/dashboard']) {
+    csrf ||= /name="_csrf" value="([^"]+)"/.exec(await (await get(path)).text())?.[1] ?? '';
+  }
   return {
     cookie,
     csrf,

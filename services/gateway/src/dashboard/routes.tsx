@@ -136,7 +136,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return c.redirect('/dashboard', 303);
   });
 
-  app.use('*', sessionAuth(deps.store));
+  app.use('*', sessionAuth(deps.store, deps.operatorToken));
   app.use('*', async function viewState(c, next) {
     const state = parseState(c.req.query());
     let viewer = c.var.viewer;
@@ -153,6 +153,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const account = viewer.kind === 'operator' ? null : await deps.store.accounts.get(viewer.accountId);
     if (viewer.kind !== 'operator' && !account)
       throw new GatewayError('not_found_error', `No account '${viewer.accountId}'.`);
+    // Read-only holds on the server for every route: no form post changes anything from here.
+    if (viewer.kind === 'admin' && viewer.readOnly && c.req.method !== 'GET' && c.req.method !== 'HEAD')
+      throw new GatewayError(
+        'permission_error',
+        "The operator's view of an account is read-only: use the operator API or CLI to change it.",
+      );
     c.set('viewer', viewer);
     c.set('state', state);
     c.set('account', account);

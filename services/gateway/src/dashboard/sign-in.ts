@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { hashKey } from '../auth/keys';
 import { GatewayError } from '../lib/errors';
 import { randomBase62 } from '../lib/ids';
 import type { DashboardDeps } from './env';
@@ -46,15 +47,19 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
         deps.store,
         { kind: 'operator', accountId: null, memberId: null, keyId: null },
         now,
+        { operatorToken: deps.operatorToken },
       );
     }
     const { key } = await deps.resolver.resolve(token, ['admin', 'live', 'test'], address);
+    // The session lives as long as this very secret is the key's current one.
+    const credential = { secretHash: hashKey(token) };
     if (key.kind === 'admin') {
       return await startSession(
         c,
         deps.store,
         { kind: 'admin', accountId: key.accountId, memberId: key.memberId, keyId: key.id },
         now,
+        credential,
       );
     }
     if (!key.memberId)
@@ -67,6 +72,7 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
       deps.store,
       { kind: 'member', accountId: key.accountId, memberId: key.memberId, keyId: key.id },
       now,
+      credential,
     );
   } catch (err) {
     if (!(err instanceof GatewayError) || err.type === 'rate_limit_error') throw err;
