@@ -15,6 +15,7 @@ import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
+import { BODY_LIMITS, limitBody } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
@@ -88,13 +89,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     );
   });
 
-  app.route('/', healthRoutes(deps.readiness));
+  app.route('/', healthRoutes(deps.readiness, [deps.operatorToken, deps.metrics?.token]));
   // The gateway's address opened in a browser: the dashboard, which asks for a sign-in.
   app.on(['GET', 'HEAD'], '/', (c) => c.redirect('/dashboard', 302));
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
+  app.use('/billing/stripe/webhook', limitBody(BODY_LIMITS.stripeWebhook));
+  app.use('/v1/organizations/*', limitBody(BODY_LIMITS.api));
+  app.use('/operator/v1/*', limitBody(BODY_LIMITS.api));
   app.route('/', proxyRoutes(deps.proxy));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));

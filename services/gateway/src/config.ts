@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { resolveDataDir } from './lib/data-dir';
+import { EgressPolicy } from './lib/egress';
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 /** A duration where 0 is allowed (it means none, or off, as the setting says). */
@@ -199,6 +200,22 @@ export const EnvSchema = z.object({
   KEYGATE_WEBHOOK_TIMEOUT_MS: ms(10_000).meta(
     doc('a webhook endpoint that has not answered in this long fails the attempt'),
   ),
+  KEYGATE_WEBHOOK_MAX_ENDPOINTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(20)
+    .meta(doc('webhook endpoints one account may register')),
+  KEYGATE_EGRESS_ALLOW: z
+    .string()
+    .optional()
+    .meta(
+      doc(
+        'comma-separated CIDRs, addresses or host names that webhooks may reach although private, loopback or link-local (receivers inside your network)',
+        '(public addresses only)',
+      ),
+    ),
   KEYGATE_ERROR_RATE_CHECK_MS: ms(10_000).meta(
     doc('how often each instance checks the error rate of accounts whose webhooks watch it'),
   ),
@@ -315,7 +332,9 @@ export interface Config {
   invalidationPollMs: number;
   /** Where the CLI finds a running gateway's operator API; null = the database directly. */
   gatewayUrl: string | null;
-  webhooks: { pollMs: number; retryMs: number; maxAttempts: number; timeoutMs: number };
+  webhooks: { pollMs: number; retryMs: number; maxAttempts: number; timeoutMs: number; maxEndpoints: number };
+  /** KEYGATE_EGRESS_ALLOW's entries: what outbound requests aimed by accounts may reach beyond public addresses. */
+  egressAllow: string[];
   errorRateCheckMs: number;
   /** The gateway's address as customers reach it (Stripe Checkout returns there); null = its listening address. */
   publicUrl: string | null;
@@ -337,6 +356,16 @@ export interface Config {
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+function egressAllow(list: string | undefined): string[] {
+  try {
+    return EgressPolicy.parseList(list);
+  } catch {
+    throw new ConfigError(
+      'Invalid configuration:\n  KEYGATE_EGRESS_ALLOW: must be comma-separated CIDRs (10.0.0.0/8), addresses or host names',
+    );
+  }
 }
 
 /** Parses the environment once; every bad value is named with what it should be. */
@@ -406,7 +435,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryMs: e.KEYGATE_WEBHOOK_RETRY_MS,
       maxAttempts: e.KEYGATE_WEBHOOK_MAX_ATTEMPTS,
       timeoutMs: e.KEYGATE_WEBHOOK_TIMEOUT_MS,
+      maxEndpoints: e.KEYGATE_WEBHOOK_MAX_ENDPOINTS,
     },
+    egressAllow: egressAllow(e.KEYGATE_EGRESS_ALLOW),
     errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
     publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
     billingEnforced: e.KEYGATE_BILLING === 'on',

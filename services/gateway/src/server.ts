@@ -12,6 +12,7 @@ import { KeyResolver } from './auth/resolver';
 import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, assertNotServed, StartupError } from './lib/data-dir';
+import { EgressPolicy } from './lib/egress';
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
@@ -180,7 +181,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       },
     );
     cleanup.unshift(stopWatching);
-    const delivery = new DeliveryWorker(store, box, config.webhooks, logger);
+    const egress = new EgressPolicy(config.egressAllow);
+    const delivery = new DeliveryWorker(store, box, { ...config.webhooks, egress }, logger);
     await delivery.start();
     cleanup.unshift(() => delivery.stop());
     const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
@@ -206,6 +208,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       operatorToken,
       evict: resolver,
       trialDays: config.trialDays,
+      webhooks: { egress, maxEndpoints: config.webhooks.maxEndpoints },
       flushLastUsed,
       metrics: metrics && config.metricsToken ? { registry: metrics, token: config.metricsToken } : null,
       readiness: readiness({

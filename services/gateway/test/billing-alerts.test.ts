@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startStack, type SeededAccount, type Stack } from './harness';
-import { startReceiver, type Receiver } from './webhook-receiver';
+import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
 
 const DAY = 86_400_000;
 const TOKEN = 'operator-token-0123456789';
@@ -14,6 +14,7 @@ const runClock = async () => expect((await op('/billing/clock', {})).status).toB
 beforeAll(async () => {
   stack = await startStack(
     {
+      ...ALLOW_LOOPBACK_RECEIVERS,
       KEYGATE_PAYMENT_GRACE_DAYS: '3',
       KEYGATE_WEBHOOK_POLL_MS: '50',
       KEYGATE_WEBHOOK_RETRY_MS: '100',

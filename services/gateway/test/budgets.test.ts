@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callAt, startStack, type Stack } from './harness';
 import type { Gateway } from '../src/server';
-import { startReceiver, type Receiver } from './webhook-receiver';
+import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
@@ -50,7 +50,7 @@ describe('budgets', () => {
   const receivers: Receiver[] = [];
   const settle = () => settleOn(stack.gateway);
   beforeAll(async () => {
-    stack = await startStack({ KEYGATE_WEBHOOK_POLL_MS: '50' });
+    stack = await startStack({ KEYGATE_WEBHOOK_POLL_MS: '50', ...ALLOW_LOOPBACK_RECEIVERS });
   });
   afterAll(async () => {
     for (const r of receivers) await r.close();

@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { accessibilityProblems, launchBrowser, screenshot, signIn, tableText } from './dashboard-browser';
+import { ALLOW_LOOPBACK_RECEIVERS } from './webhook-receiver';
 import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
 import { startStripeStandIn, type StripeStandIn } from './stripe-stand-in';
 
@@ -25,7 +26,12 @@ const usd = (cents: number) => (cents / 100).toFixed(4);
 beforeAll(async () => {
   stripe = await startStripeStandIn();
   stack = await startStack(
-    { ...stripe.env, KEYGATE_PAYMENT_GRACE_DAYS: '3', KEYGATE_BILLING_CLOCK_MS: '3600000' },
+    {
+      ...stripe.env,
+      ...ALLOW_LOOPBACK_RECEIVERS,
+      KEYGATE_PAYMENT_GRACE_DAYS: '3',
+      KEYGATE_BILLING_CLOCK_MS: '3600000',
+    },
     { clock: () => now },
   );
   base = stack.gateway.url;

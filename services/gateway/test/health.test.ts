@@ -25,8 +25,16 @@ describe('/healthz and /readyz on a running gateway', () => {
     }
   });
 
-  it('/readyz: database, migrations and call log checked; the provider reported apart', async () => {
-    const res = await api(stack.gateway.url, '/readyz');
+  it('/readyz without a token: the status only, nothing about the deployment', async () => {
+    for (const bearer of [undefined, 'not-the-operator-token-0123']) {
+      const res = await api(stack.gateway.url, '/readyz', bearer ? { bearer } : {});
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ status: 'ready' });
+    }
+  });
+
+  it('/readyz to the operator token: database, migrations and call log checked; the provider reported apart', async () => {
+    const res = await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       status: 'ready',
@@ -43,7 +51,8 @@ describe('/healthz and /readyz on a running gateway', () => {
     const sql = stack.gateway.store.db.sql;
     const [row] = await sql`delete from keygate_migrations where version = 7 returning *`;
     try {
-      const res = await api(stack.gateway.url, '/readyz');
+      expect((await api(stack.gateway.url, '/readyz')).body).toEqual({ status: 'not_ready' });
+      const res = await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken });
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({
         status: 'not_ready',
@@ -63,7 +72,7 @@ describe('an unreachable provider does not fail readiness', () => {
   it('ready, with upstream.reachable false', async () => {
     const stack = await startStack({ KEYGATE_UPSTREAM_URL: `http://127.0.0.1:${await freePort()}` });
     try {
-      const res = await api(stack.gateway.url, '/readyz');
+      const res = await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken });
       expect(res).toMatchObject({ status: 200, body: { status: 'ready', upstream: { reachable: false } } });
     } finally {
       await stack.close();
@@ -87,6 +96,7 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
       KEYGATE_DATA_DIR: dataDir,
       KEYGATE_UPSTREAM_URL: emulator.url,
       KEYGATE_INVALIDATION_POLL_MS: '60000',
+      KEYGATE_METRICS_TOKEN: 'metrics-token-0123456789',
     });
     gateway = await startGateway(config, { logger: createLogger('silent') });
   }, 60_000);
@@ -101,7 +111,7 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
     expect((await api(gateway.url, '/readyz')).status).toBe(200);
     pg.stop();
     const started = performance.now();
-    const down = await api(gateway.url, '/readyz');
+    const down = await api(gateway.url, '/readyz', { bearer: 'metrics-token-0123456789' });
     expect(performance.now() - started).toBeLessThan(3_000);
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({

@@ -64,4 +64,7 @@ export async function startReceiver(opts: { failFirst?: number; alwaysFail?: boo
   };
 }
 
+/** The receivers live on loopback, which the egress policy refuses unless the operator allows it. */
+export const ALLOW_LOOPBACK_RECEIVERS = { KEYGATE_EGRESS_ALLOW: '127.0.0.1/32' };
+
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
-import { startReceiver, type Receiver } from './webhook-receiver';
+import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
 
 const FAST = {
   KEYGATE_WEBHOOK_POLL_MS: '50',
   KEYGATE_WEBHOOK_RETRY_MS: '100',
   KEYGATE_WEBHOOK_MAX_ATTEMPTS: '3',
   KEYGATE_ERROR_RATE_CHECK_MS: '100',
+  ...ALLOW_LOOPBACK_RECEIVERS,
 };
 
 describe('alert webhooks', () => {

@@ -9,6 +9,7 @@ import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { reportRoutes } from './report-routes';
 import type { AdminEnv } from '../accounts/scope';
+import { refuseNulInUrl } from '../lib/validation';
 
 /**
  * The account API's routes, for whichever account `c.var.scope` names: mounted under
@@ -17,6 +18,7 @@ import type { AdminEnv } from '../accounts/scope';
  */
 export function organizationRoutes(deps: KeyRouteDeps & { billing?: BillingDeps }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
+  app.use('*', refuseNulInUrl());
   app.route('/', accountRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', reportRoutes(deps));

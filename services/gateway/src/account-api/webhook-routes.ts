@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
-import { createEndpoint } from '../alerts/endpoints';
+import type { WebhookRules } from '../accounts/service';
+import { checkEndpointUrl, createEndpoint } from '../alerts/endpoints';
 import { ALERT_EVENT_TYPES } from '../alerts/events';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
@@ -94,7 +95,11 @@ function errorRatePatch(e: z.infer<typeof errorRate> | undefined): WebhookEndpoi
 }
 
 /** Webhook endpoints that receive the account's alerts, signed with a secret shown once at creation. */
-export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<AdminEnv> {
+export function webhookRoutes(deps: {
+  store: Store;
+  box: SecretBox;
+  webhooks?: WebhookRules;
+}): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const notFound = (id: string) =>
     new GatewayError('not_found_error', `No webhook endpoint with id '${id}'.`);
@@ -149,6 +154,7 @@ export function webhookRoutes(deps: { store: Store; box: SecretBox }): Hono<Admi
   });
   app.post('/webhooks/:id', update, async (c) => {
     const b = c.req.valid('json');
+    if (b.url !== undefined) await checkEndpointUrl(deps.webhooks, b.url);
     const patch: WebhookEndpointPatch = {
       ...errorRatePatch(b.error_rate),
       ...(b.url !== undefined && { url: b.url }),

@@ -1,5 +1,6 @@
 import { generateKey, hashKey, keyHint } from '../auth/keys';
 import type { KeyResolver } from '../auth/resolver';
+import type { EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
@@ -29,6 +30,13 @@ export interface ServiceDeps {
   evict?: Pick<KeyResolver, 'invalidateKey' | 'invalidateMember' | 'invalidateAccount'>;
   /** Overrides every plan's trial length (KEYGATE_TRIAL_DAYS). */
   trialDays?: number | null;
+  /** Where webhook endpoints may point, and how many an account may have (strict and 20 unless set). */
+  webhooks?: WebhookRules;
+}
+
+export interface WebhookRules {
+  egress: EgressPolicy;
+  maxEndpoints: number;
 }
 
 export function checkProviderKey(key: string): void {

@@ -1,3 +1,5 @@
+import { fetch, type Dispatcher } from 'undici';
+import { EGRESS_BLOCKED, type EgressPolicy } from '../lib/egress';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
 import { ALERTS_CHANNEL, type ClaimedDelivery, type Store } from '../store';
@@ -13,6 +15,8 @@ export interface DeliveryOptions {
   timeoutMs: number;
   /** Deliveries claimed at once (one per endpoint at most). */
   batch?: number;
+  /** Where deliveries may connect (checked after DNS, on the address connected to). */
+  egress: EgressPolicy;
 }
 
 const MAX_RETRY_MS = 3_600_000;
@@ -26,6 +30,7 @@ export class DeliveryWorker {
   readonly #store: Pick<Store, 'alerts' | 'db'>;
   readonly #box: SecretBox;
   readonly #opts: Required<DeliveryOptions>;
+  readonly #dispatcher: Dispatcher;
   readonly #logger: Logger;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
@@ -37,6 +42,7 @@ export class DeliveryWorker {
     this.#store = store;
     this.#box = box;
     this.#opts = { batch: 20, ...opts };
+    this.#dispatcher = opts.egress.dispatcher({ connectTimeoutMs: opts.timeoutMs });
     this.#logger = logger;
   }
 
@@ -94,7 +100,9 @@ export class DeliveryWorker {
     try {
       const res = await fetch(d.url, {
         method: 'POST',
+        // A redirect is the receiver's answer, not a new target: it fails the attempt.
         redirect: 'manual',
+        dispatcher: this.#dispatcher,
         signal: AbortSignal.timeout(this.#opts.timeoutMs),
         headers: {
           'content-type': 'application/json',
@@ -114,6 +122,12 @@ export class DeliveryWorker {
       outcome = { status: res.status, error: `HTTP ${res.status}` };
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
+      if (cause === 'EGRESS_BLOCKED') {
+        // Not retried, and nothing about the target: the delivery list must not become a port scanner.
+        this.#logger.info('webhook delivery blocked by the egress policy', { endpointId: d.endpointId });
+        await this.#store.alerts.attemptFailed(d.seq, { status: null, error: EGRESS_BLOCKED }, 0, 0);
+        return;
+      }
       outcome = { status: null, error: cause ?? (err as Error).name ?? 'request failed' };
     }
     const retryMs = Math.min(MAX_RETRY_MS, this.#opts.retryMs * 2 ** (d.attempts - 1));
@@ -132,5 +146,6 @@ export class DeliveryWorker {
     if (this.#timer) clearInterval(this.#timer);
     await this.#unlisten().catch(() => {});
     await this.#running;
+    await this.#dispatcher.close();
   }
 }

@@ -13,7 +13,7 @@ export async function syncDir(dir: string): Promise<void> {
 /** One process per spool: a lock file holding the owner's pid; a dead owner's lock is taken over. */
 export async function lock(path: string): Promise<void> {
   try {
-    await writeFile(path, String(process.pid), { flag: 'wx' });
+    await writeFile(path, String(process.pid), { flag: 'wx', mode: 0o600 });
     return;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -24,7 +24,7 @@ export async function lock(path: string): Promise<void> {
       `the call spool ${path.replace(/\/lock$/, '')} is in use by process ${owner}; give each gateway its own KEYGATE_SPOOL_DIR`,
     );
   }
-  await writeFile(path, String(process.pid));
+  await writeFile(path, String(process.pid), { mode: 0o600 });
 }
 
 function alive(pid: number): boolean {

@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
@@ -104,7 +104,9 @@ export class Spool {
 
   /** Takes the directory's lock (one gateway per spool) and finds what an earlier run left. */
   static async open(opts: SpoolOptions): Promise<Spool> {
-    await mkdir(opts.dir, { recursive: true });
+    // Call records name members, keys and groups: readable by this user only.
+    await mkdir(opts.dir, { recursive: true, mode: 0o700 });
+    await chmod(opts.dir, 0o700);
     await lock(join(opts.dir, 'lock'));
     const recovered: Segment[] = [];
     for (const name of (await readdir(opts.dir)).sort()) {
@@ -112,6 +114,7 @@ export class Spool {
       if (!m) continue;
       const path = join(opts.dir, name);
       const s = await stat(path);
+      if ((s.mode & 0o077) !== 0) await chmod(path, 0o600);
       const seg = new Segment(Number(m[1]), path, s.mtimeMs);
       Object.assign(seg, { bytes: s.size, written: s.size, sealed: true, spilled: true });
       recovered.push(seg);
@@ -240,7 +243,7 @@ export class Spool {
       i = j;
       try {
         if (!seg.handle) {
-          seg.handle = await open(seg.path, 'a');
+          seg.handle = await open(seg.path, 'a', 0o600);
           created = true;
         }
         const data = group.map((g) => g.line).join('');

@@ -2,12 +2,14 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { createKey, deleteKey, rotateKey } from '../accounts/keys';
 import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
-import { parseOr400 } from '../lib/validation';
+import { BODY_LIMITS, limitBody } from '../lib/body-limit';
+import { parseOr400, refuseNulInUrl } from '../lib/validation';
 import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
 import { billingPages } from './billing-routes';
@@ -98,7 +100,29 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     if (!c.req.path.startsWith('/dashboard/assets/'))
       for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
   });
-  app.use('*', csrf());
+  app.use('/sign-in', limitBody(BODY_LIMITS.signIn));
+  app.use('*', limitBody(BODY_LIMITS.dashboardForm));
+  const sameOrigin = csrf();
+  app.use('*', async function refuseCrossSite(c, next) {
+    let passed = false;
+    try {
+      await sameOrigin(c, async () => {
+        passed = true;
+      });
+    } catch (err) {
+      if (!(err instanceof HTTPException)) throw err;
+    }
+    if (!passed) {
+      // An expected refusal, not a fault: a line at info, no stack.
+      c.var.logger.info('cross-site form post refused', { path: c.req.path });
+      throw new GatewayError(
+        'permission_error',
+        'Cross-site form posts are refused: use the dashboard itself.',
+      );
+    }
+    await next();
+  });
+  app.use('*', refuseNulInUrl());
 
   app.get('/sign-in', (c) => c.html(<SignInPage csrf={signInToken(c)} />));
   app.post('/sign-in', async (c) => {
@@ -112,7 +136,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return c.redirect('/dashboard', 303);
   });
 
-  app.use('*', sessionAuth(deps.store));
+  app.use('*', sessionAuth(deps.store, deps.operatorToken));
   app.use('*', async function viewState(c, next) {
     const state = parseState(c.req.query());
     let viewer = c.var.viewer;
@@ -129,6 +153,12 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     const account = viewer.kind === 'operator' ? null : await deps.store.accounts.get(viewer.accountId);
     if (viewer.kind !== 'operator' && !account)
       throw new GatewayError('not_found_error', `No account '${viewer.accountId}'.`);
+    // Read-only holds on the server for every route: no form post changes anything from here.
+    if (viewer.kind === 'admin' && viewer.readOnly && c.req.method !== 'GET' && c.req.method !== 'HEAD')
+      throw new GatewayError(
+        'permission_error',
+        "The operator's view of an account is read-only: use the operator API or CLI to change it.",
+      );
     c.set('viewer', viewer);
     c.set('state', state);
     c.set('account', account);

@@ -11,6 +11,10 @@ export const SESSION_HOURS = 12;
 
 const hash = (token: string) => createHash('sha256').update(token).digest();
 
+/** What an operator session records of the token that opened it: a digest, never the token. */
+export const operatorTag = (token: string) =>
+  createHash('sha256').update('keygate-operator-session\0').update(token).digest();
+
 /** Equal strings, compared in constant time. */
 export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -42,10 +46,13 @@ export async function startSession(
   store: Pick<Store, 'dashboard'>,
   who: { kind: SessionKind; accountId: string | null; memberId: string | null; keyId: string | null },
   now: number,
+  credential: { secretHash: Buffer } | { operatorToken: string },
 ): Promise<void> {
   const token = randomBase62(43);
   await store.dashboard.createSession({
     ...who,
+    secretHash: 'secretHash' in credential ? credential.secretHash : null,
+    operatorTag: 'operatorToken' in credential ? operatorTag(credential.operatorToken) : null,
     tokenHash: hash(token),
     csrfToken: randomBase62(32),
     expiresAt: new Date(now + SESSION_HOURS * 3_600_000),
@@ -62,11 +69,15 @@ export async function endSession(c: Context<DashboardEnv>, store: Pick<Store, 'd
  * Resolves the session cookie to a viewer (or sends the browser to sign in), and checks the
  * session's CSRF token on every form post.
  */
-export function sessionAuth(store: Pick<Store, 'dashboard'>): MiddlewareHandler<DashboardEnv> {
+export function sessionAuth(
+  store: Pick<Store, 'dashboard'>,
+  operatorToken: string | null,
+): MiddlewareHandler<DashboardEnv> {
+  const currentOperator = operatorToken ? operatorTag(operatorToken) : null;
   return async function sessionAuth(c, next) {
     const token = getCookie(c, SESSION_COOKIE);
     const tokenHash = token ? hash(token) : null;
-    const s = tokenHash && (await store.dashboard.session(tokenHash));
+    const s = tokenHash && (await store.dashboard.session(tokenHash, currentOperator));
     if (!s || !tokenHash) return c.redirect('/dashboard/sign-in', 303);
     let viewer: Viewer;
     if (s.kind === 'operator') viewer = { kind: 'operator', csrf: s.csrfToken };

@@ -1,6 +1,8 @@
 /**
- * Failed sign-ins counted per client address and per key prefix over a fixed window; past
- * the limit, further attempts are refused until the window ends, right or wrong.
+ * Failed sign-ins counted per client address and per credential (a key's prefix, or the
+ * operator token) over a fixed window. An address past its limit is refused until the window
+ * ends, right or wrong; a credential past its limit refuses only wrong guesses, so someone
+ * else's guesses never lock its owner out.
  */
 export class SignInLimiter {
   readonly #seen = new Map<string, { failures: number; resetAt: number }>();
@@ -14,17 +16,20 @@ export class SignInLimiter {
     },
   ) {}
 
-  /** Seconds to wait, or 0 when this address and prefix may try now. */
-  retryAfter(address: string, prefix: string): number {
+  /** Seconds this address must wait before it may try at all, or 0. */
+  addressWait(address: string): number {
+    return this.#wait(`a:${address}`, this.opts.maxPerAddress);
+  }
+
+  /** Seconds before a wrong guess at this credential is answered as one again (not with 429), or 0. */
+  credentialWait(prefix: string): number {
+    return this.#wait(`p:${prefix}`, this.opts.maxPerPrefix);
+  }
+
+  #wait(id: string, max: number): number {
     const now = this.opts.clock();
-    const wait = (id: string, max: number) => {
-      const s = this.#seen.get(id);
-      return s && s.resetAt > now && s.failures >= max ? Math.ceil((s.resetAt - now) / 1000) : 0;
-    };
-    return Math.max(
-      wait(`a:${address}`, this.opts.maxPerAddress),
-      wait(`p:${prefix}`, this.opts.maxPerPrefix),
-    );
+    const s = this.#seen.get(id);
+    return s && s.resetAt > now && s.failures >= max ? Math.ceil((s.resetAt - now) / 1000) : 0;
   }
 
   fail(address: string, prefix: string): void {

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { hashKey } from '../auth/keys';
 import { GatewayError } from '../lib/errors';
 import { randomBase62 } from '../lib/ids';
 import type { DashboardDeps } from './env';
@@ -28,12 +29,14 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
   const token = typeof body.token === 'string' ? body.token.trim() : '';
   const address = c.env?.incoming?.socket?.remoteAddress ?? '';
   const prefix = keyPrefix(token);
-  const wait = limiter.retryAfter(address, prefix);
-  if (wait > 0) {
-    throw new GatewayError('rate_limit_error', `Too many failed sign-ins: try again in ${wait} s.`, {
+  const tooMany = (wait: number) =>
+    new GatewayError('rate_limit_error', `Too many failed sign-ins: try again in ${wait} s.`, {
       headers: { 'retry-after': String(wait) },
     });
-  }
+  const addressWait = limiter.addressWait(address);
+  if (addressWait > 0) throw tooMany(addressWait);
+  // Checked before the attempt: the right credential signs in even while its bucket is full.
+  const credentialWait = limiter.credentialWait(prefix);
   try {
     const now = deps.clock();
     if (!token.startsWith('kg_')) {
@@ -44,15 +47,19 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
         deps.store,
         { kind: 'operator', accountId: null, memberId: null, keyId: null },
         now,
+        { operatorToken: deps.operatorToken },
       );
     }
     const { key } = await deps.resolver.resolve(token, ['admin', 'live', 'test'], address);
+    // The session lives as long as this very secret is the key's current one.
+    const credential = { secretHash: hashKey(token) };
     if (key.kind === 'admin') {
       return await startSession(
         c,
         deps.store,
         { kind: 'admin', accountId: key.accountId, memberId: key.memberId, keyId: key.id },
         now,
+        credential,
       );
     }
     if (!key.memberId)
@@ -65,9 +72,11 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
       deps.store,
       { kind: 'member', accountId: key.accountId, memberId: key.memberId, keyId: key.id },
       now,
+      credential,
     );
   } catch (err) {
-    if (err instanceof GatewayError && err.type !== 'rate_limit_error') limiter.fail(address, prefix);
-    throw err;
+    if (!(err instanceof GatewayError) || err.type === 'rate_limit_error') throw err;
+    limiter.fail(address, prefix);
+    throw credentialWait > 0 ? tooMany(credentialWait) : err;
   }
 }

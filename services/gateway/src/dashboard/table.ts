@@ -23,7 +23,15 @@ export interface Table {
 
 export const cellText = (c: Cell) => (typeof c === 'string' ? c : c.text);
 
-const csvField = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+/**
+ * A spreadsheet reads a cell that starts with = + - @ tab or CR as a formula (`=HYPERLINK(…)`
+ * from a model name or a group id): such a cell gets a leading apostrophe, as OWASP's CSV
+ * injection advice has it. A plain number (`-12.5`) cannot be a formula and stays as it is.
+ */
+export function csvField(s: string): string {
+  const safe = /^[=+\-@\t\r]/.test(s) && !/^[-+]?\d[\d,]*(\.\d+)?%?$/.test(s) ? `'${s}` : s;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
 const csvLine = (cells: Cell[]) => `${cells.map((c) => csvField(cellText(c))).join(',')}\r\n`;
 
 /** Streams one of the page's tables as CSV, header and footer rows included. */

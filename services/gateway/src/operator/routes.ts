@@ -15,6 +15,7 @@ import { plainBilling } from '../billing/setup';
 import { GatewayError, renderError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { operation } from '../lib/operation';
+import { refuseNulInUrl } from '../lib/validation';
 import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
 
@@ -58,6 +59,7 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
     ),
   );
   app.use('*', operatorAuth(deps.operatorToken));
+  app.use('*', refuseNulInUrl());
   const actor = (c: { req: { header(name: string): string | undefined } }) =>
     operatorActor(c.req.header('keygate-actor'));
 

@@ -88,6 +88,14 @@ export async function insertAlertEvent(t: Sql, e: NewAlertEvent): Promise<string
   return row?.id ?? null;
 }
 
+/** The account already has as many webhook endpoints as it may (KEYGATE_WEBHOOK_MAX_ENDPOINTS). */
+export class EndpointLimitError extends Error {
+  override name = 'EndpointLimitError';
+  constructor(readonly max: number) {
+    super(`at most ${max} webhook endpoints per account`);
+  }
+}
+
 export function alertQueries(sql: Sql) {
   const audited = <T>(accountId: string, work: (t: Sql) => Promise<T | undefined>, audit: AuditEntry) =>
     inTransaction(sql, async (t) => {
@@ -100,10 +108,19 @@ export function alertQueries(sql: Sql) {
   return {
     emit: (e: NewAlertEvent) => insertAlertEvent(sql, e),
 
-    async createEndpoint(e: NewWebhookEndpoint, audit: AuditEntry): Promise<WebhookEndpointRecord> {
+    async createEndpoint(
+      e: NewWebhookEndpoint,
+      audit: AuditEntry,
+      maxEndpoints = Number.POSITIVE_INFINITY,
+    ): Promise<WebhookEndpointRecord> {
       const row = await audited(
         e.accountId,
         async (t) => {
+          // The account row's lock makes the count and the insert one step across instances.
+          await t`select 1 from accounts where id = ${e.accountId} for update`;
+          const [n] = await t<{ n: number }[]>`
+            select count(*)::int as n from webhook_endpoints where account_id = ${e.accountId} and deleted_at is null`;
+          if (n!.n >= maxEndpoints) throw new EndpointLimitError(maxEndpoints);
           const [r] = await t<WebhookEndpointRecord[]>`
           insert into webhook_endpoints as t (id, account_id, url, description, secret_sealed, events, status,
             error_rate_threshold, error_rate_window_seconds, error_rate_min_calls, created_by)
@@ -153,6 +170,9 @@ export function alertQueries(sql: Sql) {
             error_rate_min_calls = coalesce(${p.errorRateMinCalls ?? null}::int, t.error_rate_min_calls)
           where t.account_id = ${accountId} and t.id = ${id} and t.deleted_at is null
           returning ${endpointCols(t)}`;
+          // A disabled endpoint receives nothing more, not even what was queued before.
+          if (r?.status === 'disabled')
+            await t`update webhook_deliveries set status = 'failed', last_error = 'endpoint disabled' where endpoint_id = ${id} and status = 'pending'`;
           return r;
         },
         audit,
@@ -198,6 +218,7 @@ export function alertQueries(sql: Sql) {
         const rows = await t<{ seq: string }[]>`
           select d.seq::text from webhook_deliveries d
           where d.status = 'pending' and d.next_attempt_at <= now()
+            and exists (select 1 from webhook_endpoints w where w.id = d.endpoint_id and w.status = 'active' and w.deleted_at is null)
             and d.seq = (select min(h.seq) from webhook_deliveries h where h.endpoint_id = d.endpoint_id and h.status = 'pending')
           order by d.seq
           for update of d skip locked
@@ -207,6 +228,7 @@ export function alertQueries(sql: Sql) {
           update webhook_deliveries d set attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
           from alert_events e, webhook_endpoints w
           where d.seq = any(${rows.map((r) => r.seq)}::bigint[]) and e.id = d.event_id and w.id = d.endpoint_id
+            and w.status = 'active' and w.deleted_at is null
           returning d.seq::text, d.attempts, d.endpoint_id as "endpointId", w.url, w.secret_sealed as "secretSealed",
                     e.id as "eventId", e.type, e.account_id as "accountId", e.data, e.created_at as "createdAt"`;
       });

@@ -10,6 +10,10 @@ export interface NewSession {
   keyId: string | null;
   csrfToken: string;
   expiresAt: Date;
+  /** The key secret's SHA-256 (key sessions). */
+  secretHash: Buffer | null;
+  /** A digest of the operator token (operator sessions). */
+  operatorTag: Buffer | null;
 }
 
 export interface SessionRecord {
@@ -49,26 +53,35 @@ export function dashboardQueries(sql: Sql) {
     async createSession(s: NewSession): Promise<void> {
       await sql`delete from dashboard_sessions where expires_at < now()`;
       await sql`
-        insert into dashboard_sessions (token_hash, kind, account_id, member_id, key_id, csrf_token, expires_at)
-        values (${s.tokenHash}, ${s.kind}, ${s.accountId}, ${s.memberId}, ${s.keyId}, ${s.csrfToken}, ${s.expiresAt})`;
+        insert into dashboard_sessions (token_hash, kind, account_id, member_id, key_id, csrf_token, expires_at,
+          secret_hash, operator_tag)
+        values (${s.tokenHash}, ${s.kind}, ${s.accountId}, ${s.memberId}, ${s.keyId}, ${s.csrfToken}, ${s.expiresAt},
+          ${s.secretHash}, ${s.operatorTag})`;
     },
 
     /**
-     * A live session: not expired, and signed in with a key that is still active, undeleted
-     * and (for a member) whose member is still on the account. Revoking the key ends it.
+     * A live session, read on every request (so a change shows on every instance at once):
+     * not expired; an operator session opened with the operator token in force now; a key
+     * session whose secret is still the key's current one (a rotation ends it, grace or not),
+     * whose key is active, unexpired and undeleted, and whose member is still on the account.
+     * An admin session of a member no longer an admin is downgraded to that member's view.
      */
-    async session(tokenHash: Buffer): Promise<SessionRecord | null> {
+    async session(tokenHash: Buffer, operatorTag: Buffer | null): Promise<SessionRecord | null> {
       const [row] = await sql<SessionRecord[]>`
-        select s.kind, s.account_id as "accountId", s.member_id as "memberId", s.key_id as "keyId",
+        select case when s.kind = 'admin' and s.member_id is not null and m.role <> 'admin' then 'member' else s.kind end as kind,
+               s.account_id as "accountId", s.member_id as "memberId", s.key_id as "keyId",
                s.csrf_token as "csrfToken", s.expires_at as "expiresAt"
         from dashboard_sessions s
         left join api_keys k on k.id = s.key_id
         left join members m on m.id = s.member_id
         left join accounts a on a.id = s.account_id
         where s.token_hash = ${tokenHash} and s.expires_at > now()
-          and (s.kind = 'operator'
-               or (k.deleted_at is null and k.status = 'active' and a.status = 'active'
-                   and (s.member_id is null or m.status = 'active')))`;
+          and ((s.kind = 'operator' and s.operator_tag = ${operatorTag})
+               or (s.kind <> 'operator' and k.deleted_at is null and k.status = 'active' and a.status = 'active'
+                   and (k.expires_at is null or k.expires_at > now())
+                   and (s.member_id is null or m.status = 'active')
+                   and exists (select 1 from key_secrets ks
+                               where ks.hash = s.secret_hash and ks.key_id = s.key_id and ks.expires_at is null)))`;
       return row ?? null;
     },
 

@@ -39,6 +39,7 @@ export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export {
   ALERTS_CHANNEL,
+  EndpointLimitError,
   insertAlertEvent,
   type ClaimedDelivery,
   type DeliveryRecord,

@@ -1,0 +1,44 @@
+// A client that streams a huge request body as fast as the server takes it, in a process of its
+// own (so the test's probes do not share its event loop). argv: port, path, total bytes,
+// "chunked" or "length", extra header lines as JSON. Prints {status, contentType, body, sent}.
+import { connect } from 'node:net';
+
+const [port, path, totalArg, framing, extra] = process.argv.slice(2);
+const total = Number(totalArg);
+const chunked = framing === 'chunked';
+const chunk = Buffer.alloc(64 * 1024, 'a');
+const framed = chunked
+  ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+  : chunk;
+let sent = 0;
+let received = Buffer.alloc(0);
+const socket = connect(Number(port), '127.0.0.1');
+socket.on('data', (d) => {
+  received = Buffer.concat([received, d]);
+});
+socket.on('error', () => {});
+socket.on('close', () => {
+  const text = received.toString('utf8');
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+  const contentType = /\r\ncontent-type: ([^\r]+)/i.exec(head)?.[1] ?? null;
+  process.stdout.write(JSON.stringify({ status, contentType, body: body.slice(0, 2000), sent }));
+});
+socket.once('connect', () => {
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    'host: g',
+    'content-type: application/x-www-form-urlencoded',
+    chunked ? 'transfer-encoding: chunked' : `content-length: ${total}`,
+    ...JSON.parse(extra ?? '[]'),
+  ];
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  const pump = () => {
+    while (sent < total && !socket.destroyed && received.length === 0) {
+      sent += chunk.length;
+      if (!socket.write(framed)) return void socket.once('drain', pump);
+    }
+    if (sent >= total && !socket.destroyed) socket.end(chunked ? '0\r\n\r\n' : '');
+  };
+  pump();
+});
