@@ -11,7 +11,8 @@ export {
 export { Ledger } from './ledger';
 export { PromptCache, type CacheSplit } from './cache';
 export { SCENARIOS, type ScenarioName } from './scenarios';
-export { MODELS, MODEL_ALIASES, type ModelInfo } from './models';
+export { MODELS, MODEL_ALIASES, MODEL_DATA, modelData, type ModelInfo, type ModelData } from './models';
+export { listPriceCents } from './pricing';
 export type {
   CacheCreation,
   Emulator,

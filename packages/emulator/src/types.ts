@@ -20,6 +20,10 @@ export interface Usage {
   output_tokens: number;
   server_tool_use: ServerToolUsage;
   service_tier: string;
+  /** 'fast' when the call ran in fast mode, else 'standard'. */
+  speed: string;
+  /** Where inference ran; null on models without data-residency controls. */
+  inference_geo: string | null;
 }
 
 export type Endpoint = 'messages' | 'count_tokens' | 'models';

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { figureCounts, usageCostCents } from '../billing/prices';
+import { callCost, figureCounts, figureDims } from '../billing/prices';
 import type { LimitsStatus } from '../limits';
 import type { CallRecord } from '../call-log/record';
 import type { CallLogStatus } from '../call-log/writer';
@@ -177,14 +177,14 @@ export class GatewayMetrics {
     const category = errorCategory(r);
     if (category) this.#errors.set(category, this.#errors.get(category)! + 1);
     if (r.usage) {
-      const u = usageFigures(r.usage);
+      const u = usageFigures(r.usage, r.batch);
       const t = slot.tokens;
       t[0]! += u.inputTokens;
       t[1]! += u.cacheCreation5mTokens;
       t[2]! += u.cacheCreation1hTokens;
       t[3]! += u.cacheReadInputTokens;
       t[4]! += u.outputTokens;
-      const cents = usageCostCents(r.model, figureCounts(u));
+      const cents = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt)).cents;
       slot.costUsd += cents / 100;
     }
     if (r.ttfbMs !== null || r.upstreamRequestId !== null) {

@@ -1,4 +1,5 @@
 import type { CallRecord } from '../call-log/record';
+import { promptBand } from '../billing/prices';
 import { usageFigures } from '../usage/usage';
 import type { Sql } from './database';
 
@@ -27,6 +28,11 @@ interface Rollup extends RollupSums {
   member_id: string | null;
   model: string | null;
   group_id: string | null;
+  speed: string | null;
+  service_tier: string | null;
+  inference_geo: string | null;
+  batch: boolean;
+  prompt_band: number;
 }
 
 const HOUR = 3_600_000;
@@ -39,6 +45,8 @@ export function rollUp(records: CallRecord[]): Rollup[] {
   const byKey = new Map<string, Rollup>();
   for (const r of records) {
     const hour = new Date(Math.floor(r.createdAt.getTime() / HOUR) * HOUR);
+    const u = usageFigures(r.usage, r.batch);
+    const band = promptBand(u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens);
     const id = JSON.stringify([
       r.accountId,
       r.endpoint,
@@ -47,6 +55,11 @@ export function rollUp(records: CallRecord[]): Rollup[] {
       r.memberId,
       r.model,
       r.groupId,
+      u.speed,
+      u.serviceTier,
+      u.inferenceGeo,
+      u.batch,
+      band,
     ]);
     let row = byKey.get(id);
     if (!row) {
@@ -58,6 +71,11 @@ export function rollUp(records: CallRecord[]): Rollup[] {
         member_id: r.memberId,
         model: r.model,
         group_id: r.groupId,
+        speed: u.speed,
+        service_tier: u.serviceTier,
+        inference_geo: u.inferenceGeo,
+        batch: u.batch,
+        prompt_band: band,
         requests: 0,
         errors: 0,
         input_tokens: 0,
@@ -69,7 +87,6 @@ export function rollUp(records: CallRecord[]): Rollup[] {
       };
       byKey.set(id, row);
     }
-    const u = usageFigures(r.usage);
     row.requests += 1;
     if (isError(r)) row.errors += 1;
     row.input_tokens += u.inputTokens;
@@ -83,7 +100,7 @@ export function rollUp(records: CallRecord[]): Rollup[] {
 }
 
 function callRow(r: CallRecord) {
-  const u = usageFigures(r.usage);
+  const u = usageFigures(r.usage, r.batch);
   return {
     id: r.id,
     account_id: r.accountId,
@@ -106,6 +123,9 @@ function callRow(r: CallRecord) {
     cache_read_input_tokens: u.cacheReadInputTokens,
     web_search_requests: u.webSearchRequests,
     service_tier: u.serviceTier,
+    speed: u.speed,
+    inference_geo: u.inferenceGeo,
+    batch: u.batch,
     usage: r.usage as never,
     upstream_message_id: r.upstreamMessageId,
     upstream_request_id: r.upstreamRequestId,
@@ -121,7 +141,7 @@ function callRow(r: CallRecord) {
 /** How rows for the hourly rollups join those already there: the writer's upsert, also the benchmark's. */
 export function addToRollups(sql: Sql) {
   return sql`
-    on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
+    on conflict on constraint usage_hourly_rollup_key do update set
       requests = usage_hourly.requests + excluded.requests,
       errors = usage_hourly.errors + excluded.errors,
       input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
