@@ -1,5 +1,6 @@
 export { startEmulator } from './emulator';
-export { createEmulatorHandler, DEFAULT_API_KEY } from './router';
+export { createEmulatorHandler, DEFAULT_ADMIN_KEY, DEFAULT_API_KEY } from './router';
+export { apiKeyId } from './admin-reports';
 export {
   countTokens,
   type TokenCountable,

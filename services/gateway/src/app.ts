@@ -1,3 +1,4 @@
+import type { PriceBook } from './billing/catalog/price-book';
 import { Hono } from 'hono';
 import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
@@ -29,6 +30,7 @@ export interface AppDeps extends ServiceDeps {
   /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN). */
   metrics?: { registry: GatewayMetrics; token: string } | null;
   billing?: BillingDeps;
+  prices?: PriceBook;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */

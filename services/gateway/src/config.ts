@@ -220,6 +220,16 @@ export const EnvSchema = z.object({
         'its listening address',
       ),
     ),
+  KEYGATE_PRICE_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc(
+        "a JSON file of prices added to the bundled catalog: Keygate's operator rows, or LiteLLM's model_prices_and_context_window.json",
+        '(none)',
+      ),
+    ),
   KEYGATE_PAYMENT_GRACE_DAYS: z.coerce
     .number()
     .int()
@@ -266,6 +276,8 @@ export const EnvSchema = z.object({
 export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
+  /** KEYGATE_PRICE_FILE: prices added to the bundled catalog. */
+  priceFile: string | null;
   port: number;
   host: string;
   databaseUrl: string | null;
@@ -395,6 +407,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
     publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
     paymentGraceDays: e.KEYGATE_PAYMENT_GRACE_DAYS,
+    priceFile: e.KEYGATE_PRICE_FILE ?? null,
     billingClockMs: e.KEYGATE_BILLING_CLOCK_MS,
     stripe: e.STRIPE_SECRET_KEY
       ? {

@@ -1,3 +1,4 @@
+import { PriceBook, readPriceFile } from './billing/catalog/price-book';
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { maxHeaderSize, type Server } from 'node:http';
@@ -137,6 +138,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       metrics?.observeCall(r);
     };
 
+    const prices = new PriceBook(store, readPriceFile(config.priceFile));
     let url = '';
     const billing = await openBilling(config, store, clock, logger, () => url);
     cleanup.unshift(billing.startClock());
@@ -154,6 +156,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       store.db,
       (payload) => {
         if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
+        else if (payload.startsWith('prices:'))
+          prices.reload().catch((error) => logger.warn('price catalog reload failed', { error }));
         else {
           resolver.apply(payload);
           billing.book.apply(payload);
@@ -178,6 +182,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(() => errorRates.stop());
 
     await billing.book.load();
+    await prices.reload();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -190,6 +195,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const inFlight = new InFlightCalls();
     const app = createApp({
+      prices,
       store,
       box,
       clock,

@@ -1,3 +1,4 @@
+import { callCostJson } from '../billing/prices';
 import type { Statement } from '../billing/statement';
 import type {
   AccountRecord,
@@ -114,6 +115,7 @@ export function requestJson(r: RequestRecord) {
     status: r.status,
     error_type: r.errorType,
     usage: r.usage,
+    cost: callCostJson(r),
     partial: r.partial,
     estimated: r.estimated,
     retry_count: r.retryCount,

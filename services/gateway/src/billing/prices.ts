@@ -1,5 +1,5 @@
 import type { UsageRow } from '../store';
-import type { UsageFigures } from '../usage/usage';
+import { type ProviderUsage, type UsageFigures, usageFigures } from '../usage/usage';
 import { BUNDLED_CATALOG, familyOf, type PriceCatalog, type Rates } from './catalog/catalog';
 
 /**
@@ -204,6 +204,20 @@ export function figureDims(u: UsageFigures, at: Date): PricingDims {
     inferenceGeo: u.inferenceGeo,
     batch: u.batch,
     promptTokens: u.inputTokens + u.cacheReadInputTokens + u.cacheCreation5mTokens + u.cacheCreation1hTokens,
+  };
+}
+
+/**
+ * A call log entry's cost: USD cents at the price in force when it was made, or null with
+ * `unpriced` when the catalog has no price for it (never a guess).
+ */
+export function callCostJson(r: { model: string | null; usage: unknown; createdAt: Date; batch?: boolean }) {
+  const u = usageFigures(r.usage as ProviderUsage | null, r.batch ?? false);
+  const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
+  return {
+    currency: 'USD' as const,
+    amount: cost.priced ? formatCents(cost.cents) : null,
+    unpriced: !cost.priced,
   };
 }
 

@@ -16,6 +16,8 @@ import type { Logger } from '../lib/logger';
 import { operation } from '../lib/operation';
 import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
+import { operatorPriceRoutes } from './price-routes';
+import { PriceBook } from '../billing/catalog/price-book';
 
 const plan = z.enum(['solo', 'team', 'scale']);
 
@@ -46,6 +48,8 @@ export interface OperatorDeps extends KeyRouteDeps {
   operatorToken: string | null;
   logger?: Logger;
   billing?: BillingDeps;
+  /** The gateway's prices (server.ts loads them); tests may leave it out. */
+  prices?: PriceBook;
 }
 
 /** The operator API: whoever runs the gateway manages accounts here, and any account's data. */
@@ -63,6 +67,7 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
   const tag = 'Operator';
   const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
   app.route('/', operatorBillingRoutes(billing, actor));
+  app.route('/', operatorPriceRoutes(deps.prices ?? new PriceBook(deps.store), deps.clock, actor));
 
   const create = operation({
     tag,

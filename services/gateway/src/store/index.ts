@@ -12,6 +12,7 @@ import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
 import { catalogQueries } from './catalog';
 import { partitionQueries } from './partitions';
+import { priceQueries } from './prices';
 import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
@@ -59,6 +60,7 @@ export {
 } from './members';
 export type { Page, PageQuery } from './pagination';
 export type { CallPartition } from './partitions';
+export type { PriceRowRecord } from './prices';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { ClaudeCodeRow } from './claude-code';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
@@ -88,6 +90,7 @@ export function createStore(db: Database) {
     },
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
+    prices: priceQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),

@@ -29,7 +29,7 @@ export function requestQueries(sql: Sql) {
         select t.id, t.account_id as "accountId", t.key_id as "keyId", t.member_id as "memberId", t.app, t.environment,
                t.group_id as "groupId", t.client, t.endpoint, t.model, t.stream, t.status, t.error_type as "errorType", t.usage,
                t.upstream_message_id as "upstreamMessageId", t.upstream_request_id as "upstreamRequestId",
-               t.retry_count as "retryCount", t.latency_ms as "latencyMs", t.ttfb_ms as "ttfbMs", t.partial, t.estimated,
+               t.retry_count as "retryCount", t.latency_ms as "latencyMs", t.ttfb_ms as "ttfbMs", t.partial, t.estimated, t.batch,
                t.created_at as "createdAt"
         from calls t
         where t.account_id = ${accountId}
