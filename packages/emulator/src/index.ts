@@ -1,5 +1,6 @@
 export { startEmulator } from './emulator';
-export { createEmulatorHandler, DEFAULT_API_KEY } from './router';
+export { createEmulatorHandler, DEFAULT_ADMIN_KEY, DEFAULT_API_KEY } from './router';
+export { apiKeyId } from './admin-reports';
 export {
   countTokens,
   type TokenCountable,
@@ -11,7 +12,8 @@ export {
 export { Ledger } from './ledger';
 export { PromptCache, type CacheSplit } from './cache';
 export { SCENARIOS, type ScenarioName } from './scenarios';
-export { MODELS, MODEL_ALIASES, type ModelInfo } from './models';
+export { MODELS, MODEL_ALIASES, MODEL_DATA, modelData, type ModelInfo, type ModelData } from './models';
+export { listPriceCents } from './pricing';
 export type {
   CacheCreation,
   Emulator,

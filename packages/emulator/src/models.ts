@@ -1,3 +1,4 @@
+import data from './data/models.json' with { type: 'json' };
 import { EmulatorError, invalid } from './errors';
 
 export interface ModelInfo {
@@ -7,30 +8,48 @@ export interface ModelInfo {
   created_at: string;
 }
 
-/** Newest first, as the provider lists them. */
-export const MODELS: readonly ModelInfo[] = [
-  model('claude-opus-4-5-20251101', 'Claude Opus 4.5', '2025-11-24'),
-  model('claude-haiku-4-5-20251001', 'Claude Haiku 4.5', '2025-10-15'),
-  model('claude-sonnet-4-5-20250929', 'Claude Sonnet 4.5', '2025-09-29'),
-  model('claude-opus-4-1-20250805', 'Claude Opus 4.1', '2025-08-05'),
-  model('claude-opus-4-20250514', 'Claude Opus 4', '2025-05-22'),
-  model('claude-sonnet-4-20250514', 'Claude Sonnet 4', '2025-05-22'),
-  model('claude-3-7-sonnet-20250219', 'Claude Sonnet 3.7', '2025-02-24'),
-  model('claude-3-5-haiku-20241022', 'Claude Haiku 3.5', '2024-10-22'),
-  model('claude-3-haiku-20240307', 'Claude Haiku 3', '2024-03-07'),
-];
+/** One model of the emulator's own list (data/models.json), with its list price. */
+export interface ModelData {
+  id: string;
+  display_name: string;
+  created_at: string;
+  aliases: string[];
+  inference_geo: boolean;
+  fast: { supported: boolean; x: number | null; over_200k?: { in: number; out: number } } | null;
+  price: PriceData | null;
+  over_100k_prompt?: PriceData;
+  price_changes?: ({ from: string } & Partial<PriceData>)[];
+}
 
-/** Aliases `GET /v1/models/{id}` resolves, like the provider's. */
-export const MODEL_ALIASES: Readonly<Record<string, string>> = {
-  'claude-opus-4-5': 'claude-opus-4-5-20251101',
-  'claude-haiku-4-5': 'claude-haiku-4-5-20251001',
-  'claude-sonnet-4-5': 'claude-sonnet-4-5-20250929',
-  'claude-opus-4-1': 'claude-opus-4-1-20250805',
-  'claude-opus-4-0': 'claude-opus-4-20250514',
-  'claude-sonnet-4-0': 'claude-sonnet-4-20250514',
-  'claude-3-7-sonnet-latest': 'claude-3-7-sonnet-20250219',
-  'claude-3-5-haiku-latest': 'claude-3-5-haiku-20241022',
-};
+/** USD per million tokens. */
+export interface PriceData {
+  in: number;
+  out: number;
+  w5m: number;
+  w1h: number;
+  read: number;
+}
+
+export const MODEL_DATA: readonly ModelData[] = (data as { models: ModelData[] }).models;
+
+/** Newest first, as the provider lists them. */
+export const MODELS: readonly ModelInfo[] = MODEL_DATA.map((m) => model(m.id, m.display_name, m.created_at));
+
+/** Aliases `GET /v1/models/{id}` and the Messages API resolve, like the provider's. */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+  MODEL_DATA.flatMap((m) => m.aliases.map((a) => [a, m.id])),
+);
+
+/** The model an id (or alias) names; null when the provider would answer 404. */
+export function modelData(id: string): ModelData | null {
+  const resolved = MODEL_ALIASES[id] ?? id;
+  return MODEL_DATA.find((m) => m.id === resolved) ?? null;
+}
+
+/** The provider's answer to a Messages call on a model it does not serve. */
+export function unknownModel(id: string): EmulatorError {
+  return new EmulatorError('not_found_error', `model: ${id}`);
+}
 
 export interface ModelPage {
   data: ModelInfo[];

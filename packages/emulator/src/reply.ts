@@ -1,3 +1,4 @@
+import { modelData } from './models';
 import { createHash } from 'node:crypto';
 import type { CacheSplit } from './cache';
 import { newMessageId, newServerToolUseId, newToolUseId } from './ids';
@@ -127,6 +128,12 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
         web_search_requests: search && blocks.some((b) => b.type === 'server_tool_use') ? 1 : 0,
       },
       service_tier: 'standard',
+      speed: body.speed === 'fast' ? 'fast' : 'standard',
+      inference_geo: modelData(body.model)?.inference_geo
+        ? typeof body.inference_geo === 'string'
+          ? body.inference_geo
+          : 'global'
+        : null,
     },
   };
 }

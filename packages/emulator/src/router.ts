@@ -6,10 +6,13 @@ import { newRequestId } from './ids';
 import { Ledger } from './ledger';
 import { handleCountTokens, handleMessages } from './messages';
 import { getModel, listModels } from './models';
+import { handleAdminReport } from './admin-reports';
 import { readScenario, scenarioLabel, type Scenario } from './scenarios';
 import type { EmulatorHandler, Endpoint, HandlerOptions, RequestListener } from './types';
 
 export const DEFAULT_API_KEY = 'sk-ant-emulator-key';
+/** The organization Admin API's key (usage and cost reports). */
+export const DEFAULT_ADMIN_KEY = 'sk-ant-admin01-emulator-key';
 
 interface Target {
   endpoint: Endpoint;
@@ -19,6 +22,7 @@ interface Target {
 
 interface Deps {
   apiKey: string | null;
+  adminKey: string;
   acceptBearer: boolean;
   defaultScenario: string | undefined;
   ledger: Ledger;
@@ -33,6 +37,7 @@ export function createEmulatorHandler(opts: HandlerOptions = {}): EmulatorHandle
   const deps: Deps = {
     apiKey: opts.apiKey === undefined ? DEFAULT_API_KEY : opts.apiKey,
     acceptBearer: opts.acceptBearer ?? false,
+    adminKey: opts.adminKey ?? DEFAULT_ADMIN_KEY,
     defaultScenario: opts.defaultScenario,
     ledger: opts.ledger ?? new Ledger(opts.ledgerLimit),
     cache: opts.cache ?? new PromptCache(opts.clock ?? Date.now),
@@ -57,6 +62,15 @@ function route(
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
+  if (req.method === 'GET' && path.startsWith('/v1/organizations/')) {
+    return handleAdminReport(
+      ex,
+      deps.ledger,
+      path,
+      new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+      deps.adminKey,
+    );
+  }
   const endpoint = endpointOf(req.method, path);
   if (endpoint === null) {
     return sendError(ex, new EmulatorError('not_found_error', `Not found: ${req.method ?? ''} ${path}`));

@@ -20,6 +20,10 @@ export interface Usage {
   output_tokens: number;
   server_tool_use: ServerToolUsage;
   service_tier: string;
+  /** 'fast' when the call ran in fast mode, else 'standard'. */
+  speed: string;
+  /** Where inference ran; null on models without data-residency controls. */
+  inference_geo: string | null;
 }
 
 export type Endpoint = 'messages' | 'count_tokens' | 'models';
@@ -68,6 +72,8 @@ export interface EmulatorOptions {
    * (the provider takes `x-api-key`), but `@anthropic-ai/sdk` ≥ 1.x sends only Bearer.
    */
   acceptBearer?: boolean;
+  /** The Admin API key its usage and cost reports take. Default `sk-ant-admin01-emulator-key`. */
+  adminKey?: string;
   /** Ledger entries kept (oldest dropped first), so long benchmarks stay flat. Default 10,000. */
   ledgerLimit?: number;
   /** Called with each request the emulator answers past auth, as received (see README "Request capture"). */

@@ -1,3 +1,4 @@
+import { modelData, unknownModel } from './models';
 import { invalid } from './errors';
 import type { Json, MessagesBody } from './types';
 
@@ -57,6 +58,12 @@ export function validateMessages(
     }
   }
   if (endpoint === 'messages') validateThinking(body);
+  const known = modelData(body.model);
+  if (!known) throw unknownModel(body.model);
+  // platform.claude.com/docs/en/build-with-claude/data-residency (read 2026-11-25): models
+  // released before Opus 4.6 refuse inference_geo with a 400.
+  if (body.inference_geo !== undefined && body.inference_geo !== null && !known.inference_geo)
+    throw invalid(`inference_geo: not supported on ${body.model}`);
   return body as MessagesBody;
 }
 

@@ -1,3 +1,4 @@
+import type { PriceBook } from './pricing/catalog/price-book';
 import { Hono } from 'hono';
 import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
@@ -32,6 +33,7 @@ export interface AppDeps extends ServiceDeps {
   billing?: BillingDeps;
   /** Access lines; the finished-call fan-out holds each call's record in it (server.ts). */
   access?: AccessLog;
+  prices?: PriceBook;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */

@@ -245,6 +245,16 @@ export const EnvSchema = z.object({
         '`off`: every account is treated as paid (a gateway for your own team: no trial end, no 402, no invoices); `on`: trials end and payments fall due (Stripe, or `keygate account mark-paid` / `set-trial`)',
       ),
     ),
+  KEYGATE_PRICE_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc(
+        "a JSON file of prices added to the bundled catalog: Keygate's operator rows, or LiteLLM's model_prices_and_context_window.json",
+        '(none)',
+      ),
+    ),
   KEYGATE_PAYMENT_GRACE_DAYS: z.coerce
     .number()
     .int()
@@ -291,6 +301,8 @@ export const EnvSchema = z.object({
 export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
+  /** KEYGATE_PRICE_FILE: prices added to the bundled catalog. */
+  priceFile: string | null;
   port: number;
   host: string;
   databaseUrl: string | null;
@@ -442,6 +454,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
     billingEnforced: e.KEYGATE_BILLING === 'on',
     paymentGraceDays: e.KEYGATE_PAYMENT_GRACE_DAYS,
+    priceFile: e.KEYGATE_PRICE_FILE ?? null,
     billingClockMs: e.KEYGATE_BILLING_CLOCK_MS,
     stripe: e.STRIPE_SECRET_KEY
       ? {

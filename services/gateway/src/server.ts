@@ -1,3 +1,4 @@
+import { PriceBook, readPriceFile } from './pricing/catalog/price-book';
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { maxHeaderSize, type Server } from 'node:http';
@@ -28,7 +29,6 @@ import { InFlightCalls } from './proxy/in-flight';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import type { CallRecord } from './lib/call-record';
 import { Spool } from './call-log/spool';
 import { CallLogWriter } from './call-log/writer';
 
@@ -151,6 +151,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       metrics,
     });
 
+    const prices = new PriceBook(store, readPriceFile(config.priceFile));
+
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
     cleanup.unshift(() => emulator.close());
@@ -164,6 +166,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       store.db,
       (payload) => {
         if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
+        else if (payload.startsWith('prices:'))
+          prices.reload().catch((error) => logger.warn('price catalog reload failed', { error }));
         else {
           resolver.apply(payload);
           billing.book.apply(payload);
@@ -189,6 +193,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(() => errorRates.stop());
 
     await billing.book.load();
+    await prices.reload();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -201,6 +206,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     const inFlight = new InFlightCalls();
     const app = createApp({
+      prices,
       store,
       box,
       clock,

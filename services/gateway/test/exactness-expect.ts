@@ -1,4 +1,4 @@
-import { priceFor } from '../src/pricing/prices';
+import { BUNDLED_CATALOG } from '../src/pricing/catalog/catalog';
 import type { Figures } from '../src/dashboard/data';
 import type { CallRecord } from '../src/lib/call-record';
 
@@ -96,9 +96,9 @@ export function bucketOf(width: '1d' | '1h' | '1m', zone: string, t: number): st
 const RATES = {
   input: 'input',
   output: 'output',
-  read: 'cacheRead',
-  c5m: 'cacheWrite5m',
-  c1h: 'cacheWrite1h',
+  read: 'cache_read',
+  c5m: 'cache_write_5m',
+  c1h: 'cache_write_1h',
 } as const;
 const TOKEN_TYPE = {
   input: 'uncached_input_tokens',
@@ -111,7 +111,10 @@ const TOKEN_TYPE = {
 /** Cost items of a record in cents, per token type (and web search), from the price table's per-million rates. */
 export function costItems(r: CallRecord): { tokenType: string | null; costType: string; cents: number }[] {
   const c = counts(r);
-  const price = priceFor(r.model) as unknown as Record<string, number>;
+  // Refused calls carry no model and no tokens: nothing to price.
+  const found = BUNDLED_CATALOG.lookup(r.model, r.createdAt);
+  if (!found) return [];
+  const price = found.row as unknown as Record<string, number>;
   const out = (Object.keys(RATES) as (keyof typeof RATES)[])
     .filter((k) => c[k] > 0)
     .map((k) => ({

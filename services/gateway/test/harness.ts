@@ -1,7 +1,6 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { createAccount, createKey, type ServiceDeps } from '../src/accounts/service';

@@ -1,4 +1,5 @@
 import type { CallRecord } from '../lib/call-record';
+import { callCostJson } from '../pricing/prices';
 import type { Statement } from '../billing/statement';
 import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord } from '../store';
 
@@ -95,6 +96,7 @@ export function callJson(r: CallRecord) {
     status: r.status,
     error_type: r.errorType,
     usage: r.usage,
+    cost: callCostJson(r),
     partial: r.partial,
     estimated: r.estimated,
     retry_count: r.retryCount,

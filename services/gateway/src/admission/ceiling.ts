@@ -1,4 +1,5 @@
-import { MODEL_PRICES, priceFor, type ModelPrice } from '../pricing/prices';
+import { familyOf, type Rates } from '../pricing/catalog/catalog';
+import { activeCatalog } from '../pricing/prices';
 
 /** What a call's ceiling is computed from: known once its body is validated. */
 export interface CallSize {
@@ -37,26 +38,25 @@ export function ceilingMicroUsd(s: CallSize): number {
   return Math.ceil(input * rates.input + s.maxTokens * rates.output);
 }
 
-const FAMILY = /(opus|sonnet|haiku)/;
-const DEAREST = (prices: readonly ModelPrice[]) => ({
-  input: Math.max(...prices.map((p) => Math.max(p.input, p.cacheWrite5m, p.cacheWrite1h))),
-  output: Math.max(...prices.map((p) => p.output)),
-});
-const BY_FAMILY = new Map(
-  ['opus', 'sonnet', 'haiku'].map((f) => [f, DEAREST(MODEL_PRICES.filter((p) => p.prefix.includes(f)))]),
-);
-const ALL = DEAREST(MODEL_PRICES);
-
 /**
- * The one place the ceiling takes a price from (`priceFor`, the price lookup; swap it here).
- * A model without a price of its own is reserved at the highest rates of its family (opus,
- * sonnet, haiku), or of every model when no family matches: a cap then stops too early,
- * never too late. The reservation is never below what the call will be charged at.
+ * The one place the ceiling takes a price from: the price catalog in force now (pricing/).
+ * The dearest input rate of the model's row and its prompt tiers (a 1-hour cache write is the
+ * dearest input), and the dearest output rate, times the highest data-residency multiplier the
+ * model can be billed at. Fast mode is opt-in per call and left out (a fast call settles at its
+ * real cost). A model without a price is reserved at the highest rates its family has had
+ * (pricing's fail-safe rule): a cap then stops too early, never too late.
  */
-export function ceilingRates(model: string): { input: number; output: number } {
-  const price = priceFor(model);
-  const own = { input: Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h), output: price.output };
-  if (price.prefix !== '') return own;
-  const family = BY_FAMILY.get(FAMILY.exec(model)?.[1] ?? '') ?? ALL;
-  return { input: Math.max(own.input, family.input), output: Math.max(own.output, family.output) };
+export function ceilingRates(model: string, at: Date = new Date()): { input: number; output: number } {
+  const catalog = activeCatalog();
+  const found = catalog.lookup(model, at);
+  const rows: Rates[] = found
+    ? [found.row, ...(found.row.prompt_tiers ?? [])]
+    : [catalog.familyCeiling(familyOf(model))];
+  const geo = found?.model.inference_geo_pricing
+    ? Math.max(1, ...Object.values(catalog.data.inference_geo.multipliers))
+    : 1;
+  return {
+    input: geo * Math.max(...rows.map((r) => Math.max(r.input, r.cache_write_5m, r.cache_write_1h))),
+    output: geo * Math.max(...rows.map((r) => r.output)),
+  };
 }

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/resolver';
-import { figureCounts, rowCounts, usageCostCents } from '../pricing/prices';
+import { callCost, figureCounts, figureDims, rowCost } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { HoldItem, Reserved, SpendLedger } from './spend';
@@ -220,10 +220,7 @@ export class BudgetGuard {
 
   async #seed(rule: BudgetRecord, period: Period): Promise<number> {
     const rows = await this.#deps.usage(rule, new Date(period.start), new Date(period.end));
-    return rows.reduce(
-      (sum, row) => sum + usageCostCents(row.model, rowCounts(row as UsageRow)) * MICRO_PER_CENT,
-      0,
-    );
+    return rows.reduce((sum, row) => sum + rowCost(row as UsageRow).cents * MICRO_PER_CENT, 0);
   }
 
   #enforce(rules: BudgetRecord[], figures: number[], now: number): void {
@@ -268,8 +265,9 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
 }
 
 /** A call's cost in USD cents at list prices. */
-export function callCostCents(r: Pick<CallRecord, 'model' | 'usage'>): number {
-  return usageCostCents(r.model, figureCounts(usageFigures(r.usage)));
+export function callCostCents(r: Pick<CallRecord, 'model' | 'usage' | 'createdAt' | 'batch'>): number {
+  const u = usageFigures(r.usage, r.batch);
+  return callCost(r.model, figureCounts(u), figureDims(u, r.createdAt)).cents;
 }
 
 /** 429: the call's ceiling does not fit in what is left of a hard-capped budget (calls in flight hold part of it). */

@@ -1,4 +1,4 @@
-import { rowCounts, usageCostCents } from '../pricing/prices';
+import { rowCost } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type {
@@ -175,7 +175,7 @@ async function withProgress(deps: Deps, budgets: BudgetRecord[]): Promise<Budget
         new Date(periods[i]!.start),
         new Date(periods[i]!.end),
       );
-      return rows.reduce((sum, r) => sum + usageCostCents(r.model, rowCounts(r as UsageRow)), 0);
+      return rows.reduce((sum, r) => sum + rowCost(r as UsageRow).cents, 0);
     }),
   );
   const crossings = await deps.store.budgets.crossings(

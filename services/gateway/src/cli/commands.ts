@@ -3,6 +3,7 @@ import { billingCommands } from './billing-commands';
 import type { Command } from './command';
 import { keyCommands } from './key-commands';
 import { memberCommands } from './member-commands';
+import { priceCommands } from './price-commands';
 import { serverCommands } from './server-commands';
 import { usageCommand } from './usage-command';
 
@@ -14,5 +15,6 @@ export const commands: Record<string, Command> = {
   ...memberCommands,
   ...keyCommands,
   ...billingCommands,
+  ...priceCommands,
   usage: usageCommand,
 };

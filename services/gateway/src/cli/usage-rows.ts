@@ -1,4 +1,4 @@
-import { usageCostCents } from '../pricing/prices';
+import { callCost } from '../pricing/prices';
 import type { Backend, Json } from './backend';
 import { listAll } from './lookup';
 import { isMidnight } from './when';
@@ -30,6 +30,8 @@ export interface UsageRow {
   server_tool_use: { web_search_requests: number };
   /** Estimated at list prices (pricing/prices.ts), live keys only: test keys are never billed. */
   cost_usd: number;
+  /** Some of the row's usage is on a model with no price: cost_usd leaves it out. */
+  unpriced?: boolean;
 }
 
 interface Range {
@@ -99,15 +101,21 @@ function add(row: UsageRow, r: Json, test: boolean): void {
   row.output_tokens += r.output_tokens;
   row.server_tool_use.web_search_requests += r.server_tool_use.web_search_requests;
   if (test) return;
-  const cents = usageCostCents(r.model, {
-    uncached_input_tokens: r.uncached_input_tokens,
-    output_tokens: r.output_tokens,
-    cache_read_input_tokens: r.cache_read_input_tokens,
-    'cache_creation.ephemeral_5m_input_tokens': r.cache_creation.ephemeral_5m_input_tokens,
-    'cache_creation.ephemeral_1h_input_tokens': r.cache_creation.ephemeral_1h_input_tokens,
-    web_search_requests: r.server_tool_use.web_search_requests,
-  });
-  row.cost_usd += cents / 100;
+  // Today's prices: the account API's cost report has the exact figures per day.
+  const cost = callCost(
+    r.model,
+    {
+      uncached_input_tokens: r.uncached_input_tokens,
+      output_tokens: r.output_tokens,
+      cache_read_input_tokens: r.cache_read_input_tokens,
+      'cache_creation.ephemeral_5m_input_tokens': r.cache_creation.ephemeral_5m_input_tokens,
+      'cache_creation.ephemeral_1h_input_tokens': r.cache_creation.ephemeral_1h_input_tokens,
+      web_search_requests: r.server_tool_use.web_search_requests,
+    },
+    { at: new Date() },
+  );
+  if (cost.priced) row.cost_usd += cost.cents / 100;
+  else row.unpriced = true;
 }
 
 /** Rows of one or two dimensions, summed from the accounts' usage reports. */

@@ -1,6 +1,5 @@
 import type { CallRecord } from '../lib/call-record';
-import { rowCounts, usageCostCents } from '../pricing/prices';
-import type { UsageRow } from '../store';
+import { callCost, figureCounts, figureDims } from '../pricing/prices';
 import { usageFigures } from '../usage/usage';
 import { localTime } from '../reports/time-zone';
 import { num, usd, type Column, type Table } from './table';
@@ -40,15 +39,8 @@ export function callsTable(
     columns: columns(zone),
     empty: 'No calls match.',
     rows: calls.map((r) => {
-      const u = usageFigures(r.usage);
-      const counts = rowCounts({
-        input_tokens: u.inputTokens,
-        output_tokens: u.outputTokens,
-        cache_read_input_tokens: u.cacheReadInputTokens,
-        cache_creation_5m_tokens: u.cacheCreation5mTokens,
-        cache_creation_1h_tokens: u.cacheCreation1hTokens,
-        web_search_requests: u.webSearchRequests,
-      } as UsageRow);
+      const u = usageFigures(r.usage, r.batch);
+      const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
       const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
         localTime(zone, r.createdAt.getTime()),
@@ -69,7 +61,7 @@ export function callsTable(
         num(u.cacheReadInputTokens),
         num(u.outputTokens),
         num(u.webSearchRequests),
-        usd(usageCostCents(r.model, counts)),
+        cost.priced ? usd(cost.cents) : 'unpriced',
       ];
     }),
   };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { rowCost } from '../pricing/prices';
 import { costReport, type CostReportParams } from '../reports/cost-report';
 import { type reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
 import { usageSummary } from '../reports/usage-summary';
@@ -121,6 +122,20 @@ function costOf(all: Map<string, number>, id: string | null, day?: string): numb
     if ((day === undefined || d === day) && (id === null || i === id)) cents += v;
   }
   return cents;
+}
+
+/** The models called in the range that have no price (the cost figures leave them out). */
+export async function unpricedModels(s: ReportScope): Promise<string[]> {
+  const rows = await s.deps.store.usage.fromRollups({
+    accountId: s.viewer.accountId,
+    from: s.range.from,
+    to: s.range.to,
+    bucketSeconds: null,
+    groupBy: ['model'],
+    excludeTestKeys: true,
+    pricing: true,
+  });
+  return [...new Set(rows.filter((r) => !rowCost(r).priced).map((r) => r.model ?? '(none)'))].sort();
 }
 
 /** Usage over the range by one dimension (or by day), with cost: the account API's usage summary and cost report. */

@@ -25,5 +25,7 @@ export interface CallRecord {
   partial: boolean;
   /** output_tokens is the gateway's estimate: the stream ended before the provider's final count. */
   estimated: boolean;
+  /** Billed through the Message Batches API: the catalog's batch multiplier applies. */
+  batch?: boolean;
   createdAt: Date;
 }

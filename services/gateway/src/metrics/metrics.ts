@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { figureCounts, usageCostCents } from '../pricing/prices';
+import { callCost, figureCounts, figureDims } from '../pricing/prices';
 import type { LimitsStatus } from '../admission';
 import type { CallRecord } from '../lib/call-record';
 import type { CallLogStatus } from '../call-log/writer';
@@ -30,6 +30,8 @@ interface Slot {
   calls: number[];
   tokens: number[];
   costUsd: number;
+  /** Calls on a model (or mode) with no price: their cost is left out of costUsd. */
+  unpriced: number;
   retried: number;
 }
 
@@ -93,7 +95,7 @@ export class GatewayMetrics {
     );
     counter(
       'keygate_cost_usd_total',
-      'Cost in USD at list prices (pricing/prices.ts).',
+      'Cost in USD at the list price in force (pricing/prices.ts callCost); unpriced calls are left out.',
       ['account', 'model'],
       (c) => {
         for (const {
@@ -101,6 +103,18 @@ export class GatewayMetrics {
           costUsd,
         } of slots.values())
           if (costUsd > 0) c.inc({ account, model }, costUsd);
+      },
+    );
+    counter(
+      'keygate_unpriced_calls_total',
+      'Calls on a model the price catalog has no price for (their cost is not in keygate_cost_usd_total).',
+      ['account', 'model'],
+      (c) => {
+        for (const {
+          labels: { account, model },
+          unpriced,
+        } of slots.values())
+          if (unpriced > 0) c.inc({ account, model }, unpriced);
       },
     );
     counter(
@@ -177,15 +191,16 @@ export class GatewayMetrics {
     const category = errorCategory(r);
     if (category) this.#errors.set(category, this.#errors.get(category)! + 1);
     if (r.usage) {
-      const u = usageFigures(r.usage);
+      const u = usageFigures(r.usage, r.batch);
       const t = slot.tokens;
       t[0]! += u.inputTokens;
       t[1]! += u.cacheCreation5mTokens;
       t[2]! += u.cacheCreation1hTokens;
       t[3]! += u.cacheReadInputTokens;
       t[4]! += u.outputTokens;
-      const cents = usageCostCents(r.model, figureCounts(u));
-      slot.costUsd += cents / 100;
+      const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
+      if (cost.priced) slot.costUsd += cost.cents / 100;
+      else slot.unpriced++;
     }
     if (r.ttfbMs !== null || r.upstreamRequestId !== null) {
       const labels = { endpoint: r.endpoint, stream: r.stream ? 'true' : 'false' };
@@ -205,6 +220,7 @@ export class GatewayMetrics {
         calls: [0, 0, 0, 0],
         tokens: [0, 0, 0, 0, 0],
         costUsd: 0,
+        unpriced: 0,
         retried: 0,
       };
       this.#slots.set(id, slot);

@@ -18,6 +18,8 @@ import { operation } from '../lib/operation';
 import { refuseNulInUrl } from '../lib/validation';
 import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
+import { operatorPriceRoutes } from './price-routes';
+import { PriceBook } from '../pricing/catalog/price-book';
 
 const plan = z.enum(['solo', 'team', 'scale']);
 
@@ -48,6 +50,8 @@ export interface OperatorDeps extends KeyRouteDeps {
   operatorToken: string | null;
   logger?: Logger;
   billing?: BillingDeps;
+  /** The gateway's prices (server.ts loads them); tests may leave it out. */
+  prices?: PriceBook;
 }
 
 /** The operator API: whoever runs the gateway manages accounts here, and any account's data. */
@@ -66,6 +70,7 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
   const tag = 'Operator';
   const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
   app.route('/', operatorBillingRoutes(billing, actor));
+  app.route('/', operatorPriceRoutes(deps.prices ?? new PriceBook(deps.store), deps.clock, actor));
 
   const create = operation({
     tag,

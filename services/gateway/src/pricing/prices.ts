@@ -1,59 +1,21 @@
 import type { UsageRow } from '../store';
-import type { UsageFigures } from '../usage/usage';
+import { type ProviderUsage, type UsageFigures, usageFigures } from '../usage/usage';
+import { BUNDLED_CATALOG, familyOf, type PriceCatalog, type Rates } from './catalog/catalog';
 
 /**
- * The provider's list prices in USD per million tokens (per 1,000 searches for web search),
- * standard tier, as published for each model family. Cache writes cost 1.25× input for the
- * 5-minute TTL and 2× for the 1-hour TTL; cache reads 0.1× input. Long-context (>200k) and
- * batch discounts are not modelled: reports are estimates of what the provider bills.
+ * Cost is derived, never stored: tokens × the catalog row in force at the call's time
+ * (pricing/catalog/price-catalog.json plus the operator's rows). Every reader (reports, the
+ * dashboard, budgets, spend caps, metrics, invoices) prices through `callCost` below.
  */
-export interface ModelPrice {
-  /** Model ids starting with this prefix use this price; the longest matching prefix wins. */
-  prefix: string;
-  displayName: string;
-  input: number;
-  output: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-  cacheRead: number;
+let active: PriceCatalog = BUNDLED_CATALOG;
+
+/** The catalog every cost is computed from; the server replaces it when operator rows change. */
+export function activeCatalog(): PriceCatalog {
+  return active;
 }
 
-const family = (prefix: string, displayName: string, input: number, output: number): ModelPrice => ({
-  prefix,
-  displayName,
-  input,
-  output,
-  cacheWrite5m: input * 1.25,
-  cacheWrite1h: input * 2,
-  cacheRead: input / 10,
-});
-
-export const MODEL_PRICES: readonly ModelPrice[] = [
-  family('claude-opus-4-5', 'Claude Opus 4.5', 5, 25),
-  family('claude-opus-4-1', 'Claude Opus 4.1', 15, 75),
-  family('claude-opus-4', 'Claude Opus 4', 15, 75),
-  family('claude-3-opus', 'Claude Opus 3', 15, 75),
-  family('claude-sonnet-4-5', 'Claude Sonnet 4.5', 3, 15),
-  family('claude-sonnet-4', 'Claude Sonnet 4', 3, 15),
-  family('claude-3-7-sonnet', 'Claude Sonnet 3.7', 3, 15),
-  family('claude-3-5-sonnet', 'Claude Sonnet 3.5', 3, 15),
-  family('claude-haiku-4-5', 'Claude Haiku 4.5', 1, 5),
-  family('claude-3-5-haiku', 'Claude Haiku 3.5', 0.8, 4),
-  family('claude-3-haiku', 'Claude Haiku 3', 0.25, 1.25),
-];
-
-/** USD per web search request ($10 per 1,000). */
-export const WEB_SEARCH_USD = 0.01;
-
-// An unlisted model is priced at the highest rates in the table: spend caps then stop too
-// early rather than too late, and the report says so in the description.
-const UNLISTED: ModelPrice = { ...family('', 'Unlisted model (priced at the highest rates)', 15, 75) };
-
-const byLength = [...MODEL_PRICES].sort((a, b) => b.prefix.length - a.prefix.length);
-
-export function priceFor(model: string | null): ModelPrice {
-  if (!model) return UNLISTED;
-  return byLength.find((p) => model.startsWith(p.prefix)) ?? UNLISTED;
+export function setActiveCatalog(catalog: PriceCatalog): void {
+  active = catalog;
 }
 
 /** Token counts the price applies to, in the provider's usage-report names. */
@@ -64,6 +26,144 @@ export interface TokenCounts {
   'cache_creation.ephemeral_5m_input_tokens': number;
   'cache_creation.ephemeral_1h_input_tokens': number;
   web_search_requests: number;
+}
+
+/** What besides the tokens decides a call's price. */
+export interface PricingDims {
+  /** When the call was made: the catalog row in force then applies. */
+  at: Date;
+  /** usage.speed: 'fast' or 'standard'. */
+  speed?: string | null;
+  /** usage.inference_geo: 'us', 'global', … */
+  inferenceGeo?: string | null;
+  /** Made through the Message Batches API. */
+  batch?: boolean;
+  /** The prompt (input + cache reads + cache writes), for prompt-size tiers; rollups give its band. */
+  promptTokens?: number;
+}
+
+import { PROMPT_BANDS, promptBand } from '../usage/usage';
+
+export { PROMPT_BANDS, promptBand };
+
+export type TokenType = Exclude<keyof TokenCounts, 'web_search_requests'>;
+
+export const TOKEN_TYPES: readonly TokenType[] = [
+  'uncached_input_tokens',
+  'output_tokens',
+  'cache_read_input_tokens',
+  'cache_creation.ephemeral_5m_input_tokens',
+  'cache_creation.ephemeral_1h_input_tokens',
+];
+
+const RATE: Record<TokenType, keyof Rates> = {
+  uncached_input_tokens: 'input',
+  output_tokens: 'output',
+  cache_read_input_tokens: 'cache_read',
+  'cache_creation.ephemeral_5m_input_tokens': 'cache_write_5m',
+  'cache_creation.ephemeral_1h_input_tokens': 'cache_write_1h',
+};
+
+/** One call's (or one rollup row's) cost. */
+export interface CallCost {
+  /** False when the catalog has no price for this model (or its fast mode) at that time. */
+  priced: boolean;
+  /**
+   * USD cents. Unpriced: the fail-safe estimate (the highest rates the model's family has had,
+   * × the highest fast multiplier when fast), which budgets and spend caps count; reports leave
+   * it out and name the model instead.
+   */
+  cents: number;
+  /** Cents per token type, and web search. */
+  parts: Record<TokenType | 'web_search', number>;
+  displayName: string;
+}
+
+/** The highest fast multiplier the catalog knows: an unpriced fast call is estimated with it. */
+function maxFast(catalog: PriceCatalog): number {
+  return Math.max(1, ...catalog.data.models.flatMap((m) => m.prices.map((r) => r.fast?.multiplier ?? 1)));
+}
+
+/**
+ * The cost of `counts` of `model` under `dims`, at the catalog row in force at `dims.at`.
+ * This is the one price function: admission's reservations and batches call it too.
+ */
+export function callCost(
+  model: string | null,
+  counts: TokenCounts,
+  dims: PricingDims,
+  catalog: PriceCatalog = active,
+): CallCost {
+  const found = catalog.lookup(model, dims.at);
+  const billable = TOKEN_TYPES.some((t) => counts[t] > 0) || counts.web_search_requests > 0;
+  const fast = dims.speed === 'fast';
+  const prompt =
+    dims.promptTokens ??
+    counts.uncached_input_tokens +
+      counts.cache_read_input_tokens +
+      counts['cache_creation.ephemeral_5m_input_tokens'] +
+      counts['cache_creation.ephemeral_1h_input_tokens'];
+  let rates: Rates;
+  let inMult = 1;
+  let outMult = 1;
+  // Nothing billed (a refused call) costs nothing, priced or not.
+  let priced = found !== null || !billable;
+  if (found) {
+    const tier = [...(found.row.prompt_tiers ?? [])]
+      .sort((a, b) => b.above_prompt_tokens - a.above_prompt_tokens)
+      .find((t) => prompt > t.above_prompt_tokens);
+    rates = tier ?? found.row;
+    if (fast) {
+      const f = found.row.fast;
+      if (!f) priced = false;
+      else if (f.long_prompt && prompt > f.long_prompt.above_prompt_tokens) {
+        inMult = f.long_prompt.input_multiplier;
+        outMult = f.long_prompt.output_multiplier;
+      } else inMult = outMult = f.multiplier;
+    }
+  } else {
+    rates = catalog.familyCeiling(familyOf(model ?? ''));
+  }
+  if (!priced) inMult = outMult = fast ? maxFast(catalog) : 1;
+  const geo = found ? catalog.geoMultiplier(found.model, dims.inferenceGeo ?? null) : 1;
+  const batch = dims.batch ? catalog.batchMultiplier : 1;
+  const parts = {
+    web_search: (counts.web_search_requests * catalog.webSearchUsdPer1000) / 10,
+  } as CallCost['parts'];
+  let cents = parts.web_search;
+  for (const t of TOKEN_TYPES) {
+    const mult = t === 'output_tokens' ? outMult : inMult;
+    // USD per MTok × tokens / 1e6 × 100 cents.
+    parts[t] = (counts[t] * rates[RATE[t]] * mult * geo * batch) / 10_000;
+    cents += parts[t];
+  }
+  return { priced, cents, parts, displayName: found?.model.display_name ?? model ?? 'unknown model' };
+}
+
+/** Cents of `counts` of `model` at `at` (standard speed, global, not batched): the estimate when unpriced. */
+export function usageCostCents(model: string | null, counts: TokenCounts, at: Date = new Date()): number {
+  return callCost(model, counts, { at }).cents;
+}
+
+/** The Message Batches multiplier in force for a model (null when the model is unpriced then). */
+export function batchMultiplier(model: string, at: Date, catalog: PriceCatalog = active): number | null {
+  return catalog.lookup(model, at) ? catalog.batchMultiplier : null;
+}
+
+/** The pricing dimensions of a rollup or call-log row (columns the pricing queries select). */
+export function rowDims(row: UsageRow, fallbackAt: Date): PricingDims {
+  return {
+    at: row.price_day ?? row.bucket ?? fallbackAt,
+    speed: row.speed ?? null,
+    inferenceGeo: row.inference_geo ?? null,
+    batch: row.batch ?? false,
+    promptTokens: row.prompt_band ? row.prompt_band + 1 : 0,
+  };
+}
+
+/** The cost of one rollup or call-log row read with `pricing` (its own day and dimensions). */
+export function rowCost(row: UsageRow, fallbackAt: Date = new Date()): CallCost {
+  return callCost(row.model, rowCounts(row), rowDims(row, fallbackAt));
 }
 
 /** The counts of a usage row (rollups or call log) under the report's names. */
@@ -90,39 +190,29 @@ export function figureCounts(u: UsageFigures): TokenCounts {
   };
 }
 
-export type TokenType = Exclude<keyof TokenCounts, 'web_search_requests'>;
-
-export const TOKEN_TYPES: readonly TokenType[] = [
-  'uncached_input_tokens',
-  'output_tokens',
-  'cache_read_input_tokens',
-  'cache_creation.ephemeral_5m_input_tokens',
-  'cache_creation.ephemeral_1h_input_tokens',
-];
-
-const RATE: Record<TokenType, keyof ModelPrice> = {
-  uncached_input_tokens: 'input',
-  output_tokens: 'output',
-  cache_read_input_tokens: 'cacheRead',
-  'cache_creation.ephemeral_5m_input_tokens': 'cacheWrite5m',
-  'cache_creation.ephemeral_1h_input_tokens': 'cacheWrite1h',
-};
-
-/** Cost in USD cents of `count` units of one token type of a model. */
-export function tokenCostCents(price: ModelPrice, type: TokenType, count: number): number {
-  return (count * (price[RATE[type]] as number)) / 10_000;
+/** One call's pricing dimensions from its usage figures. */
+export function figureDims(u: UsageFigures, at: Date): PricingDims {
+  return {
+    at,
+    speed: u.speed,
+    inferenceGeo: u.inferenceGeo,
+    batch: u.batch,
+    promptTokens: u.inputTokens + u.cacheReadInputTokens + u.cacheCreation5mTokens + u.cacheCreation1hTokens,
+  };
 }
 
-export function webSearchCostCents(count: number): number {
-  return count * WEB_SEARCH_USD * 100;
-}
-
-/** Cost in USD cents of all the usage of one model. */
-export function usageCostCents(model: string | null, counts: TokenCounts): number {
-  const price = priceFor(model);
-  let cents = webSearchCostCents(counts.web_search_requests);
-  for (const type of TOKEN_TYPES) cents += tokenCostCents(price, type, counts[type]);
-  return cents;
+/**
+ * A call log entry's cost: USD cents at the price in force when it was made, or null with
+ * `unpriced` when the catalog has no price for it (never a guess).
+ */
+export function callCostJson(r: { model: string | null; usage: unknown; createdAt: Date; batch?: boolean }) {
+  const u = usageFigures(r.usage as ProviderUsage | null, r.batch ?? false);
+  const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
+  return {
+    currency: 'USD' as const,
+    amount: cost.priced ? formatCents(cost.cents) : null,
+    unpriced: !cost.priced,
+  };
 }
 
 /** Amounts as the provider's cost report writes them: lowest currency unit, as a decimal string. */

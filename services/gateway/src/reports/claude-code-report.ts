@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rowCounts, usageCostCents } from '../pricing/prices';
+import { callCost, rowCounts } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { ClaudeCodeRow, Store } from '../store';
 import { isoSeconds } from './buckets';
@@ -24,8 +24,9 @@ function decodePage(token: string): string {
 }
 
 const round = (cents: number) => Math.round(cents * 1e6) / 1e6;
+const priced = (c: { priced: boolean; cents: number }) => (c.priced ? round(c.cents) : null);
 
-function modelBreakdown(row: ClaudeCodeRow) {
+function modelBreakdown(row: ClaudeCodeRow, day: Date) {
   const counts = rowCounts({
     ...row,
     bucket: null,
@@ -44,7 +45,8 @@ function modelBreakdown(row: ClaudeCodeRow) {
       cache_read: row.cache_read_input_tokens,
       cache_creation: row.cache_creation_5m_tokens + row.cache_creation_1h_tokens,
     },
-    estimated_cost: { currency: 'USD' as const, amount: round(usageCostCents(row.model, counts)) },
+    // An unpriced model's cost is unknown, not zero: null, as the cost report leaves it out.
+    estimated_cost: { currency: 'USD' as const, amount: priced(callCost(row.model, counts, { at: day })) },
   };
 }
 
@@ -100,7 +102,7 @@ export async function claudeCodeReport(
         pull_requests_by_claude_code: null,
       },
       tool_actions: null,
-      model_breakdown: models.filter((m) => m.requests > 0).map(modelBreakdown),
+      model_breakdown: models.filter((m) => m.requests > 0).map((m) => modelBreakdown(m, new Date(day))),
       user_id: member ? id : null,
       api_key_id: member ? null : id,
       requests: total?.requests ?? 0,

@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  formatCents,
-  priceFor,
-  rowCounts,
-  TOKEN_TYPES,
-  tokenCostCents,
-  webSearchCostCents,
-  type TokenType,
-} from '../pricing/prices';
+import { formatCents, rowCost, rowCounts, TOKEN_TYPES, type TokenType } from '../pricing/prices';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
@@ -49,7 +41,7 @@ interface CostItem {
 
 /** Splits one usage row into its priced parts: per token type, and web searches. */
 function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): CostItem[] {
-  const price = priceFor(row.model);
+  const cost = rowCost(row);
   const counts = rowCounts(row);
   const base = {
     api_key_id: row.api_key_id,
@@ -59,15 +51,15 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
   };
   const parts: CostItem[] = TOKEN_TYPES.filter((t) => counts[t] > 0).map((t) => ({
     ...base,
-    cents: tokenCostCents(price, t, counts[t]),
-    description: byDescription ? `${price.displayName} Usage - ${TOKEN_LABEL[t]}` : null,
+    cents: cost.parts[t],
+    description: byDescription ? `${cost.displayName} Usage - ${TOKEN_LABEL[t]}` : null,
     cost_type: byDescription ? 'tokens' : null,
     token_type: byDescription ? t : null,
   }));
   if (counts.web_search_requests > 0) {
     parts.push({
       ...base,
-      cents: webSearchCostCents(counts.web_search_requests),
+      cents: cost.parts.web_search,
       description: byDescription ? 'Web Search' : null,
       cost_type: byDescription ? 'web_search' : null,
       token_type: null,
@@ -78,7 +70,8 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
 
 /**
  * `GET /v1/organizations/cost_report`: what each day cost, as the provider reports it: USD
- * amounts in cents as decimal strings, estimated from the list prices (pricing/prices.ts),
+ * amounts in cents as decimal strings, derived from the tokens at the list price in force each day
+ * (pricing/prices.ts callCost); a model with no price is left out and listed in `unpriced_models`,
  * live keys only (test keys are never billed upstream). Days start at local midnight in the
  * account's reporting zone (reports/time-zone.ts). The plan's own charge is not a provider
  * cost type and is in the plan's currency; `GET /v1/organizations/billing` has it.
@@ -115,13 +108,19 @@ export async function costReport(
     groupBy: [...dims, 'model'] as UsageDimension[],
     filters: filtersOf(q),
     excludeTestKeys: true,
+    pricing: true,
   });
+  const unpriced = new Map<string, UnpricedModel>();
 
   const byBucket = new Map<number, Map<string, CostItem>>();
   for (const row of rows) {
     const t = page.key(row.bucket!);
     if (!byBucket.has(t)) byBucket.set(t, new Map());
     const items = byBucket.get(t)!;
+    if (!rowCost(row).priced) {
+      noteUnpriced(unpriced, row);
+      continue;
+    }
     for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) {
       const id = JSON.stringify([
         part.description,
@@ -160,5 +159,40 @@ export async function costReport(
       })),
     );
   }
-  return bucketed(page, results);
+  // Not a field of the provider's report: calls on a model with no price are left out of the
+  // amounts above, never guessed, and named here with their tokens.
+  return { ...bucketed(page, results), unpriced_models: [...unpriced.values()] };
+}
+
+interface UnpricedModel {
+  model: string | null;
+  requests: number;
+  uncached_input_tokens: number;
+  cache_creation_5m_input_tokens: number;
+  cache_creation_1h_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_tokens: number;
+  web_search_requests: number;
+}
+
+function noteUnpriced(into: Map<string, UnpricedModel>, row: UsageRow): void {
+  const id = row.model ?? '';
+  const m = into.get(id) ?? {
+    model: row.model,
+    requests: 0,
+    uncached_input_tokens: 0,
+    cache_creation_5m_input_tokens: 0,
+    cache_creation_1h_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: 0,
+    web_search_requests: 0,
+  };
+  m.requests += row.requests;
+  m.uncached_input_tokens += row.input_tokens;
+  m.cache_creation_5m_input_tokens += row.cache_creation_5m_tokens;
+  m.cache_creation_1h_input_tokens += row.cache_creation_1h_tokens;
+  m.cache_read_input_tokens += row.cache_read_input_tokens;
+  m.output_tokens += row.output_tokens;
+  m.web_search_requests += row.web_search_requests;
+  into.set(id, m);
 }

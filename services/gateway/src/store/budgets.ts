@@ -44,6 +44,12 @@ export type SpendRow = Pick<
   | 'cache_creation_1h_tokens'
   | 'cache_read_input_tokens'
   | 'web_search_requests'
+  | 'price_day'
+  | 'speed'
+  | 'service_tier'
+  | 'inference_geo'
+  | 'batch'
+  | 'prompt_band'
 >;
 
 const cols = (sql: Sql) => sql`
@@ -167,10 +173,11 @@ export function budgetQueries(sql: Sql) {
                sum(u.cache_creation_5m_tokens)::float8 as cache_creation_5m_tokens,
                sum(u.cache_creation_1h_tokens)::float8 as cache_creation_1h_tokens,
                sum(u.cache_read_input_tokens)::float8 as cache_read_input_tokens,
-               sum(u.web_search_requests)::float8 as web_search_requests
+               sum(u.web_search_requests)::float8 as web_search_requests,
+               date_trunc('day', u.hour, 'UTC') as price_day, u.speed, u.service_tier, u.inference_geo, u.batch, u.prompt_band
         from usage_hourly u
         where ${where} and u.account_id = ${accountId} and u.endpoint = 'messages' and u.hour >= ${from} and u.hour < ${to}
-        group by u.model`;
+        group by u.model, 8, 9, 10, 11, 12, 13`;
     },
 
     /** When each threshold of these budgets was crossed in the periods starting at `periodStart`. */

@@ -1,4 +1,5 @@
 import type { CallRecord } from '../lib/call-record';
+import { promptBand } from '../usage/usage';
 import { usageFigures } from '../usage/usage';
 import type { Sql } from './database';
 import { keyset, type Page, type PageQuery } from './pagination';
@@ -28,6 +29,11 @@ interface Rollup extends RollupSums {
   member_id: string | null;
   model: string | null;
   group_id: string | null;
+  speed: string | null;
+  service_tier: string | null;
+  inference_geo: string | null;
+  batch: boolean;
+  prompt_band: number;
 }
 
 const HOUR = 3_600_000;
@@ -40,6 +46,8 @@ export function rollUp(records: CallRecord[]): Rollup[] {
   const byKey = new Map<string, Rollup>();
   for (const r of records) {
     const hour = new Date(Math.floor(r.createdAt.getTime() / HOUR) * HOUR);
+    const u = usageFigures(r.usage, r.batch);
+    const band = promptBand(u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens);
     const id = JSON.stringify([
       r.accountId,
       r.endpoint,
@@ -48,6 +56,11 @@ export function rollUp(records: CallRecord[]): Rollup[] {
       r.memberId,
       r.model,
       r.groupId,
+      u.speed,
+      u.serviceTier,
+      u.inferenceGeo,
+      u.batch,
+      band,
     ]);
     let row = byKey.get(id);
     if (!row) {
@@ -59,6 +72,11 @@ export function rollUp(records: CallRecord[]): Rollup[] {
         member_id: r.memberId,
         model: r.model,
         group_id: r.groupId,
+        speed: u.speed,
+        service_tier: u.serviceTier,
+        inference_geo: u.inferenceGeo,
+        batch: u.batch,
+        prompt_band: band,
         requests: 0,
         errors: 0,
         input_tokens: 0,
@@ -70,7 +88,6 @@ export function rollUp(records: CallRecord[]): Rollup[] {
       };
       byKey.set(id, row);
     }
-    const u = usageFigures(r.usage);
     row.requests += 1;
     if (isError(r)) row.errors += 1;
     row.input_tokens += u.inputTokens;
@@ -84,7 +101,7 @@ export function rollUp(records: CallRecord[]): Rollup[] {
 }
 
 function callRow(r: CallRecord) {
-  const u = usageFigures(r.usage);
+  const u = usageFigures(r.usage, r.batch);
   return {
     id: r.id,
     account_id: r.accountId,
@@ -107,6 +124,9 @@ function callRow(r: CallRecord) {
     cache_read_input_tokens: u.cacheReadInputTokens,
     web_search_requests: u.webSearchRequests,
     service_tier: u.serviceTier,
+    speed: u.speed,
+    inference_geo: u.inferenceGeo,
+    batch: u.batch,
     usage: r.usage as never,
     upstream_message_id: r.upstreamMessageId,
     upstream_request_id: r.upstreamRequestId,
@@ -122,7 +142,7 @@ function callRow(r: CallRecord) {
 /** How rows for the hourly rollups join those already there: the writer's upsert, also the benchmark's. */
 export function addToRollups(sql: Sql) {
   return sql`
-    on conflict (account_id, endpoint, hour, key_id, member_id, model, group_id) do update set
+    on conflict on constraint usage_hourly_rollup_key do update set
       requests = usage_hourly.requests + excluded.requests,
       errors = usage_hourly.errors + excluded.errors,
       input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
@@ -157,7 +177,7 @@ export function callQueries(sql: Sql) {
         select t.id, t.account_id as "accountId", t.key_id as "keyId", t.member_id as "memberId", t.app, t.environment,
                t.group_id as "groupId", t.client, t.endpoint, t.model, t.stream, t.status, t.error_type as "errorType", t.usage,
                t.upstream_message_id as "upstreamMessageId", t.upstream_request_id as "upstreamRequestId",
-               t.retry_count as "retryCount", t.latency_ms as "latencyMs", t.ttfb_ms as "ttfbMs", t.partial, t.estimated,
+               t.retry_count as "retryCount", t.latency_ms as "latencyMs", t.ttfb_ms as "ttfbMs", t.partial, t.estimated, t.batch,
                t.created_at as "createdAt"
         from calls t
         where t.account_id = ${accountId}

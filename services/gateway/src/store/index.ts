@@ -12,6 +12,7 @@ import { memberQueries } from './members';
 import { pendingMigrations } from './migrate';
 import { catalogQueries } from './catalog';
 import { partitionQueries } from './partitions';
+import { priceQueries } from './prices';
 import { spendQueries } from './spend';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
@@ -62,6 +63,7 @@ export {
 export type { Page, PageQuery } from './pagination';
 export type { CallFilter } from './calls';
 export type { CallPartition } from './partitions';
+export type { PriceRowRecord } from './prices';
 export type { ClaudeCodeRow } from './claude-code';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -90,6 +92,7 @@ export function createStore(db: Database) {
     },
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
+    prices: priceQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),

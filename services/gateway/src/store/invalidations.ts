@@ -3,7 +3,12 @@ import type { Database, Sql } from './database';
 export const INVALIDATION_CHANNEL = 'keygate_invalidate';
 
 /** What a cached key depends on: the key itself, its member, or its account; or an account's budgets. */
-export type Invalidation = `key:${string}` | `member:${string}` | `account:${string}` | `budgets:${string}`;
+export type Invalidation =
+  | `key:${string}`
+  | `member:${string}`
+  | `account:${string}`
+  | `budgets:${string}`
+  | `prices:${string}`;
 
 /**
  * Tells every gateway instance to drop cached keys, from inside the changing transaction:

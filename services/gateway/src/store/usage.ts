@@ -31,6 +31,11 @@ export interface UsageQuery {
   filters?: UsageFilters;
   /** Cost reports leave out test keys: the emulator answers them and nobody is billed. */
   excludeTestKeys?: boolean;
+  /**
+   * Also group by what decides the price (UTC day, speed, inference geo, batch, prompt band), so
+   * the caller can derive cost row by row (billing/prices.ts callCost). Usage reports leave it off.
+   */
+  pricing?: boolean;
 }
 
 export interface UsageRow extends RollupSums {
@@ -42,6 +47,13 @@ export interface UsageRow extends RollupSums {
   group_id: string | null;
   app: string | null;
   environment: string | null;
+  /** Present with `pricing`: the UTC day and the price-deciding dimensions of the row. */
+  price_day?: Date | null;
+  speed?: string | null;
+  service_tier?: string | null;
+  inference_geo?: string | null;
+  batch?: boolean | null;
+  prompt_band?: number | null;
 }
 
 const arr = (v: string[] | null | undefined) => (v?.length ? v : null);
@@ -67,6 +79,18 @@ export function usageQueries(sql: Sql) {
     sum(u.cache_creation_1h_tokens)::float8 as cache_creation_1h_tokens,
     sum(u.cache_read_input_tokens)::float8 as cache_read_input_tokens,
     sum(u.web_search_requests)::float8 as web_search_requests`;
+
+  /** The price-deciding columns; the call log computes the prompt band the rollups store. */
+  const pricingColumns = (source: 'hourly' | 'calls') => sql`
+    date_trunc('day', ${source === 'hourly' ? sql`u.hour` : sql`u.created_at`}, 'UTC') as price_day,
+    u.speed, u.service_tier, u.inference_geo, u.batch,
+    ${
+      source === 'hourly'
+        ? sql`u.prompt_band`
+        : sql`case when u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens > 200000 then 200000
+                   when u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens > 100000 then 100000
+                   else 0 end`
+    } as prompt_band,`;
 
   // Each condition and column is a fragment present only when the query asks for it (rather than
   // `$1 is null or …`), so a prepared statement's generic plan still uses the rollups' index.
@@ -99,13 +123,14 @@ export function usageQueries(sql: Sql) {
         ${column('group_id', sql`u.group_id`)} as group_id,
         ${column('app', hourly ? sql`k.app` : sql`u.app`)} as app,
         ${column('environment', hourly ? sql`k.environment` : sql`u.environment`)} as environment,
+        ${q.pricing ? pricingColumns(source) : sql``}
         ${sums(source)}
       from ${hourly ? sql`usage_hourly` : sql`calls`} u ${joinKeys ? sql`left join api_keys k on k.id = u.key_id` : sql``}
       where u.endpoint = 'messages' and ${time} >= ${q.from} and ${time} < ${q.to}
         ${q.accountId === null ? sql`` : sql`and u.account_id = ${q.accountId}`}
         ${anyOf(sql`u.key_id`, f.keyIds)} ${anyOf(sql`u.member_id`, f.memberIds)} ${anyOf(sql`u.model`, f.models)} ${anyOf(sql`u.group_id`, f.groupIds)}
         ${q.excludeTestKeys ? sql`and k.kind is distinct from 'test'` : sql``}
-      group by 1, 2, 3, 4, 5, 6, 7, 8
+      group by 1, 2, 3, 4, 5, 6, 7, 8 ${q.pricing ? sql`, 9, 10, 11, 12, 13, 14` : sql``}
       order by 1, 2, 3, 4, 5, 6, 7, 8`;
   }
 
@@ -119,9 +144,9 @@ export function usageQueries(sql: Sql) {
     async keyUsageByModel(keyId: string, since: Date): Promise<UsageRow[]> {
       return sql<UsageRow[]>`
         select null as bucket, null as account_id, u.key_id as api_key_id, null as user_id, u.model, null as group_id,
-               null as app, null as environment, ${sums('hourly')}
+               null as app, null as environment, ${pricingColumns('hourly')} ${sums('hourly')}
         from usage_hourly u where u.key_id = ${keyId} and u.hour >= ${since} and u.endpoint = 'messages'
-        group by u.key_id, u.model`;
+        group by u.key_id, u.model, 9, 10, 11, 12, 13, 14`;
     },
   };
 }

@@ -12,11 +12,16 @@ export interface UsageFigures {
   cacheReadInputTokens: number;
   webSearchRequests: number;
   serviceTier: string | null;
+  /** usage.speed ('fast' | 'standard'), usage.inference_geo: they change the price. */
+  speed: string | null;
+  inferenceGeo: string | null;
+  /** Billed through the Message Batches API (the record's `batch` flag, not a usage field). */
+  batch: boolean;
 }
 
 const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-export function usageFigures(u: ProviderUsage | null): UsageFigures {
+export function usageFigures(u: ProviderUsage | null, batch = false): UsageFigures {
   const creation = n(u?.cache_creation_input_tokens);
   const c1h = n(u?.cache_creation?.ephemeral_1h_input_tokens);
   // Without the breakdown, creation is all 5-minute cache (the provider's default TTL).
@@ -33,5 +38,18 @@ export function usageFigures(u: ProviderUsage | null): UsageFigures {
     cacheReadInputTokens: n(u?.cache_read_input_tokens),
     webSearchRequests: n(u?.server_tool_use?.web_search_requests),
     serviceTier: typeof u?.service_tier === 'string' ? u.service_tier : null,
+    speed: typeof u?.speed === 'string' ? u.speed : null,
+    inferenceGeo: typeof u?.inference_geo === 'string' ? u.inference_geo : null,
+    batch,
   };
+}
+
+/** Prompt sizes the rollups keep calls apart by: every tier bound in the catalog is one of these. */
+export const PROMPT_BANDS = [100_000, 200_000] as const;
+
+/** The largest band a prompt exceeds (0 when none): what the rollups store. */
+export function promptBand(tokens: number): number {
+  let band = 0;
+  for (const b of PROMPT_BANDS) if (tokens > b) band = b;
+  return band;
 }

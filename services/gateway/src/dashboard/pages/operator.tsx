@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { usageSummary } from '../../reports/usage-summary';
-import { rowCounts, usageCostCents } from '../../pricing/prices';
+import { rowCost } from '../../pricing/prices';
 import { TableView } from '../components/table-view';
 import type { DashboardDeps } from '../env';
 import type { Figures, UsageLine } from '../data';
@@ -28,11 +28,12 @@ export async function operatorPage(
       bucketSeconds: null,
       groupBy: ['account_id', 'model'],
       excludeTestKeys: true,
+      pricing: true,
     }),
   ]);
   const cost = new Map<string, number>();
   for (const r of priced)
-    cost.set(r.account_id!, (cost.get(r.account_id!) ?? 0) + usageCostCents(r.model, rowCounts(r)));
+    cost.set(r.account_id!, (cost.get(r.account_id!) ?? 0) + (rowCost(r).priced ? rowCost(r).cents : 0));
   const lines: UsageLine[] = summary.data.map((row) => {
     const r = row as Record<string, unknown> & Figures;
     return {

@@ -4,7 +4,8 @@ import { accountWithPlan } from '../../accounts/service';
 import { StackedChart } from '../components/chart';
 import { SplitSwitch } from '../components/controls';
 import { TableView } from '../components/table-view';
-import { allTokens, dailySplit, total, usageBy, usageByDay } from '../data';
+import { allTokens, dailySplit, total, usageBy, usageByDay, unpricedModels } from '../data';
+import { UnpricedBanner } from '../components/unpriced-banner';
 import type { Table } from '../table';
 import { num, pct, usd } from '../table';
 import { byCategory } from '../trouble';
@@ -17,7 +18,7 @@ const FIELD_LINK = { member: '/dashboard/members/', key: '/dashboard/keys/', mod
 export async function overviewPage(p: PageCtx): Promise<PageResult> {
   const { deps, viewer, scope, state, range } = p;
   const split = viewer.kind === 'member' && state.split === 'member' ? 'key' : state.split;
-  const [days, splitLines, daily, groups, trouble, { account, plan }, seats] = await Promise.all([
+  const [days, splitLines, daily, groups, trouble, { account, plan }, seats, unpriced] = await Promise.all([
     usageByDay(scope),
     usageBy(scope, split),
     dailySplit(scope, split),
@@ -30,6 +31,7 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
     ),
     accountWithPlan(deps, viewer.accountId),
     deps.store.members.countActive(viewer.accountId),
+    unpricedModels(scope),
   ]);
   const sum = total(days);
   const calls = sum.figures.requests;
@@ -73,6 +75,7 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
   const chartDays = range.days;
   const body = (
     <>
+      <UnpricedBanner models={unpriced} />
       <aside class="banner" aria-label="Plan">
         <p>
           <strong>{account.name}</strong> · {plan.name} plan · {seats}

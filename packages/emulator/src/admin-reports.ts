@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { EmulatorError, invalid } from './errors';
+import { jsonHeaders, sendError, sendJson, type Exchange } from './http';
+import type { Ledger } from './ledger';
+import { modelData } from './models';
+import { listPriceCents } from './pricing';
+import type { LedgerEntry } from './types';
+
+const DAY = 86_400_000;
+
+/** The provider's id for an API key: opaque and stable; here derived from the key. */
+export function apiKeyId(key: string): string {
+  return `apikey_${createHash('sha256').update(key).digest('hex').slice(0, 24)}`;
+}
+
+function keyOf(e: LedgerEntry): string | null {
+  const key = e.headers['x-api-key'];
+  if (key) return key;
+  const auth = e.headers.authorization;
+  return auth?.startsWith('Bearer ') ? auth.slice(7) : null;
+}
+
+interface Params {
+  from: number;
+  to: number;
+  byModel: boolean;
+  byKey: boolean;
+}
+
+function params(query: URLSearchParams, now: number): Params {
+  const start = Date.parse(query.get('starting_at') ?? '');
+  if (Number.isNaN(start)) throw invalid('starting_at: Field required (an RFC 3339 timestamp)');
+  const endRaw = query.get('ending_at');
+  const end = endRaw === null ? now : Date.parse(endRaw);
+  if (Number.isNaN(end) || end <= start) throw invalid('ending_at: must be a timestamp after starting_at');
+  const width = query.get('bucket_width') ?? '1d';
+  if (width !== '1d') throw invalid("bucket_width: the emulator's reports have day buckets only ('1d')");
+  const groups = query.getAll('group_by[]');
+  const from = Math.floor(start / DAY) * DAY;
+  const to = Math.ceil(end / DAY) * DAY;
+  if ((to - from) / DAY > 31) throw invalid('at most 31 day buckets per request');
+  return { from, to, byModel: groups.includes('model'), byKey: groups.includes('api_key_id') };
+}
+
+/** Billed Messages calls of the ledger: finished, answered, with usage. */
+function billed(ledger: Ledger, p: Params): LedgerEntry[] {
+  return ledger.entries.filter(
+    (e) =>
+      e.endpoint === 'messages' &&
+      e.usage !== null &&
+      e.endedAt !== null &&
+      e.status === 200 &&
+      e.startedAt >= p.from &&
+      e.startedAt < p.to,
+  );
+}
+
+const iso = (t: number) => new Date(t).toISOString().replace('.000Z', 'Z');
+
+function buckets<T>(
+  p: Params,
+  entries: LedgerEntry[],
+  sum: (rows: LedgerEntry[], model: string | null, key: string | null) => T,
+) {
+  const data = [];
+  for (let t = p.from; t < p.to; t += DAY) {
+    const inDay = entries.filter((e) => e.startedAt >= t && e.startedAt < t + DAY);
+    const groups = new Map<string, LedgerEntry[]>();
+    for (const e of inDay) {
+      const k = JSON.stringify([p.byModel ? e.model : null, p.byKey ? apiKeyId(keyOf(e) ?? '') : null]);
+      groups.set(k, [...(groups.get(k) ?? []), e]);
+    }
+    const results = [...groups].map(([k, rows]) => {
+      const [model, key] = JSON.parse(k) as [string | null, string | null];
+      return sum(rows, model, key);
+    });
+    data.push({ starting_at: iso(t), ending_at: iso(t + DAY), results });
+  }
+  return { data, has_more: false, next_page: null };
+}
+
+/**
+ * The organization Admin API's `usage_report/messages` and `cost_report`, computed from the
+ * ledger (what this "provider" served and bills), so a gateway can reconcile offline.
+ */
+export function handleAdminReport(
+  ex: Exchange,
+  ledger: Ledger,
+  path: string,
+  query: URLSearchParams,
+  adminKey: string,
+): void {
+  if (ex.req.headers['x-api-key'] !== adminKey)
+    return sendError(
+      ex,
+      new EmulatorError('authentication_error', 'invalid x-api-key: the Admin API takes an admin key'),
+    );
+  try {
+    const p = params(query, Date.now());
+    const entries = billed(ledger, p);
+    let body: unknown;
+    if (path === '/v1/organizations/usage_report/messages') {
+      body = buckets(p, entries, (rows, model, key) => {
+        const total = (f: (e: LedgerEntry) => number) => rows.reduce((s, e) => s + f(e), 0);
+        return {
+          api_key_id: key,
+          workspace_id: null,
+          model,
+          service_tier: null,
+          context_window: null,
+          uncached_input_tokens: total((e) => e.usage!.input_tokens),
+          cache_creation: {
+            ephemeral_5m_input_tokens: total((e) => e.usage!.cache_creation.ephemeral_5m_input_tokens),
+            ephemeral_1h_input_tokens: total((e) => e.usage!.cache_creation.ephemeral_1h_input_tokens),
+          },
+          cache_read_input_tokens: total((e) => e.usage!.cache_read_input_tokens),
+          output_tokens: total((e) => e.usage!.output_tokens),
+          server_tool_use: {
+            web_search_requests: total((e) => e.usage!.server_tool_use.web_search_requests),
+          },
+        };
+      });
+    } else if (path === '/v1/organizations/cost_report') {
+      body = buckets(p, entries, (rows, model) => {
+        const cents = rows.reduce(
+          (s, e) => s + (listPriceCents(e.model!, e.usage!, new Date(e.startedAt)) ?? 0),
+          0,
+        );
+        return {
+          currency: 'USD',
+          amount: (Math.round(cents * 1e6) / 1e6).toString(),
+          workspace_id: null,
+          description: model ? `${modelData(model)?.display_name ?? model} Usage` : null,
+          cost_type: model ? 'tokens' : null,
+          context_window: null,
+          model,
+          service_tier: null,
+          token_type: null,
+        };
+      });
+    } else {
+      return sendError(ex, new EmulatorError('not_found_error', `Not found: GET ${path}`));
+    }
+    sendJson(ex, 200, JSON.stringify(body), jsonHeaders(ex.requestId, false));
+  } catch (err) {
+    sendError(
+      ex,
+      err instanceof EmulatorError ? err : new EmulatorError('api_error', (err as Error).message),
+    );
+  }
+}
