@@ -7,6 +7,7 @@ import { Ledger } from './ledger';
 import { handleCountTokens, handleMessages } from './messages';
 import { getModel, listModels } from './models';
 import { readScenario, scenarioLabel, type Scenario } from './scenarios';
+import { Surface } from './surface';
 import type { EmulatorHandler, Endpoint, HandlerOptions, RequestListener } from './types';
 
 export const DEFAULT_API_KEY = 'sk-ant-emulator-key';
@@ -23,6 +24,7 @@ interface Deps {
   defaultScenario: string | undefined;
   ledger: Ledger;
   cache: PromptCache;
+  surface: Surface;
 }
 
 /**
@@ -30,18 +32,21 @@ interface Deps {
  * function also carries the `ledger` and prompt `cache` it records into.
  */
 export function createEmulatorHandler(opts: HandlerOptions = {}): EmulatorHandler {
+  const ledger = opts.ledger ?? new Ledger(opts.ledgerLimit);
   const deps: Deps = {
     apiKey: opts.apiKey === undefined ? DEFAULT_API_KEY : opts.apiKey,
     acceptBearer: opts.acceptBearer ?? false,
     defaultScenario: opts.defaultScenario,
-    ledger: opts.ledger ?? new Ledger(opts.ledgerLimit),
+    ledger,
     cache: opts.cache ?? new PromptCache(opts.clock ?? Date.now),
+    surface: new Surface(ledger, opts.batchMs ? { batchMs: opts.batchMs } : {}),
   };
   const handler = function emulator(req: IncomingMessage, res: ServerResponse, body?: Buffer): void {
     route(deps, handler.onRequest, req, res, body);
   } as EmulatorHandler;
   handler.ledger = deps.ledger;
   handler.cache = deps.cache;
+  handler.surface = deps.surface;
   handler.onRequest = opts.onRequest ?? null;
   return handler;
 }
@@ -57,6 +62,11 @@ function route(
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
+  if (Surface.handles(path)) {
+    const authError = checkAuth(deps, req);
+    if (authError) return sendError(ex, authError);
+    return deps.surface.route(ex, path, q === -1 ? '' : url.slice(q + 1), preread, deps.defaultScenario);
+  }
   const endpoint = endpointOf(req.method, path);
   if (endpoint === null) {
     return sendError(ex, new EmulatorError('not_found_error', `Not found: ${req.method ?? ''} ${path}`));

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Ledger } from './ledger';
 import type { PromptCache } from './cache';
+import type { Surface } from './surface';
 
 export interface CacheCreation {
   ephemeral_5m_input_tokens: number;
@@ -22,7 +23,8 @@ export interface Usage {
   service_tier: string;
 }
 
-export type Endpoint = 'messages' | 'count_tokens' | 'models';
+/** `batch`: one request of a message batch, served when the batch ends (priced at the batch rate). */
+export type Endpoint = 'messages' | 'count_tokens' | 'models' | 'batch';
 
 /** What the emulator served for one request; see README "Ledger". */
 export interface LedgerEntry {
@@ -50,6 +52,9 @@ export interface LedgerEntry {
   headers: Record<string, string>;
   startedAt: number;
   endedAt: number | null;
+  /** For `batch` entries: the batch and the request's custom_id. */
+  batchId?: string;
+  customId?: string;
 }
 
 export interface EmulatorOptions {
@@ -72,6 +77,8 @@ export interface EmulatorOptions {
   ledgerLimit?: number;
   /** Called with each request the emulator answers past auth, as received (see README "Request capture"). */
   onRequest?: RequestListener | null;
+  /** How long a message batch stays in progress before it ends with its results. Default 2,000 ms. */
+  batchMs?: number;
 }
 
 /** One request as it reached the emulator, bytes untouched: what a provider would have seen. */
@@ -102,6 +109,8 @@ export interface HandlerOptions extends Omit<EmulatorOptions, 'port' | 'host'> {
 export type EmulatorHandler = ((req: IncomingMessage, res: ServerResponse, body?: Buffer) => void) & {
   ledger: Ledger;
   cache: PromptCache;
+  /** Files and message batches the emulator keeps. */
+  surface: Surface;
   /** May be set or cleared at any time; see `EmulatorOptions.onRequest`. */
   onRequest: RequestListener | null;
 };
@@ -114,6 +123,8 @@ export interface Emulator {
   ledger: Ledger;
   cache: PromptCache;
   server: Server;
+  /** Files and message batches the emulator keeps. */
+  surface: Surface;
   /** May be set or cleared at any time; see `EmulatorOptions.onRequest`. */
   onRequest: RequestListener | null;
   /** Stops listening and destroys open sockets. */

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './account-api/routes';
@@ -18,6 +18,10 @@ import { errorResponse, GatewayError, newRequestId, renderError } from './lib/er
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
+import { batchRoutes } from './surface/batch-routes';
+import { fileRefCheck } from './surface/file-refs';
+import { filesRoutes } from './surface/files-routes';
+import { passthroughRoutes } from './surface/passthrough-routes';
 
 export interface AppDeps extends ServiceDeps {
   logger: Logger;
@@ -29,6 +33,12 @@ export interface AppDeps extends ServiceDeps {
   /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN). */
   metrics?: { registry: GatewayMetrics; token: string } | null;
   billing?: BillingDeps;
+  /** Forwards any other `/v1/…` path to the provider (KEYGATE_OPEN_PASSTHROUGH). */
+  openPassthrough?: boolean;
+  /** Largest file upload through `/v1/files` (KEYGATE_MAX_FILE_BYTES). */
+  maxFileBytes?: number;
+  /** Records an ended batch's results now (the batch follower). */
+  settleBatch?(batchId: string): Promise<void>;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -73,7 +83,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   let methods: ((path: string) => string[]) | null = null;
-  app.notFound(function notFound(c) {
+  const notFound = function notFound(c: Context<AppEnv>) {
     const allow = (methods ??= methodsByPath(app))(c.req.path);
     // A route of this path under another method: 405 invalid_request_error, as the provider answers.
     if (allow.length && !allow.includes(c.req.method)) {
@@ -91,19 +101,33 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`),
       c.var.requestId,
     );
-  });
+  };
+  app.notFound(notFound);
 
   app.route('/', healthRoutes(deps.readiness));
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
-  app.route('/', proxyRoutes(proxy));
+  app.route('/', proxyRoutes({ ...proxy, checkFileRefs: fileRefCheck(deps.store.objects) }));
+  const surface = {
+    proxy,
+    objects: deps.store.objects,
+    maxFileBytes: deps.maxFileBytes ?? 500 * 1024 * 1024,
+  };
+  app.route('/', filesRoutes(surface));
+  app.route('/', batchRoutes({ ...surface, ...(deps.settleBatch ? { settle: deps.settleBatch } : {}) }));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
   app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/', apiDocsRoutes(app));
+  // Last: it takes what no route above serves.
+  if (deps.openPassthrough)
+    app.route(
+      '/',
+      passthroughRoutes(proxy, (path) => (methods ??= methodsByPath(app))(path).length > 0, notFound),
+    );
   return app;
 }
 

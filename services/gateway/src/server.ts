@@ -28,6 +28,7 @@ import { watchInvalidations, type Database, type Store } from './store';
 import type { CallRecord } from './call-log/record';
 import { Spool } from './call-log/spool';
 import { CallLogWriter } from './call-log/writer';
+import { BatchFollower } from './surface/batch-follower';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -48,6 +49,7 @@ export interface Gateway {
   resolver: KeyResolver;
   writer: CallLogWriter;
   limits: Limits;
+  follower: BatchFollower;
   /** Null when metrics are off (neither KEYGATE_METRICS_TOKEN nor KEYGATE_METRICS_PORT). */
   metrics: GatewayMetrics | null;
   /** The port of KEYGATE_METRICS_PORT's listener (null without it). */
@@ -188,6 +190,20 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       return flushLastUsed();
     });
 
+    // Open message batches are followed to their end; each result becomes a call at the batch price.
+    const follower = new BatchFollower({
+      store,
+      box,
+      upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
+      dispatcher,
+      timeoutMs: config.upstreamTimeoutMs,
+      record,
+      flush: () => writer.flush(),
+      logger,
+    });
+    follower.start();
+    cleanup.unshift(() => follower.stop());
+
     const inFlight = new InFlightCalls();
     const app = createApp({
       store,
@@ -207,6 +223,9 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         stallMs: Math.max(60_000, config.flushIntervalMs * 20),
       }),
       billing,
+      openPassthrough: config.openPassthrough,
+      maxFileBytes: config.maxFileBytes,
+      settleBatch: (id) => follower.settle(id),
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -265,6 +284,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       resolver,
       writer,
       limits,
+      follower,
       billing,
       alerts: { delivery, errorRates },
       metrics,

@@ -51,9 +51,18 @@ const UNLISTED: ModelPrice = { ...family('', 'Unlisted model (priced at the high
 
 const byLength = [...MODEL_PRICES].sort((a, b) => b.prefix.length - a.prefix.length);
 
-export function priceFor(model: string | null): ModelPrice {
-  if (!model) return UNLISTED;
-  return byLength.find((p) => model.startsWith(p.prefix)) ?? UNLISTED;
+/**
+ * The call log's endpoint of one result of a message batch. The Batch API bills input and output
+ * at half the list price (https://platform.claude.com/docs/en/about-claude/pricing, "Batch
+ * processing", read 2026-11-25): `{ batch: true }` below is the one place that applies it.
+ */
+export const BATCH_ENDPOINT = 'messages.batch';
+export const BATCH_MULTIPLIER = 0.5;
+
+export function priceFor(model: string | null, opts: { batch?: boolean } = {}): ModelPrice {
+  const price = model ? (byLength.find((p) => model.startsWith(p.prefix)) ?? UNLISTED) : UNLISTED;
+  if (!opts.batch) return price;
+  return { ...price, input: price.input * BATCH_MULTIPLIER, output: price.output * BATCH_MULTIPLIER };
 }
 
 /** Token counts the price applies to, in the provider's usage-report names. */
@@ -118,8 +127,12 @@ export function webSearchCostCents(count: number): number {
 }
 
 /** Cost in USD cents of all the usage of one model. */
-export function usageCostCents(model: string | null, counts: TokenCounts): number {
-  const price = priceFor(model);
+export function usageCostCents(
+  model: string | null,
+  counts: TokenCounts,
+  opts: { batch?: boolean } = {},
+): number {
+  const price = priceFor(model, opts);
   let cents = webSearchCostCents(counts.web_search_requests);
   for (const type of TOKEN_TYPES) cents += tokenCostCents(price, type, counts[type]);
   return cents;

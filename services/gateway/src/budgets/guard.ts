@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/resolver';
-import { figureCounts, rowCounts, usageCostCents } from '../billing/prices';
+import { BATCH_ENDPOINT, figureCounts, rowCounts, usageCostCents } from '../billing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { SpendLedger } from '../limits/spend';
@@ -192,8 +192,10 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
 }
 
 /** A call's cost in USD cents at list prices. */
-export function callCostCents(r: Pick<CallRecord, 'model' | 'usage'>): number {
-  return usageCostCents(r.model, figureCounts(usageFigures(r.usage)));
+export function callCostCents(r: Pick<CallRecord, 'model' | 'usage'> & { endpoint?: string }): number {
+  return usageCostCents(r.model, figureCounts(usageFigures(r.usage)), {
+    batch: r.endpoint === BATCH_ENDPOINT,
+  });
 }
 
 const SCOPE_WORDS = { account: "account's", user: "member's", api_key: "key's" } as const;

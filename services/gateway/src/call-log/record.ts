@@ -26,4 +26,10 @@ export interface CallRecord {
   /** output_tokens is the gateway's estimate: the stream ended before the provider's final count. */
   estimated: boolean;
   createdAt: Date;
+  /** Claude Code's subagent of the call and its parent (x-claude-code-agent-id / -parent-agent-id). */
+  agentId?: string | null;
+  parentAgentId?: string | null;
+  /** Bytes of the request and the answer, for calls that carry bytes rather than tokens (files). */
+  requestBytes?: number | null;
+  responseBytes?: number | null;
 }

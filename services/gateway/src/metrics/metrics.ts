@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { figureCounts, usageCostCents } from '../billing/prices';
+import { BATCH_ENDPOINT, figureCounts, usageCostCents } from '../billing/prices';
 import type { LimitsStatus } from '../limits';
 import type { CallRecord } from '../call-log/record';
 import type { CallLogStatus } from '../call-log/writer';
@@ -184,7 +184,7 @@ export class GatewayMetrics {
       t[2]! += u.cacheCreation1hTokens;
       t[3]! += u.cacheReadInputTokens;
       t[4]! += u.outputTokens;
-      const cents = usageCostCents(r.model, figureCounts(u));
+      const cents = usageCostCents(r.model, figureCounts(u), { batch: r.endpoint === BATCH_ENDPOINT });
       slot.costUsd += cents / 100;
     }
     if (r.ttfbMs !== null || r.upstreamRequestId !== null) {

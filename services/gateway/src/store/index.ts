@@ -15,6 +15,7 @@ import { partitionQueries } from './partitions';
 import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
+import { objectQueries } from './objects';
 
 export type {
   AccountFilter,
@@ -61,6 +62,7 @@ export type { Page, PageQuery } from './pagination';
 export type { CallPartition } from './partitions';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { ClaudeCodeRow } from './claude-code';
+export type { ObjectKind, ObjectOwner, OpenBatch } from './objects';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
@@ -88,6 +90,7 @@ export function createStore(db: Database) {
     },
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
+    objects: objectQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),
