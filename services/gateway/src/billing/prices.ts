@@ -76,7 +76,17 @@ export interface TokenCounts {
 }
 
 /** The counts of a usage row (rollups or call log) under the report's names. */
-export function rowCounts(row: UsageRow): TokenCounts {
+export function rowCounts(
+  row: Pick<
+    UsageRow,
+    | 'input_tokens'
+    | 'output_tokens'
+    | 'cache_read_input_tokens'
+    | 'cache_creation_5m_tokens'
+    | 'cache_creation_1h_tokens'
+    | 'web_search_requests'
+  >,
+): TokenCounts {
   return {
     uncached_input_tokens: row.input_tokens,
     output_tokens: row.output_tokens,

@@ -26,16 +26,7 @@ function decodePage(token: string): string {
 const round = (cents: number) => Math.round(cents * 1e6) / 1e6;
 
 function modelBreakdown(row: ClaudeCodeRow) {
-  const counts = rowCounts({
-    ...row,
-    bucket: null,
-    account_id: null,
-    api_key_id: null,
-    user_id: null,
-    group_id: null,
-    app: null,
-    environment: null,
-  });
+  const counts = rowCounts(row);
   return {
     model: row.model,
     tokens: {

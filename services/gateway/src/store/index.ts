@@ -16,6 +16,7 @@ import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 import { objectQueries } from './objects';
+import { agentTreeQueries } from './agent-tree';
 
 export type {
   AccountFilter,
@@ -62,6 +63,7 @@ export type { Page, PageQuery } from './pagination';
 export type { CallPartition } from './partitions';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { ClaudeCodeRow } from './claude-code';
+export type { AgentRow } from './agent-tree';
 export type { ObjectKind, ObjectOwner, OpenBatch } from './objects';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -91,6 +93,7 @@ export function createStore(db: Database) {
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
     objects: objectQueries(db.sql),
+    agentTree: agentTreeQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),
