@@ -21,6 +21,7 @@ import { proxyRoutes, type ProxyOptions } from './proxy/routes';
 import { batchRoutes } from './surface/batch-routes';
 import { fileRefCheck } from './surface/file-refs';
 import { filesRoutes } from './surface/files-routes';
+import { modelsRoutes } from './surface/models-routes';
 import { passthroughRoutes } from './surface/passthrough-routes';
 
 export interface AppDeps extends ServiceDeps {
@@ -37,6 +38,8 @@ export interface AppDeps extends ServiceDeps {
   openPassthrough?: boolean;
   /** Largest file upload through `/v1/files` (KEYGATE_MAX_FILE_BYTES). */
   maxFileBytes?: number;
+  /** How long the model list is served from cache (KEYGATE_MODELS_CACHE_MS). */
+  modelsCacheMs?: number;
   /** Records an ended batch's results now (the batch follower). */
   settleBatch?(batchId: string): Promise<void>;
 }
@@ -109,6 +112,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
+  // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
+  app.route('/', modelsRoutes(proxy, deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs }));
   app.route('/', proxyRoutes({ ...proxy, checkFileRefs: fileRefCheck(deps.store.objects) }));
   const surface = {
     proxy,

@@ -108,6 +108,16 @@ export const EnvSchema = z.object({
     .meta(
       doc('largest file upload (`POST /v1/files`), counted while it streams; the provider allows 500 MB'),
     ),
+  KEYGATE_MODELS_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .meta(
+      doc(
+        'how long the model list (`GET /v1/models`) is served from cache before the provider is asked again',
+      ),
+    ),
   KEYGATE_CALL_LOG: z
     .enum(['on', 'off'])
     .default('on')
@@ -301,6 +311,7 @@ export interface Config {
   callLog: boolean;
   openPassthrough: boolean;
   maxFileBytes: number;
+  modelsCacheMs: number;
   callLogStatementTimeoutMs: number;
   /** The call log's local spool (default `<dataDir>/spool`): each record is appended there before it counts as recorded. */
   spoolDir: string;
@@ -390,6 +401,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     callLog: e.KEYGATE_CALL_LOG === 'on',
     openPassthrough: e.KEYGATE_OPEN_PASSTHROUGH === 'on',
     maxFileBytes: e.KEYGATE_MAX_FILE_BYTES,
+    modelsCacheMs: e.KEYGATE_MODELS_CACHE_MS,
     callLogStatementTimeoutMs: e.KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS,
     spoolDir: e.KEYGATE_SPOOL_DIR ?? join(e.KEYGATE_DATA_DIR, 'spool'),
     spoolMaxBytes: e.KEYGATE_SPOOL_MAX_BYTES,

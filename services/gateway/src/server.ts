@@ -225,6 +225,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       billing,
       openPassthrough: config.openPassthrough,
       maxFileBytes: config.maxFileBytes,
+      modelsCacheMs: config.modelsCacheMs,
       settleBatch: (id) => follower.settle(id),
       proxy: {
         resolver,

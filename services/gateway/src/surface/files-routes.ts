@@ -41,15 +41,15 @@ export function filesRoutes(deps: SurfaceDeps): Hono<AppEnv> {
 
 const fileUrl = (c: Context<AppEnv>) => `/v1/files/${encodeURIComponent(c.req.param('id')!)}`;
 
-type Step = (call: ForwardCall, deps: SurfaceDeps, c: Context<AppEnv>) => Promise<void>;
+type Step<D> = (call: ForwardCall, deps: D, c: Context<AppEnv>) => Promise<void>;
 
 /** One surface call: admission, the step, and a refusal recorded like any other call. */
-export async function run(
+export async function run<D extends Pick<SurfaceDeps, 'proxy'>>(
   c: Context<AppEnv>,
-  deps: SurfaceDeps,
+  deps: D,
   endpoint: string,
   path: string,
-  step: Step,
+  step: Step<D>,
 ): Promise<Response> {
   const call = surfaceCall(c, deps.proxy, endpoint, path);
   try {
@@ -138,7 +138,7 @@ async function download(call: ForwardCall, deps: SurfaceDeps, c: Context<AppEnv>
 const forwarded = new WeakSet<object>();
 
 /** Streams the provider's answer through as it arrives (downloads, batch results). */
-export function streamed(call: ForwardCall, deps: SurfaceDeps): Promise<void> {
+export function streamed(call: ForwardCall, deps: Pick<SurfaceDeps, 'proxy'>): Promise<void> {
   return forward(call, deps.proxy).catch((err: Error) => {
     forwarded.add(err);
     throw err;
