@@ -4,8 +4,10 @@ import { FileStore, handleFiles } from './files';
 import { readBody, sendError, type Exchange } from './http';
 import type { Ledger } from './ledger';
 import { readScenario } from './scenarios';
+import { handleSessions, SessionStore } from './sessions';
+import { handleSkills, SkillStore } from './skills';
 
-/** The provider's endpoints beyond messages: files and message batches, with their state. */
+/** The provider's endpoints beyond messages: files, message batches, skills and sessions, with their state. */
 export class Surface {
   readonly files = new FileStore();
   readonly batches: BatchStore;
@@ -14,8 +16,11 @@ export class Surface {
     this.batches = new BatchStore(ledger, opts);
   }
 
+  readonly sessions = new SessionStore();
+  readonly skills = new SkillStore();
+
   static handles(path: string): boolean {
-    return path.startsWith('/v1/files') || path.startsWith('/v1/messages/batches');
+    return /^\/v1\/(files|messages\/batches|sessions|skills)(\/|$)/.test(path);
   }
 
   /** Answers one request (auth already checked); the provider's error shape for every failure. */
@@ -32,10 +37,17 @@ export class Surface {
         if (!handleFiles(ex, this.files, path, params)) notFound(ex, path);
         return;
       }
+      if (path.startsWith('/v1/skills')) {
+        if (!handleSkills(ex, this.skills, path, params)) notFound(ex, path);
+        return;
+      }
       const scenario = readScenario(ex.req.headers, defaultScenario);
       const run = (body: Buffer | null) => {
         try {
-          if (!handleBatches(ex, this.batches, path, params, body, scenario)) notFound(ex, path);
+          const done = path.startsWith('/v1/sessions')
+            ? handleSessions(ex, this.sessions, path, params, body)
+            : handleBatches(ex, this.batches, path, params, body, scenario);
+          if (!done) notFound(ex, path);
         } catch (err) {
           fail(ex, err);
         }

@@ -22,6 +22,7 @@ import { batchRoutes } from './surface/batch-routes';
 import { fileRefCheck } from './surface/file-refs';
 import { filesRoutes } from './surface/files-routes';
 import { modelsRoutes } from './surface/models-routes';
+import { ownedRoutes } from './surface/owned-routes';
 import { passthroughRoutes } from './surface/passthrough-routes';
 
 export interface AppDeps extends ServiceDeps {
@@ -121,6 +122,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     maxFileBytes: deps.maxFileBytes ?? 500 * 1024 * 1024,
   };
   app.route('/', filesRoutes(surface));
+  app.route('/', ownedRoutes(surface));
   app.route('/', batchRoutes({ ...surface, ...(deps.settleBatch ? { settle: deps.settleBatch } : {}) }));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
