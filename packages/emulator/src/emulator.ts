@@ -31,6 +31,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     apiKey: opts.apiKey === undefined ? 'sk-ant-emulator-key' : opts.apiKey,
     ledger: handler.ledger,
     cache: handler.cache,
+    surface: handler.surface,
     server,
     get onRequest() {
       return handler.onRequest;

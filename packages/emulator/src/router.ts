@@ -8,6 +8,7 @@ import { handleCountTokens, handleMessages } from './messages';
 import { getModel, listModels } from './models';
 import { handleAdminReport } from './admin-reports';
 import { readScenario, scenarioLabel, type Scenario } from './scenarios';
+import { Surface } from './surface';
 import type { EmulatorHandler, Endpoint, HandlerOptions, RequestListener } from './types';
 
 export const DEFAULT_API_KEY = 'sk-ant-emulator-key';
@@ -27,6 +28,7 @@ interface Deps {
   defaultScenario: string | undefined;
   ledger: Ledger;
   cache: PromptCache;
+  surface: Surface;
 }
 
 /**
@@ -34,19 +36,22 @@ interface Deps {
  * function also carries the `ledger` and prompt `cache` it records into.
  */
 export function createEmulatorHandler(opts: HandlerOptions = {}): EmulatorHandler {
+  const ledger = opts.ledger ?? new Ledger(opts.ledgerLimit);
   const deps: Deps = {
     apiKey: opts.apiKey === undefined ? DEFAULT_API_KEY : opts.apiKey,
     acceptBearer: opts.acceptBearer ?? false,
     adminKey: opts.adminKey ?? DEFAULT_ADMIN_KEY,
     defaultScenario: opts.defaultScenario,
-    ledger: opts.ledger ?? new Ledger(opts.ledgerLimit),
+    ledger,
     cache: opts.cache ?? new PromptCache(opts.clock ?? Date.now),
+    surface: new Surface(ledger, opts.batchMs ? { batchMs: opts.batchMs } : {}),
   };
   const handler = function emulator(req: IncomingMessage, res: ServerResponse, body?: Buffer): void {
     route(deps, handler.onRequest, req, res, body);
   } as EmulatorHandler;
   handler.ledger = deps.ledger;
   handler.cache = deps.cache;
+  handler.surface = deps.surface;
   handler.onRequest = opts.onRequest ?? null;
   return handler;
 }
@@ -70,6 +75,11 @@ function route(
       new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
       deps.adminKey,
     );
+  }
+  if (Surface.handles(path)) {
+    const authError = checkAuth(deps, req);
+    if (authError) return sendError(ex, authError);
+    return deps.surface.route(ex, path, q === -1 ? '' : url.slice(q + 1), preread, deps.defaultScenario);
   }
   const endpoint = endpointOf(req.method, path);
   if (endpoint === null) {

@@ -103,3 +103,15 @@ describe('which tool a reply calls', () => {
     expect(chooseTool(tools, { type: 'any' }, 'web search quantum lookup')).toBeUndefined();
   });
 });
+
+describe('chooseTool and automated notices', () => {
+  it('does not call a tool named only inside a <system-reminder> (a background-task notification)', () => {
+    const tools = [{ name: 'Agent', input_schema: { type: 'object' } }];
+    expect(
+      chooseTool(tools, undefined, '<system-reminder>Agent "x" finished</system-reminder>'),
+    ).toBeUndefined();
+    expect(chooseTool(tools, undefined, 'Start an agent <system-reminder>note</system-reminder>')?.name).toBe(
+      'Agent',
+    );
+  });
+});

@@ -87,7 +87,11 @@ export function chooseTool(
   // validateMessages made sure a forced tool exists.
   if (choice?.type === 'tool') return tools.find((t) => t.name === choice.name);
   const callable = tools.filter((t) => isCustomTool(t) && t.defer_loading !== true);
-  const said = text.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+  // Automated notices (Claude Code's background-task notifications) are not the user asking for a tool.
+  const said = text
+    .replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, ' ')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u);
   const relevant = callable.find((t) =>
     nameWords(String(t.name ?? '')).some((w) => said.some((s) => s.startsWith(w))),
   );

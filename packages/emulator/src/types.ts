@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Ledger } from './ledger';
 import type { PromptCache } from './cache';
+import type { Surface } from './surface';
 
 export interface CacheCreation {
   ephemeral_5m_input_tokens: number;
@@ -26,7 +27,8 @@ export interface Usage {
   inference_geo: string | null;
 }
 
-export type Endpoint = 'messages' | 'count_tokens' | 'models';
+/** `batch`: one request of a message batch, served when the batch ends (priced at the batch rate). */
+export type Endpoint = 'messages' | 'count_tokens' | 'models' | 'batch';
 
 /** What the emulator served for one request; see README "Ledger". */
 export interface LedgerEntry {
@@ -54,6 +56,9 @@ export interface LedgerEntry {
   headers: Record<string, string>;
   startedAt: number;
   endedAt: number | null;
+  /** For `batch` entries: the batch and the request's custom_id. */
+  batchId?: string;
+  customId?: string;
 }
 
 export interface EmulatorOptions {
@@ -78,6 +83,8 @@ export interface EmulatorOptions {
   ledgerLimit?: number;
   /** Called with each request the emulator answers past auth, as received (see README "Request capture"). */
   onRequest?: RequestListener | null;
+  /** How long a message batch stays in progress before it ends with its results. Default 2,000 ms. */
+  batchMs?: number;
 }
 
 /** One request as it reached the emulator, bytes untouched: what a provider would have seen. */
@@ -108,6 +115,8 @@ export interface HandlerOptions extends Omit<EmulatorOptions, 'port' | 'host'> {
 export type EmulatorHandler = ((req: IncomingMessage, res: ServerResponse, body?: Buffer) => void) & {
   ledger: Ledger;
   cache: PromptCache;
+  /** Files and message batches the emulator keeps. */
+  surface: Surface;
   /** May be set or cleared at any time; see `EmulatorOptions.onRequest`. */
   onRequest: RequestListener | null;
 };
@@ -120,6 +129,8 @@ export interface Emulator {
   ledger: Ledger;
   cache: PromptCache;
   server: Server;
+  /** Files and message batches the emulator keeps. */
+  surface: Surface;
   /** May be set or cleared at any time; see `EmulatorOptions.onRequest`. */
   onRequest: RequestListener | null;
   /** Stops listening and destroys open sockets. */

@@ -45,6 +45,7 @@ export {
   type SummarizePdfOptions,
   type SummaryFormat,
 } from './summarize-pdf';
+export type { SummarizeProgress } from './summarize-modes';
 
 // The zod the SDK validates tool inputs with, so schemas built with it always match its version.
 export { z } from 'zod';

@@ -4,6 +4,14 @@ import type { Keygate } from './client';
 import { mapBounded } from './concurrency';
 import { groupClient } from './group';
 import { pdf, type PdfBytes } from './pdf';
+import type { PdfChunk } from '@keygate/pdf';
+import {
+  batchPass,
+  FILES_BETA,
+  type PartSource,
+  type SummarizeProgress,
+  uploadParts,
+} from './summarize-modes';
 import type { UsageSummary } from './usage-types';
 
 /** A preset, or your own words (for example "a table of obligations with due dates"). */
@@ -31,6 +39,17 @@ export interface SummarizePdfOptions {
   signal?: AbortSignal;
   /** Per-request options of the official client for every call (headers, timeout, maxRetries, …). */
   requestOptions?: Anthropic.RequestOptions;
+  /**
+   * `messages` (default): each part inline in its request. `files`: each part uploaded once
+   * (Files API) and referred to by id, the uploads deleted at the end. `batch`: the parts'
+   * summaries as one message batch (half price; it may take minutes to hours), then the summary
+   * of summaries as a normal call.
+   */
+  mode?: 'messages' | 'files' | 'batch';
+  /** Told as parts are uploaded, summarized or the batch advances. */
+  onProgress?: (progress: SummarizeProgress) => void;
+  /** How often a batch is polled; default 10 s. */
+  batchPollMs?: number;
 }
 
 export interface ChunkSummary {
@@ -130,31 +149,68 @@ export async function summarizePdf(
   const parts = await pdf.split(bytes, { maxPages, maxBytes });
   const total = parts.reduce((n, p) => n + p.pages, 0);
   const about = opts.title ? ` ("${opts.title}")` : '';
-  const chunks = await mapBounded(
-    parts,
-    opts.concurrency ?? 4,
-    async (part, _index, signal) => {
-      const text =
-        `Pages ${part.fromPage}–${part.toPage} of ${total}: one part of a longer document${about}, summarized part by part. ` +
-        'Summarize what these pages contain, keeping the facts, figures and names a final answer will need; ' +
-        `your summary will be combined with the other parts' summaries. The final answer's goal: ${instruction}`;
-      const title = `${opts.title ?? 'Document'}, pages ${part.fromPage}–${part.toPage}`;
-      const { message, text: summary } = await ask(
-        [pdf.documentBlock(part.bytes, { title }), { type: 'text', text }],
-        opts.chunkMaxTokens ?? 1024,
-        signal,
+  const request = { ...opts.requestOptions };
+  const uploads = opts.mode === 'files' ? await uploadParts(group, parts, opts.onProgress, request) : null;
+  const source: PartSource = uploads?.source ?? ((part, title) => pdf.documentBlock(part.bytes, { title }));
+  const partContent = (part: PdfChunk): Anthropic.ContentBlockParam[] => {
+    const text =
+      `Pages ${part.fromPage}–${part.toPage} of ${total}: one part of a longer document${about}, summarized part by part. ` +
+      'Summarize what these pages contain, keeping the facts, figures and names a final answer will need; ' +
+      `your summary will be combined with the other parts' summaries. The final answer's goal: ${instruction}`;
+    return [
+      source(part, `${opts.title ?? 'Document'}, pages ${part.fromPage}–${part.toPage}`),
+      { type: 'text', text },
+    ];
+  };
+  const chunkOf = (part: PdfChunk, message: Anthropic.Message): ChunkSummary => ({
+    index: part.index,
+    fromPage: part.fromPage,
+    toPage: part.toPage,
+    pages: part.pages,
+    summary: textOf(message),
+    messageId: message.id,
+  });
+  let chunks: ChunkSummary[];
+  try {
+    if (opts.mode === 'batch') {
+      const params = (part: PdfChunk) => ({
+        model: opts.model,
+        max_tokens: opts.chunkMaxTokens ?? 1024,
+        messages: [{ role: 'user' as const, content: partContent(part) }],
+      });
+      const results = await batchPass(
+        group,
+        parts.map((part) => ({ customId: `part-${part.index}`, params: params(part) })),
+        { pollMs: opts.batchPollMs ?? 10_000, onProgress: opts.onProgress, signal: opts.signal, request },
       );
-      return {
-        index: part.index,
-        fromPage: part.fromPage,
-        toPage: part.toPage,
-        pages: part.pages,
-        summary,
-        messageId: message.id,
-      };
-    },
-    opts.signal ?? opts.requestOptions?.signal ?? undefined,
-  );
+      chunks = parts.map((part) => chunkOf(part, results.get(`part-${part.index}`)!));
+    } else {
+      const files = uploads
+        ? { ...request, headers: { ...request.headers, 'anthropic-beta': FILES_BETA } }
+        : request;
+      let done = 0;
+      chunks = await mapBounded(
+        parts,
+        opts.concurrency ?? 4,
+        async (part, _index, signal) => {
+          const message = await group.messages.create(
+            {
+              model: opts.model,
+              max_tokens: opts.chunkMaxTokens ?? 1024,
+              messages: [{ role: 'user', content: partContent(part) }],
+            },
+            { ...files, ...(signal && { signal }) },
+          );
+          opts.onProgress?.({ stage: 'summarize', done: ++done, total: parts.length });
+          return chunkOf(part, message);
+        },
+        opts.signal ?? opts.requestOptions?.signal ?? undefined,
+      );
+    }
+  } finally {
+    await uploads?.remove();
+  }
+  opts.onProgress?.({ stage: 'reduce', done: 0, total: 1 });
   const summaries = chunks
     .map((c) => `<part pages="${c.fromPage}-${c.toPage}">\n${c.summary}\n</part>`)
     .join('\n\n');
@@ -162,6 +218,7 @@ export async function summarizePdf(
     `Below are summaries of the ${chunks.length} consecutive parts of a ${total}-page document${about}, each written from its own pages.\n\n` +
     `${summaries}\n\nTreat these summaries as the document's content. ${instruction}${format ? `\n\n${format}` : ''}`;
   const answer = await ask([{ type: 'text', text: prompt }], opts.maxTokens ?? 2048, opts.signal);
+  opts.onProgress?.({ stage: 'done', done: 1, total: 1 });
   return done('map_reduce', answer, chunks);
 }
 

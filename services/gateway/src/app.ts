@@ -1,5 +1,5 @@
 import type { PriceBook } from './pricing/catalog/price-book';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './account-api/routes';
@@ -20,6 +20,12 @@ import { BODY_LIMITS, limitBody } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
+import { batchRoutes } from './surface/batch-routes';
+import { fileRefCheck } from './surface/file-refs';
+import { filesRoutes } from './surface/files-routes';
+import { modelsRoutes } from './surface/models-routes';
+import { ownedRoutes } from './surface/owned-routes';
+import { passthroughRoutes } from './surface/passthrough-routes';
 
 export interface AppDeps extends ServiceDeps {
   logger: Logger;
@@ -34,6 +40,14 @@ export interface AppDeps extends ServiceDeps {
   /** Access lines; the finished-call fan-out holds each call's record in it (server.ts). */
   access?: AccessLog;
   prices?: PriceBook;
+  /** Forwards any other `/v1/…` path to the provider (KEYGATE_OPEN_PASSTHROUGH). */
+  openPassthrough?: boolean;
+  /** Largest file upload through `/v1/files` (KEYGATE_MAX_FILE_BYTES). */
+  maxFileBytes?: number;
+  /** How long the model list is served from cache (KEYGATE_MODELS_CACHE_MS). */
+  modelsCacheMs?: number;
+  /** Records an ended batch's results now (the batch follower). */
+  settleBatch?(batchId: string): Promise<void>;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -71,7 +85,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   let methods: ((path: string) => string[]) | null = null;
-  app.notFound(function notFound(c) {
+  const notFound = function notFound(c: Context<AppEnv>) {
     const allow = (methods ??= methodsByPath(app))(c.req.path);
     // A route of this path under another method: 405 invalid_request_error, as the provider answers.
     if (allow.length && !allow.includes(c.req.method)) {
@@ -89,7 +103,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       new GatewayError('not_found_error', `Not found: ${c.req.method} ${c.req.path}`),
       c.var.requestId,
     );
-  });
+  };
+  app.notFound(notFound);
 
   app.route('/', healthRoutes(deps.readiness, [deps.operatorToken, deps.metrics?.token]));
   // The gateway's address opened in a browser: the dashboard, which asks for a sign-in.
@@ -101,12 +116,31 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/billing/stripe/webhook', limitBody(BODY_LIMITS.stripeWebhook));
   app.use('/v1/organizations/*', limitBody(BODY_LIMITS.api));
   app.use('/operator/v1/*', limitBody(BODY_LIMITS.api));
-  app.route('/', proxyRoutes(deps.proxy));
+  // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
+  app.route(
+    '/',
+    modelsRoutes(deps.proxy, deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs }),
+  );
+  app.route('/', proxyRoutes({ ...deps.proxy, checkFileRefs: fileRefCheck(deps.store.objects) }));
+  const surface = {
+    proxy: deps.proxy,
+    objects: deps.store.objects,
+    maxFileBytes: deps.maxFileBytes ?? 500 * 1024 * 1024,
+  };
+  app.route('/', filesRoutes(surface));
+  app.route('/', ownedRoutes(surface));
+  app.route('/', batchRoutes({ ...surface, ...(deps.settleBatch ? { settle: deps.settleBatch } : {}) }));
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
   app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/', apiDocsRoutes(app));
+  // Last: it takes what no route above serves.
+  if (deps.openPassthrough)
+    app.route(
+      '/',
+      passthroughRoutes(deps.proxy, (path) => (methods ??= methodsByPath(app))(path).length > 0, notFound),
+    );
   return app;
 }
 

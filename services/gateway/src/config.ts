@@ -95,6 +95,30 @@ export const EnvSchema = z.object({
       'a call-log batch insert that PostgreSQL has not finished in this long (a lock, a stalled disk) is cancelled and retried; its records wait in the spool, and calls are served meanwhile',
     ),
   ),
+  KEYGATE_OPEN_PASSTHROUGH: z
+    .enum(['on', 'off'])
+    .default('on')
+    .meta(
+      doc("forwards any other `/v1/…` path to the provider with the account's key; `off` answers them 404"),
+    ),
+  KEYGATE_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(500 * 1024 * 1024)
+    .meta(
+      doc('largest file upload (`POST /v1/files`), counted while it streams; the provider allows 500 MB'),
+    ),
+  KEYGATE_MODELS_CACHE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .meta(
+      doc(
+        'how long the model list (`GET /v1/models`) is served from cache before the provider is asked again',
+      ),
+    ),
   KEYGATE_CALL_LOG: z
     .enum(['on', 'off'])
     .default('on')
@@ -322,6 +346,9 @@ export interface Config {
   keyCacheTtlMs: number;
   flushIntervalMs: number;
   callLog: boolean;
+  openPassthrough: boolean;
+  maxFileBytes: number;
+  modelsCacheMs: number;
   callLogStatementTimeoutMs: number;
   /** The call log's local spool (default `<dataDir>/spool`): each record is appended there before it counts as recorded. */
   spoolDir: string;
@@ -428,6 +455,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
+    openPassthrough: e.KEYGATE_OPEN_PASSTHROUGH === 'on',
+    maxFileBytes: e.KEYGATE_MAX_FILE_BYTES,
+    modelsCacheMs: e.KEYGATE_MODELS_CACHE_MS,
     callLogStatementTimeoutMs: e.KEYGATE_CALL_LOG_STATEMENT_TIMEOUT_MS,
     spoolDir: e.KEYGATE_SPOOL_DIR ?? join(e.KEYGATE_DATA_DIR, 'spool'),
     spoolMaxBytes: e.KEYGATE_SPOOL_MAX_BYTES,

@@ -8,6 +8,7 @@
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   account-api, api-docs, health, metrics
+ *   surface                    the provider's other endpoints: passthrough, files, batches
  *   proxy                      the call path; gets callbacks, never the store's writers
  *   admission, limits          who may call
  *   billing, alerts, budgets   plans and standing; alert events; budgets and spend counters
@@ -40,6 +41,7 @@ export const LAYERS = [
   'api-docs',
   'health',
   'metrics',
+  'surface',
   'proxy',
   'admission',
   'limits',

@@ -31,6 +31,7 @@ import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
 import { Spool } from './call-log/spool';
 import { CallLogWriter } from './call-log/writer';
+import { BatchFollower } from './surface/batch-follower';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -51,6 +52,7 @@ export interface Gateway {
   resolver: KeyResolver;
   writer: CallLogWriter;
   limits: Limits;
+  follower: BatchFollower;
   /** Null when metrics are off (neither KEYGATE_METRICS_TOKEN nor KEYGATE_METRICS_PORT). */
   metrics: GatewayMetrics | null;
   /** The port of KEYGATE_METRICS_PORT's listener (null without it). */
@@ -204,6 +206,20 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       return flushLastUsed();
     });
 
+    // Open message batches are followed to their end; each result becomes a call at the batch price.
+    const follower = new BatchFollower({
+      store,
+      box,
+      upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
+      dispatcher,
+      timeoutMs: config.upstreamTimeoutMs,
+      record,
+      flush: () => writer.flush(),
+      logger,
+    });
+    follower.start();
+    cleanup.unshift(() => follower.stop());
+
     const inFlight = new InFlightCalls();
     const app = createApp({
       prices,
@@ -226,6 +242,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       }),
       billing,
       access,
+      openPassthrough: config.openPassthrough,
+      maxFileBytes: config.maxFileBytes,
+      modelsCacheMs: config.modelsCacheMs,
+      settleBatch: (id) => follower.settle(id),
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },
@@ -286,6 +306,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       resolver,
       writer,
       limits,
+      follower,
       billing,
       alerts: { delivery, errorRates },
       metrics,

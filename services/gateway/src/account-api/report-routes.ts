@@ -4,6 +4,7 @@ import type { AdminEnv } from '../accounts/scope';
 import { accountWithPlan, type ServiceDeps } from '../accounts/service';
 import { operation } from '../lib/operation';
 import { claudeCodeReport, ClaudeCodeReportParams } from '../reports/claude-code-report';
+import { claudeCodeSessions, ClaudeCodeSessionsParams } from '../reports/claude-code-sessions';
 import { costReport, CostReportParams } from '../reports/cost-report';
 import { MISSING_FILTERS } from '../reports/params';
 import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
@@ -67,6 +68,16 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   });
   app.get('/usage_report/claude_code', claudeCode, async (c) =>
     c.json(await claudeCodeReport(deps.store, c.var.scope.accountId, c.req.valid('query'))),
+  );
+
+  const sessions = operation({
+    tag,
+    summary:
+      'Claude Code cost per session and per agent tree (main agent and subagents), per member and UTC day',
+    query: ClaudeCodeSessionsParams,
+  });
+  app.get('/usage_report/claude_code/sessions', sessions, async (c) =>
+    c.json({ data: await claudeCodeSessions(deps.store, c.var.scope.accountId, c.req.valid('query')) }),
   );
 
   const cost = operation({

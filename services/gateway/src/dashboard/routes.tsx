@@ -19,6 +19,7 @@ import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
 import type { DashboardDeps, DashboardEnv } from './env';
 import { callsPage } from './pages/calls';
+import { claudeCodePage } from './pages/claude-code';
 import { groupPage, groupsPage } from './pages/groups';
 import { keyPage, keysPage } from './pages/keys';
 import { memberPage, membersPage } from './pages/members';
@@ -246,6 +247,10 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   app.get(
     '/groups/:id',
     page((p, c) => groupPage(p, idOf(c))),
+  );
+  app.get(
+    '/claude-code',
+    page((p) => claudeCodePage(p)),
   );
   app.get(
     '/calls',

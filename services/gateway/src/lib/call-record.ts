@@ -28,4 +28,10 @@ export interface CallRecord {
   /** Billed through the Message Batches API: the catalog's batch multiplier applies. */
   batch?: boolean;
   createdAt: Date;
+  /** Claude Code's subagent of the call and its parent (x-claude-code-agent-id / -parent-agent-id). */
+  agentId?: string | null;
+  parentAgentId?: string | null;
+  /** Bytes of the request and the answer, for calls that carry bytes rather than tokens (files). */
+  requestBytes?: number | null;
+  responseBytes?: number | null;
 }

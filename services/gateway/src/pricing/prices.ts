@@ -46,6 +46,22 @@ import { PROMPT_BANDS, promptBand } from '../usage/usage';
 
 export { PROMPT_BANDS, promptBand };
 
+/**
+ * The call log's endpoint of one result of a message batch; its record carries `batch: true`,
+ * which prices it at the catalog's batch multiplier.
+ */
+export const BATCH_ENDPOINT = 'messages.batch';
+
+/** No tokens of any kind: a base for counts built by hand. */
+export const NO_TOKENS: TokenCounts = {
+  uncached_input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  'cache_creation.ephemeral_5m_input_tokens': 0,
+  'cache_creation.ephemeral_1h_input_tokens': 0,
+  web_search_requests: 0,
+};
+
 export type TokenType = Exclude<keyof TokenCounts, 'web_search_requests'>;
 
 export const TOKEN_TYPES: readonly TokenType[] = [
@@ -167,7 +183,17 @@ export function rowCost(row: UsageRow, fallbackAt: Date = new Date()): CallCost 
 }
 
 /** The counts of a usage row (rollups or call log) under the report's names. */
-export function rowCounts(row: UsageRow): TokenCounts {
+export function rowCounts(
+  row: Pick<
+    UsageRow,
+    | 'input_tokens'
+    | 'output_tokens'
+    | 'cache_read_input_tokens'
+    | 'cache_creation_5m_tokens'
+    | 'cache_creation_1h_tokens'
+    | 'web_search_requests'
+  >,
+): TokenCounts {
   return {
     uncached_input_tokens: row.input_tokens,
     output_tokens: row.output_tokens,

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
@@ -34,9 +35,14 @@ export interface ForwardCall {
   res: ServerResponse;
   principal: Principal;
   target: UpstreamTarget;
-  endpoint: 'messages' | 'count_tokens' | 'models';
+  /** 'messages', 'count_tokens', 'models', or the method and path template of another call. */
+  endpoint: string;
   path: string;
   body: Buffer | null;
+  /** A body streamed upstream as it arrives instead of `body` (files, the open passthrough). */
+  upload?: { stream: Readable; length: number | null } | null;
+  agentId?: string | null;
+  parentAgentId?: string | null;
   model: string | null;
   stream: boolean;
   requestId: string;
@@ -75,8 +81,12 @@ export function forward(call: ForwardCall, deps: ForwardDeps): Promise<void> {
         origin: url,
         path: call.path,
         method: call.req.method as Dispatcher.HttpMethod,
-        headers: upstreamHeaders(call.req.headers, call.target.apiKey, call.body?.length ?? null),
-        body: call.body,
+        headers: upstreamHeaders(
+          call.req.headers,
+          call.target.apiKey,
+          call.body?.length ?? call.upload?.length ?? null,
+        ),
+        body: call.upload?.stream ?? call.body,
         headersTimeout: deps.timeoutMs,
         bodyTimeout: deps.timeoutMs,
       },
@@ -97,6 +107,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
   #errorType: string | null = null;
   #partial = false;
   #ttfbMs: number | null = null;
+  #bytes = 0;
   #upstreamRequestId: string | null = null;
   #tap: SseUsageTap | JsonUsageTap | null = null;
   #replaced = false;
@@ -187,6 +198,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#replaced || this.#shutdown) return;
     this.#ttfbMs ??= performance.now() - this.#call.startedAt;
+    this.#bytes += chunk.length;
     this.#tap!.write(chunk);
     if (!this.#call.res.write(chunk)) {
       controller.pause();
@@ -263,6 +275,8 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
         upstreamRequestId: this.#upstreamRequestId,
         ttfbMs: this.#ttfbMs,
         partial: this.#partial,
+        requestBytes: call.body?.length ?? call.upload?.length ?? null,
+        responseBytes: this.#bytes,
       }),
     );
   }
@@ -279,7 +293,8 @@ type Result = Pick<
   | 'upstreamRequestId'
   | 'ttfbMs'
   | 'partial'
->;
+> &
+  Partial<Pick<CallRecord, 'requestBytes' | 'responseBytes'>>;
 
 /** The call log entry for a call and how it ended. */
 export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, result: Result): CallRecord {
@@ -298,6 +313,8 @@ export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, re
     retryCount: call.retryCount,
     latencyMs: performance.now() - call.startedAt,
     createdAt: call.createdAt,
+    agentId: call.agentId ?? null,
+    parentAgentId: call.parentAgentId ?? null,
     ...result,
   };
 }

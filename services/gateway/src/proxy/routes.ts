@@ -22,6 +22,8 @@ export interface ProxyOptions extends ForwardDeps {
   bodyIdleMs?: number;
   /** Who may call (admission/): on the headers, then a reservation once the body is validated. */
   admission?: CallAdmission;
+  /** Refuses a messages body that refers to a file the caller may not use (surface/file-refs.ts). */
+  checkFileRefs?(principal: Principal, body: Buffer): Promise<void> | undefined;
 }
 
 /** What the proxy asks admission; a GatewayError refuses the call, null lets it through. */
@@ -53,11 +55,9 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
   return app;
 }
 
-async function handle(
-  c: Context<AppEnv>,
-  endpoint: ForwardCall['endpoint'],
-  opts: ProxyOptions,
-): Promise<Response> {
+type Endpoint = keyof typeof CANONICAL_PATH;
+
+async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions): Promise<Response> {
   const { incoming: req, outgoing: res } = c.env;
   if (!req || !res) throw new Error('the proxy routes need @hono/node-server bindings');
   const principal = c.var.principal;
@@ -74,11 +74,7 @@ async function handle(
     stream: false,
     requestId: c.var.requestId,
     groupId: null,
-    client: clientOf(req.headers),
-    retryCount: Math.min(
-      Math.max(Number.parseInt(String(req.headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0),
-      1000,
-    ),
+    ...callerOf(req.headers),
     startedAt,
     createdAt: new Date(),
   };
@@ -116,6 +112,8 @@ async function handle(
       );
       call.model = body.model;
       call.stream = body.stream;
+      const refs = opts.checkFileRefs?.(principal, call.body);
+      if (refs) await refs;
       if (endpoint === 'messages' && opts.admission) {
         verdict = opts.admission.reserve(principal, call.requestId, body);
         if (verdict instanceof Promise) verdict = await verdict;
@@ -173,7 +171,7 @@ function answerUnread(req: IncomingMessage, res: ServerResponse, err: GatewayErr
   req.resume();
 }
 
-function targetFor(p: Principal, opts: ProxyOptions): UpstreamTarget {
+export function targetFor(p: Principal, opts: ProxyOptions): UpstreamTarget {
   if (p.key.kind === 'test') return opts.upstreams.test;
   if (!p.providerKey) {
     throw new GatewayError(
@@ -184,7 +182,7 @@ function targetFor(p: Principal, opts: ProxyOptions): UpstreamTarget {
   return { baseUrl: opts.upstreams.live, apiKey: p.providerKey };
 }
 
-function groupIdOf(headers: Record<string, string | string[] | undefined>): string | null {
+export function groupIdOf(headers: Record<string, string | string[] | undefined>): string | null {
   const raw = headers['keygate-group-id'] ?? headers['x-claude-code-session-id'];
   if (raw === undefined) return null;
   const id = Array.isArray(raw) ? raw[0] : raw;
@@ -197,8 +195,39 @@ function groupIdOf(headers: Record<string, string | string[] | undefined>): stri
   return id;
 }
 
+/**
+ * Claude Code names the agent of each call and its parent (a subagent's tree under the session):
+ * https://code.claude.com/docs/en/llm-gateway-protocol, read 2026-11-25. Ids that are not short
+ * visible ASCII are dropped, not refused: they only label the call.
+ */
+export function agentIdsOf(headers: Record<string, string | string[] | undefined>): {
+  agentId: string | null;
+  parentAgentId: string | null;
+} {
+  const one = (v: string | string[] | undefined) => {
+    const id = Array.isArray(v) ? v[0] : v;
+    return id && GROUP_ID.test(id) ? id : null;
+  };
+  return {
+    agentId: one(headers['x-claude-code-agent-id']),
+    parentAgentId: one(headers['x-claude-code-parent-agent-id']),
+  };
+}
+
+/** What the headers say about the caller: its client, Claude Code's agent ids, the SDK's retry count. */
+export function callerOf(headers: Record<string, string | string[] | undefined>) {
+  return {
+    client: clientOf(headers),
+    ...agentIdsOf(headers),
+    retryCount: Math.min(
+      Math.max(Number.parseInt(String(headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0),
+      1000,
+    ),
+  };
+}
+
 /** Claude Code names itself in its session header, its beta flag or its user agent (`claude-cli/…`). */
-function clientOf(headers: Record<string, string | string[] | undefined>): string | null {
+export function clientOf(headers: Record<string, string | string[] | undefined>): string | null {
   if (headers['x-claude-code-session-id'] !== undefined) return 'claude_code';
   const beta = headers['anthropic-beta'];
   if ((Array.isArray(beta) ? beta.join(',') : (beta ?? '')).includes('claude-code-')) return 'claude_code';
@@ -229,11 +258,7 @@ function rejected(call: ForwardCall, err: GatewayError): CallRecord {
  * request line: a path Hono normalised (dot segments, encoded slashes, an absolute-form
  * target) must not reach the provider with the account's key as anything but this route.
  */
-function upstreamPath(
-  endpoint: ForwardCall['endpoint'],
-  id: string | undefined,
-  url: string | undefined,
-): string {
+function upstreamPath(endpoint: Endpoint, id: string | undefined, url: string | undefined): string {
   const path =
     id === undefined ? CANONICAL_PATH[endpoint] : `${CANONICAL_PATH[endpoint]}/${encodeURIComponent(id)}`;
   const q = url?.indexOf('?') ?? -1;

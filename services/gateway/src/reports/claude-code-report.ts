@@ -27,16 +27,7 @@ const round = (cents: number) => Math.round(cents * 1e6) / 1e6;
 const priced = (c: { priced: boolean; cents: number }) => (c.priced ? round(c.cents) : null);
 
 function modelBreakdown(row: ClaudeCodeRow, day: Date) {
-  const counts = rowCounts({
-    ...row,
-    bucket: null,
-    account_id: null,
-    api_key_id: null,
-    user_id: null,
-    group_id: null,
-    app: null,
-    environment: null,
-  });
+  const counts = rowCounts(row);
   return {
     model: row.model,
     tokens: {

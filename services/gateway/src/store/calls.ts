@@ -136,6 +136,10 @@ function callRow(r: CallRecord) {
     partial: r.partial,
     estimated: r.estimated,
     created_at: r.createdAt,
+    agent_id: r.agentId ?? null,
+    parent_agent_id: r.parentAgentId ?? null,
+    request_bytes: r.requestBytes ?? null,
+    response_bytes: r.responseBytes ?? null,
   };
 }
 

@@ -16,6 +16,8 @@ import { priceQueries } from './prices';
 import { spendQueries } from './spend';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
+import { objectQueries } from './objects';
+import { agentTreeQueries } from './agent-tree';
 
 export type {
   AccountFilter,
@@ -65,6 +67,8 @@ export type { CallFilter } from './calls';
 export type { CallPartition } from './partitions';
 export type { PriceRowRecord } from './prices';
 export type { ClaudeCodeRow } from './claude-code';
+export type { AgentRow } from './agent-tree';
+export type { ObjectKind, ObjectOwner, OpenBatch } from './objects';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
@@ -93,6 +97,8 @@ export function createStore(db: Database) {
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
     prices: priceQueries(db.sql),
+    objects: objectQueries(db.sql),
+    agentTree: agentTreeQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),

@@ -10,6 +10,7 @@ const ACCOUNT_NAV = [
   ['/dashboard/members', 'Members'],
   ['/dashboard/keys', 'Keys'],
   ['/dashboard/groups', 'Groups'],
+  ['/dashboard/claude-code', 'Claude Code'],
   ['/dashboard/calls', 'Call log'],
   ['/dashboard/models', 'Models'],
   ['/dashboard/budgets', 'Budgets'],

@@ -1,0 +1,96 @@
+import type { CallRecord } from '../lib/call-record';
+import type { Sql } from './database';
+
+export type ObjectKind = 'file' | 'batch' | 'skill' | 'session' | 'agent' | 'environment';
+
+/** Who made a provider object through Keygate. */
+export interface ObjectOwner {
+  id: string;
+  kind: ObjectKind;
+  keyId: string | null;
+  memberId: string | null;
+  groupId: string | null;
+}
+
+/** A batch Keygate follows, attributed like the calls its results become. */
+export interface OpenBatch
+  extends Pick<CallRecord, 'accountId' | 'keyId' | 'memberId' | 'app' | 'environment' | 'groupId'> {
+  id: string;
+  live: boolean;
+  requestCount: number;
+  backoffMs: number;
+  createdAt: Date;
+}
+
+/** Provider objects (files, batches, …) and who owns them; the batches Keygate follows. */
+export function objectQueries(sql: Sql) {
+  return {
+    async claim(accountId: string, o: ObjectOwner): Promise<void> {
+      await sql`
+        insert into provider_objects (account_id, id, kind, key_id, member_id, group_id)
+        values (${accountId}, ${o.id}, ${o.kind}, ${o.keyId}, ${o.memberId}, ${o.groupId})
+        on conflict (account_id, id) do nothing`;
+    },
+    /** The owners of these ids in the account (ids Keygate never saw are absent). */
+    async owners(accountId: string, ids: string[]): Promise<Map<string, ObjectOwner>> {
+      if (ids.length === 0) return new Map();
+      const rows = await sql<ObjectOwner[]>`
+        select id, kind, key_id as "keyId", member_id as "memberId", group_id as "groupId"
+        from provider_objects
+        where account_id = ${accountId} and id = any(${ids}::text[]) and deleted_at is null`;
+      return new Map(rows.map((r) => [r.id, r]));
+    },
+    async forget(accountId: string, id: string): Promise<void> {
+      await sql`update provider_objects set deleted_at = now() where account_id = ${accountId} and id = ${id}`;
+    },
+
+    async followBatch(
+      b: Omit<OpenBatch, 'backoffMs' | 'createdAt'> & { reservedCents: number },
+    ): Promise<void> {
+      await sql`
+        insert into batches (id, account_id, key_id, member_id, app, environment, group_id, live, request_count, reserved_cents)
+        values (${b.id}, ${b.accountId}, ${b.keyId}, ${b.memberId}, ${b.app}, ${b.environment}, ${b.groupId},
+                ${b.live}, ${b.requestCount}, ${b.reservedCents})
+        on conflict (id) do nothing`;
+    },
+    /**
+     * Takes the batches due for a check and pushes their next check past the lease, so another
+     * instance does not take them at the same time; `rescheduled` or `recorded` settles them.
+     */
+    async dueBatches(limit: number, leaseMs: number): Promise<OpenBatch[]> {
+      return sql<OpenBatch[]>`
+        update batches set next_check_at = now() + make_interval(secs => ${leaseMs / 1000})
+        where id in (
+          select id from batches where status <> 'recorded' and next_check_at <= now()
+          order by next_check_at limit ${limit} for update skip locked)
+        returning id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
+                  group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
+                  created_at as "createdAt"`;
+    },
+    /** One batch not yet recorded, taken for a check now (its lease pushed like `dueBatches`). */
+    async takeBatch(id: string, leaseMs: number): Promise<OpenBatch | null> {
+      const [row] = await sql<OpenBatch[]>`
+        update batches set next_check_at = now() + make_interval(secs => ${leaseMs / 1000})
+        where id = ${id} and status <> 'recorded'
+        returning id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
+                  group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
+                  created_at as "createdAt"`;
+      return row ?? null;
+    },
+    async rescheduleBatch(id: string, backoffMs: number): Promise<void> {
+      await sql`
+        update batches set backoff_ms = ${backoffMs}, next_check_at = now() + make_interval(secs => ${backoffMs / 1000})
+        where id = ${id}`;
+    },
+    async batchRecorded(id: string, results: number): Promise<void> {
+      await sql`
+        update batches set status = 'recorded', results_recorded = ${results}, ended_at = coalesce(ended_at, now())
+        where id = ${id}`;
+    },
+    async batchStatus(id: string): Promise<{ status: string; resultsRecorded: number } | null> {
+      const [row] = await sql<{ status: string; resultsRecorded: number }[]>`
+        select status, results_recorded as "resultsRecorded" from batches where id = ${id}`;
+      return row ?? null;
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto';
+import type { Dispatcher } from 'undici';
+import { BATCH_ENDPOINT } from '../pricing/prices';
+import type { CallRecord } from '../lib/call-record';
+import type { Logger } from '../lib/logger';
+import type { SecretBox } from '../lib/secret-box';
+import type { UpstreamTarget } from '../proxy/forward';
+import type { OpenBatch, Store } from '../store';
+
+export interface FollowerDeps {
+  store: Pick<Store, 'objects' | 'accounts'>;
+  box: SecretBox;
+  upstreams: { live: string; test: UpstreamTarget };
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  record(r: CallRecord): void;
+  /** Resolves once every record handed to `record` is durable (the call log's flush). */
+  flush(): Promise<void>;
+  logger: Logger;
+  /** How often the table of open batches is read. Default 1,000 ms. */
+  tickMs?: number;
+  /** Longest wait between two checks of one batch. Default 60 s. */
+  maxBackoffMs?: number;
+}
+
+const LEASE_MS = 120_000;
+const VERSION = '2023-06-01';
+
+/**
+ * Follows Keygate's open message batches to their end and records every result as a call at the
+ * batch price, grouped by the batch id, whether or not the client ever fetches the results.
+ * The open batches live in PostgreSQL (`batches`), so a restart picks them up where it left;
+ * record ids are derived from batch and custom_id, so a result recorded twice counts once.
+ * Each check backs off (doubling up to `maxBackoffMs`, or the provider's retry-after).
+ */
+export class BatchFollower {
+  readonly #deps: FollowerDeps;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+  #stopped = false;
+
+  constructor(deps: FollowerDeps) {
+    this.#deps = deps;
+  }
+
+  start(): void {
+    const tick = () => {
+      if (this.#stopped) return;
+      this.#running = this.check()
+        .catch((error) => this.#deps.logger.warn('batch follower: check failed', { error }))
+        .finally(() => {
+          this.#running = null;
+          if (!this.#stopped) this.#timer = setTimeout(tick, this.#deps.tickMs ?? 1_000);
+          this.#timer?.unref();
+        });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#running;
+  }
+
+  /** Checks every batch that is due once. */
+  async check(): Promise<void> {
+    for (;;) {
+      const due = await this.#deps.store.objects.dueBatches(10, LEASE_MS);
+      if (due.length === 0) return;
+      for (const batch of due) {
+        if (this.#stopped) return;
+        await this.#follow(batch).catch(async (error) => {
+          this.#deps.logger.warn('batch follower: batch check failed', { batchId: batch.id, error });
+          await this.#later(batch, null);
+        });
+      }
+    }
+  }
+
+  /**
+   * Records one batch now if it has ended (before a client deletes it at the provider, which
+   * would take its results with it).
+   */
+  async settle(id: string): Promise<void> {
+    const batch = await this.#deps.store.objects.takeBatch(id, LEASE_MS);
+    if (batch) await this.#follow(batch);
+  }
+
+  async #follow(batch: OpenBatch): Promise<void> {
+    const target = await this.#target(batch);
+    if (!target) return this.#deps.store.objects.batchRecorded(batch.id, 0);
+    const path = `/v1/messages/batches/${encodeURIComponent(batch.id)}`;
+    const res = await this.#get(target, path);
+    const text = await res.body.text();
+    if (res.statusCode === 404) {
+      this.#deps.logger.warn('batch follower: the provider no longer knows this batch', {
+        batchId: batch.id,
+      });
+      return this.#deps.store.objects.batchRecorded(batch.id, 0);
+    }
+    if (res.statusCode !== 200) return this.#later(batch, retryAfterMs(res.headers['retry-after']));
+    const state = JSON.parse(text) as { processing_status?: string; ended_at?: string | null };
+    if (state.processing_status !== 'ended') return this.#later(batch, null);
+    const endedAt = state.ended_at ? new Date(state.ended_at) : new Date();
+    const count = await this.#recordResults(batch, target, `${path}/results`, endedAt);
+    await this.#deps.flush();
+    await this.#deps.store.objects.batchRecorded(batch.id, count);
+    this.#deps.logger.info('batch follower: batch recorded', { batchId: batch.id, results: count });
+  }
+
+  /** Reads the results as JSON lines, one record per line, never the whole file at once. */
+  async #recordResults(
+    batch: OpenBatch,
+    target: UpstreamTarget,
+    path: string,
+    endedAt: Date,
+  ): Promise<number> {
+    const res = await this.#get(target, path);
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`results answered ${res.statusCode}`);
+    }
+    let count = 0;
+    let rest = '';
+    const decoder = new TextDecoder();
+    const take = (line: string) => {
+      if (line.trim() === '') return;
+      this.#deps.record(resultRecord(batch, JSON.parse(line), endedAt));
+      count += 1;
+    };
+    for await (const chunk of res.body) {
+      const lines = (rest + decoder.decode(chunk as Buffer, { stream: true })).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) take(line);
+    }
+    take(rest + decoder.decode());
+    return count;
+  }
+
+  async #target(batch: OpenBatch): Promise<UpstreamTarget | null> {
+    if (!batch.live) return this.#deps.upstreams.test;
+    const account = await this.#deps.store.accounts.get(batch.accountId);
+    if (!account?.providerKeySealed) return null;
+    return { baseUrl: this.#deps.upstreams.live, apiKey: this.#deps.box.open(account.providerKeySealed) };
+  }
+
+  #get(target: UpstreamTarget, path: string) {
+    return this.#deps.dispatcher.request({
+      origin: target.baseUrl,
+      path,
+      method: 'GET',
+      headers: { 'x-api-key': target.apiKey, 'anthropic-version': VERSION, accept: 'application/json' },
+      headersTimeout: this.#deps.timeoutMs,
+      bodyTimeout: this.#deps.timeoutMs,
+    });
+  }
+
+  #later(batch: OpenBatch, retryAfter: number | null): Promise<void> {
+    const backoff = retryAfter ?? Math.min(batch.backoffMs * 2, this.#deps.maxBackoffMs ?? 60_000);
+    return this.#deps.store.objects.rescheduleBatch(batch.id, backoff);
+  }
+}
+
+function retryAfterMs(value: string | string[] | undefined): number | null {
+  const s = Number(Array.isArray(value) ? value[0] : value);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : null;
+}
+
+interface Result {
+  custom_id?: string;
+  result?: {
+    type?: string;
+    message?: Record<string, any>;
+    error?: { type?: string; error?: { type?: string } };
+  };
+}
+
+const STATUS_OF: Record<string, number> = { errored: 400, canceled: 499, expired: 408 };
+
+/** One result line as a call of the batch's creator, grouped by the batch id. */
+export function resultRecord(batch: OpenBatch, line: Result, endedAt: Date): CallRecord {
+  const type = line.result?.type ?? 'errored';
+  const message = type === 'succeeded' ? line.result?.message : undefined;
+  const digest = createHash('sha256')
+    .update(`${batch.id}\n${line.custom_id ?? ''}`)
+    .digest('hex');
+  return {
+    id: `req_batch_${digest.slice(0, 32)}`,
+    accountId: batch.accountId,
+    keyId: batch.keyId,
+    memberId: batch.memberId,
+    app: batch.app,
+    environment: batch.environment,
+    groupId: batch.id,
+    client: null,
+    endpoint: BATCH_ENDPOINT,
+    batch: true,
+    model: typeof message?.model === 'string' ? message.model : null,
+    stream: false,
+    status: message ? 200 : (STATUS_OF[type] ?? 400),
+    errorType: message ? null : (line.result?.error?.error?.type ?? line.result?.error?.type ?? type),
+    usage: message?.usage ?? null,
+    upstreamMessageId: typeof message?.id === 'string' ? message.id : null,
+    upstreamRequestId: null,
+    retryCount: 0,
+    latencyMs: endedAt.getTime() - batch.createdAt.getTime(),
+    ttfbMs: null,
+    partial: false,
+    estimated: false,
+    createdAt: endedAt,
+  };
+}

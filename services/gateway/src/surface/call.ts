@@ -1,0 +1,116 @@
+import type { Context } from 'hono';
+import { performance } from 'node:perf_hooks';
+import type { AppEnv } from '../app-env';
+import type { Principal } from '../auth/resolver';
+import type { CallRecord } from '../lib/call-record';
+import { GatewayError } from '../lib/errors';
+import { callRecord, type ForwardCall } from '../proxy/forward';
+import { callerOf, groupIdOf, targetFor, type ProxyOptions } from '../proxy/routes';
+
+/**
+ * A call to one of the provider's other endpoints (files, batches, skills, sessions, the open
+ * passthrough), shaped like a messages call so it travels the same forwarder and call log.
+ * `endpoint` is the method and path template (`GET /v1/files/{id}`).
+ */
+export function surfaceCall(
+  c: Context<AppEnv>,
+  opts: ProxyOptions,
+  endpoint: string,
+  path: string,
+): ForwardCall {
+  const { incoming: req, outgoing: res } = c.env;
+  if (!req || !res) throw new Error('the provider surface routes need @hono/node-server bindings');
+  const q = req.url?.indexOf('?') ?? -1;
+  const length = Number.parseInt(String(req.headers['content-length'] ?? ''), 10);
+  const call: ForwardCall = {
+    req,
+    res,
+    principal: c.var.principal,
+    target: { baseUrl: '', apiKey: '' },
+    endpoint,
+    path: q === -1 ? path : path + req.url!.slice(q),
+    body: null,
+    upload: hasBody(req.method, req.headers)
+      ? { stream: req, length: Number.isNaN(length) ? null : length }
+      : null,
+    model: null,
+    stream: false,
+    requestId: c.var.requestId,
+    groupId: null,
+    ...callerOf(req.headers),
+    startedAt: performance.now(),
+    createdAt: new Date(),
+  };
+  try {
+    call.target = targetFor(call.principal, opts);
+    call.groupId = groupIdOf(req.headers);
+  } catch (err) {
+    if (err instanceof GatewayError) opts.record(refused(call, err));
+    throw err;
+  }
+  return call;
+}
+
+function hasBody(
+  method: string | undefined,
+  headers: Record<string, string | string[] | undefined>,
+): boolean {
+  if (method === 'GET' || method === 'HEAD') return false;
+  return headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+}
+
+/** The call log entry of a call answered without the provider (refused, or served by Keygate). */
+export function refused(call: ForwardCall, err: GatewayError): CallRecord {
+  return answered(call, err.status, err.type);
+}
+
+export function answered(
+  call: ForwardCall,
+  status: number,
+  errorType: string | null,
+  extra: Partial<CallRecord> = {},
+): CallRecord {
+  return {
+    ...callRecord(call, {
+      model: call.model,
+      status,
+      errorType,
+      usage: null,
+      estimated: false,
+      upstreamMessageId: null,
+      upstreamRequestId: null,
+      ttfbMs: null,
+      partial: false,
+    }),
+    ...extra,
+  };
+}
+
+/**
+ * The method and path template of a call for the call log: segments that carry an id (a digit,
+ * or longer than 40 characters) read `{id}`, so one endpoint is one row in the reports.
+ */
+export function pathTemplate(method: string, path: string): string {
+  const segments = path.split('/').map((s, i) => (i > 1 && (/\d/.test(s) || s.length > 40) ? '{id}' : s));
+  return `${method} ${segments.join('/')}`.slice(0, 200);
+}
+
+/** A path segment decoded for checks; undecodable input stays as it is. */
+export function decoded(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Admission on the headers (billing standing, rate limits, budgets): throws the refusal. */
+export async function admitOrThrow(
+  proxy: ProxyOptions,
+  principal: Principal,
+  endpoint: string,
+): Promise<void> {
+  let verdict = proxy.admission?.admit(principal, endpoint) ?? null;
+  if (verdict instanceof Promise) verdict = await verdict;
+  if (verdict) throw verdict;
+}

@@ -1,0 +1,121 @@
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { CallRecord } from '../lib/call-record';
+import { GatewayError } from '../lib/errors';
+import type { ForwardCall } from '../proxy/forward';
+import { clientHeaders, upstreamHeaders } from '../proxy/headers';
+import type { ProxyOptions } from '../proxy/routes';
+import { answered } from './call';
+
+/** An upstream answer read whole: the small JSON answers of the control endpoints. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  upstreamRequestId: string | null;
+}
+
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Sends one call upstream and reads its answer whole (bounded), for the endpoints whose answer
+ * Keygate must read or rewrite (ownership, `results_url`). `body` may stream (an upload).
+ */
+export async function exchange(
+  call: ForwardCall,
+  opts: Pick<ProxyOptions, 'dispatcher' | 'timeoutMs'>,
+  body: Buffer | Readable | null,
+  length: number | null,
+): Promise<Answer> {
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await opts.dispatcher.request({
+      origin: call.target.baseUrl,
+      path: call.path,
+      method: call.req.method as Dispatcher.HttpMethod,
+      headers: upstreamHeaders(
+        call.req.headers,
+        call.target.apiKey,
+        Buffer.isBuffer(body) ? body.length : length,
+      ),
+      body,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    const code = (err as { code?: string }).code ?? '';
+    if (code.includes('TIMEOUT'))
+      throw new GatewayError(
+        'timeout_error',
+        `The provider did not answer within ${Math.round(opts.timeoutMs / 1000)} s.`,
+      );
+    throw new GatewayError(
+      'api_error',
+      'Could not reach the provider. The request was not processed; it is safe to retry.',
+      { status: 502, headers: { 'x-should-retry': 'true' } },
+    );
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) {
+      res.body.destroy();
+      throw new GatewayError(
+        'api_error',
+        'The provider answered with more than Keygate reads for this endpoint.',
+      );
+    }
+    chunks.push(chunk as Buffer);
+  }
+  const rid = res.headers['request-id'];
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    body: Buffer.concat(chunks, size),
+    upstreamRequestId: (Array.isArray(rid) ? rid[0] : rid) ?? null,
+  };
+}
+
+/** Writes an answer (its body possibly rewritten) to the client and records the call. */
+export function relay(
+  call: ForwardCall,
+  opts: Pick<ProxyOptions, 'record'>,
+  answer: Answer,
+  body: Buffer = answer.body,
+  extra: Partial<CallRecord> = {},
+): void {
+  const headers = clientHeaders(answer.headers, call.requestId);
+  delete headers['content-length'];
+  delete headers['content-encoding'];
+  headers['content-length'] = String(body.length);
+  call.res.writeHead(answer.status, headers);
+  call.res.end(body);
+  opts.record(
+    answered(call, answer.status, answer.status >= 400 ? errorTypeOf(body) : null, {
+      upstreamRequestId: answer.upstreamRequestId,
+      responseBytes: body.length,
+      ...extra,
+    }),
+  );
+}
+
+function errorTypeOf(body: Buffer): string {
+  try {
+    return JSON.parse(body.toString('utf8'))?.error?.type ?? 'api_error';
+  } catch {
+    return 'api_error';
+  }
+}
+
+/** The JSON of a successful answer, or null. */
+export function jsonOf(answer: Answer): Record<string, any> | null {
+  if (answer.status !== 200) return null;
+  try {
+    const value = JSON.parse(answer.body.toString('utf8'));
+    return value && typeof value === 'object' ? value : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,52 @@
+import type { Principal } from '../auth/resolver';
+import { GatewayError } from '../lib/errors';
+import type { ObjectKind, ObjectOwner, Store } from '../store';
+
+export type Objects = Store['objects'];
+
+const NOUN: Record<ObjectKind, string> = {
+  file: 'File',
+  batch: 'Message batch',
+  skill: 'Skill',
+  session: 'Session',
+  agent: 'Agent',
+  environment: 'Environment',
+};
+
+/**
+ * Admins see every object of their account; a member sees what their keys made; a key of no
+ * member sees what it made itself. Objects made outside Keygate have no owner: admins only.
+ */
+export function canSee(p: Principal, owner: ObjectOwner | undefined): boolean {
+  if (p.memberRole === 'admin') return true;
+  if (!owner) return false;
+  if (p.key.memberId) return owner.memberId === p.key.memberId;
+  return owner.memberId === null && owner.keyId === p.key.id;
+}
+
+/** Another member's object answers exactly like a missing one: the provider's 404. */
+export function notFound(kind: ObjectKind, id: string): GatewayError {
+  return new GatewayError('not_found_error', `${NOUN[kind]} not found: ${id}`);
+}
+
+export async function assertVisible(
+  objects: Objects,
+  p: Principal,
+  kind: ObjectKind,
+  id: string,
+): Promise<void> {
+  if (p.memberRole === 'admin') return;
+  const owners = await objects.owners(p.key.accountId, [id]);
+  if (!canSee(p, owners.get(id))) throw notFound(kind, id);
+}
+
+/** The ids among `ids` the caller may see. */
+export async function visibleIds(objects: Objects, p: Principal, ids: string[]): Promise<Set<string>> {
+  if (p.memberRole === 'admin') return new Set(ids);
+  const owners = await objects.owners(p.key.accountId, ids);
+  return new Set(ids.filter((id) => canSee(p, owners.get(id))));
+}
+
+export function ownerOf(p: Principal, kind: ObjectKind, id: string, groupId: string | null): ObjectOwner {
+  return { id, kind, keyId: p.key.id, memberId: p.key.memberId, groupId };
+}

@@ -1,0 +1,152 @@
+import { createEmulatorHandler } from '@keygate/emulator';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROVIDER_KEY, startStack, type Stack } from './harness';
+
+/** The emulator behind a server that keeps what reached it. */
+async function recordingProvider() {
+  const emulator = createEmulatorHandler({ apiKey: PROVIDER_KEY });
+  const gate = { open: () => {}, opened: Promise.resolve() };
+  const received: { method: string; url: string; headers: Record<string, unknown>; body: Buffer }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      received.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      if (req.url?.startsWith('/v1/echo_stream')) {
+        // A new streaming endpoint: events, a comment line and a ping, spaced out.
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_upstream' });
+        res.write(': keep-alive comment\n\n');
+        // The rest only once the client has seen the first event: proof that it was not held back.
+        gate.opened.then(() => {
+          res.write('event: ping\ndata: {"type": "ping"}\n\n');
+          res.end(`event: done\ndata: {"echo":${JSON.stringify(body.toString())}}\n\n`);
+        });
+        return;
+      }
+      emulator(req, res, body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received, gate };
+}
+
+describe('the open passthrough: any other /v1/… path', () => {
+  let stack: Stack;
+  let closed: Stack;
+  let provider: Awaited<ReturnType<typeof recordingProvider>>;
+  beforeAll(async () => {
+    provider = await recordingProvider();
+    stack = await startStack({ KEYGATE_UPSTREAM_URL: provider.url });
+    closed = await startStack({ KEYGATE_UPSTREAM_URL: provider.url, KEYGATE_OPEN_PASSTHROUGH: 'off' });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await closed?.close();
+    await new Promise((r) => provider?.server.close(r));
+  });
+
+  it('GET /v1/something_new reaches the provider with the account key, query and headers as sent, and is recorded', async () => {
+    const res = await fetch(`${stack.gateway.url}/v1/something_new/item_01AbC9?limit=3&x=%20y`, {
+      headers: {
+        authorization: `Bearer ${stack.appKey}`,
+        'anthropic-beta': 'new-thing-2027-01-01',
+        'x-custom': 'kept',
+      },
+    });
+    // The emulator does not know it: its 404 comes back unchanged.
+    expect(res.status).toBe(404);
+    const body = await res.json();
+    expect(body).toMatchObject({
+      type: 'error',
+      error: { type: 'not_found_error', message: 'Not found: GET /v1/something_new/item_01AbC9' },
+    });
+    const got = provider.received.at(-1)!;
+    expect(got).toMatchObject({ method: 'GET', url: '/v1/something_new/item_01AbC9?limit=3&x=%20y' });
+    expect(got.headers).toMatchObject({
+      'x-api-key': PROVIDER_KEY,
+      'anthropic-beta': 'new-thing-2027-01-01',
+      'x-custom': 'kept',
+    });
+    expect(got.headers.authorization).toBeUndefined();
+    const [call] = (await stack.calls()).filter((c) => c.endpoint.startsWith('GET /v1/something_new'));
+    expect(call).toMatchObject({
+      endpoint: 'GET /v1/something_new/{id}',
+      status: 404,
+      error_type: 'not_found_error',
+      key_id: stack.keyId,
+    });
+    expect(call!.latency_ms).toBeGreaterThan(0);
+  });
+
+  it('streams both ways: a POST body as sent, an event stream with comments and pings as they come', async () => {
+    provider.gate.opened = new Promise<void>((r) => {
+      provider.gate.open = r;
+    });
+    const res = await fetch(`${stack.gateway.url}/v1/echo_stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' },
+      body: '{"odd" :  [1,2.50]}',
+    });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    // The first event arrives before the stream ends: nothing is buffered.
+    expect(first).toBe(': keep-alive comment\n\n');
+    provider.gate.open();
+    let rest = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      rest += new TextDecoder().decode(r.value);
+    expect(rest).toBe(
+      'event: ping\ndata: {"type": "ping"}\n\nevent: done\ndata: {"echo":"{\\"odd\\" :  [1,2.50]}"}\n\n',
+    );
+    expect(provider.received.at(-1)!.body.toString()).toBe('{"odd" :  [1,2.50]}');
+    const [call] = (await stack.calls()).filter((c) => c.endpoint === 'POST /v1/echo_stream');
+    expect(call).toMatchObject({ status: 200, request_bytes: '19' });
+  });
+
+  it('never forwards /v1/organizations/…, nor a path that decodes to another, nor without a key', async () => {
+    const before = provider.received.length;
+    // Keygate's own account API answers (it takes admin keys only).
+    for (const path of [
+      '/v1/organizations/not_a_route',
+      '/v1/%6Frganizations/x',
+      '/v1/x/%2e%2e/organizations/me',
+    ]) {
+      const own = await fetch(`${stack.gateway.url}${path}`, {
+        headers: { authorization: `Bearer ${stack.appKey}` },
+      });
+      expect(own.status).toBe(401);
+    }
+    for (const path of ['/v1/files%2F..%2Fx/y', '/v1/other%2F..%2F..%2Fx', '/v1/a/%2e%2e%2forganizations']) {
+      const res = await fetch(`${stack.gateway.url}${path}`, {
+        headers: { authorization: `Bearer ${stack.appKey}` },
+      });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { type: string } }).error.type).toBe('not_found_error');
+    }
+    const anon = await fetch(`${stack.gateway.url}/v1/something_new`);
+    expect(anon.status).toBe(401);
+    expect(provider.received.length).toBe(before);
+  });
+
+  it('keeps 405 for a path the gateway serves under another method', async () => {
+    const res = await fetch(`${stack.gateway.url}/v1/messages`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${stack.appKey}` },
+    });
+    expect(res.status).toBe(405);
+  });
+
+  it('with the passthrough off, an unknown path answers 404 without reaching the provider', async () => {
+    const before = provider.received.length;
+    const res = await fetch(`${closed.gateway.url}/v1/something_new`, {
+      headers: { authorization: `Bearer ${closed.appKey}` },
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    expect(provider.received.length).toBe(before);
+  });
+});
