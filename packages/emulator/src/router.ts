@@ -7,6 +7,7 @@ import { Ledger } from './ledger';
 import { handleCountTokens, handleMessages } from './messages';
 import { getModel, listModels } from './models';
 import { readScenario, scenarioLabel, type Scenario } from './scenarios';
+import { holdMidStream } from './silence';
 import type { EmulatorHandler, Endpoint, HandlerOptions, RequestListener } from './types';
 
 export const DEFAULT_API_KEY = 'sk-ant-emulator-key';
@@ -77,6 +78,7 @@ function route(
   let scenario: Scenario;
   try {
     scenario = readScenario(req.headers, deps.defaultScenario);
+    if (scenario.has.has('long_silence')) holdMidStream(res, req.headers);
   } catch (err) {
     return sendError(ex, err as EmulatorError);
   }

@@ -10,5 +10,7 @@ export interface AppEnv {
     /** The app's logger with this request's id on every line. */
     logger: Logger;
     principal: Principal;
+    /** performance.now() when the request came in (what keygate-overhead-ms counts from). */
+    startedAt: number;
   };
 }

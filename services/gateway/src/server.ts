@@ -22,6 +22,8 @@ import { metricsFor, type GatewayMetrics } from './metrics/metrics';
 import { serveMetrics } from './metrics/routes';
 import { readiness } from './health/readiness';
 import { InFlightCalls } from './proxy/in-flight';
+import { SseKeepAlive } from './proxy/keep-alive';
+import { openStreamEvents } from './streams/open';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
@@ -189,6 +191,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
 
     const inFlight = new InFlightCalls();
+    const streamEvents = openStreamEvents(config, logger);
+    cleanup.unshift(() => streamEvents.close());
+    const keepAlive = config.sseKeepAliveMs > 0 ? new SseKeepAlive(config.sseKeepAliveMs) : null;
+    if (keepAlive) cleanup.unshift(() => keepAlive.close());
     const app = createApp({
       store,
       box,
@@ -218,6 +224,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         record,
         logger,
         inFlight,
+        keepAlive,
+        streamEvents,
         admit: (principal, call) => (billing.book.admit(principal), limits.admission.admit(principal, call)),
         onUpstreamStatus: providerKeyCheck({
           logger,

@@ -25,5 +25,7 @@ export interface CallRecord {
   partial: boolean;
   /** output_tokens is the gateway's estimate: the stream ended before the provider's final count. */
   estimated: boolean;
+  /** Milliseconds spent in the gateway before the answer's headers went out, the upstream's time left out. */
+  overheadMs?: number | null;
   createdAt: Date;
 }

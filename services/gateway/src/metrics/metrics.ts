@@ -22,6 +22,7 @@ export interface MetricsOptions {
 const TOKEN_TYPES = ['input', 'cache_write_5m', 'cache_write_1h', 'cache_read', 'output'] as const;
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const TTFB_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** Running totals of one (account, model, endpoint): plain numbers, turned into series at scrape time. */
@@ -59,6 +60,7 @@ export class GatewayMetrics {
   readonly #invalidations = { received: 0, lastAt: null as number | null };
   readonly #latency: Histogram<'endpoint' | 'stream'>;
   readonly #ttfb: Histogram<'endpoint' | 'stream'>;
+  readonly #overhead: Histogram<'endpoint' | 'stream'>;
   readonly #now: () => number;
 
   constructor(sources: MetricsSources = {}, opts: MetricsOptions = {}) {
@@ -165,6 +167,13 @@ export class GatewayMetrics {
       buckets: TTFB_BUCKETS,
       registers,
     });
+    this.#overhead = new Histogram({
+      name: 'keygate_overhead_seconds',
+      help: "Time a call spent in the gateway before its answer's headers went out, the upstream's time left out (the keygate-overhead-ms header).",
+      labelNames: ['endpoint', 'stream'],
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    });
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -191,6 +200,7 @@ export class GatewayMetrics {
       const labels = { endpoint: r.endpoint, stream: r.stream ? 'true' : 'false' };
       this.#latency.observe(labels, r.latencyMs / 1000);
       if (r.ttfbMs !== null) this.#ttfb.observe(labels, r.ttfbMs / 1000);
+      if (r.overheadMs != null) this.#overhead.observe(labels, r.overheadMs / 1000);
     }
   }
 

@@ -9,6 +9,7 @@ import { GatewayError } from '../lib/errors';
 import type { CallRecord } from '../call-log/record';
 import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
+import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
 import { validateMessagesBody } from './validate';
 
@@ -40,6 +41,9 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
   app.post('/v1/messages/count_tokens', auth, (c) => handle(c, 'count_tokens', opts));
   app.get('/v1/models', auth, (c) => handle(c, 'models', opts));
   app.get('/v1/models/:id', auth, (c) => handle(c, 'models', opts));
+  app.get('/v1/messages/:id/events', auth, (c) =>
+    resumeStream(c, opts.streamEvents ?? null, opts.keepAlive ?? null),
+  );
   return app;
 }
 
@@ -51,7 +55,7 @@ async function handle(
   const { incoming: req, outgoing: res } = c.env;
   if (!req || !res) throw new Error('the proxy routes need @hono/node-server bindings');
   const principal = c.var.principal;
-  const startedAt = performance.now();
+  const startedAt = c.var.startedAt ?? performance.now();
   const call: ForwardCall = {
     req,
     res,
@@ -62,6 +66,7 @@ async function handle(
     body: null,
     model: null,
     stream: false,
+    resumable: endpoint === 'messages' && req.headers['keygate-resumable'] === 'true',
     requestId: c.var.requestId,
     groupId: null,
     client: clientOf(req.headers),
