@@ -49,6 +49,18 @@ export const EnvSchema = z.object({
   KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000).meta(
     doc('no answer (or no bytes mid-stream) from the provider for this long → 504 / cut'),
   ),
+  KEYGATE_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024)
+    .optional()
+    .meta(
+      doc(
+        'gateway processes `keygate serve` runs on the one port (`--workers` overrides); the number of cores uses them all',
+        '1',
+      ),
+    ),
   KEYGATE_SSE_KEEPALIVE_MS: msOrZero(15_000).meta(
     doc(
       "a stream silent this long (the provider's pings count) gets an SSE comment line, so clients do not time out (0: none)",
@@ -290,6 +302,8 @@ export interface Config {
   upstreamUrl: string;
   operatorToken: string | null;
   upstreamTimeoutMs: number;
+  /** Processes `keygate serve` runs; null = 1. */
+  workers: number | null;
   /** SSE comment line after this much silence toward a client; 0: none. */
   sseKeepAliveMs: number;
   /** How long and how many bytes of a resumable stream's events are kept. */
@@ -382,6 +396,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamUrl: e.KEYGATE_UPSTREAM_URL.replace(/\/+$/, ''),
     operatorToken: e.KEYGATE_OPERATOR_TOKEN ?? null,
     upstreamTimeoutMs: e.KEYGATE_UPSTREAM_TIMEOUT_MS,
+    workers: e.KEYGATE_WORKERS ?? null,
     sseKeepAliveMs: e.KEYGATE_SSE_KEEPALIVE_MS,
     resumable: { ttlMs: e.KEYGATE_RESUMABLE_TTL_MS, maxBytes: e.KEYGATE_RESUMABLE_MAX_BYTES },
     bodyIdleMs: e.KEYGATE_BODY_IDLE_MS,

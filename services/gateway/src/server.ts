@@ -40,6 +40,8 @@ export interface GatewayOptions {
   database?: Database;
   /** The database `openGatewayDatabase` is opening for this gateway (serve starts it while this code loads); the gateway owns it. */
   opening?: Promise<Database>;
+  /** Runs the background jobs (retention, webhook delivery, error-rate watch, billing clock); off in all but one of several workers. */
+  background?: boolean;
 }
 
 export interface Gateway {
@@ -106,7 +108,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
-    cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
+    const background = opts.background ?? true;
+    if (background) cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
     const limits = await createLimits({
       redisUrl: config.redisUrl,
       onRedisDown: config.limitsOnRedisDown,
@@ -141,7 +144,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     let url = '';
     const billing = await openBilling(config, store, clock, logger, () => url);
-    cleanup.unshift(billing.startClock());
+    if (background) cleanup.unshift(billing.startClock());
 
     const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
     const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
@@ -174,10 +177,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     );
     cleanup.unshift(stopWatching);
     const delivery = new DeliveryWorker(store, box, config.webhooks, logger);
-    await delivery.start();
-    cleanup.unshift(() => delivery.stop());
+    if (background) {
+      await delivery.start();
+      cleanup.unshift(() => delivery.stop());
+    }
     const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
     cleanup.unshift(() => errorRates.stop());
+    // Another worker watches; this one still checks when asked.
+    if (!background) await errorRates.stop();
 
     await billing.book.load();
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());

@@ -1,16 +1,36 @@
 import { StartupError } from '../lib/data-dir';
-import { CliError } from './backend';
-import type { Command } from './command';
+import { CliError, EXIT } from './backend';
+import { positiveInt, type Command } from './command';
+import { WORKER_ENV, type WorkerListening } from './workers';
 
 export const serverCommands: Record<string, Command> = {
   serve: {
     summary: 'Run the gateway (embedded database unless DATABASE_URL is set)',
-    usage: `Usage: keygate serve
+    usage: `Usage: keygate serve [--workers N]
 
 Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SIGINT/SIGTERM),
-then writes the queued call log and exits 0.`,
-    options: {},
-    async run(_values, config) {
+then writes the queued call log and exits 0.
+
+  --workers N   gateway processes sharing the port (default: KEYGATE_WORKERS, else 1;
+                \`--workers $(nproc)\` uses every core); the
+                embedded database and the background jobs stay with one owner`,
+    options: { workers: { type: 'string' } },
+    async run(values, config) {
+      const workers = positiveInt(values, 'workers') ?? config.workers ?? 1;
+      if (workers < 1) throw new CliError('--workers: at least 1.', EXIT.usage);
+      if (workers > 1) {
+        const [{ createLogger }, { serveWorkers }, { openGatewayDatabase }] = await Promise.all([
+          import('../lib/logger'),
+          import('./workers'),
+          import('../runtime'),
+        ]);
+        return serveWorkers(config, workers, createLogger(config.logLevel), openGatewayDatabase).catch(
+          (err) => {
+            throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
+          },
+        );
+      }
+      const worker = process.env[WORKER_ENV];
       // The server is loaded by the command that runs it, so the other commands start light;
       // the database starts meanwhile (PostgreSQL in its processes, node loading in this one).
       const opening = (await import('../runtime')).openGatewayDatabase(config);
@@ -19,7 +39,11 @@ then writes the queued call log and exits 0.`,
         import('../server'),
       ]);
       const logger = createLogger(config.logLevel);
-      const gateway = await startGateway(config, { logger, opening }).catch((err) => {
+      const gateway = await startGateway(config, {
+        logger,
+        opening,
+        background: worker === undefined || worker === '1',
+      }).catch((err) => {
         throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
       });
       logger.info('keygate listening', {
@@ -29,7 +53,10 @@ then writes the queued call log and exits 0.`,
           : `embedded (${config.dataDir})`,
         upstream: config.upstreamUrl,
         limits: gateway.limits.shared,
+        ...(worker ? { worker: Number(worker) } : {}),
       });
+      if (worker && process.send)
+        process.send({ keygate: 'listening', url: gateway.url } satisfies WorkerListening);
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once('SIGINT', stop);
@@ -37,6 +64,8 @@ then writes the queued call log and exits 0.`,
       });
       logger.info('shutting down; writing the call log');
       await gateway.close();
+      // A worker's channel to the primary would keep it alive.
+      if (worker) process.disconnect?.();
       return 0;
     },
   },
