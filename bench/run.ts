@@ -14,6 +14,7 @@ import {
   type HeldFigures,
   type Target,
 } from './lib/phases';
+import { NGINX, startNginx } from './lib/nginx';
 import { renderResults, type Results } from './lib/report';
 import { closeStreamClient } from './lib/streams';
 import { ensureWrk, runWrk } from './lib/wrk';
@@ -32,6 +33,8 @@ const PLAN = {
 const DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
+/** The one app key the nginx arm swaps for the provider key. */
+const NGINX_APP_KEY = 'kg_live_nginxbench0123456789abcdefghij';
 const MODEL = 'claude-opus-4-5';
 const startedAt = new Date();
 const deadline = setTimeout(() => {
@@ -49,9 +52,9 @@ const profileArgs = process.env.BENCH_CPU_PROF
 
 try {
   const main = await startArms({ withNoLog: true, execArgv: [] });
-  const { direct, floor, gateway, nolog } = main.targets;
-  const all = [direct, floor, gateway, nolog!];
-  const three = [direct, floor, gateway];
+  const { direct, nginx, floor, gateway, nolog } = main.targets;
+  const all = [direct, ...(nginx ? [nginx] : []), floor, gateway, nolog!];
+  const three = [direct, ...(nginx ? [nginx] : []), floor, gateway];
 
   const body1k = writeBody('1k.json', messagesBody(900));
   const body100k = writeBody('100k.json', messagesBody(100 * 1024));
@@ -199,6 +202,12 @@ async function startArms(o: { withNoLog: boolean; execArgv: string[] }) {
   ]);
   running.push(...spawned);
   const [floor, gateway, nolog] = spawned;
+  // nginx in the main run only (the held-streams run measures node processes).
+  const nginx =
+    o.withNoLog && existsSync(NGINX)
+      ? await startNginx(join(work, 'nginx'), emulator.url, NGINX_APP_KEY, PROVIDER_KEY)
+      : null;
+  if (nginx) running.push(nginx);
   const provider = {
     'content-type': 'application/json',
     'anthropic-version': '2023-06-01',
@@ -216,9 +225,16 @@ async function startArms(o: { withNoLog: boolean; execArgv: string[] }) {
     headers,
   });
   return {
-    arms: [emulator, ...spawned],
+    arms: [emulator, ...spawned, ...(nginx ? [nginx] : [])],
     targets: {
       direct: target('direct', emulator, provider),
+      nginx: nginx
+        ? target('nginx', nginx, {
+            'content-type': 'application/json',
+            'anthropic-version': '2023-06-01',
+            authorization: `Bearer ${NGINX_APP_KEY}`,
+          })
+        : undefined,
       floor: target('floor', floor!, provider),
       gateway: target('gateway', gateway!, appKey(gateway!)),
       nolog: nolog ? target('gateway-nolog', nolog, appKey(nolog)) : undefined,

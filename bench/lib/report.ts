@@ -19,11 +19,12 @@ export interface Results {
   stats: Record<string, Record<string, unknown>>;
 }
 
-const COLUMNS = ['direct', 'floor', 'gateway', 'gateway-nolog'] as const;
-const TITLES = ['direct', 'floor', 'gateway', 'gateway, call log off'];
+const COLUMNS = ['direct', 'nginx', 'floor', 'gateway', 'gateway-nolog'] as const;
+const TITLES = ['direct', 'nginx (key swap only)', 'floor', 'gateway', 'gateway, call log off'];
 /** The process whose memory a column reports: direct is the emulator itself. */
 const PROCESS: Record<string, string> = {
   direct: 'emulator',
+  nginx: 'nginx',
   floor: 'floor',
   gateway: 'gateway',
   'gateway-nolog': 'gateway-nolog',

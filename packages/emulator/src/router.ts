@@ -9,6 +9,7 @@ import { getModel, listModels } from './models';
 import { handleAdminReport } from './admin-reports';
 import { readScenario, scenarioLabel, type Scenario } from './scenarios';
 import { Surface } from './surface';
+import { holdMidStream } from './silence';
 import type { EmulatorHandler, Endpoint, HandlerOptions, RequestListener } from './types';
 
 export const DEFAULT_API_KEY = 'sk-ant-emulator-key';
@@ -101,6 +102,7 @@ function route(
   let scenario: Scenario;
   try {
     scenario = readScenario(req.headers, deps.defaultScenario);
+    if (scenario.has.has('long_silence')) holdMidStream(res, req.headers);
   } catch (err) {
     return sendError(ex, err as EmulatorError);
   }

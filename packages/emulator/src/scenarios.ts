@@ -16,6 +16,7 @@ export const SCENARIOS = [
   'cache_read',
   'thinking',
   'malformed_tool_input',
+  'long_silence',
 ] as const;
 
 export type ScenarioName = (typeof SCENARIOS)[number];

@@ -7,3 +7,4 @@ export {
   settleUsage,
   type StreamUsageFacts,
 } from './output-estimate';
+export { eventName, SseFramer } from './sse-framer';

@@ -43,6 +43,12 @@ export class SseUsageTap extends TapResult {
   #skipLeadingLf = false;
   #event = '';
   #data: string[] = [];
+  #inEvent = false;
+
+  /** True when what passed so far ended on an event's end: a comment line may go in here. */
+  get atBoundary(): boolean {
+    return this.#carry === null && !this.#inEvent;
+  }
 
   write(chunk: Uint8Array): void {
     let buf = chunk;
@@ -80,6 +86,7 @@ export class SseUsageTap extends TapResult {
 
   #line(buf: Uint8Array, start: number, end: number): void {
     if (start === end) return this.#dispatch();
+    this.#inEvent = true;
     // Field names are ASCII; the value is decoded only for events we read.
     if (startsWith(buf, start, end, 'event:')) {
       this.#event = ascii.decode(buf.subarray(start + 6, end)).trim();
@@ -102,6 +109,7 @@ export class SseUsageTap extends TapResult {
   #dispatch(): void {
     const name = this.#event;
     const data = this.#data;
+    this.#inEvent = false;
     this.#event = '';
     this.#data = [];
     if (name !== '' || data.length > 0) this.events++;

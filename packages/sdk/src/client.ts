@@ -10,6 +10,7 @@ import {
   type KeygateOptions,
 } from './options';
 import { runToolLoop, type ToolLoopOptions, type ToolLoopResult, type ToolSpec } from './tool-loop';
+import { resumeMiddleware } from './resume';
 import { UsageTap } from './usage-tap';
 import { UsageTracker } from './usage-tracker';
 import type { UsageRecord } from './usage-types';
@@ -48,7 +49,7 @@ export class Keygate extends Anthropic {
    */
   constructor(options: KeygateOptions = {}) {
     const env = processEnv();
-    const { appKey: _appKey, onUsage, usage, groupId, ...official } = options;
+    const { appKey: _appKey, onUsage, usage, groupId, resumeStreams, ...official } = options;
     const auth = resolveAuth(options, env);
     const baseURL = resolveBaseURL(options, env);
     checkExtraOptions({ ...options, baseURL });
@@ -63,6 +64,7 @@ export class Keygate extends Anthropic {
       usage: tracker,
       onUsage,
       groupId,
+      resumeStreams,
     };
     super(forwarded as ClientOptions);
     this.usage = tracker;
@@ -72,7 +74,10 @@ export class Keygate extends Anthropic {
       maxRetries: (request) => request.maxRetries ?? this.maxRetries,
       deliver: (record) => this.#deliver(record, onUsage),
     });
-    this.#backend = [this.#tap.middleware];
+    // The tap outside the resumption: it reads one stream however many connections carried it.
+    const resumes =
+      resumeStreams === false ? 0 : resumeStreams === true || resumeStreams === undefined ? 3 : resumeStreams;
+    this.#backend = [this.#tap.middleware, resumeMiddleware(resumes)];
   }
 
   /**

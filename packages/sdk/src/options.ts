@@ -25,6 +25,11 @@ export interface KeygateOptions extends ClientOptions {
   usage?: UsageTracker | undefined;
   /** Sends `keygate-group-id` on every call; `client.group()` sets it for you. */
   groupId?: string | null | undefined;
+  /**
+   * Streams pick up where they broke off after a dropped connection (the gateway keeps their
+   * events): `true` (default) allows 3 resumptions per stream, a number that many, `false` none.
+   */
+  resumeStreams?: boolean | number | undefined;
 }
 
 const ExtraOptions = z.object({
@@ -34,6 +39,7 @@ const ExtraOptions = z.object({
     .custom<(record: UsageRecord) => void>((v) => typeof v === 'function', 'must be a function')
     .optional(),
   groupId: z.string().regex(GROUP_ID, 'must be 1 to 128 visible ASCII characters').nullish(),
+  resumeStreams: z.union([z.boolean(), z.number().int().min(0).max(100)]).optional(),
 });
 
 export interface ResolvedAuth {
@@ -49,6 +55,7 @@ export function checkExtraOptions(opts: KeygateOptions): void {
     baseURL: opts.baseURL,
     onUsage: opts.onUsage,
     groupId: opts.groupId,
+    resumeStreams: opts.resumeStreams,
   });
   if (parsed.success) return;
   const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);

@@ -9,5 +9,7 @@ export interface AppEnv {
     requestId: string;
     /** The app's logger with this request's id on every line. */
     logger: Logger;
+    /** performance.now() when the request came in (what keygate-overhead-ms counts from). */
+    startedAt: number;
   };
 }

@@ -65,6 +65,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const startedAt = performance.now();
     const log = deps.logger.child({ requestId: id });
     c.set('requestId', id);
+    c.set('startedAt', startedAt);
     c.set('logger', log);
     await next();
     // Every answer carries a request id; the proxy writes its own (and the provider's) itself.

@@ -50,6 +50,34 @@ export const EnvSchema = z.object({
   KEYGATE_UPSTREAM_TIMEOUT_MS: ms(600_000).meta(
     doc('no answer (or no bytes mid-stream) from the provider for this long → 504 / cut'),
   ),
+  KEYGATE_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024)
+    .optional()
+    .meta(
+      doc(
+        'gateway processes `keygate serve` runs on the one port (`--workers` overrides); the number of cores uses them all',
+        '1',
+      ),
+    ),
+  KEYGATE_SSE_KEEPALIVE_MS: msOrZero(15_000).meta(
+    doc(
+      "a stream silent this long (the provider's pings count) gets an SSE comment line, so clients do not time out (0: none)",
+    ),
+  ),
+  KEYGATE_RESUMABLE_TTL_MS: ms(600_000).meta(
+    doc('a resumable stream (`keygate-resumable: true`) keeps its events this long after its last one'),
+  ),
+  KEYGATE_RESUMABLE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(8 * 1024 * 1024)
+    .meta(
+      doc("bytes of a resumable stream's events kept per call (in Redis with REDIS_URL, else in memory)"),
+    ),
   KEYGATE_BODY_IDLE_MS: ms(30_000).meta(doc('a request body pausing this long gets 408')),
   KEYGATE_HEADERS_TIMEOUT_MS: ms(10_000).meta(
     doc(
@@ -335,6 +363,12 @@ export interface Config {
   upstreamUrl: string;
   operatorToken: string | null;
   upstreamTimeoutMs: number;
+  /** Processes `keygate serve` runs; null = 1. */
+  workers: number | null;
+  /** SSE comment line after this much silence toward a client; 0: none. */
+  sseKeepAliveMs: number;
+  /** How long and how many bytes of a resumable stream's events are kept. */
+  resumable: { ttlMs: number; maxBytes: number };
   bodyIdleMs: number;
   headersTimeoutMs: number;
   /** 0: no bound. */
@@ -445,6 +479,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamUrl: e.KEYGATE_UPSTREAM_URL.replace(/\/+$/, ''),
     operatorToken: e.KEYGATE_OPERATOR_TOKEN ?? null,
     upstreamTimeoutMs: e.KEYGATE_UPSTREAM_TIMEOUT_MS,
+    workers: e.KEYGATE_WORKERS ?? null,
+    sseKeepAliveMs: e.KEYGATE_SSE_KEEPALIVE_MS,
+    resumable: { ttlMs: e.KEYGATE_RESUMABLE_TTL_MS, maxBytes: e.KEYGATE_RESUMABLE_MAX_BYTES },
     bodyIdleMs: e.KEYGATE_BODY_IDLE_MS,
     headersTimeoutMs: e.KEYGATE_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.KEYGATE_REQUEST_TIMEOUT_MS,

@@ -10,6 +10,7 @@
  *   account-api, api-docs, health, metrics
  *   surface                    the provider's other endpoints: passthrough, files, batches
  *   proxy                      the call path; gets callbacks, never the store's writers
+ *   streams                    events kept for resumable streams (Redis Streams or memory)
  *   admission, limits          who may call
  *   billing, alerts, budgets   plans and standing; alert events; budgets and spend counters
  *   accounts, reports          account rules; usage, cost and summaries
@@ -43,6 +44,7 @@ export const LAYERS = [
   'metrics',
   'surface',
   'proxy',
+  'streams',
   'admission',
   'limits',
   'billing',

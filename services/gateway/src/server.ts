@@ -26,6 +26,8 @@ import { metricsFor, type GatewayMetrics } from './metrics/metrics';
 import { serveMetrics } from './metrics/routes';
 import { readiness } from './health/readiness';
 import { InFlightCalls } from './proxy/in-flight';
+import { SseKeepAlive } from './proxy/keep-alive';
+import { openStreamEvents } from './streams/open';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
@@ -42,6 +44,8 @@ export interface GatewayOptions {
   database?: Database;
   /** The database `openGatewayDatabase` is opening for this gateway (serve starts it while this code loads); the gateway owns it. */
   opening?: Promise<Database>;
+  /** Runs the background jobs (retention, webhook delivery, error-rate watch, billing clock); off in all but one of several workers. */
+  background?: boolean;
 }
 
 export interface Gateway {
@@ -111,10 +115,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
-    cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
+    const background = opts.background ?? true;
+    if (background) cleanup.unshift(scheduleCallLogMaintenance(store, { logger, clock }));
     let url = '';
     const billing = await openBilling(config, store, clock, logger, () => url);
-    cleanup.unshift(billing.startClock());
+    if (background) cleanup.unshift(billing.startClock());
 
     // Who may call: billing standing, rate limits, budgets (admission/).
     const limits = await createLimits({
@@ -189,10 +194,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(stopWatching);
     const egress = new EgressPolicy(config.egressAllow);
     const delivery = new DeliveryWorker(store, box, { ...config.webhooks, egress }, logger);
-    await delivery.start();
-    cleanup.unshift(() => delivery.stop());
+    if (background) {
+      await delivery.start();
+      cleanup.unshift(() => delivery.stop());
+    }
     const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
     cleanup.unshift(() => errorRates.stop());
+    // Another worker watches; this one still checks when asked.
+    if (!background) await errorRates.stop();
 
     await billing.book.load();
     await prices.reload();
@@ -221,6 +230,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(() => follower.stop());
 
     const inFlight = new InFlightCalls();
+    const streamEvents = openStreamEvents(config, logger);
+    cleanup.unshift(() => streamEvents.close());
+    const keepAlive = config.sseKeepAliveMs > 0 ? new SseKeepAlive(config.sseKeepAliveMs) : null;
+    if (keepAlive) cleanup.unshift(() => keepAlive.close());
     const app = createApp({
       prices,
       store,
@@ -258,6 +271,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         logger,
         inFlight,
         admission: limits.admission,
+        keepAlive,
+        streamEvents,
         onUpstreamStatus: providerKeyCheck({
           logger,
           clock,

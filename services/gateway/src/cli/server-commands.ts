@@ -1,16 +1,36 @@
 import { StartupError } from '../lib/data-dir';
-import { CliError } from './backend';
-import type { Command } from './command';
+import { CliError, EXIT } from './backend';
+import { positiveInt, type Command } from './command';
+import { WORKER_ENV, type WorkerListening } from './workers';
 
 export const serverCommands: Record<string, Command> = {
   serve: {
     summary: 'Run the gateway (embedded database unless DATABASE_URL is set)',
-    usage: `Usage: keygate serve
+    usage: `Usage: keygate serve [--workers N]
 
 Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SIGINT/SIGTERM),
-then writes the queued call log and exits 0.`,
-    options: {},
-    async run(_values, config) {
+then writes the queued call log and exits 0.
+
+  --workers N   gateway processes sharing the port (default: KEYGATE_WORKERS, else 1;
+                \`--workers $(nproc)\` uses every core); the
+                embedded database and the background jobs stay with one owner`,
+    options: { workers: { type: 'string' } },
+    async run(values, config) {
+      const workers = positiveInt(values, 'workers') ?? config.workers ?? 1;
+      if (workers < 1) throw new CliError('--workers: at least 1.', EXIT.usage);
+      if (workers > 1) {
+        const [{ createLogger }, { serveWorkers }, { openGatewayDatabase }] = await Promise.all([
+          import('../lib/logger'),
+          import('./workers'),
+          import('../runtime'),
+        ]);
+        return serveWorkers(config, workers, createLogger(config.logLevel), openGatewayDatabase).catch(
+          (err) => {
+            throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
+          },
+        );
+      }
+      const worker = process.env[WORKER_ENV];
       // A terminal's Ctrl-C reaches every process of the foreground group (pnpm and node) and
       // pnpm forwards it again: every signal after the first only ends the grace, so the
       // drain (error events, the call log, the embedded PostgreSQL stopped) always completes.
@@ -23,7 +43,11 @@ then writes the queued call log and exits 0.`,
         import('../server'),
       ]);
       const logger = createLogger(config.logLevel);
-      const gateway = await startGateway(config, { logger, opening }).catch((err) => {
+      const gateway = await startGateway(config, {
+        logger,
+        opening,
+        background: worker === undefined || worker === '1',
+      }).catch((err) => {
         throw err instanceof StartupError ? new CliError(`cannot start: ${err.message}`) : err;
       });
       logger.info('keygate listening', {
@@ -33,10 +57,17 @@ then writes the queued call log and exits 0.`,
           : `embedded (${config.dataDir})`,
         upstream: config.upstreamUrl,
         limits: gateway.limits.shared,
+        ...(worker ? { worker: Number(worker) } : {}),
       });
-      const { startMessage } = await import('./start-message');
-      const accounts = await gateway.store.accounts.list({}, { limit: 1 });
-      process.stdout.write(startMessage(config, { url: gateway.url, hasAccounts: accounts.rows.length > 0 }));
+      if (worker && process.send)
+        process.send({ keygate: 'listening', url: gateway.url } satisfies WorkerListening);
+      if (!worker) {
+        const { startMessage } = await import('./start-message');
+        const accounts = await gateway.store.accounts.list({}, { limit: 1 });
+        process.stdout.write(
+          startMessage(config, { url: gateway.url, hasAccounts: accounts.rows.length > 0 }),
+        );
+      }
       const first = await stop.first;
       logger.info('shutting down; writing the call log', { signal: first });
       stop.onRepeat((signal) => {
@@ -45,6 +76,8 @@ then writes the queued call log and exits 0.`,
       });
       await gateway.close();
       stop.dispose();
+      // A worker's channel to the primary would keep it alive.
+      if (worker) process.disconnect?.();
       return 0;
     },
   },

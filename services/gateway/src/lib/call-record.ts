@@ -27,6 +27,8 @@ export interface CallRecord {
   estimated: boolean;
   /** Billed through the Message Batches API: the catalog's batch multiplier applies. */
   batch?: boolean;
+  /** Milliseconds spent in the gateway before the answer's headers went out, the upstream's time left out. */
+  overheadMs?: number | null;
   createdAt: Date;
   /** Claude Code's subagent of the call and its parent (x-claude-code-agent-id / -parent-agent-id). */
   agentId?: string | null;

@@ -1,9 +1,10 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { callCost, figureCounts, figureDims } from '../pricing/prices';
 import type { LimitsStatus } from '../admission';
 import type { CallRecord } from '../lib/call-record';
 import type { CallLogStatus } from '../call-log/writer';
 import { usageFigures } from '../usage/usage';
+import { CallHistogram } from './call-histogram';
 import { BoundedLabel, ERROR_CATEGORIES, errorCategory, type ErrorCategory } from './labels';
 
 export interface MetricsSources {
@@ -22,7 +23,15 @@ export interface MetricsOptions {
 const TOKEN_TYPES = ['input', 'cache_write_5m', 'cache_write_1h', 'cache_read', 'output'] as const;
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const TTFB_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+type Series = ReturnType<CallHistogram['series']>;
+interface Timings {
+  latency: Series;
+  ttfb: Series;
+  overhead: Series;
+}
 
 /** Running totals of one (account, model, endpoint): plain numbers, turned into series at scrape time. */
 interface Slot {
@@ -59,15 +68,17 @@ export class GatewayMetrics {
   readonly #errors = new Map<ErrorCategory, number>(ERROR_CATEGORIES.map((c) => [c, 0]));
   readonly #keyCache = { hit: 0, miss: 0 };
   readonly #invalidations = { received: 0, lastAt: null as number | null };
-  readonly #latency: Histogram<'endpoint' | 'stream'>;
-  readonly #ttfb: Histogram<'endpoint' | 'stream'>;
+  readonly #latency: CallHistogram;
+  readonly #ttfb: CallHistogram;
+  readonly #overhead: CallHistogram;
+  /** The three histograms' series of one (endpoint, stream), found by one short key. */
+  readonly #timings = new Map<string, Timings>();
   readonly #now: () => number;
 
   constructor(sources: MetricsSources = {}, opts: MetricsOptions = {}) {
     this.#accounts = new BoundedLabel(opts.maxAccounts ?? 100);
     this.#models = new BoundedLabel(opts.maxModels ?? 50);
     this.#now = opts.clock ?? Date.now;
-    const registers = [this.registry];
     const slots = this.#slots;
     const counter = scraped(Counter, this.registry);
     const gauge = scraped(Gauge, this.registry);
@@ -165,20 +176,24 @@ export class GatewayMetrics {
     if (sources.callLog) callLogMetrics(sources.callLog, counter, gauge);
     if (sources.limits) limitsMetrics(sources.limits, gauge);
 
-    this.#latency = new Histogram({
-      name: 'keygate_upstream_latency_seconds',
-      help: 'Calls answered by the upstream: from the request to the last byte of the answer.',
-      labelNames: ['endpoint', 'stream'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.#ttfb = new Histogram({
-      name: 'keygate_upstream_ttfb_seconds',
-      help: "Time to the first byte of the upstream's answer body.",
-      labelNames: ['endpoint', 'stream'],
-      buckets: TTFB_BUCKETS,
-      registers,
-    });
+    this.#latency = new CallHistogram(
+      'keygate_upstream_latency_seconds',
+      'Calls answered by the upstream: from the request to the last byte of the answer.',
+      LATENCY_BUCKETS,
+      this.registry,
+    );
+    this.#ttfb = new CallHistogram(
+      'keygate_upstream_ttfb_seconds',
+      "Time to the first byte of the upstream's answer body.",
+      TTFB_BUCKETS,
+      this.registry,
+    );
+    this.#overhead = new CallHistogram(
+      'keygate_overhead_seconds',
+      "Time a call spent in the gateway before its answer's headers went out, the upstream's time left out (the keygate-overhead-ms header).",
+      OVERHEAD_BUCKETS,
+      this.registry,
+    );
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -203,10 +218,26 @@ export class GatewayMetrics {
       else slot.unpriced++;
     }
     if (r.ttfbMs !== null || r.upstreamRequestId !== null) {
-      const labels = { endpoint: r.endpoint, stream: r.stream ? 'true' : 'false' };
-      this.#latency.observe(labels, r.latencyMs / 1000);
-      if (r.ttfbMs !== null) this.#ttfb.observe(labels, r.ttfbMs / 1000);
+      const t = this.timingsOf(r.endpoint, r.stream);
+      this.#latency.observe(t.latency, r.latencyMs / 1000);
+      if (r.ttfbMs !== null) this.#ttfb.observe(t.ttfb, r.ttfbMs / 1000);
+      if (r.overheadMs != null) this.#overhead.observe(t.overhead, r.overheadMs / 1000);
     }
+  }
+
+  private timingsOf(endpoint: string, stream: boolean): Timings {
+    const key = stream ? `${endpoint}+` : endpoint;
+    let t = this.#timings.get(key);
+    if (!t) {
+      const labels = { endpoint, stream: stream ? 'true' : 'false' };
+      t = {
+        latency: this.#latency.series(key, labels),
+        ttfb: this.#ttfb.series(key, labels),
+        overhead: this.#overhead.series(key, labels),
+      };
+      this.#timings.set(key, t);
+    }
+    return t;
   }
 
   #slot(r: CallRecord): Slot {

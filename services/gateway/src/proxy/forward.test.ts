@@ -63,6 +63,7 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
       body: null,
       model: null,
       stream: true,
+      resumable: false,
       requestId: 'req_test',
       groupId: null,
       client: null,
@@ -140,7 +141,7 @@ describe('forward', () => {
     });
   });
 
-  it('an upstream that stalls mid-stream past the timeout: output estimated from the content forwarded', async () => {
+  it('an upstream that stalls mid-stream past the read timeout: the stream ends in a timeout_error event, output estimated from the content forwarded', async () => {
     const text = 'Forty-two characters of generated text ok.';
     const delta = frame('content_block_delta', {
       type: 'content_block_delta',
@@ -160,7 +161,14 @@ describe('forward', () => {
         .on('close', resolve)
         .on('error', () => resolve());
     });
-    expect(got).toBe(START + delta + delta);
+    expect(got.startsWith(START + delta + delta)).toBe(true);
+    const tail = got.slice((START + delta + delta).length);
+    expect(tail).toMatch(/^event: error\ndata: .*\n\n$/);
+    expect(JSON.parse(tail.split('\n')[1]!.slice(6))).toEqual({
+      type: 'error',
+      error: { type: 'timeout_error', message: expect.stringContaining('sent nothing for') },
+      request_id: 'req_test',
+    });
     await expect.poll(() => gw.records.length).toBe(1);
     expect(gw.records[0]).toMatchObject({
       status: 200,
@@ -247,6 +255,7 @@ describe('forward', () => {
         body: null,
         model: null,
         stream: true,
+        resumable: false,
         requestId: 'req_gone',
         groupId: null,
         client: null,

@@ -3,12 +3,17 @@ import type { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
-import { GatewayError } from '../lib/errors';
+import type { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
+import type { KeptStream, StreamEvents } from '../streams/events';
+import { JsonUsageTap, settleUsage, SseFramer, SseUsageTap } from '@keygate/protocol';
+import { callRecord, codeOf, readTimeout, upstreamFailure } from './call-result';
 import { clientHeaders, upstreamHeaders } from './headers';
 import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
-import { JsonUsageTap, settleUsage, SseUsageTap } from '@keygate/protocol';
+import { KEEP_ALIVE_LINE, type QuietStream, type SseKeepAlive } from './keep-alive';
+
+export { callRecord } from './call-result';
 
 export interface UpstreamTarget {
   baseUrl: string;
@@ -18,6 +23,7 @@ export interface UpstreamTarget {
 
 export interface ForwardDeps {
   dispatcher: Dispatcher;
+  /** No answer, or no byte mid-answer, from the upstream for this long ends the call (read timeout). */
   timeoutMs: number;
   record(call: CallRecord): void;
   logger: Logger;
@@ -28,6 +34,10 @@ export interface ForwardDeps {
   onUpstreamStatus?(call: ForwardCall, status: number): GatewayError | null;
   /** Where calls in flight are tracked, so a shutdown can end them. */
   inFlight?: InFlightCalls;
+  /** Comment lines for streams silent long enough for a client to give up; none without it. */
+  keepAlive?: SseKeepAlive | null;
+  /** Where resumable calls keep their events; without it no call is resumable. */
+  streamEvents?: StreamEvents | null;
 }
 
 export interface ForwardCall {
@@ -45,6 +55,8 @@ export interface ForwardCall {
   parentAgentId?: string | null;
   model: string | null;
   stream: boolean;
+  /** The client asked for a stream it can pick up again (`keygate-resumable: true`). */
+  resumable: boolean;
   requestId: string;
   groupId: string | null;
   client: string | null;
@@ -52,17 +64,6 @@ export interface ForwardCall {
   startedAt: number;
   createdAt: Date;
 }
-
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
 
 /**
  * Sends one call upstream and streams the answer back as it arrives. The answer goes from
@@ -75,10 +76,9 @@ const UNREACHABLE = new Set([
 export function forward(call: ForwardCall, deps: ForwardDeps): Promise<void> {
   return new Promise((resolve, reject) => {
     const exchange = new Exchange(call, deps, resolve, reject);
-    const url = call.target.baseUrl;
     deps.dispatcher.dispatch(
       {
-        origin: url,
+        origin: call.target.baseUrl,
         path: call.path,
         method: call.req.method as Dispatcher.HttpMethod,
         headers: upstreamHeaders(
@@ -96,11 +96,13 @@ export function forward(call: ForwardCall, deps: ForwardDeps): Promise<void> {
 }
 
 /** One call in flight: undici's handler for the upstream answer, writing it to the client. */
-class Exchange implements Dispatcher.DispatchHandler, Endable {
+class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   readonly #call: ForwardCall;
   readonly #deps: ForwardDeps;
   readonly #resolve: () => void;
   readonly #reject: (err: Error) => void;
+  /** performance.now() when the call went upstream: the gateway's time before it is overhead. */
+  readonly #dispatchedAt: number;
   #controller: Dispatcher.DispatchController | null = null;
   #clientGone = false;
   #status = 0;
@@ -108,12 +110,19 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
   #partial = false;
   #ttfbMs: number | null = null;
   #bytes = 0;
+  #overheadMs: number | null = null;
   #upstreamRequestId: string | null = null;
   #tap: SseUsageTap | JsonUsageTap | null = null;
+  /** A resumable stream: its events are cut whole, numbered and kept. */
+  #framer: SseFramer | null = null;
+  #kept: KeptStream | null = null;
+  #backpressure = false;
   #replaced = false;
   #done = false;
   #shutdown = false;
   readonly #leave: (() => void) | undefined;
+  wrote = false;
+  quietTicks = 0;
 
   constructor(call: ForwardCall, deps: ForwardDeps, resolve: () => void, reject: (err: Error) => void) {
     this.#call = call;
@@ -124,6 +133,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
     this.#clientGone = call.res.destroyed;
     call.res.once('close', this.#onClientClose);
     this.#leave = deps.inFlight?.add(this);
+    this.#dispatchedAt = performance.now();
   }
 
   /**
@@ -140,7 +150,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
       this.#status = err.status;
       sendError(res, err, requestId);
     } else if (this.#tap instanceof SseUsageTap) {
-      res.end(errorEvent(err, requestId));
+      this.#endWithError(err);
     } else {
       // A JSON answer half sent cannot carry an error any more.
       res.destroy();
@@ -148,13 +158,24 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
     this.#controller?.abort(new Error('the gateway is shutting down'));
   }
 
+  /** Between two events of a silent stream: a comment line keeps the client's connection open. */
+  keepAlive(): void {
+    const atBoundary = this.#framer ? this.#framer.atBoundary : (this.#tap as SseUsageTap).atBoundary;
+    if (!atBoundary || this.#clientGone || this.#backpressure) return;
+    this.quietTicks = 0;
+    this.#call.res.write(KEEP_ALIVE_LINE);
+  }
+
   readonly #onClientClose = (): void => {
     if (this.#call.res.writableFinished) return;
     this.#clientGone = true;
+    // A resumable stream is read to its end and kept: the client may come back for the rest.
+    if (this.#kept) return this.#controller?.resume();
     this.#controller?.abort(new Error('client closed the connection'));
   };
 
   readonly #onDrain = (): void => {
+    this.#backpressure = false;
     this.#controller?.resume();
   };
 
@@ -171,19 +192,39 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
   ): void {
     // Informational answers (1xx) come here too; the final one follows.
     if (statusCode < 200 || this.#shutdown) return;
+    const answeredAt = performance.now();
     // undici keeps the raw header buffers on the controller for the whole response: about 4 KB
     // per open stream that nothing here reads again (heap snapshot with 1,000 streams open).
     controller.rawHeaders = null;
-    const { res, requestId } = this.#call;
+    const call = this.#call;
     this.#status = statusCode;
     const rid = headers['request-id'];
     this.#upstreamRequestId = (Array.isArray(rid) ? rid[0] : rid) ?? null;
-    const replacement = this.#deps.onUpstreamStatus?.(this.#call, statusCode);
+    const replacement = this.#deps.onUpstreamStatus?.(call, statusCode);
     if (replacement) return this.#replace(replacement);
     const sse = statusCode === 200 && String(headers['content-type'] ?? '').startsWith('text/event-stream');
-    res.writeHead(statusCode, clientHeaders(headers, requestId));
+    const out = clientHeaders(headers, call.requestId);
+    const events = this.#deps.streamEvents;
+    if (call.resumable && events) {
+      out['keygate-call-id'] = call.requestId;
+      if (sse) {
+        const { key } = call.principal;
+        this.#kept = events.open(call.requestId, {
+          accountId: key.accountId,
+          keyId: key.id,
+          memberId: key.memberId,
+        });
+        this.#framer = new SseFramer(this.#onEvent);
+      }
+    }
     this.#tap = sse ? new SseUsageTap() : new JsonUsageTap();
-    if (sse) res.flushHeaders();
+    this.#overheadMs = this.#dispatchedAt - call.startedAt + (performance.now() - answeredAt);
+    out['keygate-overhead-ms'] = this.#overheadMs.toFixed(3);
+    call.res.writeHead(statusCode, out);
+    if (sse) {
+      call.res.flushHeaders();
+      this.#deps.keepAlive?.watch(this);
+    }
   }
 
   /** Answers with our own error; the upstream body is read to its end and dropped. */
@@ -200,20 +241,39 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
     this.#ttfbMs ??= performance.now() - this.#call.startedAt;
     this.#bytes += chunk.length;
     this.#tap!.write(chunk);
-    if (!this.#call.res.write(chunk)) {
-      controller.pause();
-      this.#call.res.once('drain', this.#onDrain);
-    }
+    if (this.#framer) return this.#framer.write(chunk);
+    if (this.#clientGone) return;
+    this.wrote = true;
+    if (!this.#call.res.write(chunk)) this.#pause(controller);
+  }
+
+  /** A whole event of a resumable stream: numbered, kept, and sent if the client is there. */
+  readonly #onEvent = (lines: readonly string[]): void => {
+    const kept = this.#kept!;
+    const frame = `id: ${this.#call.requestId}:${kept.seq + 1}\n${lines.join('\n')}\n\n`;
+    kept.add(frame);
+    if (this.#clientGone) return;
+    this.wrote = true;
+    if (!this.#call.res.write(frame) && !this.#backpressure && this.#controller)
+      this.#pause(this.#controller);
+  };
+
+  #pause(controller: Dispatcher.DispatchController): void {
+    this.#backpressure = true;
+    controller.pause();
+    this.#call.res.once('drain', this.#onDrain);
   }
 
   onResponseEnd(): void {
-    this.#call.res.end();
+    this.#framer?.end();
+    this.#kept?.end();
+    if (!this.#clientGone) this.#call.res.end();
     this.#finish();
     this.#resolve();
   }
 
   onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
-    const { res, requestId } = this.#call;
+    const { requestId } = this.#call;
     const { logger, timeoutMs } = this.#deps;
     if (this.#shutdown) {
       // Answered by end(); recorded as partial, with the usage of what was forwarded.
@@ -238,15 +298,33 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
       return this.#reject(failure);
     }
     this.#partial = true;
-    if (this.#clientGone) {
+    if (this.#clientGone && !this.#kept) {
       this.#errorType = 'client_closed';
     } else {
-      this.#errorType = codeOf(err) === 'UND_ERR_BODY_TIMEOUT' ? 'timeout_error' : 'api_error';
+      const timedOut = codeOf(err) === 'UND_ERR_BODY_TIMEOUT';
+      this.#errorType = timedOut ? 'timeout_error' : 'api_error';
       logger.warn('upstream stream broke', { requestId, code: codeOf(err) });
-      res.destroy();
+      // A stream says why it ends, in the provider's shape; a JSON answer half sent cannot.
+      if (this.#tap instanceof SseUsageTap && timedOut) this.#endWithError(readTimeout(timeoutMs, true));
+      else this.#call.res.destroy();
     }
     this.#finish();
     this.#resolve();
+  }
+
+  /** Ends a stream with an `error` event, as the provider ends one that fails after HTTP 200. */
+  #endWithError(err: GatewayError): void {
+    const event = errorEvent(err, this.#call.requestId);
+    const kept = this.#kept;
+    if (kept) {
+      this.#framer?.end();
+      const frame = `id: ${this.#call.requestId}:${kept.seq + 1}\n${event}`;
+      kept.add(frame);
+      kept.end();
+      if (!this.#clientGone) this.#call.res.end(frame);
+    } else if (!this.#clientGone) {
+      this.#call.res.end(event);
+    }
   }
 
   #finish(): void {
@@ -259,8 +337,12 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
     if (tap) {
       tap.end();
       this.#errorType = tap.errorType ?? this.#errorType;
-      if (tap instanceof SseUsageTap && !tap.complete) this.#partial = true;
+      if (tap instanceof SseUsageTap) {
+        this.#deps.keepAlive?.unwatch(this);
+        if (!tap.complete) this.#partial = true;
+      }
     }
+    this.#kept?.end();
     if (this.#shutdown) this.#errorType = 'shutdown';
     // A stream that ended before the provider's final count gets the estimate from its content.
     const { usage, estimated } = tap ? settleUsage(tap) : { usage: null, estimated: false };
@@ -277,68 +359,8 @@ class Exchange implements Dispatcher.DispatchHandler, Endable {
         partial: this.#partial,
         requestBytes: call.body?.length ?? call.upload?.length ?? null,
         responseBytes: this.#bytes,
+        overheadMs: this.#overheadMs,
       }),
     );
   }
-}
-
-type Result = Pick<
-  CallRecord,
-  | 'model'
-  | 'status'
-  | 'errorType'
-  | 'usage'
-  | 'estimated'
-  | 'upstreamMessageId'
-  | 'upstreamRequestId'
-  | 'ttfbMs'
-  | 'partial'
-> &
-  Partial<Pick<CallRecord, 'requestBytes' | 'responseBytes'>>;
-
-/** The call log entry for a call and how it ended. */
-export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, result: Result): CallRecord {
-  const { key } = call.principal;
-  return {
-    id: call.requestId,
-    accountId: key.accountId,
-    keyId: key.id,
-    memberId: key.memberId,
-    app: key.app,
-    environment: key.environment,
-    groupId: call.groupId,
-    client: call.client,
-    endpoint: call.endpoint,
-    stream: call.stream,
-    retryCount: call.retryCount,
-    latencyMs: performance.now() - call.startedAt,
-    createdAt: call.createdAt,
-    agentId: call.agentId ?? null,
-    parentAgentId: call.parentAgentId ?? null,
-    ...result,
-  };
-}
-
-function codeOf(err: unknown): string | undefined {
-  const e = err as { code?: string; cause?: { code?: string } };
-  return e?.code ?? e?.cause?.code;
-}
-
-function upstreamFailure(err: unknown, timeoutMs: number): GatewayError {
-  const code = codeOf(err);
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new GatewayError(
-      'timeout_error',
-      `The provider did not answer within ${Math.round(timeoutMs / 1000)} s.`,
-    );
-  }
-  const reason = code && UNREACHABLE.has(code) ? code : 'connection failed';
-  return new GatewayError(
-    'api_error',
-    `Could not reach the provider (${reason}). The request was not processed; it is safe to retry.`,
-    {
-      status: 502,
-      headers: { 'x-should-retry': 'true' },
-    },
-  );
 }

@@ -9,6 +9,7 @@ import { GatewayError } from '../lib/errors';
 import type { CallRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
+import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
 import { validateMessagesBody, type ValidatedBody } from './validate';
 
@@ -52,6 +53,9 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
   app.post('/v1/messages/count_tokens', auth, (c) => handle(c, 'count_tokens', opts));
   app.get('/v1/models', auth, (c) => handle(c, 'models', opts));
   app.get('/v1/models/:id', auth, (c) => handle(c, 'models', opts));
+  app.get('/v1/messages/:id/events', auth, (c) =>
+    resumeStream(c, opts.streamEvents ?? null, opts.keepAlive ?? null),
+  );
   return app;
 }
 
@@ -61,7 +65,7 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
   const { incoming: req, outgoing: res } = c.env;
   if (!req || !res) throw new Error('the proxy routes need @hono/node-server bindings');
   const principal = c.var.principal;
-  const startedAt = performance.now();
+  const startedAt = c.var.startedAt ?? performance.now();
   const call: ForwardCall = {
     req,
     res,
@@ -72,6 +76,7 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
     body: null,
     model: null,
     stream: false,
+    resumable: endpoint === 'messages' && req.headers['keygate-resumable'] === 'true',
     requestId: c.var.requestId,
     groupId: null,
     ...callerOf(req.headers),

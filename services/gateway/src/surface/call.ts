@@ -35,6 +35,7 @@ export function surfaceCall(
       : null,
     model: null,
     stream: false,
+    resumable: false,
     requestId: c.var.requestId,
     groupId: null,
     ...callerOf(req.headers),

@@ -1,0 +1,183 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { ROOT, spawnArm, type Arm } from './lib/arms';
+import type { ArmMessage } from './lib/child';
+
+/**
+ * The call path's regression guard, independent of the clock: the gateway's CPU instructions
+ * per call under valgrind's callgrind (counted, not timed, so a loaded machine gives the same
+ * figure), on a fixed workload: 1 KB non-streaming calls, one at a time, after a warm-up.
+ * Only the measured calls are instrumented (`--instr-atstart=no`, switched on with
+ * callgrind_control), and V8 runs single-threaded so compiler threads do not add noise.
+ *
+ *   tsx bench/guard.ts            compare with bench/guard-baseline.json; exit 1 past the margin
+ *   tsx bench/guard.ts --update   write the figure as the new baseline (say why in the commit)
+ */
+const BASELINE = join(ROOT, 'bench', 'guard-baseline.json');
+const WARMUP = Number(process.env.GUARD_WARMUP ?? 300);
+const CALLS = Number(process.env.GUARD_CALLS ?? 200);
+const DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
+const BODY = JSON.stringify({
+  model: 'claude-opus-4-5',
+  max_tokens: 256,
+  messages: [{ role: 'user', content: 'the quick brown fox '.repeat(45) }],
+});
+
+interface Baseline {
+  instructionsPerCall: number;
+  /** Allowed growth before the guard fails, as a fraction (0.05: 5%). */
+  margin: number;
+  workload: string;
+  measuredAt: string;
+}
+
+const update = process.argv.includes('--update');
+const work = mkdtempSync(join(tmpdir(), 'keygate-guard-'));
+const arms: Array<{ close(): Promise<unknown> }> = [];
+try {
+  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {
+    BENCH_PROVIDER_KEY: PROVIDER_KEY,
+  });
+  arms.push(emulator);
+  const gateway = await underCallgrind(emulator, work);
+  arms.push(gateway);
+  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  const call = async () => {
+    const res = await request(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      dispatcher,
+      headers: {
+        authorization: `Bearer ${gateway.appKey}`,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: BODY,
+    });
+    await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`the gateway answered ${res.statusCode}`);
+  };
+  for (let i = 0; i < WARMUP; i++) await call();
+  callgrindControl(['--instr=on', String(gateway.pid)]);
+  for (let i = 0; i < CALLS; i++) await call();
+  callgrindControl(['--instr=off', String(gateway.pid)]);
+  callgrindControl(['--dump', String(gateway.pid)]);
+  // Only the dump of the measured window (`.1`); the file written at exit has the rest.
+  const perCall = Math.round(instructions(work) / CALLS);
+  await dispatcher.close();
+
+  const workload = `${CALLS} non-streaming 1 KB calls at concurrency 1 after ${WARMUP} warm-up calls, call log on`;
+  if (update) {
+    const baseline: Baseline = {
+      instructionsPerCall: perCall,
+      margin: readBaseline()?.margin ?? 0.05,
+      workload,
+      measuredAt: new Date().toISOString().slice(0, 10),
+    };
+    writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
+    console.log(
+      `guard: ${perCall.toLocaleString('en')} instructions per call, written to bench/guard-baseline.json`,
+    );
+  } else {
+    const baseline = readBaseline();
+    if (!baseline) throw new Error('no bench/guard-baseline.json: run `tsx bench/guard.ts --update` first');
+    const ratio = perCall / baseline.instructionsPerCall;
+    const line = `guard: ${perCall.toLocaleString('en')} instructions per call, ${((ratio - 1) * 100).toFixed(1)}% against the baseline of ${baseline.instructionsPerCall.toLocaleString('en')} (margin ${(baseline.margin * 100).toFixed(0)}%)`;
+    console.log(line);
+    if (ratio > 1 + baseline.margin) {
+      console.error(
+        'guard: the call path costs more than the margin allows; find why, or move the baseline with --update and say why in the commit',
+      );
+      process.exitCode = 1;
+    }
+  }
+} finally {
+  for (const arm of arms.reverse()) await arm.close().catch(() => {});
+  if (!process.env.GUARD_KEEP) rmSync(work, { recursive: true, force: true });
+  else console.error(`kept ${work}`);
+}
+
+function readBaseline(): Baseline | null {
+  try {
+    return JSON.parse(readFileSync(BASELINE, 'utf8')) as Baseline;
+  } catch {
+    return null;
+  }
+}
+
+function callgrindControl(args: string[]): void {
+  const out = execFileSync('callgrind_control', args, { encoding: 'utf8' });
+  if (process.env.GUARD_KEEP) console.error(out);
+}
+
+/** The instructions of the dumps callgrind wrote (the `totals:` line of each). */
+function instructions(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir).filter((f) => /^callgrind\.out\.\d+\.\d+$/.test(f))) {
+    // `summary:` in the header is 0 for a dump requested while running; `totals:` at the end counts.
+    const m = /^totals: (\d+)/m.exec(readFileSync(join(dir, name), 'utf8'));
+    if (m) total += Number(m[1]);
+  }
+  if (total === 0) throw new Error(`callgrind wrote no counts (${readdirSync(dir).join(', ')})`);
+  return total;
+}
+
+/** The bench's gateway arm (call log on) as a child of valgrind, instrumentation off until switched on. */
+function underCallgrind(
+  emulator: Arm,
+  dir: string,
+): Promise<{ url: string; appKey: string; pid: number; close(): Promise<unknown> }> {
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`,
+      process.execPath,
+      '--single-threaded',
+      '--max-semi-space-size=16',
+      '--import',
+      'tsx',
+      'bench/servers/gateway.ts',
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        BENCH_UPSTREAM: emulator.url,
+        BENCH_PROVIDER_KEY: PROVIDER_KEY,
+        BENCH_DATABASE_URL: DATABASE_URL,
+        BENCH_CALL_LOG: 'on',
+      },
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`gateway under valgrind not ready in 10 min\n${stderr}`)),
+      600_000,
+    );
+    child.once('exit', (code) => reject(new Error(`gateway under valgrind exited (${code})\n${stderr}`)));
+    child.once('message', (m: ArmMessage) => {
+      if (m.type !== 'ready') return;
+      clearTimeout(timer);
+      resolve({
+        url: String(m.info.url),
+        appKey: String(m.info.appKey),
+        pid: child.pid!,
+        close: () =>
+          new Promise((done) => {
+            child.once('exit', done);
+            child.send({ type: 'close' });
+            setTimeout(() => child.kill('SIGKILL'), 60_000).unref();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,93 @@
+import { performance } from 'node:perf_hooks';
+import type { CallRecord } from '../lib/call-record';
+import { GatewayError } from '../lib/errors';
+import type { ForwardCall } from './forward';
+
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+type Result = Pick<
+  CallRecord,
+  | 'model'
+  | 'status'
+  | 'errorType'
+  | 'usage'
+  | 'estimated'
+  | 'upstreamMessageId'
+  | 'upstreamRequestId'
+  | 'ttfbMs'
+  | 'partial'
+> &
+  Partial<Pick<CallRecord, 'requestBytes' | 'responseBytes'>> & { overheadMs?: number | null };
+
+/** The call log entry for a call and how it ended. One literal: this runs once per call. */
+export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, result: Result): CallRecord {
+  const { key } = call.principal;
+  return {
+    id: call.requestId,
+    accountId: key.accountId,
+    keyId: key.id,
+    memberId: key.memberId,
+    app: key.app,
+    environment: key.environment,
+    groupId: call.groupId,
+    client: call.client,
+    endpoint: call.endpoint,
+    stream: call.stream,
+    retryCount: call.retryCount,
+    latencyMs: performance.now() - call.startedAt,
+    createdAt: call.createdAt,
+    agentId: call.agentId ?? null,
+    parentAgentId: call.parentAgentId ?? null,
+    model: result.model,
+    status: result.status,
+    errorType: result.errorType,
+    usage: result.usage,
+    estimated: result.estimated,
+    upstreamMessageId: result.upstreamMessageId,
+    upstreamRequestId: result.upstreamRequestId,
+    ttfbMs: result.ttfbMs,
+    partial: result.partial,
+    overheadMs: result.overheadMs ?? null,
+    ...(result.requestBytes !== undefined ? { requestBytes: result.requestBytes } : {}),
+    ...(result.responseBytes !== undefined ? { responseBytes: result.responseBytes } : {}),
+  };
+}
+
+export function codeOf(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e?.code ?? e?.cause?.code;
+}
+
+export function upstreamFailure(err: unknown, timeoutMs: number): GatewayError {
+  const code = codeOf(err);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return readTimeout(timeoutMs);
+  const reason = code && UNREACHABLE.has(code) ? code : 'connection failed';
+  return new GatewayError(
+    'api_error',
+    `Could not reach the provider (${reason}). The request was not processed; it is safe to retry.`,
+    {
+      status: 502,
+      headers: { 'x-should-retry': 'true' },
+    },
+  );
+}
+
+/** The provider sent nothing for the read timeout, before its answer or mid-stream. */
+export function readTimeout(timeoutMs: number, midStream = false): GatewayError {
+  const s = Math.round(timeoutMs / 1000);
+  return new GatewayError(
+    'timeout_error',
+    midStream
+      ? `The provider sent nothing for ${s} s mid-stream; the gateway ended the stream.`
+      : `The provider did not answer within ${s} s.`,
+  );
+}
