@@ -8,7 +8,8 @@ export const serverCommands: Record<string, Command> = {
     usage: `Usage: keygate serve
 
 Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SIGINT/SIGTERM),
-then writes the queued call log and exits 0.`,
+then lets calls in flight finish (KEYGATE_SHUTDOWN_GRACE_MS; a second signal ends the grace at
+once), writes the queued call log and exits 0.`,
     options: {},
     async run(_values, config) {
       // A terminal's Ctrl-C reaches every process of the foreground group (pnpm and node) and
