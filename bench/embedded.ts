@@ -6,7 +6,15 @@
  * The machine is shared: every start records the load average, and CPU seconds beside wall time.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +45,8 @@ async function freePort(): Promise<number> {
 await run(process.execPath, [join(ROOT, 'services/gateway/scripts/build.mjs')]);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'keygate-bench-embedded-'));
+// As root the embedded PostgreSQL runs as the postgres user, which must enter this folder (mkdtemp makes it 0700).
+chmodSync(dataDir, 0o711);
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const env: NodeJS.ProcessEnv = {

@@ -8,7 +8,7 @@ import {
   type Gateway,
 } from '@keygate/gateway';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -48,6 +48,8 @@ export async function startOffline(
   opts: { databaseUrl?: string | undefined; print?: Print } = {},
 ): Promise<OpenConnection> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keygate-example-'));
+  // As root the embedded PostgreSQL runs as the postgres user, which must enter this folder (mkdtemp makes it 0700).
+  chmodSync(dataDir, 0o711);
   const schema = opts.databaseUrl ? `kg_example_${randomBytes(5).toString('hex')}` : undefined;
   const config = loadConfig({
     PORT: '0',

@@ -9,7 +9,8 @@ export const serverCommands: Record<string, Command> = {
     usage: `Usage: keygate serve [--workers N]
 
 Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SIGINT/SIGTERM),
-then writes the queued call log and exits 0.
+then lets calls in flight finish (KEYGATE_SHUTDOWN_GRACE_MS; a second signal ends the grace at
+once), writes the queued call log and exits 0.
 
   --workers N   gateway processes sharing the port (default: KEYGATE_WORKERS, else 1;
                 \`--workers $(nproc)\` uses every core); the
