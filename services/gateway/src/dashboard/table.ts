@@ -7,6 +7,8 @@ export type Cell = string | { text: string; href: string };
 export interface Column {
   label: string;
   numeric?: boolean;
+  /** Long text that may wrap onto several lines instead of widening the table. */
+  wrap?: boolean;
 }
 
 /** A table as the page shows it: the HTML view and the CSV export both render this, cell for cell. */
@@ -22,6 +24,23 @@ export interface Table {
 }
 
 export const cellText = (c: Cell) => (typeof c === 'string' ? c : c.text);
+
+/**
+ * The table with the columns named `labels` moved to position `at`, in rows and footer alike:
+ * what a reader looks for first stays on screen on a laptop, the rest scrolls.
+ */
+export function columnsAt(table: Table, labels: string[], at: number): Table {
+  const moved = labels.map((l) => table.columns.findIndex((c) => c.label === l)).filter((i) => i >= 0);
+  const order = table.columns.map((_, i) => i).filter((i) => !moved.includes(i));
+  order.splice(at, 0, ...moved);
+  const pick = <T>(cells: T[]) => order.map((i) => cells[i]!);
+  return {
+    ...table,
+    columns: pick(table.columns),
+    rows: table.rows.map(pick),
+    ...(table.foot ? { foot: pick(table.foot) } : {}),
+  };
+}
 
 const csvField = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 const csvLine = (cells: Cell[]) => `${cells.map((c) => csvField(cellText(c))).join(',')}\r\n`;
