@@ -185,6 +185,26 @@ describe('the dashboard on a 1366 px screen', () => {
     await other.goto(`${base}/dashboard/billing`);
     expect(await other.getByRole('button', { name: /Subscribe/ }).count()).toBe(0);
     expect(await other.locator('.billing-actions').textContent()).toContain('keygate account set-trial');
+
+    // The operator sets the trial from the dashboard: calls resume, the banner is gone.
+    const key = (await api(base, '/v1/organizations/api_keys', { key: lapsed.adminKey, body: {} })).body.key;
+    expect((await callModel(base, key)).status).toBe(402);
+    const operator = await (await browser.newContext({ viewport: VIEWPORT })).newPage();
+    await signIn(operator, base, stack.config.operatorToken!);
+    await operator.goto(`${base}/dashboard/billing`);
+    const through = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
+    await operator.getByLabel('Extend the trial of').selectOption(lapsed.id);
+    await operator.getByLabel('Trial runs through (UTC, inclusive)').fill(through);
+    await operator.getByRole('button', { name: 'Set trial' }).click();
+    await operator.waitForLoadState('domcontentloaded');
+    await screenshot(operator, '45-operator-set-trial');
+    expect(await operator.locator('[role="status"]').textContent()).toContain(
+      `the trial of ${lapsed.id} runs until ${through} (end of that day, UTC)`,
+    );
+    expect((await callModel(base, key)).status).toBe(200);
+    await other.goto(`${base}/dashboard`);
+    expect(await other.locator('[data-standing]').count()).toBe(0);
+    await operator.context().close();
     await other.context().close();
   });
 });
