@@ -174,6 +174,28 @@ describe('the dashboard on a 1366 px screen', () => {
     }
   });
 
+  it('every other page: the page fits the screen and each table shows its first columns', async () => {
+    for (const path of [
+      '/dashboard/members',
+      '/dashboard/keys',
+      '/dashboard/models',
+      '/dashboard/billing',
+      '/dashboard/settings',
+    ]) {
+      await page.goto(`${base}${path}?period=30d`);
+      await screenshot(page, `46-${path.split('/').pop()}-1366`);
+      // Nothing but a table's own scroll area may be wider than the screen.
+      const width = await page.evaluate('document.documentElement.scrollWidth');
+      expect(width, path).toBeLessThanOrEqual(VIEWPORT.width);
+      const tables = page.locator('table[data-table]');
+      for (let t = 0; t < (await tables.count()); t++) {
+        const heads = tables.nth(t).locator('thead th');
+        for (let i = 0; i < Math.min(3, await heads.count()); i++)
+          await onScreen(heads.nth(i), `${path} table ${t} column ${i}`);
+      }
+    }
+  });
+
   it('a trial that ended on a gateway without checkout sends the admin to the operator, on the banner and the billing page', async () => {
     const lapsed = await stack.seedAccount({ plan: 'team', name: 'Lapsed Co', trialDays: 0 });
     const other = await (await browser.newContext({ viewport: VIEWPORT })).newPage();
