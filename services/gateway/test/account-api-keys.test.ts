@@ -61,7 +61,7 @@ describe('creating keys', () => {
       })
     ).body;
     const own = await create({ member_id: dev.id });
-    expect(own.body).toMatchObject({ member_id: dev.id, name: 'live key' });
+    expect(own.body).toMatchObject({ member_id: dev.id, name: 'live key of keys-dev@acme.test' });
     const test = await create({ kind: 'test', app: 'ci' });
     expect(test.body.key).toMatch(/^kg_test_/);
     expect((await callModel(url(), test.body.key)).status).toBe(200);

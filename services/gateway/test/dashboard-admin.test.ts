@@ -176,7 +176,7 @@ describe('dashboard, signed in as an account admin', () => {
     await page.getByLabel('Key').selectOption({ label: 'bob ci' });
     await page.getByRole('button', { name: 'Filter' }).click();
     const bobs = (await tableText(page, 'calls')).slice(1);
-    expect(bobs.map((r) => r[1])).toEqual(['bob ci', 'bob ci', 'bob ci', 'bob ci']);
+    expect(bobs.map((r) => r[2])).toEqual(['bob ci', 'bob ci', 'bob ci', 'bob ci']);
     expect(new URL(page.url()).searchParams.get('period')).toBe('30d');
     await page.goto(`${base}/dashboard/calls?period=30d&status=error`);
     expect((await tableText(page, 'calls')).slice(1).map((r) => r[4])).toEqual([
@@ -227,7 +227,7 @@ describe('dashboard, signed in as an account admin', () => {
     expect(csv.length - 1).toBe(n);
     expect(n).toBe(1100 + 4);
     expect(csv.slice(0, 51)).toEqual(onScreen);
-    expect(new Set(csv.slice(1).map((r) => r[1]))).toEqual(new Set(['bob ci']));
+    expect(new Set(csv.slice(1).map((r) => r[2]))).toEqual(new Set(['bob ci']));
     await stack.gateway.store.db.sql`delete from calls where key_id = ${f.bobKey.id} and created_at = ${at}`;
     await stack.gateway.store.db
       .sql`delete from usage_hourly where key_id = ${f.bobKey.id} and hour = ${new Date(Math.floor(Date.parse(at) / 3_600_000) * 3_600_000)}`;

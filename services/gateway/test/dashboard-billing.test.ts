@@ -196,7 +196,9 @@ describe('payments recorded by the operator, and past invoices', () => {
     await operator.getByLabel('Paid through (UTC, inclusive)').fill(through);
     await operator.getByRole('button', { name: 'Mark paid' }).click();
     await operator.waitForLoadState('domcontentloaded');
-    expect(await operator.locator('[role="status"]').textContent()).toContain(`${acct.id} is paid until`);
+    expect(await operator.locator('[role="status"]').textContent()).toContain(
+      `${acct.id} is paid until ${through} (end of that day, UTC)`,
+    );
     const view = (await admin(acct, '/billing/subscription')).body;
     expect(view).toMatchObject({
       state: 'active',

@@ -54,7 +54,7 @@ describe('dashboard, signed in as a member', () => {
     await page.goto(`${base}/dashboard/calls?period=30d&member=${f.bob.id}`);
     const calls = (await tableText(page, 'calls')).slice(1);
     expect(calls.length).toBe(5 + 2);
-    expect(new Set(calls.map((r) => r[1]))).toEqual(new Set(['alice laptop']));
+    expect(new Set(calls.map((r) => r[2]))).toEqual(new Set(['alice laptop']));
     await page.goto(`${base}/dashboard/members/${f.alice.id}?period=30d`);
     expect(await page.locator('h1').textContent()).toBe('Member: Alice');
 

@@ -29,8 +29,8 @@ export async function createKey(
   deps: ServiceDeps,
   input: NewKey,
 ): Promise<{ key: KeyRecord; secret: string }> {
+  const member = input.memberId ? await deps.store.members.get(input.accountId, input.memberId) : null;
   if (input.memberId) {
-    const member = await deps.store.members.get(input.accountId, input.memberId);
     if (member?.status !== 'active')
       throw new GatewayError(
         'not_found_error',
@@ -57,7 +57,7 @@ export async function createKey(
     accountId: input.accountId,
     memberId: input.memberId ?? null,
     kind: input.kind,
-    name: input.name ?? defaultKeyName(input),
+    name: input.name ?? defaultKeyName(input, member?.email ?? null),
     app: input.app ?? null,
     environment: input.environment ?? null,
     hint: keyHint(secret),
@@ -87,9 +87,13 @@ export function createdAudit(
   };
 }
 
-export function defaultKeyName(k: Pick<NewKey, 'kind' | 'app' | 'environment'>): string {
+/** A key's name when none is given: what it is for, so a list of keys reads apart ("live key of alice@acme.test for web/prod"). */
+export function defaultKeyName(
+  k: Pick<NewKey, 'kind' | 'app' | 'environment'>,
+  member: string | null,
+): string {
   const scope = [k.app, k.environment].filter(Boolean).join('/');
-  return scope ? `${k.kind} key for ${scope}` : `${k.kind} key`;
+  return `${k.kind} key${member ? ` of ${member}` : ''}${scope ? ` for ${scope}` : ''}`;
 }
 
 /** Renames, changes status or limits; an archived key stays archived. Effective everywhere at once. */

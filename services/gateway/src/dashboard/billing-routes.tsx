@@ -4,7 +4,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { portalUrl, startCheckout } from '../billing/checkout';
 import { invoiceHtml } from '../billing/invoice-html';
-import { cancelAtPeriodEnd, changePlan, markPaid } from '../billing/lifecycle';
+import { cancelAtPeriodEnd, changePlan, markPaid, setTrial } from '../billing/lifecycle';
 import { subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
@@ -19,7 +19,7 @@ import { securityHeaders } from './security-headers';
 export type Render = (c: Context<DashboardEnv>, page: PageResult) => Promise<Response>;
 
 const PlanChoice = z.object({ plan: z.string().trim().min(1).max(64) });
-const MarkPaid = z.object({
+const UntilDay = z.object({
   account_id: z.string().trim().min(1).max(100),
   through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date such as 2026-11-20'),
 });
@@ -45,11 +45,16 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
   app.get('/billing', async (c) => {
     const v = c.var.viewer;
     if (v.kind === 'operator') {
-      const marked = c.req.query('marked');
-      const s = marked ? await deps.store.subscriptions.get(marked) : null;
-      const notice = s?.paidUntil
-        ? `Recorded: ${marked} is paid until ${s.paidUntil.toISOString().slice(0, 10)} (end of that day, UTC).`
-        : undefined;
+      const [marked, trial] = [c.req.query('marked'), c.req.query('trial')];
+      const s = marked || trial ? await deps.store.subscriptions.get((marked ?? trial)!) : null;
+      // Both dates are the midnight after the day chosen: the notice names that day.
+      const through = (d: Date) => new Date(d.getTime() - 1).toISOString().slice(0, 10);
+      const notice =
+        marked && s?.paidUntil
+          ? `Recorded: ${marked} is paid until ${through(s.paidUntil)} (end of that day, UTC).`
+          : trial && s?.trialEndsAt
+            ? `Set: the trial of ${trial} runs until ${through(s.trialEndsAt)} (end of that day, UTC).`
+            : undefined;
       return render(c, await operatorBillingPage(deps, v.csrf, notice));
     }
     const q = c.req.query();
@@ -99,16 +104,18 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
     return c.html(invoiceHtml(invoice, account));
   });
 
-  app.post('/billing/mark-paid', async (c) => {
-    if (c.var.viewer.kind !== 'operator')
-      throw new GatewayError('not_found_error', 'Only the operator records payments.');
-    const body = parseOr400(MarkPaid, await c.req.parseBody());
-    await markPaid(
-      deps.billing,
-      body.account_id,
-      new Date(Date.parse(`${body.through}T00:00:00Z`) + DAY),
-      'operator',
-    );
-    return c.redirect(`/dashboard/billing?marked=${encodeURIComponent(body.account_id)}`, 303);
-  });
+  // The operator's dates (no Stripe): a payment recorded, or a trial set, through the end of a UTC day.
+  for (const [path, change, done] of [
+    ['mark-paid', markPaid, 'marked'],
+    ['set-trial', setTrial, 'trial'],
+  ] as const) {
+    app.post(`/billing/${path}`, async (c) => {
+      if (c.var.viewer.kind !== 'operator')
+        throw new GatewayError('not_found_error', 'Only the operator records payments and sets trials.');
+      const body = parseOr400(UntilDay, await c.req.parseBody());
+      const until = new Date(Date.parse(`${body.through}T00:00:00Z`) + DAY);
+      await change(deps.billing, body.account_id, until, 'operator');
+      return c.redirect(`/dashboard/billing?${done}=${encodeURIComponent(body.account_id)}`, 303);
+    });
+  }
 }

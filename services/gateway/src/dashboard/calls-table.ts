@@ -1,35 +1,65 @@
 import type { CallRecord } from '../lib/call-record';
 import { callCost, figureCounts, figureDims } from '../pricing/prices';
+import type { Store } from '../store';
 import { usageFigures } from '../usage/usage';
 import { localTime } from '../reports/time-zone';
 import { num, usd, type Column, type Table } from './table';
 
+// What a reader looks for first (who, which key, what it cost) leads; the token detail scrolls.
 const columns = (zone: string): Column[] => [
   { label: `Time (${zone})` },
+  { label: 'Member' },
   { label: 'Key' },
   { label: 'Model' },
-  { label: 'Group' },
   { label: 'Status' },
+  { label: 'Cost (USD)', numeric: true },
+  { label: 'Group' },
   ...[
-    'Latency ms',
-    'TTFB ms',
-    'Retries',
     'Uncached input',
     'Cache writes 5m',
     'Cache writes 1h',
     'Cache reads',
     'Output',
     'Web searches',
-    'Cost (USD)',
+    'Latency ms',
+    'TTFB ms',
+    'Retries',
   ].map((label) => ({ label, numeric: true })),
 ];
+
+/** Names of the keys and members that made `calls`, to label their rows. */
+export interface CallNames {
+  keys: Map<string, string>;
+  members: Map<string, string>;
+}
+
+export async function callNames(
+  store: Pick<Store, 'keys' | 'members'>,
+  accountId: string,
+  calls: CallRecord[],
+): Promise<CallNames> {
+  const ids = (pick: (c: CallRecord) => string | null) => [
+    ...new Set(calls.map(pick).filter((id): id is string => !!id)),
+  ];
+  const [keys, members] = await Promise.all([
+    store.keys.names(
+      accountId,
+      ids((c) => c.keyId),
+    ),
+    store.members.emails(
+      accountId,
+      ids((c) => c.memberId),
+    ),
+  ]);
+  return { keys, members };
+}
 
 /** Calls one per row: status, latency, time to first byte, and the usage each one was served with. */
 export function callsTable(
   id: string,
   caption: string,
   calls: CallRecord[],
-  keyNames: Map<string, string>,
+  names: CallNames,
   href: (path: string, f: Record<string, string>) => string,
   zone: string,
 ): Table {
@@ -44,24 +74,30 @@ export function callsTable(
       const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
         localTime(zone, r.createdAt.getTime()),
+        r.memberId
+          ? {
+              text: names.members.get(r.memberId) ?? r.memberId,
+              href: href(`/dashboard/members/${r.memberId}`, {}),
+            }
+          : '(none)',
         r.keyId
-          ? { text: keyNames.get(r.keyId) ?? r.keyId, href: href(`/dashboard/keys/${r.keyId}`, {}) }
+          ? { text: names.keys.get(r.keyId) ?? r.keyId, href: href(`/dashboard/keys/${r.keyId}`, {}) }
           : '(none)',
         r.model ?? '',
+        status,
+        cost.priced ? usd(cost.cents) : 'unpriced',
         r.groupId
           ? { text: r.groupId, href: href(`/dashboard/groups/${encodeURIComponent(r.groupId)}`, {}) }
           : '',
-        status,
-        num(r.latencyMs),
-        r.ttfbMs == null ? '' : num(r.ttfbMs),
-        num(r.retryCount),
         num(u.inputTokens),
         num(u.cacheCreation5mTokens),
         num(u.cacheCreation1hTokens),
         num(u.cacheReadInputTokens),
         num(u.outputTokens),
         num(u.webSearchRequests),
-        cost.priced ? usd(cost.cents) : 'unpriced',
+        num(r.latencyMs),
+        r.ttfbMs == null ? '' : num(r.ttfbMs),
+        num(r.retryCount),
       ];
     }),
   };

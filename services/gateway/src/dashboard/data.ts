@@ -215,6 +215,38 @@ export async function dailySplit(s: ReportScope, split: 'key' | 'member' | 'mode
 export interface GroupLine extends UsageLine {
   retries: number;
   wasted: number;
+  /** Who made the calls: a member's email, several, or none (app keys). */
+  member: string;
+  /** What made them: Claude Code (from its headers), else the key's name. */
+  client: string;
+}
+
+const several = (n: number, what: string) => `${n} ${what}`;
+
+/** The member and client columns of the groups page, for the groups shown. */
+async function callers(
+  s: ReportScope,
+  ids: string[],
+): Promise<Map<string, Pick<GroupLine, 'member' | 'client'>>> {
+  const accountId = s.viewer.accountId;
+  // A member sees only their own calls of a group, as everywhere else.
+  const memberId = s.viewer.kind === 'member' ? s.viewer.memberId : null;
+  const rows = await s.deps.store.dashboard.groupCallers(accountId, ids, s.range.from, s.range.to, memberId);
+  const [emails, keyNames] = await Promise.all([
+    s.deps.store.members.emails(accountId, [...new Set(rows.flatMap((r) => r.memberIds))]),
+    s.deps.store.keys.names(accountId, [...new Set(rows.flatMap((r) => r.keyIds))]),
+  ]);
+  const one = (ids: string[], names: Map<string, string>, what: string, none: string) =>
+    ids.length === 0 ? none : ids.length === 1 ? (names.get(ids[0]!) ?? ids[0]!) : several(ids.length, what);
+  return new Map(
+    rows.map((r) => [
+      r.groupId,
+      {
+        member: one(r.memberIds, emails, 'members', '(none)'),
+        client: r.claudeCode ? 'Claude Code' : one(r.keyIds, keyNames, 'keys', ''),
+      },
+    ]),
+  );
 }
 
 /** Usage per request group (costliest first) with its retries: the groups page's rows. */
@@ -230,12 +262,18 @@ export async function groupLines(s: ReportScope): Promise<GroupLine[]> {
     }),
   ]);
   const byGroup = new Map(retries.map((r) => [r.groupId, r]));
-  return lines
-    .filter((l) => l.id)
+  const named = lines.filter((l) => l.id);
+  const who = await callers(
+    s,
+    named.map((l) => l.id!),
+  );
+  return named
     .map((l) => ({
       ...l,
       retries: byGroup.get(l.id!)?.retries ?? 0,
       wasted: byGroup.get(l.id!)?.wasted ?? 0,
+      member: who.get(l.id!)?.member ?? '(none)',
+      client: who.get(l.id!)?.client ?? '',
     }))
     .sort((a, b) => b.costCents - a.costCents || b.figures.requests - a.figures.requests);
 }

@@ -7,6 +7,8 @@ export type Cell = string | { text: string; href: string };
 export interface Column {
   label: string;
   numeric?: boolean;
+  /** Long text that may wrap onto several lines instead of widening the table. */
+  wrap?: boolean;
 }
 
 /** A table as the page shows it: the HTML view and the CSV export both render this, cell for cell. */
@@ -32,6 +34,24 @@ export function csvField(s: string): string {
   const safe = /^[=+\-@\t\r]/.test(s) && !/^[-+]?\d[\d,]*(\.\d+)?%?$/.test(s) ? `'${s}` : s;
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
+
+/**
+ * The table with the columns named `labels` moved to position `at`, in rows and footer alike:
+ * what a reader looks for first stays on screen on a laptop, the rest scrolls.
+ */
+export function columnsAt(table: Table, labels: string[], at: number): Table {
+  const moved = labels.map((l) => table.columns.findIndex((c) => c.label === l)).filter((i) => i >= 0);
+  const order = table.columns.map((_, i) => i).filter((i) => !moved.includes(i));
+  order.splice(at, 0, ...moved);
+  const pick = <T>(cells: T[]) => order.map((i) => cells[i]!);
+  return {
+    ...table,
+    columns: pick(table.columns),
+    rows: table.rows.map(pick),
+    ...(table.foot ? { foot: pick(table.foot) } : {}),
+  };
+}
+
 const csvLine = (cells: Cell[]) => `${cells.map((c) => csvField(cellText(c))).join(',')}\r\n`;
 
 /** Streams one of the page's tables as CSV, header and footer rows included. */

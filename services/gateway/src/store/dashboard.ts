@@ -41,6 +41,14 @@ export interface GroupRetries {
   wasted: number;
 }
 
+/** Who made a group's calls: its members and keys, and whether Claude Code did. */
+export interface GroupCallers {
+  groupId: string;
+  memberIds: string[];
+  keyIds: string[];
+  claudeCode: boolean;
+}
+
 export interface TroubleFilter {
   memberId?: string | null;
   keyId?: string | null;
@@ -114,6 +122,27 @@ export function dashboardQueries(sql: Sql) {
           and (${f.keyId ?? null}::text is null or key_id = ${f.keyId ?? null})
           and (${f.model ?? null}::text is null or model = ${f.model ?? null})
           and (${f.groupId ?? null}::text is null or group_id = ${f.groupId ?? null})
+        group by group_id`;
+    },
+
+    /** The members, keys and client of the given groups' calls over a range (through the `calls_group` index). */
+    async groupCallers(
+      accountId: string,
+      groupIds: string[],
+      from: Date,
+      to: Date,
+      memberId: string | null,
+    ): Promise<GroupCallers[]> {
+      if (groupIds.length === 0) return [];
+      return sql<GroupCallers[]>`
+        select group_id as "groupId",
+               coalesce(array_agg(distinct member_id) filter (where member_id is not null), '{}') as "memberIds",
+               coalesce(array_agg(distinct key_id) filter (where key_id is not null), '{}') as "keyIds",
+               coalesce(bool_or(client = 'claude_code'), false) as "claudeCode"
+        from calls
+        where account_id = ${accountId} and group_id = any(${groupIds}::text[])
+          and created_at >= ${from} and created_at < ${to}
+          and (${memberId}::text is null or member_id = ${memberId})
         group by group_id`;
     },
   };

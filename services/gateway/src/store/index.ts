@@ -39,7 +39,7 @@ export type {
   TransitionRecord,
 } from './subscriptions';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
-export type { GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
+export type { GroupCallers, GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export {
   ALERTS_CHANNEL,
   EndpointLimitError,

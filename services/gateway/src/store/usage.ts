@@ -33,7 +33,7 @@ export interface UsageQuery {
   excludeTestKeys?: boolean;
   /**
    * Also group by what decides the price (UTC day, speed, inference geo, batch, prompt band), so
-   * the caller can derive cost row by row (billing/prices.ts callCost). Usage reports leave it off.
+   * the caller can derive cost row by row (pricing/prices.ts callCost). Usage reports leave it off.
    */
   pricing?: boolean;
 }

@@ -78,34 +78,72 @@ export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: 
   );
 };
 
-/** The operator's form: record that an account has paid through a date (no Stripe). */
-export const MarkPaidForm: FC<{ csrf: string; accounts: { id: string; name: string }[]; today: string }> = ({
-  csrf,
-  accounts,
-  today,
-}) => (
-  <section aria-labelledby="mark-paid-title" class="form-block">
-    <h2 id="mark-paid-title">Record a payment</h2>
-    <p>
-      For accounts billed outside Stripe: calls are allowed through the date (then the grace period), as
-      `keygate account mark-paid` records it.
-    </p>
-    <PostForm action="/dashboard/billing/mark-paid" csrf={csrf} class="inline">
-      <label>
-        Account
-        <select name="account_id" required>
+interface UntilFormProps {
+  csrf: string;
+  accounts: { id: string; name: string }[];
+  today: string;
+}
+
+/** An operator's form that gives an account a date (no Stripe): a payment recorded, or a trial set. */
+const UntilForm: FC<
+  UntilFormProps & {
+    id: string;
+    title: string;
+    text: string;
+    action: string;
+    who: string;
+    until: string;
+    button: string;
+  }
+> = ({ csrf, accounts, today, id, title, text, action, who, until, button }) => (
+  <section aria-labelledby={`${id}-title`} class="form-block">
+    <h2 id={`${id}-title`}>{title}</h2>
+    <p>{text}</p>
+    <PostForm action={action} csrf={csrf} class="inline">
+      {/* Labels apart from their fields: a label's name is then its own text, not the accounts listed. */}
+      <span class="field">
+        <label for={`${id}-account`}>{who}</label>
+        <select id={`${id}-account`} name="account_id" required>
           {accounts.map((a) => (
             <option value={a.id}>
               {a.name} ({a.id})
             </option>
           ))}
         </select>
-      </label>
-      <label>
-        Paid through (UTC, inclusive)
-        <input type="date" name="through" min={today} required />
-      </label>
-      <button type="submit">Mark paid</button>
+      </span>
+      <span class="field">
+        <label for={`${id}-through`}>{until}</label>
+        <input id={`${id}-through`} type="date" name="through" min={today} required />
+      </span>
+      <button type="submit">{button}</button>
     </PostForm>
   </section>
+);
+
+/** The operator's form: record that an account has paid through a date (no Stripe). */
+export const MarkPaidForm: FC<UntilFormProps> = (props) => (
+  <UntilForm
+    {...props}
+    id="mark-paid"
+    title="Record a payment"
+    text="For accounts billed outside Stripe: calls are allowed through the date (then the grace period), as `keygate account mark-paid` records it."
+    action="/dashboard/billing/mark-paid"
+    who="Account"
+    until="Paid through (UTC, inclusive)"
+    button="Mark paid"
+  />
+);
+
+/** The operator's form: set or extend an account's free trial (no Stripe), as `keygate account set-trial` does. */
+export const SetTrialForm: FC<UntilFormProps> = (props) => (
+  <UntilForm
+    {...props}
+    id="set-trial"
+    title="Set or extend a trial"
+    text="Calls are allowed through the date; a trial that had ended runs again at once, as `keygate account set-trial` sets it."
+    action="/dashboard/billing/set-trial"
+    who="Extend the trial of"
+    until="Trial runs through (UTC, inclusive)"
+    button="Set trial"
+  />
 );

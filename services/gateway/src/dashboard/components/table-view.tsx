@@ -47,7 +47,7 @@ export const TableView: FC<{ table: Table; csvHref?: string; csvLabel?: string }
                     <CellView cell={cell} />
                   </th>
                 ) : (
-                  <td class={table.columns[i]?.numeric ? 'num' : undefined}>
+                  <td class={table.columns[i]?.numeric ? 'num' : table.columns[i]?.wrap ? 'wrap' : undefined}>
                     <CellView cell={cell} />
                   </td>
                 ),

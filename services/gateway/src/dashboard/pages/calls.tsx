@@ -2,7 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { z } from 'zod';
 import { parseOr400 } from '../../lib/validation';
-import { callsTable } from '../calls-table';
+import { callNames, callsTable } from '../calls-table';
 import { KeptFields } from '../components/controls';
 import { TableView } from '../components/table-view';
 import { queryOf } from '../view-state';
@@ -60,11 +60,17 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
       ? deps.store.members.list(viewer.accountId, { status: 'all' }, { limit: 1000 })
       : Promise.resolve({ rows: [], hasMore: false }),
   ]);
-  const names = new Map(keys.rows.map((k) => [k.id, k.name]));
-  const rowsOf = (calls: typeof page.rows) =>
-    callsTable('calls', '', calls, names, (path) => p.href(path), p.range.zone).rows;
+  const tableOf = async (caption: string, calls: typeof page.rows) =>
+    callsTable(
+      'calls',
+      caption,
+      calls,
+      await callNames(deps.store, viewer.accountId, calls),
+      (path) => p.href(path),
+      p.range.zone,
+    );
   const table = {
-    ...callsTable('calls', 'Calls, newest first', page.rows, names, (path) => p.href(path), p.range.zone),
+    ...(await tableOf('Calls, newest first', page.rows)),
     // The CSV holds the whole filtered log, read from the database a page at a time while it streams.
     async *allRows() {
       let after: string | null = null;
@@ -73,7 +79,7 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
           limit: CSV_BATCH,
           afterId: after,
         });
-        yield rowsOf(batch.rows);
+        yield (await tableOf('', batch.rows)).rows;
         after = batch.rows.at(-1)?.id ?? null;
         if (!batch.hasMore || !after) return;
       }

@@ -1,9 +1,9 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { TableView } from '../components/table-view';
-import { callsTable } from '../calls-table';
+import { callNames, callsTable } from '../calls-table';
 import { groupLines, usageBy, type GroupLine } from '../data';
-import { num, type Table } from '../table';
+import { columnsAt, num } from '../table';
 import { notFound, usageTable, type PageCtx, type PageResult } from './page';
 
 /**
@@ -16,28 +16,41 @@ export async function groupsPage(p: PageCtx): Promise<PageResult> {
   const usage = usageTable('groups', 'Request groups', 'Group', lines, (l) =>
     p.href(`/dashboard/groups/${encodeURIComponent(l.id!)}`),
   );
-  const table: Table = {
-    ...usage,
-    columns: [
-      usage.columns[0]!,
-      ...['Round trips', 'Retries', 'Wasted retries'].map((label) => ({ label, numeric: true })),
-      ...usage.columns.slice(1),
-    ],
-    rows: usage.rows.map(([head, ...rest], i) => [
-      head!,
-      num(lines[i]!.figures.requests),
-      num(lines[i]!.retries),
-      num(lines[i]!.wasted),
-      ...rest,
-    ]),
-    foot: usage.foot && [
-      usage.foot[0]!,
-      ...[(l: GroupLine) => l.figures.requests, (l: GroupLine) => l.retries, (l: GroupLine) => l.wasted].map(
-        (f) => num(lines.reduce((t, l) => t + f(l), 0)),
-      ),
-      ...usage.foot.slice(1),
-    ],
-  };
+  // Who and what made the calls first, then what they cost: on a laptop screen the rest scrolls.
+  const table = columnsAt(
+    {
+      ...usage,
+      columns: [
+        usage.columns[0]!,
+        { label: 'Member' },
+        { label: 'Client' },
+        ...['Round trips', 'Retries', 'Wasted retries'].map((label) => ({ label, numeric: true })),
+        ...usage.columns.slice(1),
+      ],
+      rows: usage.rows.map(([head, ...rest], i) => [
+        head!,
+        lines[i]!.member,
+        lines[i]!.client,
+        num(lines[i]!.figures.requests),
+        num(lines[i]!.retries),
+        num(lines[i]!.wasted),
+        ...rest,
+      ]),
+      foot: usage.foot && [
+        usage.foot[0]!,
+        '',
+        '',
+        ...[
+          (l: GroupLine) => l.figures.requests,
+          (l: GroupLine) => l.retries,
+          (l: GroupLine) => l.wasted,
+        ].map((f) => num(lines.reduce((t, l) => t + f(l), 0))),
+        ...usage.foot.slice(1),
+      ],
+    },
+    ['Cost (USD)', 'Requests', 'Errors'],
+    3,
+  );
   const body = (
     <>
       <TableView table={table} csvHref={p.csv(table.id)} />
@@ -59,9 +72,7 @@ export async function groupPage(p: PageCtx, groupId: string): Promise<PageResult
   const page = await deps.store.calls.list(viewer.accountId, { groupId, memberId }, { limit: MAX_CALLS });
   if (page.rows.length === 0) throw notFound('group', groupId);
   const calls = page.rows.reverse();
-  const names = await deps.store.keys.names(viewer.accountId, [
-    ...new Set(calls.map((c) => c.keyId).filter((k): k is string => !!k)),
-  ]);
+  const names = await callNames(deps.store, viewer.accountId, calls);
   const usage = await usageBy({ ...p.scope, narrow: { group: groupId } }, 'group');
   const tables = [
     callsTable(

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { effectiveState, NO_ROW } from '../../billing/standing';
-import { MarkPaidForm } from '../components/billing-forms';
+import { MarkPaidForm, SetTrialForm } from '../components/billing-forms';
 import { TableView } from '../components/table-view';
 import type { DashboardDeps } from '../env';
 import type { Table } from '../table';
@@ -40,7 +40,11 @@ export async function operatorBillingPage(deps: DashboardDeps, csrf: string, not
           a.id,
           a.planId,
           e.state,
-          e.block ? `refused (${e.block.replaceAll('_', ' ')})` : 'allowed',
+          deps.billing.enforced === false
+            ? 'allowed (billing off)'
+            : e.block
+              ? `refused (${e.block.replaceAll('_', ' ')})`
+              : 'allowed',
           day(a.trialEndsAt),
           day(s?.paidUntil),
           day(s?.currentPeriodEnd),
@@ -58,6 +62,7 @@ export async function operatorBillingPage(deps: DashboardDeps, csrf: string, not
         </p>
       )}
       <MarkPaidForm csrf={csrf} accounts={accounts.rows} today={day(new Date(now))} />
+      <SetTrialForm csrf={csrf} accounts={accounts.rows} today={day(new Date(now))} />
       {tables.map((t) => (
         <TableView table={t} csvHref={`/dashboard/billing?format=csv&table=${t.id}`} />
       ))}

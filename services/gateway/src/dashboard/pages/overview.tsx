@@ -112,6 +112,7 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
           series={series}
           values={daily.tokens}
           format={num}
+          minStep={1}
         />
         <StackedChart
           id="chart-cost"
@@ -120,6 +121,7 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
           series={series}
           values={daily.cost}
           format={usd}
+          minStep={0.01}
         />
       </div>
       {tables.slice(1).map((t) => (

@@ -1,0 +1,66 @@
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, createKey } from '../src/accounts/service';
+import { SecretBox } from '../src/lib/secret-box';
+import { migrate, type Store } from '../src/store';
+import { openTestStore, PROVIDER_KEY } from './harness';
+
+const MIGRATIONS = fileURLToPath(new URL('../migrations/', import.meta.url));
+let store: Store;
+let close: () => Promise<void>;
+
+beforeAll(async () => ({ store, close } = await openTestStore()));
+afterAll(() => close?.());
+
+describe('migration 016: member keys named by the old default get the member in their name', () => {
+  it('renames only names equal to the old default, and only keys of a member', async () => {
+    const before = mkdtempSync(join(tmpdir(), 'keygate-migrations-'));
+    for (const f of readdirSync(MIGRATIONS).filter((f) => Number.parseInt(f, 10) < 16))
+      copyFileSync(join(MIGRATIONS, f), join(before, f));
+    await migrate(store.db.sql, before);
+    rmSync(before, { recursive: true, force: true });
+
+    const deps = { store, box: new SecretBox('test-secret-0123456789abcdef'), clock: Date.now };
+    const { account, admin } = await createAccount(deps, {
+      name: 'Old names',
+      plan: 'team',
+      providerKey: PROVIDER_KEY,
+      adminEmail: 'lead@old.test',
+    });
+    const key = async (
+      name: string,
+      opts: { member?: boolean; kind?: 'live' | 'test'; app?: string; env?: string },
+    ) =>
+      (
+        await createKey(deps, {
+          accountId: account.id,
+          kind: opts.kind ?? 'live',
+          name,
+          memberId: opts.member ? admin!.member.id : null,
+          app: opts.app ?? null,
+          environment: opts.env ?? null,
+        })
+      ).key.id;
+    const ids = {
+      plain: await key('live key', { member: true }),
+      scoped: await key('test key for ci/prod', { member: true, kind: 'test', app: 'ci', env: 'prod' }),
+      chosen: await key("lead's laptop", { member: true }),
+      app: await key('live key for web/prod', { app: 'web', env: 'prod' }),
+      mismatch: await key('live key', { member: true, app: 'web' }),
+    };
+
+    expect(await migrate(store.db.sql)).toEqual(expect.arrayContaining(['016_member_key_names.sql']));
+    const names = await store.keys.names(account.id, Object.values(ids));
+    expect(Object.fromEntries(Object.entries(ids).map(([k, id]) => [k, names.get(id)]))).toEqual({
+      plain: 'live key of lead@old.test',
+      scoped: 'test key of lead@old.test for ci/prod',
+      chosen: "lead's laptop",
+      app: 'live key for web/prod',
+      // "live key" was not this key's default (it has an app): someone chose it.
+      mismatch: 'live key',
+    });
+  });
+});
