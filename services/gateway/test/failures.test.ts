@@ -3,6 +3,7 @@ import { makeEncryptedTestPdf, makeTestPdf } from '@keygate/pdf';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 const MODEL = 'claude-opus-4-5';
 const message = (content: unknown = 'hi') => ({
@@ -166,14 +167,19 @@ describe('upstream failures', () => {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++)
         ids.push((await client.messages.create(message(`during outage ${i}`) as never)).id);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(stack.gateway.writer.pending).toBe(3);
+      // Each record is queued as its call ends, right after the answer: wait for the three.
+      await waitFor(() => stack.gateway.writer.pending === 3, {
+        timeout: 2_000,
+        what: 'three pending records',
+      });
       await sql`alter table calls_offline rename to calls`;
-      let rows: Record<string, any>[] = [];
-      for (let i = 0; i < 100 && rows.length < 3; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        rows = await stack.calls();
-      }
+      const rows = await waitFor(
+        async () => {
+          const all = await stack.calls();
+          return all.length >= 3 && all;
+        },
+        { timeout: 5_000, interval: 50, what: 'the three calls in the call log' },
+      );
       expect(rows.map((r) => r.upstream_message_id).sort()).toEqual([...ids].sort());
       expect(stack.logs.some((l) => l.includes('call log write failed'))).toBe(true);
     } finally {
