@@ -1,7 +1,6 @@
-import type { z } from 'zod';
-import { costReport, type CostReportParams } from '../reports/cost-report';
-import { type reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
-import { usageSummary } from '../reports/usage-summary';
+import { reportFigures } from '../reports/usage-report';
+import { costRows, type ReportQuery, usageRows } from '../reports/usage';
+import { summaryLines } from '../reports/usage-summary';
 import { localDate } from '../reports/time-zone';
 import type { AccountViewer, DashboardDeps } from './env';
 import type { Range, ViewState } from './view-state';
@@ -35,6 +34,25 @@ const FIELD = {
   day: 'day',
 } as const;
 const one = (v: string | undefined) => (v ? [v] : undefined);
+
+const DIMENSION = { key: 'key', member: 'member', model: 'model', group: 'group' } as const;
+
+/** A scope as the reports' typed query: its account, range, filters and (for `day`, no) grouping. */
+function reportQuery(s: ReportScope, by: By | null): ReportQuery {
+  const f = reportFilters(s);
+  return {
+    accountId: s.viewer.accountId,
+    period: { from: s.range.from, to: s.range.to, timeZone: s.range.zone },
+    bucket: 'day',
+    groupBy: by && by !== 'day' ? [DIMENSION[by]] : [],
+    filters: { keyIds: f.api_key_ids, memberIds: f.user_ids, models: f.models, groupIds: f.group_ids },
+  };
+}
+
+const idOf = (
+  by: Exclude<By, 'day'>,
+  r: { api_key_id: string | null; user_id: string | null; model: string | null; group_id: string | null },
+) => r[FIELD[by]];
 
 /** The report filters of a scope; a member's reports are always their own. */
 export function reportFilters(s: ReportScope) {
@@ -84,33 +102,26 @@ export const allTokens = (f: Figures) =>
   f.output_tokens;
 
 /**
- * Usage cost in USD cents per (day, id) from the account API's cost report, paged through. The
- * plan's charge (in the plan's currency) is not in it: the billing page shows that.
+ * Usage cost in USD cents per (day, id), from the reports' cost rows. The plan's charge (in the
+ * plan's currency) is not in it: the billing page shows that.
  */
 export async function costs(s: ReportScope, by: By | null): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  const groupBy = by && by !== 'day' ? [FIELD[by]] : [];
-  let page: string | undefined;
-  do {
-    const q: z.infer<typeof CostReportParams> = {
-      starting_at: s.range.from,
-      ending_at: s.range.to,
-      bucket_width: '1d',
-      group_by: groupBy as never,
-      limit: 31,
-      page,
-      ...reportFilters(s),
-    };
-    const report = await costReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
-    for (const bucket of report.data) {
-      for (const item of bucket.results as { amount: string; [k: string]: unknown }[]) {
-        const id = by && by !== 'day' ? String(item[FIELD[by]]) : '';
-        const k = `${localDate(s.range.zone, Date.parse(bucket.starting_at))}|${id}`;
-        out.set(k, (out.get(k) ?? 0) + Number(item.amount));
-      }
-    }
-    page = report.next_page ?? undefined;
-  } while (page);
+  for (const row of await costRows(s.deps.store, reportQuery(s, by))) {
+    const id =
+      by && by !== 'day'
+        ? String(
+            idOf(by, {
+              api_key_id: row.keyId,
+              user_id: row.memberId,
+              model: row.model,
+              group_id: row.groupId,
+            }),
+          )
+        : '';
+    const k = `${localDate(s.range.zone, row.bucket!.getTime())}|${id}`;
+    out.set(k, (out.get(k) ?? 0) + row.cents);
+  }
   return out;
 }
 
@@ -123,32 +134,19 @@ function costOf(all: Map<string, number>, id: string | null, day?: string): numb
   return cents;
 }
 
-/** Usage over the range by one dimension (or by day), with cost: the account API's usage summary and cost report. */
+/** Usage over the range by one dimension (or by day), with cost: the reports' summary lines and cost rows. */
 export async function usageBy(s: ReportScope, by: By): Promise<UsageLine[]> {
-  const q = { by, starting_at: s.range.from, ending_at: s.range.to, ...reportFilters(s) };
-  const [summary, cost] = await Promise.all([
-    usageSummary(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone),
+  const q = reportQuery(s, by);
+  const [lines, cost] = await Promise.all([
+    summaryLines(s.deps.store, { accountId: q.accountId, period: q.period, by, filters: q.filters ?? {} }),
     costs(s, by),
   ]);
-  const label = by === 'key' ? 'api_key_name' : by === 'member' ? 'user_email' : null;
-  return summary.data.map((row) => {
-    const r = row as Record<string, unknown> & Figures;
-    const id = (r[FIELD[by]] as string | null) ?? null;
-    return {
-      id,
-      label: label ? ((r[label] as string | null) ?? null) : id,
-      figures: {
-        uncached_input_tokens: r.uncached_input_tokens,
-        cache_creation: r.cache_creation,
-        cache_read_input_tokens: r.cache_read_input_tokens,
-        output_tokens: r.output_tokens,
-        server_tool_use: r.server_tool_use,
-        requests: r.requests,
-        errors: r.errors,
-      },
-      costCents: by === 'day' ? costOf(cost, null, id ?? '') : costOf(cost, id ?? 'null'),
-    };
-  });
+  return lines.map((l) => ({
+    id: l.id,
+    label: by === 'key' || by === 'member' ? l.label : l.id,
+    figures: reportFigures(l.figures),
+    costCents: by === 'day' ? costOf(cost, null, l.id ?? '') : costOf(cost, l.id ?? 'null'),
+  }));
 }
 
 /** Every day of the range, empty days included. */
@@ -171,30 +169,15 @@ export function total(lines: UsageLine[]): UsageLine {
   );
 }
 
-/** Tokens and cost per day and per split value: the usage report and the cost report by day. */
+/** Tokens and cost per day and per split value, from the reports' usage and cost rows. */
 export async function dailySplit(s: ReportScope, split: 'key' | 'member' | 'model') {
   const tokens = new Map<string, number>();
-  let page: string | undefined;
-  do {
-    const q: z.infer<typeof UsageReportParams> = {
-      starting_at: s.range.from,
-      ending_at: s.range.to,
-      bucket_width: '1d',
-      group_by: [FIELD[split]],
-      limit: 31,
-      page,
-      ...reportFilters(s),
-    };
-    const report = await usageReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
-    for (const bucket of report.data) {
-      for (const r of bucket.results) {
-        const k = `${localDate(s.range.zone, Date.parse(bucket.starting_at))}|${r[FIELD[split]]}`;
-        tokens.set(k, (tokens.get(k) ?? 0) + allTokens(r));
-      }
-    }
-    page = report.next_page ?? undefined;
-  } while (page);
-  return { tokens, cost: await costs(s, split) };
+  const [rows, cost] = await Promise.all([usageRows(s.deps.store, reportQuery(s, split)), costs(s, split)]);
+  for (const r of rows) {
+    const k = `${localDate(s.range.zone, r.bucket!.getTime())}|${idOf(split, r)}`;
+    tokens.set(k, (tokens.get(k) ?? 0) + allTokens(reportFigures(r)));
+  }
+  return { tokens, cost };
 }
 
 export interface GroupLine extends UsageLine {

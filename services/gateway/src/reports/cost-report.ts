@@ -1,17 +1,10 @@
 import { z } from 'zod';
-import {
-  formatCents,
-  priceFor,
-  rowCounts,
-  TOKEN_TYPES,
-  tokenCostCents,
-  webSearchCostCents,
-  type TokenType,
-} from '../pricing/prices';
-import type { Store, UsageDimension, UsageRow } from '../store';
+import { formatCents, priceFor, type TokenType } from '../pricing/prices';
+import type { Store } from '../store';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';
+import { type CostRow, costRows } from './usage';
 
 /** The provider's `description`, plus Keygate's key, member (`account_id` or `user_id`), model and request group. */
 const GROUP_BY = ['description', 'api_key_id', 'account_id', 'user_id', 'model', 'group_id'] as const;
@@ -47,33 +40,23 @@ interface CostItem {
   group_id: string | null;
 }
 
-/** Splits one usage row into its priced parts: per token type, and web searches. */
-function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): CostItem[] {
-  const price = priceFor(row.model);
-  const counts = rowCounts(row);
-  const base = {
-    api_key_id: row.api_key_id,
-    user_id: row.user_id,
-    group_id: row.group_id,
+/** A priced part under the provider's cost-report fields, for the groups asked for. */
+function costItem(row: CostRow, byDescription: boolean, byModel: boolean): CostItem {
+  const web = row.part === 'web_search';
+  return {
+    cents: row.cents,
+    description: !byDescription
+      ? null
+      : web
+        ? 'Web Search'
+        : `${priceFor(row.model).displayName} Usage - ${TOKEN_LABEL[row.part as TokenType]}`,
+    cost_type: byDescription ? (web ? 'web_search' : 'tokens') : null,
     model: byModel || byDescription ? row.model : null,
+    token_type: byDescription && !web ? row.part : null,
+    api_key_id: row.keyId,
+    user_id: row.memberId,
+    group_id: row.groupId,
   };
-  const parts: CostItem[] = TOKEN_TYPES.filter((t) => counts[t] > 0).map((t) => ({
-    ...base,
-    cents: tokenCostCents(price, t, counts[t]),
-    description: byDescription ? `${price.displayName} Usage - ${TOKEN_LABEL[t]}` : null,
-    cost_type: byDescription ? 'tokens' : null,
-    token_type: byDescription ? t : null,
-  }));
-  if (counts.web_search_requests > 0) {
-    parts.push({
-      ...base,
-      cents: webSearchCostCents(counts.web_search_requests),
-      description: byDescription ? 'Web Search' : null,
-      cost_type: byDescription ? 'web_search' : null,
-      token_type: null,
-    });
-  }
-  return parts;
 }
 
 /**
@@ -100,21 +83,16 @@ export async function costReport(
     timeZone,
   });
   const groups = new Set(q.group_by ?? []);
-  const byMember = groups.has('user_id') || groups.has('account_id');
-  const dims = [
-    ...(groups.has('api_key_id') ? ['api_key_id'] : []),
-    ...(byMember ? ['user_id'] : []),
-    ...(groups.has('group_id') ? ['group_id'] : []),
-  ];
-  const rows = await store.usage.fromRollups({
+  const rows = await costRows(store, {
     accountId,
-    from: page.from,
-    to: page.to,
-    bucketSeconds: 86_400,
-    timeZone: page.zone,
-    groupBy: [...dims, 'model'] as UsageDimension[],
+    period: { from: page.from, to: page.to, timeZone: page.zone },
+    bucket: 'day',
+    groupBy: [
+      ...(groups.has('api_key_id') ? ['key' as const] : []),
+      ...(groups.has('user_id') || groups.has('account_id') ? ['member' as const] : []),
+      ...(groups.has('group_id') ? ['group' as const] : []),
+    ],
     filters: filtersOf(q),
-    excludeTestKeys: true,
   });
 
   const byBucket = new Map<number, Map<string, CostItem>>();
@@ -122,20 +100,19 @@ export async function costReport(
     const t = page.key(row.bucket!);
     if (!byBucket.has(t)) byBucket.set(t, new Map());
     const items = byBucket.get(t)!;
-    for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) {
-      const id = JSON.stringify([
-        part.description,
-        part.cost_type,
-        part.model,
-        part.token_type,
-        part.api_key_id,
-        part.user_id,
-        part.group_id,
-      ]);
-      const existing = items.get(id);
-      if (existing) existing.cents += part.cents;
-      else items.set(id, part);
-    }
+    const part = costItem(row, groups.has('description'), groups.has('model'));
+    const id = JSON.stringify([
+      part.description,
+      part.cost_type,
+      part.model,
+      part.token_type,
+      part.api_key_id,
+      part.user_id,
+      part.group_id,
+    ]);
+    const existing = items.get(id);
+    if (existing) existing.cents += part.cents;
+    else items.set(id, part);
   }
 
   const results = new Map<number, unknown[]>();
