@@ -1,10 +1,12 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
-import { usageSummary } from '../../reports/usage-summary';
+import { summaryLines } from '../../reports/usage-summary';
+import { reportFigures } from '../../reports/usage-report';
+import { UTC } from '../../reports/time-zone';
 import { rowCounts, usageCostCents } from '../../pricing/prices';
 import { TableView } from '../components/table-view';
 import type { DashboardDeps } from '../env';
-import type { Figures, UsageLine } from '../data';
+import type { UsageLine } from '../data';
 import { when, type Table } from '../table';
 import type { Range } from '../view-state';
 import { usageTable } from './page';
@@ -16,11 +18,14 @@ export async function operatorPage(
   csv: (id: string) => string,
   open: (accountId: string) => string,
 ) {
-  const q = { by: 'account' as const, starting_at: range.from, ending_at: range.to };
   const [accounts, plans, summary, priced] = await Promise.all([
     deps.store.accounts.list({}, { limit: 1000 }),
     deps.store.accounts.plans(),
-    usageSummary(deps.store, null, q, deps.clock()),
+    summaryLines(deps.store, {
+      accountId: null,
+      period: { from: range.from, to: range.to, timeZone: UTC },
+      by: 'account',
+    }),
     deps.store.usage.fromRollups({
       accountId: null,
       from: range.from,
@@ -33,15 +38,12 @@ export async function operatorPage(
   const cost = new Map<string, number>();
   for (const r of priced)
     cost.set(r.account_id!, (cost.get(r.account_id!) ?? 0) + usageCostCents(r.model, rowCounts(r)));
-  const lines: UsageLine[] = summary.data.map((row) => {
-    const r = row as Record<string, unknown> & Figures;
-    return {
-      id: r.account_id as string,
-      label: (r.account_name as string | null) ?? (r.account_id as string),
-      figures: r,
-      costCents: cost.get(r.account_id as string) ?? 0,
-    };
-  });
+  const lines: UsageLine[] = summary.map((l) => ({
+    id: l.id,
+    label: l.label ?? l.id,
+    figures: reportFigures(l.figures),
+    costCents: cost.get(l.id ?? '') ?? 0,
+  }));
   const tables: Table[] = [
     usageTable('usage-by-account', 'Usage by account', 'Account', lines, (l) => (l.id ? open(l.id) : null)),
     {
