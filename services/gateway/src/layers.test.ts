@@ -118,7 +118,9 @@ describe('the layer order', () => {
 
   it('stays inside src/ (unit tests may use the test kit)', () => {
     const kit = (e: Edge) => e.file.endsWith('.test.ts') && /^(\.\.\/)+test\/kit\//.test(e.specifier);
-    const outside = all.filter((e) => e.to.startsWith('..') && !kit(e)).map((e) => `${e.file} → ${e.specifier}`);
+    const outside = all
+      .filter((e) => e.to.startsWith('..') && !kit(e))
+      .map((e) => `${e.file} → ${e.specifier}`);
     expect(outside).toEqual([]);
   });
 });
