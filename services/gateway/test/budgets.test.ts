@@ -130,7 +130,19 @@ describe('budgets', () => {
       expect((await charged(stack.gateway, () => spend(stack.gateway.url, k.key, tokens))).status).toBe(200);
     }
     await receiver.waitFor((r) => r.length === 3);
-    await new Promise((r) => setTimeout(r, 300));
+    // Every crossing is charged by now (charged() above): once no delivery is pending, none is coming.
+    const deliveries = await waitFor(
+      async () => {
+        const { data } = (
+          await api(stack.gateway.url, `/v1/organizations/webhooks/${hook.body.id}/deliveries`, {
+            key: s.acct.adminKey,
+          })
+        ).body;
+        return data.every((d: { status: string }) => d.status !== 'pending') && (data as unknown[]);
+      },
+      { timeout: 5_000, interval: 50, what: 'the deliveries to settle' },
+    );
+    expect(deliveries).toHaveLength(3);
     expect(receiver.received.map((r) => [r.event.type, r.event.data.threshold_percent, r.verified])).toEqual([
       ['budget.threshold_crossed', 50, true],
       ['budget.threshold_crossed', 80, true],
