@@ -163,14 +163,27 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       const key = await newKey();
       const victim = cluster.instances[1]!;
       let done = false;
-      const load = drive(cluster.url, key.secret, { concurrency: 6, stop: () => done });
-      await new Promise((r) => setTimeout(r, 1_500));
+      const seen: Answer[] = [];
+      const load = drive(cluster.url, key.secret, {
+        concurrency: 6,
+        stop: () => done,
+        onAnswer: (a) => seen.push(a),
+      });
+      const served = (by: (a: Answer) => boolean, n: number, what: string) =>
+        waitFor(() => seen.filter((a) => a.status === 200 && by(a)).length >= n, { timeout: 20_000, what });
+      // Killed under load: the victim has been answering.
+      await served((a) => a.instance === victim.name, 10, `10 calls answered by ${victim.name}`);
       const killedAt = Date.now();
       expect(await victim.stop('SIGKILL')).toBe('SIGKILL');
-      await new Promise((r) => setTimeout(r, 500));
+      // The balancer sends the load to the others meanwhile.
+      await served((a) => a.at > killedAt, 10, '10 calls answered after the kill');
       await victim.start();
       await cluster.waitFor(victim.name, 'UP');
-      await new Promise((r) => setTimeout(r, 1_000));
+      await served(
+        (a) => a.instance === victim.name && a.at > killedAt + 1_000,
+        3,
+        `3 calls answered by the restarted ${victim.name}`,
+      );
       done = true;
       const answers = await load;
       expect(
@@ -202,14 +215,23 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
     it('a rolling restart (SIGTERM, one instance at a time, health checks on /readyz) fails no call at the client and records every one', async () => {
       const key = await newKey();
       let done = false;
-      const load = drive(cluster.url, key.secret, { concurrency: 6, stop: () => done });
-      await new Promise((r) => setTimeout(r, 500));
+      let answered200 = 0;
+      const load = drive(cluster.url, key.secret, {
+        concurrency: 6,
+        stop: () => done,
+        onAnswer: (a) => void (a.status === 200 && answered200++),
+      });
+      const more = async (n: number) => {
+        const target = answered200 + n;
+        await waitFor(() => answered200 >= target, { timeout: 20_000, what: `${n} more answered calls` });
+      };
+      await more(10);
       for (const gw of cluster.instances) {
         expect(await gw.stop('SIGTERM')).toBe(0);
         await gw.start();
         await cluster.waitFor(gw.name, 'UP');
       }
-      await new Promise((r) => setTimeout(r, 500));
+      await more(10);
       done = true;
       const answers = await load;
       expect(tally(answers, (a) => `${a.status} ${a.error ?? ''}`.trim())).toEqual({ 200: answers.length });
