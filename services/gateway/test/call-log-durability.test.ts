@@ -164,18 +164,28 @@ describe('durable call records', () => {
     const gw = await start(env);
     mark('gateway up');
     const load = driveLoad(gw.url, key, 12);
+    /** Waits for `n` more calls answered 200: the load, not the clock, says time has passed. */
+    const more = async (n: number, what: string) => {
+      const target = ok(load.answered).length + n;
+      await waitFor(() => ok(load.answered).length >= target, { timeout: 30_000, interval: 50, what });
+    };
+    // What the gateway says when its database goes away (the call log's writes, the key poll).
+    const outages = () => gw.stderr().split('"level":"warn"').length - 1;
     try {
       for (let round = 0; round < 4; round++) {
         mark(`round ${round}`);
-        await new Promise((r) => setTimeout(r, 1200));
+        await more(30, 'calls answered with the database up');
+        const before = outages();
         await cluster.stop(round % 2 === 0 ? 'immediate' : 'fast');
         mark('database stopped');
-        await new Promise((r) => setTimeout(r, 1500));
+        // The gateway noticed (a warning in its log) and kept answering meanwhile.
+        await waitFor(() => outages() > before, { timeout: 10_000, what: 'the outage in the log' });
+        await more(30, 'calls answered with the database down');
         expect(gw.proc.exitCode, gw.stderr()).toBeNull();
         await cluster.start();
         mark('database started');
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      await more(30, 'calls answered after the last restart');
     } finally {
       mark('stopping load');
       await load.stop();
