@@ -15,7 +15,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../services/gateway/test/kit/free-port';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -32,14 +32,6 @@ const label = process.argv[2] ?? 'after';
 const BIN = join(ROOT, 'services/gateway/bin/keygate.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 // A fresh build first, so that no start below includes one (bin/keygate.js builds when stale).
 await run(process.execPath, [join(ROOT, 'services/gateway/scripts/build.mjs')]);

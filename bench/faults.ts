@@ -20,7 +20,8 @@ import {
   type Seeded,
 } from '../services/gateway/test/instances';
 import { drive, tally, type Answer } from '../services/gateway/test/load';
-import { freePort, ownPostgres } from '../services/gateway/test/own-postgres';
+import { freePort } from '../services/gateway/test/kit/free-port';
+import { privatePostgres } from '../services/gateway/test/kit/private-postgres';
 import { spawnArm } from './lib/arms';
 import { ensureWrk, runWrk } from './lib/wrk';
 
@@ -51,8 +52,8 @@ interface Fault {
   /** Injects the fault 1 s into the load and lifts it; the load runs 1.5 s more. */
   during?: (
     ctx: Ctx & {
-      stopDatabase(): void;
-      startDatabase(): void;
+      stopDatabase(): Promise<void>;
+      startDatabase(): Promise<void>;
       stopRedis(): Promise<void>;
       startRedis(): Promise<void>;
     },
@@ -65,7 +66,11 @@ const FAULTS: Fault[] = [
     name: 'db-restart',
     what: 'PostgreSQL stopped (immediate) for 3 s under load, then started',
     ownDatabase: true,
-    during: async (c) => (c.stopDatabase(), await sleep(3_000), c.startDatabase()),
+    during: async (c) => {
+      await c.stopDatabase();
+      await sleep(3_000);
+      await c.startDatabase();
+    },
   },
   {
     name: 'db-slow',
@@ -146,7 +151,7 @@ async function startRedis(port: number): Promise<ChildProcess> {
 }
 
 async function runFault(f: Fault, upstreamUrl: string) {
-  const pg = f.ownDatabase ? await ownPostgres() : null;
+  const pg = f.ownDatabase ? await privatePostgres() : null;
   const redisPort = f.ownRedis ? await freePort() : 0;
   let redis = f.ownRedis ? await startRedis(redisPort) : null;
   const cluster = await startCluster({
@@ -204,7 +209,7 @@ async function runFault(f: Fault, upstreamUrl: string) {
     await seeded.close().catch(() => {});
     await cluster.close().catch(() => {});
     redis?.kill('SIGKILL');
-    pg?.remove();
+    await pg?.remove();
   }
 }
 

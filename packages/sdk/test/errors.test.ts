@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { createServer } from 'node:net';
+import { freePort } from '../../../services/gateway/test/kit/free-port';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keygate, type Middleware } from '../src/index';
 import { clientFor, groupRows, MODEL, startStack, type Stack } from './helpers';
@@ -164,12 +164,3 @@ describe('errors and retries, counted by category, against the real gateway', ()
     expect(record.usage?.input_tokens).toBeGreaterThan(0);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

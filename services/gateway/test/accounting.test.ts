@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedColumns, PROVIDER_KEY, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -45,13 +46,14 @@ async function settle(
     (e) => e.requestId === requestId && e.endedAt !== null,
     3000,
   );
-  let row: Record<string, any> | undefined;
-  for (let i = 0; i < 100 && !row; i++) {
-    row = (await stack.calls()).find((r) => r.upstream_request_id === requestId);
-    if (!row) await new Promise((r) => setTimeout(r, 20));
-  }
-  expect(row, 'call row').toBeDefined();
-  return { entry, row: row!, text };
+  const row = await waitFor(
+    async () => (await stack.calls()).find((r) => r.upstream_request_id === requestId),
+    {
+      timeout: 5_000,
+      what: `the call row of ${requestId}`,
+    },
+  );
+  return { entry, row, text };
 }
 
 const cacheBody = {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
 import { startStripeStandIn, type StripeStandIn } from './stripe-stand-in';
+import { waitFor } from './kit/wait';
 
 const DAY = 86_400_000;
 const TOKEN = 'operator-token-0123456789';
@@ -200,10 +201,11 @@ describe('webhooks', () => {
     expect((await deliver(stripe.event('invoice.paid', invoiceObject(sub, 'paid')))).body.outcome).toBe(
       'applied',
     );
-    let status = 0;
-    while (performance.now() - started < 5_000 && (status = (await callModel(peer.url, key)).status) !== 200)
-      await new Promise((r) => setTimeout(r, 20));
-    expect(status).toBe(200);
+    await waitFor(async () => (await callModel(peer.url, key)).status === 200, {
+      timeout: 5_000,
+      interval: 20,
+      what: 'the peer to serve the key',
+    });
     expect(performance.now() - started).toBeLessThan(1_000);
     expect((await view(acct)).transitions.slice(-2).map((x: any) => [x.from, x.to, x.cause])).toEqual([
       ['active', 'past_due', 'webhook'],

@@ -6,7 +6,8 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMITS } from '../src/lib/body-limit';
 import { randomBase62 } from '../src/lib/ids';
-import { spawnGateway, type GatewayProcess } from './gateway-process';
+import { freePort } from './kit/free-port';
+import { childEnv, type SpawnedGateway, spawnGateway } from './kit/gateway';
 import { TEST_DATABASE_URL } from './harness';
 
 const MB = 1024 * 1024;
@@ -14,22 +15,26 @@ const SENDER = join(import.meta.dirname, 'flood-sender.mjs');
 const OPERATOR = `operator-${randomBase62(24)}`;
 
 // The gateway in a process of its own, as it runs: its RSS and its event loop are its alone.
-let gw: GatewayProcess;
+let gw: SpawnedGateway;
 let port = 0;
 const dataDir = mkdtempSync(join(tmpdir(), 'keygate-body-'));
 const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
 beforeAll(async () => {
   gw = await spawnGateway({
-    KEYGATE_DATA_DIR: dataDir,
-    KEYGATE_SECRET: randomBase62(43),
-    KEYGATE_OPERATOR_TOKEN: OPERATOR,
-    KEYGATE_UPSTREAM_URL: 'http://127.0.0.1:9',
-    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: schema } : {}),
+    port: await freePort(),
+    env: childEnv({
+      KEYGATE_LOG_LEVEL: 'info',
+      KEYGATE_DATA_DIR: dataDir,
+      KEYGATE_SECRET: randomBase62(43),
+      KEYGATE_OPERATOR_TOKEN: OPERATOR,
+      KEYGATE_UPSTREAM_URL: 'http://127.0.0.1:9',
+      ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, KEYGATE_DB_SCHEMA: schema } : {}),
+    }),
   });
   port = Number(new URL(gw.url).port);
 }, 120_000);
 afterAll(async () => {
-  gw?.child.kill('SIGTERM');
+  gw?.proc.kill('SIGTERM');
   await gw?.exited;
   if (TEST_DATABASE_URL) {
     const sql = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
@@ -70,7 +75,7 @@ async function underLoad<T>(
 ): Promise<{ result: T; p99: number; samples: number; rssGrowthMb: number }> {
   // Warm: the probe's own first connection is not the gateway's latency.
   for (let i = 0; i < 20; i++) await (await fetch(`${gw.url}/healthz`)).text();
-  const pid = gw.child.pid!;
+  const pid = gw.proc.pid!;
   const before = rssOf(pid);
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 10);

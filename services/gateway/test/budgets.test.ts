@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callAt, startStack, type Stack } from './harness';
 import type { Gateway } from '../src/server';
 import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
+import { waitFor } from './kit/wait';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
@@ -39,16 +40,28 @@ async function setup(stack: Stack) {
   return { acct, member, key, budget, spent };
 }
 
-// A call is charged when its record is made (right after its answer), then in Redis: wait for both.
-async function settleOn(...gateways: Gateway[]): Promise<void> {
-  await new Promise((r) => setTimeout(r, 60));
-  await Promise.all(gateways.map((g) => g.limits.admission.settled()));
+/** Records the gateway's call log has taken so far (written, waiting, or refused). */
+function taken(g: Gateway): number {
+  const s = g.writer.status();
+  return s.written + s.queued + s.rejected + s.dropped;
+}
+
+/**
+ * Makes a call through `g` and waits until it is charged: a call is charged as its record is
+ * made (right after its answer, with the call log taking it), then in Redis; every gateway
+ * in `others` settles too.
+ */
+async function charged<T>(g: Gateway, call: () => Promise<T>, ...others: Gateway[]): Promise<T> {
+  const before = taken(g);
+  const res = await call();
+  await waitFor(() => taken(g) > before, { timeout: 5_000, what: 'the call to be recorded' });
+  await Promise.all([g, ...others].map((x) => x.limits.admission.settled()));
+  return res;
 }
 
 describe('budgets', () => {
   let stack: Stack;
   const receivers: Receiver[] = [];
-  const settle = () => settleOn(stack.gateway);
   beforeAll(async () => {
     stack = await startStack({ KEYGATE_WEBHOOK_POLL_MS: '50', ...ALLOW_LOOPBACK_RECEIVERS });
   });
@@ -65,8 +78,7 @@ describe('budgets', () => {
     // 97.5 cents spent by two members' keys before this instance looked.
     await s.spent(k1.id, m1, 20_000);
     await s.spent(k2.id, m2, 19_000);
-    expect((await spend(stack.gateway.url, k3.key, 400)).status).toBe(200);
-    await settle();
+    expect((await charged(stack.gateway, () => spend(stack.gateway.url, k3.key, 400))).status).toBe(200);
     // 1.5 cents left, less than this call may cost.
     const res = await spend(stack.gateway.url, k1.key, 400);
     expect(res.status).toBe(429);
@@ -89,8 +101,7 @@ describe('budgets', () => {
     const [a, b, other] = [await s.key(m1), await s.key(m1), await s.key(m2)];
     expect((await s.budget({ scope: 'user', target_id: m1, limit_cents: 100 })).status).toBe(201);
     await s.spent(a.id, m1, 39_000);
-    expect((await spend(stack.gateway.url, b.key, 400)).status).toBe(200);
-    await settle();
+    expect((await charged(stack.gateway, () => spend(stack.gateway.url, b.key, 400))).status).toBe(200);
     expect((await spend(stack.gateway.url, a.key, 400)).status).toBe(429);
     expect((await spend(stack.gateway.url, b.key, 400)).body.error.message).toMatch(
       /member's monthly budget/,
@@ -123,11 +134,22 @@ describe('budgets', () => {
     });
     // 40 cents, then 20 (past 50%), then 25 (past 80%), then 30 (past 100%, and no refusal): 115 cents.
     for (const tokens of [16_000, 8_000, 10_000, 12_000, 400]) {
-      expect((await spend(stack.gateway.url, k.key, tokens)).status).toBe(200);
-      await settle();
+      expect((await charged(stack.gateway, () => spend(stack.gateway.url, k.key, tokens))).status).toBe(200);
     }
     await receiver.waitFor((r) => r.length === 3);
-    await new Promise((r) => setTimeout(r, 300));
+    // Every crossing is charged by now (charged() above): once no delivery is pending, none is coming.
+    const deliveries = await waitFor(
+      async () => {
+        const { data } = (
+          await api(stack.gateway.url, `/v1/organizations/webhooks/${hook.body.id}/deliveries`, {
+            key: s.acct.adminKey,
+          })
+        ).body;
+        return data.every((d: { status: string }) => d.status !== 'pending') && (data as unknown[]);
+      },
+      { timeout: 5_000, interval: 50, what: 'the deliveries to settle' },
+    );
+    expect(deliveries).toHaveLength(3);
     expect(receiver.received.map((r) => [r.event.type, r.event.data.threshold_percent, r.verified])).toEqual([
       ['budget.threshold_crossed', 50, true],
       ['budget.threshold_crossed', 80, true],
@@ -175,14 +197,18 @@ describe('budgets', () => {
     const k = await s.key();
     expect((await spend(peer.url, k.key)).status).toBe(200);
     const b = await s.budget({ scope: 'api_key', target_id: k.id, limit_cents: 0 });
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect((await spend(peer.url, k.key)).status).toBe(429);
+    await waitFor(async () => (await spend(peer.url, k.key)).status === 429, {
+      timeout: 1_000,
+      what: 'the peer to apply the new budget',
+    });
     await api(stack.gateway.url, `/v1/organizations/budgets/${b.body.id}`, {
       key: s.acct.adminKey,
       body: { limit_cents: 1_000 },
     });
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect((await spend(peer.url, k.key)).status).toBe(200);
+    await waitFor(async () => (await spend(peer.url, k.key)).status === 200, {
+      timeout: 1_000,
+      what: 'the peer to apply the raised budget',
+    });
     await api(stack.gateway.url, `/v1/organizations/budgets/${b.body.id}`, {
       key: s.acct.adminKey,
       method: 'DELETE',
@@ -261,10 +287,10 @@ describe.runIf(TEST_REDIS_URL)('budgets shared through Redis (TEST_REDIS_URL)', 
     const [k1, k2] = [await s.key(), await s.key()];
     await s.budget({ scope: 'account', limit_cents: 100 });
     // Each instance spends 40 cents: alone, neither would refuse a third such call.
-    expect((await spend(stack.gateway.url, k1.key, 16_000)).status).toBe(200);
-    await settleOn(stack.gateway, peer);
-    expect((await spend(peer.url, k2.key, 16_000)).status).toBe(200);
-    await settleOn(stack.gateway, peer);
+    expect((await charged(stack.gateway, () => spend(stack.gateway.url, k1.key, 16_000), peer)).status).toBe(
+      200,
+    );
+    expect((await charged(peer, () => spend(peer.url, k2.key, 16_000), stack.gateway)).status).toBe(200);
     expect((await spend(stack.gateway.url, k2.key, 16_000)).status).toBe(429);
     expect((await spend(peer.url, k1.key, 16_000)).status).toBe(429);
   });

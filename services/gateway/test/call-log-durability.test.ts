@@ -4,31 +4,37 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
-import { driveLoad, provision, spawnGateway, type Answered } from './gateway-process';
+import { driveLoad, provision, type Answered } from './gateway-process';
+import { freePort } from './kit/free-port';
+import { childEnv, spawnGateway } from './kit/gateway';
 import { PROVIDER_KEY } from './harness';
-import { createPgCluster, type PgCluster } from './pg-cluster';
 import { newDataDir } from './data-dir';
+import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
+import { waitFor } from './kit/wait';
 
 const SYNC_MS = 50;
 // The documented window: a record is on disk within KEYGATE_SPOOL_SYNC_MS plus one write and
 // fdatasync. The margin covers that write on a machine this busy (load average above 10 seen).
 const KILL_MARGIN_MS = SYNC_MS + 250;
 
-let cluster: PgCluster;
+let cluster: PrivatePostgres;
 let emulator: Emulator;
 const dirs: string[] = [];
 
 beforeAll(async () => {
   [cluster, emulator] = await Promise.all([
-    createPgCluster(),
+    privatePostgres(),
     startEmulator({ port: 0, apiKey: PROVIDER_KEY }),
   ]);
 }, 120_000);
 afterAll(async () => {
   await emulator?.close();
-  await cluster?.destroy();
+  await cluster?.remove();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+const start = async (env: Record<string, string>) =>
+  spawnGateway({ env: childEnv({ KEYGATE_LOG_LEVEL: 'info', ...env }), port: await freePort() });
 
 /** Settings for a gateway on this file's own PostgreSQL, in a fresh schema and data dir. */
 function gatewayEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -59,15 +65,18 @@ async function recorded(
     connection: { search_path: env.KEYGATE_DB_SCHEMA! },
   });
   try {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const rows = await sql<
-        { id: string; n: number }[]
-      >`select id, count(*)::int as n from calls where id = any(${ids}::text[]) group by id`;
-      const found = new Map(rows.map((r) => [r.id, r.n]));
-      if (found.size === ids.length || Date.now() > deadline) return found;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    let found = new Map<string, number>();
+    await waitFor(
+      async () => {
+        const rows = await sql<
+          { id: string; n: number }[]
+        >`select id, count(*)::int as n from calls where id = any(${ids}::text[]) group by id`;
+        found = new Map(rows.map((r) => [r.id, r.n]));
+        return found.size === ids.length;
+      },
+      { timeout: ms, interval: 250 },
+    ).catch(() => {}); // the caller names the missing ids
+    return found;
   } finally {
     await sql.end();
   }
@@ -96,12 +105,15 @@ describe('durable call records', () => {
     // A long flush interval keeps records out of PostgreSQL until the kill: only the spool has them.
     const env = gatewayEnv({ KEYGATE_FLUSH_INTERVAL_MS: '5000' });
     const key = await provision(env);
-    const first = await spawnGateway(env);
+    const first = await start(env);
     const load = driveLoad(first.url, key, 12);
     // Under load, not after a fixed time: a busy machine answers fewer calls per second.
-    for (const deadline = Date.now() + 30_000; ok(load.answered).length < 60 && Date.now() < deadline; )
-      await new Promise((r) => setTimeout(r, 100));
-    first.child.kill('SIGKILL');
+    await waitFor(() => ok(load.answered).length >= 60, {
+      timeout: 30_000,
+      interval: 100,
+      what: '60 answered calls',
+    });
+    first.proc.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await first.exited).toBe('SIGKILL');
     await load.stop();
@@ -110,7 +122,7 @@ describe('durable call records', () => {
     const spooled = readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).filter((f) => f.endsWith('.jsonl'));
     expect(spooled.length).toBeGreaterThan(0);
 
-    const second = await spawnGateway(env);
+    const second = await start(env);
     try {
       const older = answered.filter((a) => a.at < killedAt - KILL_MARGIN_MS).map((a) => a.id);
       const found = await recorded(env, older);
@@ -125,18 +137,18 @@ describe('durable call records', () => {
       const { served, rolledUp } = await rollupMatches(env);
       expect(rolledUp).toBe(served);
       // The replayed segments are deleted once PostgreSQL has them.
-      for (
-        let i = 0;
-        i < 100 && readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).some((f) => spooled.includes(f));
-        i++
-      ) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitFor(
+        () => !readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).some((f) => spooled.includes(f)),
+        {
+          timeout: 10_000,
+          interval: 100,
+        },
+      ).catch(() => {});
       expect(readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).filter((f) => spooled.includes(f))).toEqual(
         [],
       );
     } finally {
-      second.child.kill('SIGTERM');
+      second.proc.kill('SIGTERM');
       expect(await second.exited).toBe(0);
     }
   }, 180_000);
@@ -149,27 +161,37 @@ describe('durable call records', () => {
     const env = gatewayEnv();
     const key = await provision(env);
     mark('provisioned');
-    const gw = await spawnGateway(env);
+    const gw = await start(env);
     mark('gateway up');
     const load = driveLoad(gw.url, key, 12);
+    /** Waits for `n` more calls answered 200: the load, not the clock, says time has passed. */
+    const more = async (n: number, what: string) => {
+      const target = ok(load.answered).length + n;
+      await waitFor(() => ok(load.answered).length >= target, { timeout: 30_000, interval: 50, what });
+    };
+    // What the gateway says when its database goes away (the call log's writes, the key poll).
+    const outages = () => gw.stderr().split('"level":"warn"').length - 1;
     try {
       for (let round = 0; round < 4; round++) {
         mark(`round ${round}`);
-        await new Promise((r) => setTimeout(r, 1200));
+        await more(30, 'calls answered with the database up');
+        const before = outages();
         await cluster.stop(round % 2 === 0 ? 'immediate' : 'fast');
         mark('database stopped');
-        await new Promise((r) => setTimeout(r, 1500));
-        expect(gw.child.exitCode, gw.stderr()).toBeNull();
+        // The gateway noticed (a warning in its log) and kept answering meanwhile.
+        await waitFor(() => outages() > before, { timeout: 10_000, what: 'the outage in the log' });
+        await more(30, 'calls answered with the database down');
+        expect(gw.proc.exitCode, gw.stderr()).toBeNull();
         await cluster.start();
         mark('database started');
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      await more(30, 'calls answered after the last restart');
     } finally {
       mark('stopping load');
       await load.stop();
       mark('load stopped');
     }
-    expect(gw.child.exitCode, gw.stderr()).toBeNull();
+    expect(gw.proc.exitCode, gw.stderr()).toBeNull();
     const answered = ok(load.answered);
     expect(answered.length).toBeGreaterThan(50);
     const ids = answered.map((a) => a.id);
@@ -189,7 +211,7 @@ describe('durable call records', () => {
     expect(outageLines.length).toBeLessThanOrEqual(4);
     expect(gw.stderr()).not.toMatch(/Cannot read properties of null/);
     mark('sigterm');
-    gw.child.kill('SIGTERM');
+    gw.proc.kill('SIGTERM');
     expect(await gw.exited).toBe(0);
     mark('exited');
   }, 300_000);

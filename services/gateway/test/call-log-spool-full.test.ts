@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallLogStatus } from '../src/call-log/writer';
 import { startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 async function call(stack: Stack, n: number): Promise<string[]> {
   const ids: string[] = [];
@@ -26,11 +27,13 @@ async function call(stack: Stack, n: number): Promise<string[]> {
 }
 
 async function recordedIds(stack: Stack, expected: number): Promise<string[]> {
-  let rows: Record<string, any>[] = [];
-  for (let i = 0; i < 200 && rows.length < expected; i++) {
-    rows = await stack.calls();
-    if (rows.length < expected) await new Promise((r) => setTimeout(r, 50));
-  }
+  const rows = await waitFor(
+    async () => {
+      const all = await stack.calls();
+      return all.length >= expected && all;
+    },
+    { timeout: 10_000, interval: 50, what: `${expected} call rows` },
+  ).catch(() => stack.calls());
   return rows.map((r) => r.id);
 }
 
@@ -48,8 +51,7 @@ async function watching<T>(
   const timer = setInterval(() => seen.push(stack.gateway.writer.status()), 5);
   try {
     const result = await work();
-    for (const deadline = Date.now() + 5_000; !until(seen) && Date.now() < deadline; )
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => until(seen), { timeout: 5_000, interval: 20 }).catch(() => {});
     return { result, seen };
   } finally {
     clearInterval(timer);
@@ -118,9 +120,10 @@ describe('disk full for the spool (a 1 MB tmpfs)', () => {
       const sql = stack.gateway.store.db.sql;
       await sql`alter table calls rename to calls_offline`;
       const later = await call(stack, 3);
-      for (let i = 0; i < 100 && readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length === 0; i++)
-        await new Promise((r) => setTimeout(r, 20));
-      expect(readdirSync(spoolDir).filter((f) => f.endsWith('.jsonl')).length).toBeGreaterThan(0);
+      await waitFor(() => readdirSync(spoolDir).some((f) => f.endsWith('.jsonl')), {
+        timeout: 2_000,
+        what: 'a spool segment on disk again',
+      });
       expect(stack.gateway.writer.status().spoolError).toBeNull();
       await sql`alter table calls_offline rename to calls`;
       expect((await recordedIds(stack, 18)).sort()).toEqual([...ids, ...later].sort());

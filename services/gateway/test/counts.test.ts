@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, runKeygate, startStack, type SeededAccount, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 const MODEL = 'claude-opus-4-5';
 const TOKEN = 'operator-token-0123456789';
@@ -145,14 +146,15 @@ async function run(c: Case): Promise<number> {
 
 /** Waits until the call log holds `n` calls of the account (a call is recorded when its upstream exchange ends). */
 async function callsOf(n: number): Promise<Record<string, any>[]> {
-  for (let i = 0; i < 200; i++) {
-    await stack.gateway.writer.flush();
-    const rows = await stack.gateway.store.db
-      .sql`select key_id, status, error_type from calls where account_id = ${acct.id}`;
-    if (rows.length >= n) return rows;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`the call log never reached ${n} calls`);
+  return waitFor(
+    async () => {
+      await stack.gateway.writer.flush();
+      const rows = await stack.gateway.store.db
+        .sql`select key_id, status, error_type from calls where account_id = ${acct.id}`;
+      return rows.length >= n && rows;
+    },
+    { timeout: 10_000, interval: 50, what: `${n} calls in the call log` },
+  );
 }
 
 beforeAll(async () => {

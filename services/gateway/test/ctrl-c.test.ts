@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store';
 import { newDataDir } from './data-dir';
 import { PROVIDER_KEY } from './harness';
-import { freePort } from './own-postgres';
+import { freePort } from './kit/free-port';
 
 // Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group (pnpm and the
 // gateway), and again. `pnpm start` runs in a group of its own, which the test signals.

@@ -1,5 +1,6 @@
 import type { LedgerEntry } from '@keygate/emulator';
 import { PROVIDER_KEY, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 /** Deltas the emulator has left to send after the cut point, so the stream is still going when it is cut. */
 const AHEAD = 40;
@@ -61,12 +62,13 @@ export async function cutStream(
     }
   }
   const entry = await stack.emulator.ledger.waitFor((e) => e.requestId === requestId, 10_000);
-  let row: Record<string, any> | undefined;
-  for (let i = 0; i < 200 && !row; i++) {
-    row = (await stack.calls()).find((r) => r.upstream_request_id === requestId);
-    if (!row) await new Promise((r) => setTimeout(r, 25));
-  }
-  if (!row) throw new Error(`no call row for ${requestId}`);
+  const row = await waitFor(
+    async () => (await stack.calls()).find((r) => r.upstream_request_id === requestId),
+    {
+      timeout: 5_000,
+      what: `the call row of ${requestId}`,
+    },
+  );
   return { row, entry, clientDeltas };
 }
 

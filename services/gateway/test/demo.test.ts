@@ -3,7 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newDataDir } from './data-dir';
-import { freePort } from './own-postgres';
+import { freePort } from './kit/free-port';
 
 // `pnpm demo` and `pnpm start` as the README gives them, from the repository's root.
 const ROOT = join(import.meta.dirname, '../../..');

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 const body = JSON.stringify({
   model: 'claude-opus-4-5',
@@ -11,12 +12,13 @@ const body = JSON.stringify({
 });
 
 async function rowsUntil(stack: Stack, n: number) {
-  let rows: Record<string, any>[] = [];
-  for (let i = 0; i < 100 && rows.length < n; i++) {
-    rows = await stack.calls();
-    if (rows.length < n) await new Promise((r) => setTimeout(r, 20));
-  }
-  return rows;
+  return waitFor(
+    async () => {
+      const rows = await stack.calls();
+      return rows.length >= n && rows;
+    },
+    { timeout: 5_000, what: `${n} call rows` },
+  );
 }
 
 /** Sends a raw request: headers, then part of the body, then what `then` decides. */

@@ -3,6 +3,7 @@ import { makeEncryptedTestPdf, makeTestPdf } from '@keygate/pdf';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, expectedColumns, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 const MODEL = 'claude-opus-4-5';
 const message = (content: unknown = 'hi') => ({
@@ -173,11 +174,13 @@ describe('upstream failures', () => {
         })
         .toBe(3);
       await sql`alter table calls_offline rename to calls`;
-      let rows: Record<string, any>[] = [];
-      for (let i = 0; i < 100 && rows.length < 3; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        rows = await stack.calls();
-      }
+      const rows = await waitFor(
+        async () => {
+          const all = await stack.calls();
+          return all.length >= 3 && all;
+        },
+        { timeout: 5_000, interval: 50, what: 'the three calls in the call log' },
+      );
       expect(rows.map((r) => r.upstream_message_id).sort()).toEqual([...ids].sort());
       expect(stack.logs.some((l) => l.includes('call log write failed'))).toBe(true);
     } finally {

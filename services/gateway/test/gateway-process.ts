@@ -1,47 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { createAccount, createKey } from '../src/accounts/service';
 import { loadConfig } from '../src/config';
 import { openRuntime } from '../src/runtime';
-import { freePort } from './pg-cluster';
-
-const BIN = join(import.meta.dirname, '../bin/keygate.js');
-
-export interface GatewayProcess {
-  url: string;
-  child: ChildProcess;
-  stderr(): string;
-  /** Resolves with the exit code (or signal name). */
-  exited: Promise<number | string>;
-}
-
-/** `keygate serve` as a child process, as an operator runs it; resolves once /health answers. */
-export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
-  const port = await freePort();
-  const { DATABASE_URL: _d, KEYGATE_DB_SCHEMA: _s, ...inherited } = process.env;
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...inherited, KEYGATE_LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | string>((r) =>
-    child.once('exit', (code, signal) => r(code ?? signal ?? -1)),
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (
-      await fetch(`${url}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    if (i > 900 || child.exitCode !== null) throw new Error(`gateway did not start:\n${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, child, stderr: () => stderr, exited };
-}
 
 /** A fresh account and live app key in the database that `env` names (migrations applied). */
 export async function provision(env: Record<string, string>): Promise<string> {

@@ -5,7 +5,9 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { api, startStack, type Stack } from './harness';
-import { freePort, ownPostgres, type OwnPostgres } from './own-postgres';
+import { freePort } from './kit/free-port';
+import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
+import { waitFor } from './kit/wait';
 import { newDataDir } from './data-dir';
 
 describe('/healthz and /readyz on a running gateway', () => {
@@ -79,12 +81,12 @@ describe('an unreachable provider does not fail readiness', () => {
 });
 
 describe('the database goes away (a PostgreSQL cluster of this test)', () => {
-  let pg: OwnPostgres;
+  let pg: PrivatePostgres;
   let emulator: Emulator;
   let gateway: Gateway;
   let dataDir: string;
   beforeAll(async () => {
-    pg = await ownPostgres();
+    pg = await privatePostgres();
     emulator = await startEmulator({ port: 0 });
     dataDir = newDataDir('keygate-health-');
     const config = loadConfig({
@@ -101,13 +103,13 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
   afterAll(async () => {
     await gateway?.close();
     await emulator?.close();
-    pg?.remove();
+    await pg?.remove();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('/readyz turns 503 within its timeout while /healthz stays 200, and recovers with the database', async () => {
     expect((await api(gateway.url, '/readyz')).status).toBe(200);
-    pg.stop();
+    await pg.stop();
     const started = performance.now();
     const down = await api(gateway.url, '/readyz', { bearer: 'metrics-token-0123456789' });
     expect(performance.now() - started).toBeLessThan(3_000);
@@ -118,13 +120,11 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
     });
     expect((await api(gateway.url, '/healthz')).status).toBe(200);
 
-    pg.start();
-    const deadline = performance.now() + 15_000;
-    let status = 0;
-    while (status !== 200 && performance.now() < deadline) {
-      status = (await api(gateway.url, '/readyz')).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(status).toBe(200);
+    await pg.start();
+    await waitFor(async () => (await api(gateway.url, '/readyz')).status === 200, {
+      timeout: 15_000,
+      interval: 200,
+      what: '/readyz to answer 200 again',
+    });
   }, 60_000);
 });

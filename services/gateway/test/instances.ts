@@ -8,15 +8,15 @@ import { createAccount, createKey, type NewKey, type ServiceDeps } from '../src/
 import { randomBase62 } from '../src/lib/ids';
 import { SecretBox } from '../src/lib/secret-box';
 import { createStore, openDatabase, type Store } from '../src/store';
-import { freePort } from './own-postgres';
+import { freePort } from './kit/free-port';
+import { type SpawnedGateway, spawnGateway } from './kit/gateway';
+import { waitFor } from './kit/wait';
 
 /**
  * Gateway instances as separate processes (the compiled build, `keygate serve`) on one
  * PostgreSQL schema and one Redis, behind a HAProxy of their own on loopback: what the
  * multi-instance test and bench/faults.ts drive.
  */
-const GATEWAY = join(import.meta.dirname, '..');
-const BIN = join(GATEWAY, 'bin/keygate.js');
 export const HAPROXY = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
 /** The spool's group-commit interval the instances run with (the `spool` branch's KEYGATE_SPOOL_SYNC_MS). */
 export const SPOOL_SYNC_MS = 50;
@@ -29,8 +29,8 @@ export interface Instance {
   /** Everything the current process wrote on stderr. */
   stderr(): string;
   start(): Promise<void>;
-  /** Sends the signal; resolves with the exit code (null when killed) once it is gone. */
-  stop(signal: NodeJS.Signals): Promise<number | null>;
+  /** Sends the signal; resolves with the exit code (or the signal's name) once it is gone. */
+  stop(signal: NodeJS.Signals): Promise<number | string | null>;
 }
 
 export interface Cluster {
@@ -88,28 +88,6 @@ ${servers.map((s) => `  server ${s.name} ${new URL(s.url).host} check`).join('\n
 `;
 }
 
-async function waitHealthy(
-  url: string,
-  proc: ChildProcess,
-  stderr: () => string,
-  timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null || proc.signalCode !== null)
-      throw new Error(`gateway exited before it was ready:\n${stderr()}`);
-    if (
-      await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`gateway not ready within ${timeoutMs} ms:\n${stderr()}`);
-}
-
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   await (await import('../scripts/build.mjs' as string)).ensureBuilt();
   const work = mkdtempSync(join(tmpdir(), 'keygate-cluster-'));
@@ -132,31 +110,25 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   for (let i = 1; i <= opts.count; i++) {
     const port = await freePort();
     const dataDir = join(work, `gw${i}`);
-    let proc: ChildProcess | null = null;
-    let stderr = '';
+    let gw: SpawnedGateway | null = null;
     const instance: Instance = {
       name: `gw${i}`,
       url: `http://127.0.0.1:${port}`,
       dataDir,
       get proc() {
-        return proc;
+        return gw?.proc ?? null;
       },
-      stderr: () => stderr,
+      stderr: () => gw?.stderr() ?? '',
       async start() {
-        stderr = '';
-        proc = spawn(process.execPath, [BIN, 'serve'], {
-          env: { ...env, PORT: String(port), KEYGATE_DATA_DIR: dataDir },
-          stdio: ['ignore', 'ignore', 'pipe'],
+        gw = await spawnGateway({
+          env: { ...env, KEYGATE_DATA_DIR: dataDir },
+          port,
+          ready: '/readyz',
+          readyTimeoutMs: 60_000,
         });
-        proc.stderr!.on('data', (d) => (stderr += d));
-        await waitHealthy(instance.url, proc, () => stderr);
       },
       async stop(signal) {
-        const p = proc;
-        if (!p || p.exitCode !== null || p.signalCode !== null) return p?.exitCode ?? null;
-        const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
-        p.kill(signal);
-        return exited;
+        return gw ? gw.stop(signal) : null;
       },
     };
     instances.push(instance);
@@ -176,17 +148,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     haproxy.stdout!.on('data', (d) => (out += d));
     haproxy.stderr!.on('data', (d) => (out += d));
     url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (
-      !(await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    ) {
-      if (haproxy.exitCode !== null || Date.now() > deadline)
-        throw new Error(`haproxy did not start:\n${out}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const proxy = haproxy;
+    await waitFor(
+      async () => {
+        if (proxy.exitCode !== null) throw new Error(`haproxy exited:\n${out}`);
+        return (await fetch(`${url}/healthz`)).ok;
+      },
+      { timeout: 10_000, what: `haproxy at ${url}` },
+    ).catch((err: Error) => {
+      throw new Error(`haproxy did not start: ${err.message}\n${out}`);
+    });
   }
 
   const serverStates = async (): Promise<Record<string, string>> => {
@@ -211,14 +182,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     env,
     serverStates,
     async waitFor(name, state, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      while ((await serverStates())[name] !== state) {
-        if (Date.now() > deadline)
-          throw new Error(
-            `haproxy: ${name} not ${state} within ${timeoutMs} ms (${JSON.stringify(await serverStates())})`,
-          );
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor(async () => (await serverStates())[name] === state, {
+        timeout: timeoutMs,
+        interval: 50,
+        what: `haproxy to see ${name} ${state}`,
+      });
     },
     async close() {
       if (haproxy && haproxy.exitCode === null) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operatorRoutes } from '../src/operator/routes';
 import type { Gateway } from '../src/server';
 import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 let stack: Stack;
 let peer: Gateway;
@@ -34,16 +35,15 @@ async function refusalDelay(
   const res = await change();
   expect(res.status).toBeLessThan(300);
   const changedAt = performance.now();
-  for (;;) {
-    const call = await callModel(peer.url, secret);
-    const elapsed = performance.now() - changedAt;
-    if (call.status !== 200) {
-      expect(call.status).toBe(expectStatus);
-      return elapsed;
-    }
-    if (elapsed > 5_000) throw new Error('the peer still accepts the key after 5 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const refused = await waitFor(
+    async () => {
+      const call = await callModel(peer.url, secret);
+      return call.status !== 200 && call;
+    },
+    { timeout: 5_000, interval: 10, what: 'the peer to refuse the key' },
+  );
+  expect(refused.status).toBe(expectStatus);
+  return performance.now() - changedAt;
 }
 
 describe('changes take effect on every instance within one second', () => {
@@ -104,11 +104,13 @@ describe('changes take effect on every instance within one second', () => {
     });
     expect(suspend.body.status).toBe('suspended');
     const start = performance.now();
-    let res = await callModel(stack.gateway.url, k.key);
-    while (res.status === 200 && performance.now() - start < 5_000) {
-      await new Promise((r) => setTimeout(r, 10));
-      res = await callModel(stack.gateway.url, k.key);
-    }
+    const res = await waitFor(
+      async () => {
+        const call = await callModel(stack.gateway.url, k.key);
+        return call.status !== 200 && call;
+      },
+      { timeout: 5_000, interval: 10, what: 'the suspension to reach the other instance' },
+    );
     expect(performance.now() - start).toBeLessThan(1000);
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({
@@ -120,18 +122,29 @@ describe('changes take effect on every instance within one second', () => {
       bearer: OPERATOR,
       method: 'POST',
     });
-    const back = performance.now();
-    while ((await callModel(peer.url, k.key)).status !== 200) {
-      expect(performance.now() - back).toBeLessThan(1000);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(async () => (await callModel(peer.url, k.key)).status === 200, {
+      timeout: 1_000,
+      interval: 10,
+      what: 'the reactivation to reach the peer',
+    });
   });
 
   it('an expired key is refused on the dot, without any notification', async () => {
-    const k = await newKey({ expires_at: new Date(Date.now() + 1500).toISOString() });
+    const expiresAt = Date.now() + 1500;
+    const k = await newKey({ expires_at: new Date(expiresAt).toISOString() });
     expect((await callModel(peer.url, k.key)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
-    const res = await callModel(peer.url, k.key);
+    let servedAfterExpiry = false;
+    const res = await waitFor(
+      async () => {
+        const sentAt = Date.now();
+        const call = await callModel(peer.url, k.key);
+        if (call.status === 200 && sentAt >= expiresAt) servedAfterExpiry = true;
+        return call.status !== 200 && call;
+      },
+      { timeout: 3_000, interval: 25, what: 'the expired key to be refused' },
+    );
+    expect(servedAfterExpiry).toBe(false);
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
     expect(res.status).toBe(401);
     expect(res.body.error.message).toMatch(/expired/);
   });
@@ -149,12 +162,13 @@ describe('changes take effect on every instance within one second', () => {
       key: acme.adminKey,
       body: { role: 'developer' },
     });
-    const start = performance.now();
-    let res = await api(peer.url, '/v1/organizations/me', { key: adminKey.key });
-    while (res.status === 200 && performance.now() - start < 1000) {
-      await new Promise((r) => setTimeout(r, 10));
-      res = await api(peer.url, '/v1/organizations/me', { key: adminKey.key });
-    }
+    const res = await waitFor(
+      async () => {
+        const me = await api(peer.url, '/v1/organizations/me', { key: adminKey.key });
+        return me.status !== 200 && me;
+      },
+      { timeout: 1_000, interval: 10, what: 'the demotion to reach the peer' },
+    );
     expect(res.status).toBe(403);
     expect(res.body.error.message).toMatch(/no longer an admin/);
   });
@@ -220,12 +234,23 @@ describe('rotation, whatever the clocks say', () => {
   it('a rotation that waits for the key row still gives the whole grace period, counted from when it could act', async () => {
     const k = await newKey();
     let releasedAt = 0;
-    const held = stack.gateway.store.db.sql.begin(async (tx) => {
+    const sql = stack.gateway.store.db.sql;
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const held = sql.begin(async (tx) => {
       await tx`select id from api_keys where id = ${k.id} for update`;
-      await new Promise((r) => setTimeout(r, 600));
+      locked();
+      // Held until the rotation is seen waiting for this lock: the wait is in the rotation's transaction.
+      await waitFor(
+        async () =>
+          (
+            await sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%api_keys%'`
+          ).length > 0,
+        { timeout: 5_000, interval: 20, what: 'the rotation to wait for the row lock' },
+      );
       releasedAt = Date.now();
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await lockTaken;
     const rotated = (
       await api(stack.gateway.url, `${keys}/${k.id}/rotate`, {
         key: acme.adminKey,

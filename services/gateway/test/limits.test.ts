@@ -1,6 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ceilingMicroUsd } from '../src/admission/ceiling';
 import { api, callAt, callModel, startStack, type SeededAccount, type Stack } from './harness';
+import { waitFor } from './kit/wait';
+
+/** Waits until the key's call is recorded: its tokens and cost are charged as the record is made. */
+async function charged(stack: Stack, keyId: string): Promise<void> {
+  await waitFor(
+    async () => {
+      await stack.gateway.writer.flush();
+      const [row] = await stack.gateway.store.db.sql<{ n: number }[]>`
+        select count(*)::int as n from calls where key_id = ${keyId}`;
+      return row!.n > 0;
+    },
+    { timeout: 5_000, what: `the call of ${keyId} to be recorded` },
+  );
+  await stack.gateway.limits.admission.settled();
+}
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
@@ -59,7 +74,7 @@ describe('per-key limits, counted in this process', () => {
   it('tokens per minute: a call that spent the budget makes the next wait', async () => {
     const k = await keyWith(stack, acct, { tokens_per_minute: 20 });
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 50));
+    await charged(stack, k.id);
     const res = await callModel(stack.gateway.url, k.key);
     expect(res.status).toBe(429);
     expect(res.body.error.message).toMatch(/20 tokens per minute/);
@@ -75,7 +90,7 @@ describe('per-key limits, counted in this process', () => {
       callAt(acct.id, now, { keyId: k.id, usage: { input_tokens: 0, output_tokens: spentBeforeOneCall() } }),
     ]);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 50));
+    await charged(stack, k.id);
     const res = await callModel(stack.gateway.url, k.key);
     expect(res.status).toBe(429);
     expect(res.body.error).toMatchObject({
@@ -137,7 +152,7 @@ describe.runIf(TEST_REDIS_URL)('per-key limits shared through Redis (TEST_REDIS_
       }),
     ]);
     expect((await callModel(stack.gateway.url, k.key)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 50));
+    await charged(stack, k.id);
     const res = await callModel(peer.url, k.key);
     expect(res.status).toBe(429);
     expect(res.headers.get('x-should-retry')).toBe('false');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callModel, PROVIDER_KEY, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -184,13 +185,15 @@ describe('/metrics after a known workload', () => {
     // writer's figures held still (the same before and after it).
     let settled = parse((await scrape(stack.gateway.url)).text);
     let status = stack.gateway.writer.status();
-    for (let i = 0; i < 50; i++) {
-      const first = stack.gateway.writer.status();
-      settled = parse((await scrape(stack.gateway.url)).text);
-      status = stack.gateway.writer.status();
-      if (first.spoolBytes === status.spoolBytes && first.queued === status.queued) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitFor(
+      async () => {
+        const first = stack.gateway.writer.status();
+        settled = parse((await scrape(stack.gateway.url)).text);
+        status = stack.gateway.writer.status();
+        return first.spoolBytes === status.spoolBytes && first.queued === status.queued;
+      },
+      { timeout: 1_000, interval: 20 },
+    ).catch(() => {}); // the checks below name what differs
     expect(settled.map((s) => s.name)).toEqual(
       expect.arrayContaining([
         'keygate_call_log_spool_bytes',
@@ -213,12 +216,11 @@ describe('/metrics after a known workload', () => {
         })
       ).status,
     ).toBe(200);
-    let after = before;
-    for (let i = 0; i < 50 && after === before; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      after = sum(parse((await scrape(stack.gateway.url)).text), 'keygate_invalidations_received_total');
-    }
-    expect(after).toBeGreaterThan(before);
+    await waitFor(
+      async () =>
+        sum(parse((await scrape(stack.gateway.url)).text), 'keygate_invalidations_received_total') > before,
+      { timeout: 2_500, interval: 50, what: 'the invalidation to be counted' },
+    );
     const age = sum(
       parse((await scrape(stack.gateway.url)).text),
       'keygate_invalidation_last_applied_age_seconds',

@@ -6,6 +6,7 @@ import type { UsageRow } from '../src/store';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { seedCluster, SPOOL_SYNC_MS, startCluster, type Cluster, type Seeded } from './instances';
 import { call, drive, tally, type Answer } from './load';
+import { waitFor } from './kit/wait';
 
 /**
  * Three gateway processes behind HAProxy, on one PostgreSQL and one Redis, with the emulator
@@ -23,12 +24,15 @@ const answered = (a: Answer) => a.requestId !== null && a.status > 0;
 /** Waits (up to 15 s) until every answered call of `answers` has its record, then returns how often each id is recorded. */
 async function recordsOf(keyId: string, answers: Answer[]): Promise<Map<string, number>> {
   const wanted = answers.filter(answered).map((a) => a.requestId!);
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const counts = await seeded.recordCounts(keyId);
-    if (wanted.every((id) => counts.has(id)) || Date.now() > deadline) return counts;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  let counts = new Map<string, number>();
+  await waitFor(
+    async () => {
+      counts = await seeded.recordCounts(keyId);
+      return wanted.every((id) => counts.has(id));
+    },
+    { timeout: 15_000, interval: 200 },
+  ).catch(() => {}); // the caller names what is missing
+  return counts;
 }
 
 /** Answered calls not recorded exactly once, as short lines (an empty list is the pass). */
@@ -141,16 +145,15 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       const changedAt = performance.now();
       const delays = await Promise.all(
         cluster.instances.map(async (gw) => {
-          for (;;) {
-            const a = await call(gw.url, key.secret);
-            const elapsed = performance.now() - changedAt;
-            if (a.status !== 200) {
-              expect(a.status).toBe(401);
-              return elapsed;
-            }
-            if (elapsed > 5_000) throw new Error(`${gw.name} still accepts the key after 5 s`);
-            await new Promise((r) => setTimeout(r, 10));
-          }
+          const refused = await waitFor(
+            async () => {
+              const a = await call(gw.url, key.secret);
+              return a.status !== 200 && a;
+            },
+            { timeout: 5_000, interval: 10, what: `${gw.name} to refuse the key` },
+          );
+          expect(refused.status).toBe(401);
+          return performance.now() - changedAt;
         }),
       );
       for (const d of delays) expect(d).toBeLessThan(1_000);
@@ -160,14 +163,27 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       const key = await newKey();
       const victim = cluster.instances[1]!;
       let done = false;
-      const load = drive(cluster.url, key.secret, { concurrency: 6, stop: () => done });
-      await new Promise((r) => setTimeout(r, 1_500));
+      const seen: Answer[] = [];
+      const load = drive(cluster.url, key.secret, {
+        concurrency: 6,
+        stop: () => done,
+        onAnswer: (a) => seen.push(a),
+      });
+      const served = (by: (a: Answer) => boolean, n: number, what: string) =>
+        waitFor(() => seen.filter((a) => a.status === 200 && by(a)).length >= n, { timeout: 20_000, what });
+      // Killed under load: the victim has been answering.
+      await served((a) => a.instance === victim.name, 10, `10 calls answered by ${victim.name}`);
       const killedAt = Date.now();
-      expect(await victim.stop('SIGKILL')).toBeNull();
-      await new Promise((r) => setTimeout(r, 500));
+      expect(await victim.stop('SIGKILL')).toBe('SIGKILL');
+      // The balancer sends the load to the others meanwhile.
+      await served((a) => a.at > killedAt, 10, '10 calls answered after the kill');
       await victim.start();
       await cluster.waitFor(victim.name, 'UP');
-      await new Promise((r) => setTimeout(r, 1_000));
+      await served(
+        (a) => a.instance === victim.name && a.at > killedAt + 1_000,
+        3,
+        `3 calls answered by the restarted ${victim.name}`,
+      );
       done = true;
       const answers = await load;
       expect(
@@ -199,14 +215,23 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
     it('a rolling restart (SIGTERM, one instance at a time, health checks on /readyz) fails no call at the client and records every one', async () => {
       const key = await newKey();
       let done = false;
-      const load = drive(cluster.url, key.secret, { concurrency: 6, stop: () => done });
-      await new Promise((r) => setTimeout(r, 500));
+      let answered200 = 0;
+      const load = drive(cluster.url, key.secret, {
+        concurrency: 6,
+        stop: () => done,
+        onAnswer: (a) => void (a.status === 200 && answered200++),
+      });
+      const more = async (n: number) => {
+        const target = answered200 + n;
+        await waitFor(() => answered200 >= target, { timeout: 20_000, what: `${n} more answered calls` });
+      };
+      await more(10);
       for (const gw of cluster.instances) {
         expect(await gw.stop('SIGTERM')).toBe(0);
         await gw.start();
         await cluster.waitFor(gw.name, 'UP');
       }
-      await new Promise((r) => setTimeout(r, 500));
+      await more(10);
       done = true;
       const answers = await load;
       expect(tally(answers, (a) => `${a.status} ${a.error ?? ''}`.trim())).toEqual({ 200: answers.length });

@@ -1,88 +1,40 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store';
 import { newDataDir as tempDataDir } from './data-dir';
+import { freePort } from './kit/free-port';
+import { childEnv, keygateCommand, type SpawnedGateway, spawnGateway } from './kit/gateway';
 
 /**
  * The gateway as a process manager meets it: started by `pnpm start` or the bin, on the
  * embedded PostgreSQL in a data dir, stopped by a signal to the pid it started.
  */
-const ROOT = join(import.meta.dirname, '../../..');
-const BIN = join(ROOT, 'services/gateway/bin/keygate.js');
 const dirs: string[] = [];
-const procs: ChildProcess[] = [];
+const started: SpawnedGateway[] = [];
 
 afterAll(async () => {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-  await new Promise((r) => setTimeout(r, 500));
+  await Promise.all(started.map((gw) => gw.stop('SIGKILL')));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-interface Started {
-  proc: ChildProcess;
-  url: string;
-  env: NodeJS.ProcessEnv;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function environment(dataDir: string, port: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    KEYGATE_DATA_DIR: dataDir,
-    PORT: String(port),
-    KEYGATE_LOG_LEVEL: 'warn',
-  };
-  for (const name of ['DATABASE_URL', 'KEYGATE_SECRET', 'KEYGATE_OPERATOR_TOKEN', 'KEYGATE_URL'])
-    delete env[name];
-  return env;
-}
-
 /** Starts `keygate serve` (or `pnpm start`); resolves once /health answers, or when it exits first. */
-async function start(dataDir: string, how: 'bin' | 'pnpm' = 'bin', port?: number): Promise<Started> {
-  const p = port ?? (await freePort());
-  const env = environment(dataDir, p);
-  const proc =
-    how === 'pnpm'
-      ? spawn('pnpm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] })
-      : spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  procs.push(proc);
-  let stderr = '';
-  proc.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-  const url = `http://127.0.0.1:${p}`;
-  for (let i = 0; proc.exitCode === null; i++) {
-    if (
-      await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) }).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    if (i > 900) throw new Error(`not ready:\n${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await new Promise((r) => setTimeout(r, 50));
-  return { proc, url, env, stderr: () => stderr, exited };
+async function start(dataDir: string, via: 'bin' | 'pnpm' = 'bin', port?: number): Promise<SpawnedGateway> {
+  const env = childEnv({ KEYGATE_DATA_DIR: dataDir, KEYGATE_LOG_LEVEL: 'warn' });
+  const gw = await spawnGateway({ env, port: port ?? (await freePort()), via, mayExit: true });
+  started.push(gw);
+  return gw;
 }
 
 function cli(
   env: NodeJS.ProcessEnv,
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  const command = keygateCommand(args);
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) =>
+    execFile(command.file, command.args, { env, timeout: 60_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -204,13 +156,15 @@ describe('SIGTERM to the pid `pnpm start` started', () => {
         body: await r.text(),
       })),
     );
-    const streams = Array.from({ length: 4 }, () =>
-      fetch(`${gw.url}/v1/messages`, message(key.key, paced, true)).then(async (r) => ({
-        status: r.status,
-        body: await r.text(),
-      })),
+    const opened = Array.from({ length: 4 }, () =>
+      fetch(`${gw.url}/v1/messages`, message(key.key, paced, true)),
     );
-    await new Promise((r) => setTimeout(r, 250));
+    // The streams' headers are out: they (and the slow calls sent before them) are in flight.
+    await Promise.all(opened);
+    const streams = opened.map(async (r) => {
+      const res = await r;
+      return { status: res.status, body: await res.text() };
+    });
     gw.proc.kill('SIGTERM');
 
     const answers = await Promise.all([...calls, ...streams]);

@@ -1,6 +1,7 @@
 import { startEmulator, type Emulator, type LedgerEntry, type ReceivedRequest } from '@keygate/emulator';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { expectedColumns, PROVIDER_KEY, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 /** An emulator for clients pointed straight at "the provider"; it takes Bearer too, as Claude Code may send it. */
 export function startDirectEmulator(): Promise<Emulator> {
@@ -85,18 +86,20 @@ export async function expectUsageMatchesLedger(
 
 /** The call rows for these upstream request ids, in the same order; waits for the writer. */
 async function callRows(stack: Stack, upstreamIds: string[]): Promise<Record<string, any>[]> {
-  for (let attempt = 0; ; attempt++) {
-    const all = await stack.calls();
-    const rows = upstreamIds.map((id) => all.filter((r) => r.upstream_request_id === id));
-    if (rows.every((r) => r.length === 1)) return rows.map((r) => r[0]!);
-    if (attempt === 50) {
-      expect(
-        rows.map((r) => r.length),
-        'one call row per upstream request',
-      ).toEqual(upstreamIds.map(() => 1));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let rows: Record<string, any>[][] = [];
+  await waitFor(
+    async () => {
+      const all = await stack.calls();
+      rows = upstreamIds.map((id) => all.filter((r) => r.upstream_request_id === id));
+      return rows.every((r) => r.length === 1);
+    },
+    { timeout: 2_000, interval: 20 },
+  ).catch(() => {});
+  expect(
+    rows.map((r) => r.length),
+    'one call row per upstream request',
+  ).toEqual(upstreamIds.map(() => 1));
+  return rows.map((r) => r[0]!);
 }
 
 /** The text the emulator answers a messages body with, asked once more without streaming. */

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { api, callAt, callModel, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -49,11 +50,7 @@ async function metric(stack: Stack, name: string): Promise<string> {
     .join('\n');
 }
 
-async function until(check: () => Promise<boolean>, ms = 10_000) {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
-    if (await check()) return;
-  throw new Error('condition not met in time');
-}
+const until = (check: () => Promise<boolean>, timeout = 10_000) => waitFor(check, { timeout, interval: 50 });
 
 async function keyWithRpm(stack: Stack, rpm: number) {
   const acct = await stack.seedAccount();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reachableInstall, runAs } from '../src/store/postgres-user';
-import { freePort } from './own-postgres';
+import { freePort } from './kit/free-port';
 
 // As root, PostgreSQL runs as the postgres user, which cannot enter a private folder (mode 700,
 // as root's home is). Only root meets this; CI runs as root.

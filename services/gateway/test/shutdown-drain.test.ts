@@ -2,12 +2,12 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { estimateOutputTokens } from '@keygate/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess, type GatewayProcess } from './gateway-child';
+import { type GatewayChild, startGatewayProcess } from './gateway-child';
 import { PROVIDER_KEY } from './harness';
 
 const GRACE_MS = 1_000;
 let emulator: Emulator;
-let gw: GatewayProcess;
+let gw: GatewayChild;
 
 beforeAll(async () => {
   emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });

@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from './harness';
 import { errorShape, head, rawExchange, type Part } from './raw-http';
+import { waitFor } from './kit/wait';
 
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 2_500;
@@ -115,8 +116,10 @@ describe('open sockets per address are bounded', () => {
       expect(await reply).toMatch(/^HTTP\/1\.1 200/);
 
       open.pop()!.destroy();
-      for (let i = 0; i < 50 && stack.gateway.sockets.openFrom('127.0.0.1') >= MAX_SOCKETS; i++)
-        await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => stack.gateway.sockets.openFrom('127.0.0.1') < MAX_SOCKETS, {
+        timeout: 1_000,
+        what: 'the closed socket to be let go',
+      });
       const again = await rawExchange(port, [
         head('GET', '/health', [
           ['host', 'x'],

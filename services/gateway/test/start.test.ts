@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { startGatewayProcess, type GatewayProcess } from './gateway-child';
+import { startGatewayProcess, type GatewayChild as GatewayProcess } from './gateway-child';
 
 let gw: GatewayProcess | undefined;
 afterAll(() => gw?.remove());

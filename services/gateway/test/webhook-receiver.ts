@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook } from '../../../packages/sdk/src/webhooks';
+import { waitFor } from './kit/wait';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -51,14 +52,11 @@ export async function startReceiver(opts: { failFirst?: number; alwaysFail?: boo
     /** The events answered 200, in the order they arrived. */
     accepted: () => received.filter((r) => r.answered === 200),
     async waitFor(check: (r: Received[]) => boolean, timeoutMs = 10_000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (!check(received)) {
-        if (Date.now() > deadline)
-          throw new Error(
-            `receiver: condition not met; received ${JSON.stringify(received.map((r) => [r.event.type, r.event.id, r.answered]))}`,
-          );
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitFor(() => check(received), { timeout: timeoutMs, interval: 20 }).catch(() => {
+        throw new Error(
+          `receiver: condition not met; received ${JSON.stringify(received.map((r) => [r.event.type, r.event.id, r.answered]))}`,
+        );
+      });
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
 
 const FAST = {
@@ -37,6 +38,20 @@ describe('alert webhooks', () => {
     r.useSecret(res.body.secret);
     return { receiver: r, id: res.body.id as string, secret: res.body.secret as string };
   }
+
+  /** Every delivery of the endpoint once the worker is done with it (none pending): nothing more will be sent. */
+  const settledDeliveries = (account: SeededAccount, id: string) =>
+    waitFor(
+      async () => {
+        const { data } = (
+          await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, {
+            key: account.adminKey,
+          })
+        ).body;
+        return data.length > 0 && data.every((d: any) => d.status !== 'pending') && (data as any[]);
+      },
+      { timeout: 10_000, interval: 50, what: `the deliveries of ${id} to settle` },
+    );
 
   const notice = (accountId: string, n: number) =>
     stack.gateway.store.alerts.emit({
@@ -78,17 +93,7 @@ describe('alert webhooks', () => {
     expect(first[1]!.at - first[0]!.at).toBeGreaterThanOrEqual(90);
     expect(first[2]!.at - first[1]!.at).toBeGreaterThanOrEqual(190);
     // The receiver answers before the worker commits "delivered": read until the last delivery is marked.
-    let deliveries: any[] = [];
-    for (
-      const deadline = Date.now() + 5_000;
-      Date.now() < deadline;
-      await new Promise((r) => setTimeout(r, 50))
-    ) {
-      deliveries = (
-        await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct3.adminKey })
-      ).body.data;
-      if (deliveries.every((d: any) => d.status !== 'pending')) break;
-    }
+    const deliveries = await settledDeliveries(acct3, id);
     expect(deliveries.map((d: any) => [d.status, d.attempts])).toEqual([
       ['delivered', 1],
       ['delivered', 1],
@@ -102,11 +107,8 @@ describe('alert webhooks', () => {
     await notice(acct4.id, 1);
     await notice(acct4.id, 2);
     await receiver.waitFor((r) => r.length === 6);
-    await new Promise((r) => setTimeout(r, 300));
+    const deliveries = await settledDeliveries(acct4, id);
     expect(receiver.received.map((r) => r.event.data.n)).toEqual([1, 1, 1, 2, 2, 2]);
-    const deliveries = (
-      await api(stack.gateway.url, `/v1/organizations/webhooks/${id}/deliveries`, { key: acct4.adminKey })
-    ).body.data;
     expect(deliveries.map((d: any) => [d.status, d.attempts, d.last_status, d.last_error])).toEqual([
       ['failed', 3, 500, 'HTTP 500'],
       ['failed', 3, 500, 'HTTP 500'],
@@ -116,10 +118,10 @@ describe('alert webhooks', () => {
   it('two instances deliver every event once, in order (claims skip locked rows)', async () => {
     const peer = await stack.startPeer(FAST);
     const acct5 = await stack.seedAccount();
-    const { receiver } = await endpoint(['billing.notice'], { account: acct5 });
+    const { receiver, id } = await endpoint(['billing.notice'], { account: acct5 });
     for (let n = 1; n <= 12; n++) await notice(acct5.id, n);
     await receiver.waitFor((r) => r.length >= 12);
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await settledDeliveries(acct5, id)).toHaveLength(12);
     expect(receiver.received.map((r) => r.event.data.n)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     expect(new Set(receiver.received.map((r) => r.event.id)).size).toBe(12);
     expect(peer.url).not.toBe(stack.gateway.url);
@@ -127,7 +129,7 @@ describe('alert webhooks', () => {
 
   it('a rotated key used after its grace period raises api_key.used_after_rotation', async () => {
     const acct6 = await stack.seedAccount();
-    const { receiver } = await endpoint(['api_key.used_after_rotation'], { account: acct6 });
+    const { receiver, id } = await endpoint(['api_key.used_after_rotation'], { account: acct6 });
     const key = (
       await api(stack.gateway.url, '/v1/organizations/api_keys', {
         key: acct6.adminKey,
@@ -142,7 +144,7 @@ describe('alert webhooks', () => {
     expect(rotated.status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await callModel(stack.gateway.url, key.key)).status).toBe(401);
     await receiver.waitFor((r) => r.length === 1);
-    await new Promise((r) => setTimeout(r, 200));
+    expect(await settledDeliveries(acct6, id)).toHaveLength(1);
     expect(receiver.received).toHaveLength(1);
     expect(receiver.received[0]!.event).toMatchObject({
       type: 'api_key.used_after_rotation',
@@ -154,7 +156,7 @@ describe('alert webhooks', () => {
 
   it('an error rate at or above the threshold alerts the endpoint once while it stays there', async () => {
     const acct7 = await stack.seedAccount();
-    const { receiver } = await endpoint(['error_rate.exceeded'], {
+    const { receiver, id } = await endpoint(['error_rate.exceeded'], {
       account: acct7,
       error_rate: { threshold_percent: 50, window_seconds: 60, min_calls: 4 },
     });
@@ -173,7 +175,7 @@ describe('alert webhooks', () => {
     await receiver.waitFor((r) => r.length === 1);
     for (let i = 0; i < 2; i++) await bad();
     await stack.gateway.writer.flush();
-    await new Promise((r) => setTimeout(r, 400));
+    expect(await settledDeliveries(acct7, id)).toHaveLength(1);
     expect(receiver.received).toHaveLength(1);
     expect(receiver.received[0]!.event.data).toMatchObject({
       calls: 4,

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
-import { provision, spawnGateway, type GatewayProcess } from './gateway-process';
+import { provision } from './gateway-process';
+import { freePort } from './kit/free-port';
+import { childEnv, type SpawnedGateway, spawnGateway } from './kit/gateway';
 import { PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 
 const DATABASE_URL = TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,7 +39,10 @@ afterAll(async () => {
 describe('keygate serve --workers', () => {
   it('two workers share the port and both answer calls; each spools on its own; SIGTERM drains both, every call logged once', async () => {
     const appKey = await provision(env);
-    let gw: GatewayProcess | null = await spawnGateway(env);
+    let gw: SpawnedGateway | null = await spawnGateway({
+      env: childEnv({ KEYGATE_LOG_LEVEL: 'info', ...env }),
+      port: await freePort(),
+    });
     try {
       // Both workers listening: the primary says so.
       await expect
@@ -80,7 +85,7 @@ describe('keygate serve --workers', () => {
       expect(new Set(access.map((a) => a.pid)).size).toBe(2);
       expect(readdirSync(join(dataDir, 'spool')).sort()).toEqual(['worker-1', 'worker-2']);
 
-      gw.child.kill('SIGTERM');
+      gw.proc.kill('SIGTERM');
       expect(await gw.exited).toBe(0);
       gw = null;
       const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
@@ -92,7 +97,7 @@ describe('keygate serve --workers', () => {
       }
     } finally {
       if (gw) {
-        gw.child.kill('SIGKILL');
+        gw.proc.kill('SIGKILL');
         await gw.exited;
       }
     }

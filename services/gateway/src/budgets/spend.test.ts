@@ -17,12 +17,15 @@ describe('the in-memory spend ledger', () => {
   it('seeds a month once, even when asked twice at the same time, then adds', async () => {
     const ledger = new MemorySpendLedger();
     let seeds = 0;
-    const seed = async () => {
+    // The seed answers only once both callers asked: the second asks while the first waits.
+    let answer: (n: number) => void = () => {};
+    const seed = () => {
       seeds++;
-      await new Promise((r) => setTimeout(r, 5));
-      return 1000;
+      return new Promise<number>((r) => (answer = r));
     };
-    const [a, b] = await Promise.all([ledger.spent('key_1', JAN, seed), ledger.spent('key_1', JAN, seed)]);
+    const both = Promise.all([ledger.spent('key_1', JAN, seed), ledger.spent('key_1', JAN, seed)]);
+    answer(1000);
+    const [a, b] = await both;
     expect([a, b, seeds]).toEqual([1000, 1000, 1]);
     expect(ledger.add('key_1', '2026-01', 250)).toBe(1250);
     expect(ledger.spent('key_1', JAN, seed)).toBe(1250);

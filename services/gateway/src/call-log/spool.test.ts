@@ -2,6 +2,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/kit/wait';
 import { createLogger, silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { encodeLine } from './segment';
@@ -23,13 +24,7 @@ class Sink {
   }
 }
 
-const until = async (cond: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (cond: () => boolean, timeout = 5000) => waitFor(cond, { timeout, interval: 5 });
 
 let dir: string;
 const segments = () => readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
@@ -210,8 +205,8 @@ describe('CallLogWriter while the database is down', () => {
       logger: silentLogger,
     });
     w.enqueue(record(1));
-    await until(() => w.databaseErrors >= 1);
-    await new Promise((r) => setTimeout(r, 200));
+    // Backed off five times (5, 10, 20, 40, 80 ms): a retry alone would now wait long.
+    await until(() => w.databaseErrors >= 5);
     const upAt = Date.now();
     sink.down = false;
     await until(() => sink.ids.length === 1, 2000);
@@ -230,9 +225,8 @@ describe('CallLogWriter while the database is down', () => {
     };
     const w = new CallLogWriter(sink, { flushIntervalMs: 5, retryCapMs: 40, logger: silentLogger });
     w.enqueue(record(1));
-    await new Promise((r) => setTimeout(r, 600));
     // 5, 10, 20, 40, 40, … ms: a 30 s cap would have stopped after four or five attempts.
-    expect(attempts).toBeGreaterThan(8);
+    await waitFor(() => attempts > 8, { timeout: 600, what: 'more than 8 attempts in 600 ms' });
     await w.close(0);
   });
 });

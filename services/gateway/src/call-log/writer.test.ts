@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/kit/wait';
 import { silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { CallLogWriter } from './writer';
@@ -20,13 +21,7 @@ class FakeSink {
   }
 }
 
-const until = async (cond: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (cond: () => boolean, timeout = 2000) => waitFor(cond, { timeout, interval: 5 });
 
 describe('CallLogWriter', () => {
   it('writes records in batches after the flush interval, in order', async () => {

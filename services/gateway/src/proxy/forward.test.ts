@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/kit/wait';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
@@ -204,18 +205,23 @@ describe('forward', () => {
     const total = 64 * 1024 * 1024;
     const chunk = Buffer.alloc(64 * 1024, 'a');
     let written = 0;
+    let heldBack = false;
     const upstream = await listen(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       while (written < total) {
         written += chunk.length;
-        if (!res.write(chunk)) await once(res, 'drain');
+        if (!res.write(chunk)) {
+          heldBack = true;
+          await once(res, 'drain');
+        }
       }
       res.end();
     });
     const gw = await gateway(upstream);
     const res = await get(`${gw.url}/v1/messages`);
     res.pause();
-    await new Promise((r) => setTimeout(r, 300));
+    // The upstream's socket fills and it waits for 'drain': the gateway stopped reading it.
+    await waitFor(() => heldBack, { timeout: 5_000, what: 'the upstream to be held back' });
     expect(written).toBeLessThan(total);
     let received = 0;
     for await (const c of res) received += (c as Buffer).length;
@@ -271,7 +277,7 @@ describe('forward', () => {
       });
     });
     await get(url).catch(() => null);
-    for (let i = 0; i < 100 && records.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => records.length > 0, { timeout: 1_000, what: 'the call record' });
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({
       id: 'req_gone',

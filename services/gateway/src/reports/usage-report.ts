@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { Store, UsageDimension, UsageRow } from '../store';
+import type { Store, UsageRow } from '../store';
 import { bucketed, planBuckets, type BucketWidth } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';
+import { type ReportDimension, usageRows } from './usage';
 
 /** group_by[] values: the provider's that Keygate has (account_id: the member), plus Keygate's own. */
 const GROUP_BY = ['api_key_id', 'model', 'account_id', 'user_id', 'group_id', 'app', 'environment'] as const;
@@ -74,20 +75,21 @@ export async function usageReport(
     now,
     timeZone,
   });
-  const groupBy = [
-    ...new Set((q.group_by ?? []).map((d) => (d === 'account_id' ? 'user_id' : d))),
-  ] as UsageDimension[];
-  const query = {
+  const dimension = {
+    api_key_id: 'key',
+    account_id: 'member',
+    user_id: 'member',
+    group_id: 'group',
+  } as const;
+  const rows = await usageRows(store, {
     accountId,
-    from: page.from,
-    to: page.to,
-    bucketSeconds: page.widthMs / 1000,
-    timeZone: page.zone,
-    groupBy,
+    period: { from: page.from, to: page.to, timeZone: page.zone },
+    bucket: q.bucket_width === '1m' ? 'minute' : q.bucket_width === '1h' ? 'hour' : 'day',
+    groupBy: (q.group_by ?? []).map(
+      (d) => (d in dimension ? dimension[d as keyof typeof dimension] : d) as ReportDimension,
+    ),
     filters: filtersOf(q),
-  };
-  const rows =
-    q.bucket_width === '1m' ? await store.usage.fromCalls(query) : await store.usage.fromRollups(query);
+  });
   const results = new Map<number, ReturnType<typeof result>[]>();
   for (const row of rows) {
     const t = page.key(row.bucket!);

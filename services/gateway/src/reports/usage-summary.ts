@@ -5,6 +5,7 @@ import { isoSeconds } from './buckets';
 import { timestamp } from './query';
 import { filtersOf, reportFilters } from './params';
 import { localDate, monthStart, UTC } from './time-zone';
+import { type ReportFilters, type ReportPeriod, storeFilters } from './usage';
 import { reportFigures } from './usage-report';
 
 const HOUR = 3_600_000;
@@ -38,10 +39,63 @@ type Params = { by: SummaryBy; starting_at?: Date | undefined; ending_at?: Date 
   typeof filtersOf
 >[0];
 
+/** One line of a summary: the value summed by (a key id, a member id, a day, …), its label, its figures. */
+export interface SummaryLine {
+  id: string | null;
+  /** The key's name, the member's email or the account's name; null for the other dimensions. */
+  label: string | null;
+  figures: UsageRow;
+}
+
+export interface SummaryQuery {
+  /** null: every account (the operator's cross-account view). */
+  accountId: string | null;
+  /** Widened to whole hours: the rollups are hourly. */
+  period: ReportPeriod;
+  by: SummaryBy;
+  filters?: ReportFilters;
+}
+
+/** [from, to) widened to whole hours, as the rollups count. */
+export function wholeHours(from: Date, to: Date): { from: Date; to: Date } {
+  return {
+    from: new Date(Math.floor(from.getTime() / HOUR) * HOUR),
+    to: new Date(Math.ceil(to.getTime() / HOUR) * HOUR),
+  };
+}
+
 /**
- * Usage totals over a range by one dimension, from the hourly rollups (the range widens to
- * whole hours). The default range is the current month to now; days and months are those of
- * the reporting zone. `accountId` null sums every account: the operator's cross-account view.
+ * Usage totals over a period by one dimension (the typed face the dashboard calls), from the
+ * hourly rollups; by day, days are those of the period's zone. Lines by anything but day come
+ * busiest first.
+ */
+export async function summaryLines(
+  store: Pick<Store, 'usage' | 'keys' | 'members' | 'accounts'>,
+  q: SummaryQuery,
+): Promise<SummaryLine[]> {
+  const { from, to } = wholeHours(q.period.from, q.period.to);
+  const { dim } = BY[q.by];
+  const rows = await store.usage.fromRollups({
+    accountId: q.accountId,
+    from,
+    to,
+    bucketSeconds: q.by === 'day' ? 86_400 : null,
+    timeZone: q.period.timeZone,
+    groupBy: dim ? [dim] : [],
+    filters: storeFilters(q.filters),
+  });
+  const labels = await labelsFor(store, q.accountId, q.by, rows);
+  const lines = rows.map((row) => {
+    const id = dim ? row[dim] : localDate(q.period.timeZone, row.bucket!.getTime());
+    return { id, label: id ? (labels.get(id) ?? null) : null, figures: row };
+  });
+  if (q.by !== 'day') lines.sort((a, b) => b.figures.requests - a.figures.requests);
+  return lines;
+}
+
+/**
+ * `GET …/usage_summary`: usage totals over a range by one dimension. The default range is the
+ * current month to now, in the reporting zone. `accountId` null sums every account.
  */
 export async function usageSummary(
   store: Pick<Store, 'usage' | 'keys' | 'members' | 'accounts'>,
@@ -50,38 +104,31 @@ export async function usageSummary(
   now: number,
   timeZone = UTC,
 ) {
-  const from = new Date(Math.floor((q.starting_at?.getTime() ?? monthStart(timeZone, now)) / HOUR) * HOUR);
-  const to = new Date(Math.ceil((q.ending_at?.getTime() ?? now) / HOUR) * HOUR);
+  const { from, to } = wholeHours(
+    q.starting_at ?? new Date(monthStart(timeZone, now)),
+    q.ending_at ?? new Date(now),
+  );
   if (to <= from) throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
   if (to.getTime() - from.getTime() > MAX_DAYS * 24 * HOUR)
     throw new GatewayError('invalid_request_error', `ending_at: a summary covers at most ${MAX_DAYS} days.`);
   const { dim, label } = BY[q.by];
-  const rows = await store.usage.fromRollups({
+  const lines = await summaryLines(store, {
     accountId,
-    from,
-    to,
-    bucketSeconds: q.by === 'day' ? 86_400 : null,
-    timeZone,
-    groupBy: dim ? [dim] : [],
+    period: { from, to, timeZone },
+    by: q.by,
     filters: filtersOf(q),
   });
-  const labels = await labelsFor(store, accountId, q.by, rows);
-  const data = rows.map((row) => {
-    const value = dim ? row[dim] : localDate(timeZone, row.bucket!.getTime());
-    return {
-      [dim ?? 'day']: value,
-      ...(label ? { [label]: value ? (labels.get(value) ?? null) : null } : {}),
-      ...reportFigures(row),
-    };
-  });
-  if (q.by !== 'day') data.sort((a, b) => b.requests - a.requests);
   return {
     type: 'usage_summary' as const,
     by: q.by,
     time_zone: timeZone,
     starting_at: isoSeconds(from),
     ending_at: isoSeconds(to),
-    data,
+    data: lines.map((l) => ({
+      [dim ?? 'day']: l.id,
+      ...(label ? { [label]: l.label } : {}),
+      ...reportFigures(l.figures),
+    })),
   };
 }
 

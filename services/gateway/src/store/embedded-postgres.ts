@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DataDirInUseError } from '../lib/data-dir';
+import { freePort } from '../lib/free-port';
 import {
   blockingFolder,
   reachableInstall,
@@ -48,17 +48,6 @@ async function binaries(user: PostgresUser | null): Promise<Binaries> {
   if (!user) return found;
   const install = reachableInstall(dirname(dirname(found.initdb)), user);
   return { initdb: join(install, 'bin/initdb'), postgres: join(install, 'bin/postgres') };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function alive(pid: number): boolean {

@@ -1,0 +1,1 @@
+export { freePort } from '../../src/lib/free-port';
