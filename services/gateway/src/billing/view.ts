@@ -1,5 +1,11 @@
 import { planJson } from '../account-api/serialize';
-import type { CatalogPlan, NoticeRecord, SubscriptionRecord, TransitionRecord } from '../store';
+import {
+  offeredTo,
+  type CatalogPlan,
+  type NoticeRecord,
+  type SubscriptionRecord,
+  type TransitionRecord,
+} from '../store';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';
@@ -21,7 +27,14 @@ export function catalogJson(p: CatalogPlan) {
     retention_days: p.retentionDays,
     features: p.features,
     stripe_price_id: p.stripePriceId,
+    visibility: p.visibility,
   };
+}
+
+/** The plans an account's admins see and may move to: the public ones, those offered to it, and its own. */
+export async function plansFor(deps: BillingDeps, accountId: string): Promise<CatalogPlan[]> {
+  const [plans, s] = await Promise.all([deps.store.catalog.list(), requireSubscription(deps, accountId)]);
+  return plans.filter((p) => p.id === s.planId || offeredTo(p, accountId));
 }
 
 export function transitionJson(t: TransitionRecord) {
@@ -137,7 +150,7 @@ export async function billingOverview(deps: BillingDeps, accountId: string, invo
     subscriptionView(deps, accountId),
     upcomingInvoice(deps, accountId),
     deps.store.invoices.list(accountId, { limit: invoiceLimit }),
-    deps.store.catalog.list(),
+    plansFor(deps, accountId),
   ]);
   return {
     subscription,
