@@ -99,7 +99,7 @@ describe('billing page (account admin)', () => {
     expect(await page.locator('[data-usage-usd]').textContent()).toContain('USD');
     expect(rows.flat().join(' ')).not.toContain('USD');
     expect(await page.locator('[data-plan-adds]').textContent()).toMatch(
-      /Scale adds over Team: higher default limits, 365-day call log, spend budgets, alerts \(600 requests\/min per key against 120; .*call log kept 365 days against 30\)/,
+      /Scale adds over Team: higher default limits, 365-day call log \(600 requests\/min per key against 120; .*call log kept 365 days against 30\)/,
     );
     // Solo has one seat and the account three members: no button for it, and the reason said.
     expect(await page.getByRole('button', { name: /Solo/ }).count()).toBe(0);

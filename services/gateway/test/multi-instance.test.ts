@@ -106,8 +106,8 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       expect(notOnce(answers, counts)).toEqual([]);
     }, 60_000);
 
-    it('shares a monthly spend cap across instances: it stops within one in-flight call per instance of where the cap is reached', async () => {
-      const capCents = 1;
+    it('shares a monthly spend cap across instances: calls hold their ceiling, so what they spend never passes the cap', async () => {
+      const capCents = 5;
       const key = await newKey({ limitMonthlySpendCents: capCents });
       let refusals = 0;
       const answers = await drive(cluster.url, key.secret, {
@@ -121,15 +121,10 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       expect(notOnce(answers, counts)).toEqual([]);
       const rows = await seeded.store.db.sql<(UsageRow & { status: number })[]>`
       select status, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_5m_tokens,
-             cache_creation_1h_tokens, web_search_requests from calls where key_id = ${key.id} and status = 200 order by created_at, id`;
-      // How many calls it takes to reach the cap, counted in the order they finished.
-      let spent = 0;
-      let needed = 0;
-      while (needed < rows.length && spent < capCents)
-        spent += usageCostCents(rows[needed++]!.model, rowCounts(rows[needed - 1]!));
-      expect(spent).toBeGreaterThanOrEqual(capCents);
-      expect(rows.length).toBeGreaterThanOrEqual(needed);
-      expect(rows.length - needed).toBeLessThanOrEqual(cluster.instances.length);
+             cache_creation_1h_tokens, web_search_requests from calls where key_id = ${key.id} and status = 200`;
+      expect(rows.length).toBeGreaterThan(0);
+      const spent = rows.reduce((sum, r) => sum + usageCostCents(r.model, rowCounts(r)), 0);
+      expect(spent).toBeLessThanOrEqual(capCents);
       for (const r of answers.filter((a) => a.status === 429)) expect(r.error).toBe('rate_limit_error');
     }, 60_000);
 

@@ -65,8 +65,13 @@ async function keyWithRpm(stack: Stack, rpm: number) {
 /** An account with one key and one budget; `spentCents` already in its rollups for today. */
 async function budgeted(stack: Stack, budget: { hard_cap: boolean; limit_cents: number }, spentCents = 0) {
   const acct = await stack.seedAccount();
-  const key = (await api(stack.gateway.url, '/v1/organizations/api_keys', { key: acct.adminKey, body: {} }))
-    .body as { id: string; key: string };
+  // No rate limits (the plan's defaults would be checked first): only the budget decides.
+  const key = (
+    await api(stack.gateway.url, '/v1/organizations/api_keys', {
+      key: acct.adminKey,
+      body: { limits: { requests_per_minute: null, tokens_per_minute: null } },
+    })
+  ).body as { id: string; key: string };
   expect(
     (
       await api(stack.gateway.url, '/v1/organizations/budgets', {
@@ -191,11 +196,12 @@ describe('per-key limits while Redis is down', () => {
   it('open: budgets are seeded from the rollups and counted in this instance, so a hard cap still holds', async () => {
     redis = await ownRedis();
     stack = await startStack({ REDIS_URL: redis.url });
-    const key = await budgeted(stack, { hard_cap: true, limit_cents: 100 }, 99);
+    // 98 cents spent: room for a call's ceiling (about a cent), not for many.
+    const key = await budgeted(stack, { hard_cap: true, limit_cents: 100 }, 98);
     expect((await callModel(stack.gateway.url, key, oneCent)).status).toBe(200);
     await until(async () => (await callModel(stack!.gateway.url, key)).status === 429);
     const res = await callModel(stack.gateway.url, key);
-    expect(res.body.error.message).toMatch(/daily budget .* is used up/);
+    expect(res.body.error.message).toMatch(/daily budget .* of \$1\.00/);
     expect(res.headers.get('x-should-retry')).toBe('false');
   });
 

@@ -6,7 +6,7 @@ import { invoiceHtml } from '../billing/invoice-html';
 import { invoiceJson, upcomingInvoice, upcomingJson } from '../billing/invoices';
 import { portalUrl, startCheckout } from '../billing/checkout';
 import { cancelAtPeriodEnd, changePlan, type BillingDeps } from '../billing/lifecycle';
-import { billingOverview, catalogJson, subscriptionView } from '../billing/view';
+import { billingOverview, catalogJson, plansFor, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import type { Cause } from '../store';
@@ -30,7 +30,8 @@ export function billingRoutes(deps: BillingDeps): Hono<AdminEnv> {
   app.get(
     '/billing/plans',
     operation({ tag, summary: 'The plans an account can move to, with prices and seat rules' }),
-    async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }),
+    async (c) =>
+      c.json({ data: (await plansFor(deps, c.var.scope.accountId)).map(catalogJson), has_more: false }),
   );
 
   /** Everything the dashboard's billing page shows, in one answer. */

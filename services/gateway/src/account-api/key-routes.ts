@@ -120,6 +120,7 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
         expiresAt: body.expires_at ?? null,
         ...limitPatch(body.limits),
         createdBy: c.var.scope.actor,
+        planDefaults: true,
       });
       return c.json({ ...keyJson(key), key: secret }, 201);
     },

@@ -18,11 +18,32 @@ export interface NewKey {
   limitMonthlySpendCents?: number | null;
   /** Who created it (an admin key id, `operator` or `cli`); also the audit log's actor. */
   createdBy?: string | null;
+  /**
+   * Limits left unsaid (undefined, not null) take the account plan's default per-key limits;
+   * null says "no limit". What the account API, the dashboard and the CLI create.
+   */
+  planDefaults?: boolean;
 }
 
 const MAX_GRACE_SECONDS = 7 * 86_400;
 
 const notFound = (id: string) => new GatewayError('not_found_error', `No API key with id '${id}'.`);
+
+/** The input with the plan's default limits where it says nothing. */
+async function withPlanDefaults(deps: ServiceDeps, input: NewKey): Promise<NewKey> {
+  const account = await deps.store.accounts.get(input.accountId);
+  const plan = account ? await deps.store.catalog.get(account.planId) : null;
+  if (!plan) return input;
+  return {
+    ...input,
+    limitRpm: input.limitRpm !== undefined ? input.limitRpm : plan.defaultLimitRpm,
+    limitTpm: input.limitTpm !== undefined ? input.limitTpm : plan.defaultLimitTpm,
+    limitMonthlySpendCents:
+      input.limitMonthlySpendCents !== undefined
+        ? input.limitMonthlySpendCents
+        : plan.defaultMonthlySpendCapCents,
+  };
+}
 
 /** Creates a key; the secret exists only in the return value and is stored as SHA-256. */
 export async function createKey(
@@ -43,6 +64,7 @@ export async function createKey(
       );
     }
   }
+  if (input.planDefaults && input.kind !== 'admin') input = await withPlanDefaults(deps, input);
   const limited = input.limitRpm != null || input.limitTpm != null || input.limitMonthlySpendCents != null;
   if (input.kind === 'admin' && limited)
     throw new GatewayError(

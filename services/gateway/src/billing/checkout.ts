@@ -1,6 +1,12 @@
 import { GatewayError } from '../lib/errors';
 import type { Cause } from '../store';
-import { changeSubscription, requireSubscription, type BillingDeps } from './lifecycle';
+import {
+  changeSubscription,
+  mayMoveTo,
+  requireSubscription,
+  unknownPlan,
+  type BillingDeps,
+} from './lifecycle';
 import { chargedSeats } from './proration';
 
 function requireStripe(deps: BillingDeps) {
@@ -23,7 +29,7 @@ export async function startCheckout(
   const stripe = requireStripe(deps);
   const s = await requireSubscription(deps, accountId);
   const plan = await deps.store.catalog.get(planId ?? s.planId);
-  if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${planId}'.`);
+  if (!plan || !mayMoveTo(plan, accountId, s.planId, cause)) throw unknownPlan(planId);
   const members = await deps.store.members.countActive(accountId);
   if (plan.maxSeats !== null && members > plan.maxSeats) {
     throw new GatewayError(

@@ -3,7 +3,9 @@ import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
 import {
   insertAlertEvent,
+  offeredTo,
   PlanTooSmallError,
+  type CatalogPlan,
   type Cause,
   type Decide,
   type Store,
@@ -189,8 +191,9 @@ export async function changePlan(
   cause: Cause,
 ): Promise<SubscriptionRecord> {
   const plan = await deps.store.catalog.get(planId);
-  if (!plan) throw new GatewayError('invalid_request_error', `plan: unknown plan '${planId}'.`);
+  if (!plan) throw unknownPlan(planId);
   const result = await changeSubscription(deps, accountId, cause, (s) => {
+    if (!mayMoveTo(plan, accountId, s.planId, cause)) throw unknownPlan(planId);
     if (s.stripeSubscriptionId && cause.kind !== 'webhook' && !['canceled', 'incomplete'].includes(s.state)) {
       throw new GatewayError(
         'invalid_request_error',
@@ -202,6 +205,18 @@ export async function changePlan(
   if (!result) throw new GatewayError('not_found_error', `No account with id '${accountId}'.`);
   return result.after;
 }
+
+/** A private plan not offered to the account answers as a plan that does not exist. */
+export const unknownPlan = (planId: string | undefined) =>
+  new GatewayError('invalid_request_error', `plan: unknown plan '${planId}'.`);
+
+/** An account admin moves only to a plan offered to the account (or stays on its own); operators and Stripe move anywhere. */
+export const mayMoveTo = (
+  plan: CatalogPlan,
+  accountId: string,
+  currentPlanId: string,
+  cause: Cause,
+): boolean => cause.kind !== 'admin' || plan.id === currentPlanId || offeredTo(plan, accountId);
 
 /** Cancels at the end of the current period (at once while trialing); Stripe accounts cancel in the portal. */
 export async function cancelAtPeriodEnd(

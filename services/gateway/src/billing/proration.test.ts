@@ -17,6 +17,8 @@ const plan = (id: string, priceCents: number, perSeat: boolean): CatalogPlan => 
   retentionDays: 30,
   features: [],
   stripePriceId: null,
+  visibility: 'public',
+  offeredTo: [],
 });
 const solo = plan('solo', 900, false);
 const team = plan('team', 1900, true);

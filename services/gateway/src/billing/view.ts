@@ -1,4 +1,11 @@
-import type { CatalogPlan, NoticeRecord, PlanRecord, SubscriptionRecord, TransitionRecord } from '../store';
+import {
+  offeredTo,
+  type CatalogPlan,
+  type NoticeRecord,
+  type PlanRecord,
+  type SubscriptionRecord,
+  type TransitionRecord,
+} from '../store';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';
@@ -34,7 +41,14 @@ export function catalogJson(p: CatalogPlan) {
     retention_days: p.retentionDays,
     features: p.features,
     stripe_price_id: p.stripePriceId,
+    visibility: p.visibility,
   };
+}
+
+/** The plans an account's admins see and may move to: the public ones, those offered to it, and its own. */
+export async function plansFor(deps: BillingDeps, accountId: string): Promise<CatalogPlan[]> {
+  const [plans, s] = await Promise.all([deps.store.catalog.list(), requireSubscription(deps, accountId)]);
+  return plans.filter((p) => p.id === s.planId || offeredTo(p, accountId));
 }
 
 export function transitionJson(t: TransitionRecord) {
@@ -156,7 +170,7 @@ export async function billingOverview(deps: BillingDeps, accountId: string, invo
     subscriptionView(deps, accountId),
     upcomingInvoice(deps, accountId),
     deps.store.invoices.list(accountId, { limit: invoiceLimit }),
-    deps.store.catalog.list(),
+    plansFor(deps, accountId),
   ]);
   return {
     subscription,

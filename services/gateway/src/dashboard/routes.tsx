@@ -292,6 +292,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
         accountId: scope.accountId,
         memberId,
         createdBy: scope.actor,
+        planDefaults: true,
       });
       return keysPage(p, { name: key.name, secret });
     }),

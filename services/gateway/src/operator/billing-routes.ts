@@ -28,6 +28,12 @@ const PlanChange = z.strictObject({
     .optional(),
   retention_days: z.number().int().min(1).max(3650).optional(),
   features: z.array(z.string().trim().min(1).max(200)).max(50).optional(),
+  /** `private`: only the accounts in `offered_to` see it and may move to it themselves. */
+  visibility: z.enum(['public', 'private']).optional(),
+  offered_to: z
+    .array(z.string().regex(/^acct_[A-Za-z0-9]{1,64}$/, "must be account ids ('acct_…')"))
+    .max(10_000)
+    .optional(),
   stripe_price_id: z
     .string()
     .regex(/^price_[A-Za-z0-9_]+$/, "must be a Stripe price id ('price_…')")
@@ -50,7 +56,7 @@ export function operatorBillingRoutes(
   app.get(
     '/plans',
     operation({ tag, summary: 'The plan catalog: prices, seat rules, default limits, retention' }),
-    async (c) => c.json({ data: (await deps.store.catalog.list()).map(catalogJson), has_more: false }),
+    async (c) => c.json({ data: (await deps.store.catalog.list()).map(operatorPlanJson), has_more: false }),
   );
 
   /** Changes a plan's fields (or creates the plan); accounts on it see new prices from their next change or period. */
@@ -90,6 +96,8 @@ export function operatorBillingRoutes(
       retentionDays: b.retention_days ?? before?.retentionDays ?? 30,
       features: b.features ?? before?.features ?? [],
       stripePriceId: pick(b.stripe_price_id, before?.stripePriceId),
+      visibility: b.visibility ?? before?.visibility ?? 'public',
+      offeredTo: b.offered_to ?? before?.offeredTo ?? [],
     };
     if (!merged.perSeat && merged.maxSeats !== 1)
       throw new GatewayError(
@@ -98,7 +106,7 @@ export function operatorBillingRoutes(
       );
     if (merged.maxSeats !== null && merged.maxSeats < merged.minSeats)
       throw new GatewayError('invalid_request_error', 'max_seats: must be at least min_seats.');
-    return c.json(catalogJson(await deps.store.catalog.upsert(id, merged)), before ? 200 : 201);
+    return c.json(operatorPlanJson(await deps.store.catalog.upsert(id, merged)), before ? 200 : 201);
   });
 
   /** Self-hosting without Stripe: the account has paid until a date; calls are allowed until then (plus the grace period). */
@@ -143,3 +151,6 @@ export function operatorBillingRoutes(
 function pick<T>(given: T | undefined, before: T | null | undefined): T | null {
   return given !== undefined ? given : (before ?? null);
 }
+
+/** The operator also sees which accounts a private plan is offered to. */
+const operatorPlanJson = (p: CatalogPlan) => ({ ...catalogJson(p), offered_to: p.offeredTo });

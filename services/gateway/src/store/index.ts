@@ -28,7 +28,7 @@ export type {
   PlanRecord,
   ProviderKeyStatus,
 } from './accounts';
-export type { CatalogPatch, CatalogPlan } from './catalog';
+export { offeredTo, type CatalogPatch, type CatalogPlan } from './catalog';
 export type { InvoiceLine, InvoiceRecord, NewInvoice, NoticeRecord, SeatRecord } from './invoices';
 export type {
   Cause,
