@@ -51,7 +51,7 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
     Object.assign(env, {
       DATABASE_URL: TEST_DATABASE_URL,
       KEYGATE_DB_SCHEMA: schema,
-      KEYGATE_SECRET: `secret-${randomBase62(24)}`,
+      KEYGATE_SECRET: randomBase62(43),
     });
   const proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
