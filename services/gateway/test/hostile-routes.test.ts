@@ -177,20 +177,21 @@ const body: fc.Arbitrary<Body> = fc.oneof(
       .chain((pairs) =>
         fc.boolean().map((withCsrf) => ({
           kind: `form${withCsrf ? ' + csrf' : ''}`,
-          bytes: new URLSearchParams([...(withCsrf ? [['_csrf', session.csrf]] : []), ...pairs]).toString(),
+          bytes: new URLSearchParams([
+            ...(withCsrf ? [['_csrf', session.csrf] as [string, string]] : []),
+            ...pairs,
+          ]).toString(),
           type: 'application/x-www-form-urlencoded',
         })),
       ),
   },
   {
     weight: 1,
-    arbitrary: fc
-      .integer({ min: 50, max: 50_000 })
-      .map((d) => ({
-        kind: `nested ${d}`,
-        bytes: `${'['.repeat(d)}${']'.repeat(d)}`,
-        type: 'application/json',
-      })),
+    arbitrary: fc.integer({ min: 50, max: 50_000 }).map((d) => ({
+      kind: `nested ${d}`,
+      bytes: `${'['.repeat(d)}${']'.repeat(d)}`,
+      type: 'application/json',
+    })),
   },
   {
     weight: 2,
