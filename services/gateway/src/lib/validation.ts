@@ -36,8 +36,16 @@ export function nulPath(value: unknown): string | null {
   return null;
 }
 
-export function parseOr400<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const nul = nulPath(value);
+/**
+ * `nul: 'allow'` is for bodies the gateway forwards rather than stores (a message's text is
+ * the provider's to judge); everything else is refused with a NUL in any string.
+ */
+export function parseOr400<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  opts: { nul?: 'refuse' | 'allow' } = {},
+): z.infer<T> {
+  const nul = opts.nul === 'allow' ? null : nulPath(value);
   if (nul !== null)
     throw new GatewayError(
       'invalid_request_error',

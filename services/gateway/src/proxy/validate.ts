@@ -70,7 +70,9 @@ async function checkBody(
   if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) {
     throw new GatewayError('invalid_request_error', 'Request body must be a JSON object.');
   }
-  const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value);
+  const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value, {
+    nul: 'allow',
+  });
   const model = json.text(data.model);
   if (model.includes('\u0000'))
     throw new GatewayError('invalid_request_error', 'model: must not contain NUL characters.');
