@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * Report latency at a million calls (not a timed test): `tsx bench/reports-1m.ts`.
  *
@@ -30,7 +31,7 @@ type Scenario = { name: string; run: (a: number) => Promise<void> };
 function appFor(store: Store) {
   return createApp({
     store,
-    box: new SecretBox('bench-secret-0123456789abcdef'),
+    box: new SecretBox(randomBytes(32).toString('base64url')),
     clock: () => END,
     logger: createLogger('error'),
     operatorToken: TOKEN,

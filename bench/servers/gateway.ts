@@ -7,12 +7,13 @@ import {
   startGateway,
   stderrSink,
 } from '@keygate/gateway';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveArm } from '../lib/child';
 
-const SECRET = 'bench-secret-0123456789abcdef';
+const SECRET = randomBytes(32).toString('base64url');
 
 /** Keygate with everything on (or the call log off), against real PostgreSQL in a fresh schema. */
 await serveArm(async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +25,9 @@ describe('loadConfig', () => {
     const msg = (err as Error).message;
     expect(msg).toMatch(/PORT/);
     expect(msg).toMatch(/KEYGATE_UPSTREAM_URL: must be an http\(s\) URL/);
-    expect(msg).toMatch(/KEYGATE_SECRET: must be at least 16 characters/);
+    expect(msg).toMatch(
+      /KEYGATE_SECRET: too weak \(5 characters, about \d+ bits; at least 32 random characters/,
+    );
   });
 
   it('requires a secret when an external database is used', () => {
@@ -32,8 +35,29 @@ describe('loadConfig', () => {
       /KEYGATE_SECRET: required with DATABASE_URL/,
     );
     expect(
-      loadConfig({ DATABASE_URL: 'postgres://u@h/db', KEYGATE_SECRET: 'x'.repeat(32) }).databaseUrl,
+      loadConfig({ DATABASE_URL: 'postgres://u@h/db', KEYGATE_SECRET: randomBytes(32).toString('base64') })
+        .databaseUrl,
     ).toBe('postgres://u@h/db');
+  });
+
+  it('refuses a weak secret at start, in one line', () => {
+    for (const weak of [
+      'x'.repeat(32),
+      'change-me-change-me-change-me-123',
+      'test-secret-0123456789abcdef',
+    ]) {
+      const err = (() => {
+        try {
+          loadConfig({ DATABASE_URL: 'postgres://u@h/db', KEYGATE_SECRET: weak });
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      const lines = err!.message.split('\n').filter((l) => l.includes('KEYGATE_SECRET'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/KEYGATE_SECRET: too weak .*openssl rand -base64 32/);
+      expect(err!.message).not.toContain(weak);
+    }
   });
 
   it('strips a trailing slash from the upstream URL', () => {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { resolveDataDir } from './lib/data-dir';
 import { EgressPolicy } from './lib/egress';
+import { secretWeakness } from './lib/secret-box';
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 /** A duration where 0 is allowed (it means none, or off, as the setting says). */
@@ -28,12 +29,24 @@ export const EnvSchema = z.object({
     .meta(doc('embedded database, generated secret and operator token')),
   KEYGATE_SECRET: z
     .string()
-    .min(16, 'must be at least 16 characters')
+    .refine((s) => secretWeakness(s) === null, {
+      error: (i) => secretWeakness(String(i.input)) ?? 'too weak',
+    })
     .optional()
     .meta(
       doc(
-        'encrypts provider keys at rest (required with `DATABASE_URL`; 16+ characters)',
+        'encrypts provider keys and webhook secrets at rest (required with `DATABASE_URL`; 32+ random characters, e.g. `openssl rand -base64 32`)',
         'generated in the data dir',
+      ),
+    ),
+  KEYGATE_SECRET_PREVIOUS: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(
+      doc(
+        'the secret that values sealed before v2 were sealed with, when it was too weak and KEYGATE_SECRET is a new one: read once at start to re-seal them',
+        '(KEYGATE_SECRET)',
       ),
     ),
   KEYGATE_UPSTREAM_URL: z
@@ -360,6 +373,8 @@ export interface Config {
   databaseUrl: string | null;
   dataDir: string;
   secret: string | null;
+  /** Opens values sealed before v2 with an earlier (weak) secret, so they can be re-sealed. */
+  previousSecret: string | null;
   upstreamUrl: string;
   operatorToken: string | null;
   upstreamTimeoutMs: number;
@@ -476,6 +491,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir: resolveDataDir(cleaned.KEYGATE_DATA_DIR),
     secret: e.KEYGATE_SECRET ?? null,
+    previousSecret: e.KEYGATE_SECRET_PREVIOUS ?? null,
     upstreamUrl: e.KEYGATE_UPSTREAM_URL.replace(/\/+$/, ''),
     operatorToken: e.KEYGATE_OPERATOR_TOKEN ?? null,
     upstreamTimeoutMs: e.KEYGATE_UPSTREAM_TIMEOUT_MS,

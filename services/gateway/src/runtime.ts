@@ -1,6 +1,7 @@
 import type { Config } from './config';
 import { assertNotServed, persistentSecret } from './lib/data-dir';
 import type { Logger } from './lib/logger';
+import { resealSecrets } from './accounts/reseal';
 import { SecretBox } from './lib/secret-box';
 import { createStore, migrate, openDatabase, type Database, type Store } from './store';
 
@@ -66,9 +67,17 @@ export async function openRuntime(
     if (!shared) await db.close();
     throw err;
   }
+  const store = createStore(db);
+  const box = new SecretBox(secret, { previous: config.previousSecret });
+  try {
+    await resealSecrets(store, box, opts.logger);
+  } catch (err) {
+    if (!shared) await db.close();
+    throw err;
+  }
   return {
-    store: createStore(db),
-    box: new SecretBox(secret),
+    store,
+    box,
     embedded,
     operatorToken,
     close: async () => (shared ? undefined : db.close()),

@@ -43,7 +43,7 @@ function gatewayEnv(extra: Record<string, string> = {}): Record<string, string> 
   return {
     DATABASE_URL: cluster.url,
     KEYGATE_DB_SCHEMA: `kg_d_${randomBase62(8).toLowerCase()}`,
-    KEYGATE_SECRET: 'durability-secret-0123456789',
+    KEYGATE_SECRET: randomBase62(43),
     KEYGATE_OPERATOR_TOKEN: 'operator-token-0123456789',
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_UPSTREAM_URL: emulator.url,

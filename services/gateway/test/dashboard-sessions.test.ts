@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../src/server';
 import { api, startStack, type SeededAccount, type Stack } from './harness';
-import { dashboardSession, type DashboardSession } from './dashboard-http';
+import { dashboardSession, postSignIn, type DashboardSession } from './dashboard-http';
 
 let stack: Stack;
 let peer: Gateway;
@@ -50,7 +50,11 @@ describe('a dashboard session ends with the credential that opened it, on every 
     expect((await api(stack.gateway.url, '/v1/organizations/me', { key })).status).toBe(200);
     expect(signedOut(await s.get('/dashboard/settings'))).toBe(true);
     expect(signedOut(await onPeer(s, '/dashboard/settings'))).toBe(true);
-    // The new secret opens a new session.
+    // The old secret opens no new session; the new secret does.
+    const refused = await postSignIn(stack.gateway.url, key);
+    expect(refused.status).toBe(401);
+    expect(await refused.text()).toContain('This key was rotated');
+
     const again = await dashboardSession(stack.gateway.url, rotated.body.secret ?? rotated.body.key);
     expect((await again.get('/dashboard/settings')).status).toBe(200);
   });

@@ -31,7 +31,7 @@ export async function startGatewayProcess(extraEnv: Record<string, string> = {})
       ? {
           DATABASE_URL: TEST_DATABASE_URL,
           KEYGATE_DB_SCHEMA: schema,
-          KEYGATE_SECRET: `secret-${randomBase62(24)}`,
+          KEYGATE_SECRET: randomBase62(43),
         }
       : {}),
     ...extraEnv,

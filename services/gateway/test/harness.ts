@@ -73,7 +73,7 @@ export async function startStack(
     PORT: '0',
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_UPSTREAM_URL: emulator.url,
-    KEYGATE_SECRET: 'test-secret-0123456789abcdef',
+    KEYGATE_SECRET: randomBase62(43),
     KEYGATE_OPERATOR_TOKEN: 'operator-token-0123456789',
     KEYGATE_FLUSH_INTERVAL_MS: '10',
     ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL } : {}),

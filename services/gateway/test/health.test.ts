@@ -2,6 +2,7 @@ import { startEmulator, type Emulator } from '@keygate/emulator';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config';
+import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { api, startStack, type Stack } from './harness';
@@ -92,7 +93,7 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
     const config = loadConfig({
       PORT: '0',
       DATABASE_URL: pg.url,
-      KEYGATE_SECRET: 'test-secret-0123456789abcdef',
+      KEYGATE_SECRET: randomBase62(43),
       KEYGATE_DATA_DIR: dataDir,
       KEYGATE_UPSTREAM_URL: emulator.url,
       KEYGATE_INVALIDATION_POLL_MS: '60000',

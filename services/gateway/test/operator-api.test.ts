@@ -99,7 +99,7 @@ describe('accounts', () => {
     expect(me.body).toMatchObject({ id: res.body.id, seats: { used: 1, max: null } });
     const [row] = await stack.gateway.store.db
       .sql`select provider_key_sealed from accounts where id = ${res.body.id}`;
-    expect(row!.provider_key_sealed).toMatch(/^v1\./);
+    expect(row!.provider_key_sealed).toMatch(/^v2\./);
     expect(row!.provider_key_sealed).not.toContain(PROVIDER_KEY.slice(10));
   });
 

@@ -97,7 +97,7 @@ describe('webhook egress policy (strict: the default)', () => {
         errorRateWindowSeconds: null,
         errorRateMinCalls: 10,
         createdBy: null,
-        secretSealed: stack.deps.box.seal('whsec_x'),
+        secretSealed: stack.deps.box.seal('whsec_x', { purpose: 'webhook-secret', row: id }),
       },
       { actor: 'test', action: 'webhook.create', targetId: id },
     );

@@ -126,7 +126,9 @@ export async function createAccount(deps: ServiceDeps, input: NewAccount): Promi
       id,
       name: input.name,
       planId: plan.id,
-      providerKeySealed: input.providerKey ? deps.box.seal(input.providerKey) : null,
+      providerKeySealed: input.providerKey
+        ? deps.box.seal(input.providerKey, { purpose: 'provider-key', row: id })
+        : null,
       providerKeyHint: input.providerKey ? providerKeyHint(input.providerKey) : null,
       trialEndsAt: new Date(deps.clock() + trialDays * DAY),
     },
@@ -169,7 +171,10 @@ export async function updateAccount(
   if (change.membersManageOwnKeys !== undefined) patch.membersManageOwnKeys = change.membersManageOwnKeys;
   if (change.providerKey !== undefined) {
     checkProviderKey(change.providerKey);
-    patch.provider = { sealed: deps.box.seal(change.providerKey), hint: providerKeyHint(change.providerKey) };
+    patch.provider = {
+      sealed: deps.box.seal(change.providerKey, { purpose: 'provider-key', row: id }),
+      hint: providerKeyHint(change.providerKey),
+    };
   }
   const updated = await deps.store.accounts
     .update(id, patch, (before) => accountAudit(before, patch, actor))

@@ -95,7 +95,7 @@ export class DeliveryWorker {
       account_id: d.accountId,
       data: d.data,
     });
-    const secret = this.#box.open(d.secretSealed);
+    const secret = this.#box.open(d.secretSealed, { purpose: 'webhook-secret', row: d.endpointId });
     let outcome: { status: number | null; error: string };
     try {
       const res = await fetch(d.url, {

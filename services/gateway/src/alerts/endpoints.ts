@@ -47,7 +47,7 @@ export async function createEndpoint(
         errorRateWindowSeconds: input.errorRate?.windowSeconds ?? null,
         errorRateMinCalls: input.errorRate?.minCalls ?? 10,
         createdBy: who.actor,
-        secretSealed: deps.box.seal(secret),
+        secretSealed: deps.box.seal(secret, { purpose: 'webhook-secret', row: id }),
       },
       { actor: who.actor, action: 'webhook.create', targetId: id, details: { events: input.events } },
       (deps.webhooks ?? STRICT).maxEndpoints,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/errors';
 import { SecretBox } from '../lib/secret-box';
@@ -5,7 +6,7 @@ import type { ResolvedKey } from '../store';
 import { generateKey, hashKey } from './keys';
 import { KeyResolver } from './resolver';
 
-const box = new SecretBox('resolver-test-secret-0123456789');
+const box = new SecretBox(randomBytes(32).toString('base64url'));
 
 function fakeStore(known: Map<string, ResolvedKey>) {
   const calls = { count: 0 };
@@ -34,7 +35,7 @@ function resolvedKey(id: string, overrides: Partial<ResolvedKey['key']> = {}): R
     account: {
       id: 'acct_1',
       status: 'active',
-      providerKeySealed: box.seal('sk-ant-api03-provider'),
+      providerKeySealed: box.seal('sk-ant-api03-provider', { purpose: 'provider-key', row: 'acct_1' }),
     } as ResolvedKey['account'],
     memberStatus: null,
     memberRole: null,

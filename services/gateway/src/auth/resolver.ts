@@ -199,7 +199,9 @@ export class KeyResolver {
     return {
       key: found.key,
       account: found.account,
-      providerKey: found.account.providerKeySealed ? this.#box.open(found.account.providerKeySealed) : null,
+      providerKey: found.account.providerKeySealed
+        ? this.#box.open(found.account.providerKeySealed, { purpose: 'provider-key', row: found.account.id })
+        : null,
       secretExpiresAt: found.secretExpiresAt,
       memberActive: found.memberStatus !== 'removed',
       memberRole: found.memberRole,

@@ -1,6 +1,5 @@
 // C0 and C1 controls (ESC, CR, LF, BEL…), DEL and the bidirectional overrides: from a member's
 // model name or group id they could forge rows or retitle the operator's terminal.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /** A value as one line of plain text for a terminal. */

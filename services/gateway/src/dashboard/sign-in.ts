@@ -50,7 +50,13 @@ export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLim
         { operatorToken: deps.operatorToken },
       );
     }
-    const { key } = await deps.resolver.resolve(token, ['admin', 'live', 'test'], address);
+    const { key, secretExpiresAt } = await deps.resolver.resolve(token, ['admin', 'live', 'test'], address);
+    // A secret in its rotation grace still calls the API, but opens no session (it would end at once).
+    if (secretExpiresAt)
+      throw new GatewayError(
+        'authentication_error',
+        "This key was rotated: sign in with the key's new secret.",
+      );
     // The session lives as long as this very secret is the key's current one.
     const credential = { secretHash: hashKey(token) };
     if (key.kind === 'admin') {

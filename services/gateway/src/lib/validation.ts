@@ -36,21 +36,21 @@ export function nulPath(value: unknown): string | null {
   return null;
 }
 
-export function parseOr400<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const nul = nulPath(value);
+/**
+ * `nul: 'allow'` is for bodies the gateway forwards rather than stores (a message's text is
+ * the provider's to judge); everything else is refused with a NUL in any string.
+ */
+export function parseOr400<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  opts: { nul?: 'refuse' | 'allow' } = {},
+): z.infer<T> {
+  const nul = opts.nul === 'allow' ? null : nulPath(value);
   if (nul !== null)
     throw new GatewayError(
       'invalid_request_error',
       `${nul ? `${nul.replaceAll('\u0000', '\\u0000')}: ` : ''}must not contain NUL (\\u0000) characters.`,
     );
-  return schemaOr400(schema, value);
-}
-
-/**
- * The schema alone, without the NUL walk: the proxy's bodies go to the provider, which judges
- * their text (a NUL in a message is valid JSON), and walking a 30 MB body twice costs time.
- */
-export function schemaOr400<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new GatewayError('invalid_request_error', describeIssues(parsed.error));
   return parsed.data;

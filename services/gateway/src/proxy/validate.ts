@@ -10,7 +10,7 @@
 import { inspectPdfFully } from '@keygate/pdf';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
-import { schemaOr400 } from '../lib/validation';
+import { parseOr400 } from '../lib/validation';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { boundJson } from './json-bounds';
 import { JsonBody } from './json-body';
@@ -78,7 +78,9 @@ async function checkBody(
   if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) {
     throw new GatewayError('invalid_request_error', 'Request body must be a JSON object.');
   }
-  const data = schemaOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value);
+  const data = parseOr400(endpoint === 'messages' ? MessagesBody : CountTokensBody, json.value, {
+    nul: 'allow',
+  });
   const model = json.text(data.model);
   if (model.includes('\u0000'))
     throw new GatewayError('invalid_request_error', 'model: must not contain NUL characters.');

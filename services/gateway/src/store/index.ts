@@ -1,5 +1,6 @@
 import { accountQueries } from './accounts';
 import { alertQueries } from './alerts';
+import { sealedQueries } from './sealed';
 import { auditQueries } from './audit';
 import { budgetQueries } from './budgets';
 import { callQueries } from './calls';
@@ -89,6 +90,7 @@ export function createStore(db: Database) {
     budgets: budgetQueries(db.sql),
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),
+    sealed: sealedQueries(db.sql),
     /** What readiness asks: does the database answer, and is every migration applied. */
     health: {
       ping: async () => void (await db.sql`select 1`),

@@ -142,7 +142,10 @@ export class BatchFollower {
     if (!batch.live) return this.#deps.upstreams.test;
     const account = await this.#deps.store.accounts.get(batch.accountId);
     if (!account?.providerKeySealed) return null;
-    return { baseUrl: this.#deps.upstreams.live, apiKey: this.#deps.box.open(account.providerKeySealed) };
+    return {
+      baseUrl: this.#deps.upstreams.live,
+      apiKey: this.#deps.box.open(account.providerKeySealed, { purpose: 'provider-key', row: account.id }),
+    };
   }
 
   #get(target: UpstreamTarget, path: string) {
