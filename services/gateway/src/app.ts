@@ -31,6 +31,8 @@ export interface AppDeps extends ServiceDeps {
   metrics?: { registry: GatewayMetrics; token: string } | null;
   billing?: BillingDeps;
   prices?: PriceBook;
+  /** The provider's base URL, for reconciliation with its Admin API reports. */
+  upstreamUrl?: string;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */

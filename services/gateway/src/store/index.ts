@@ -13,6 +13,7 @@ import { pendingMigrations } from './migrate';
 import { catalogQueries } from './catalog';
 import { partitionQueries } from './partitions';
 import { priceQueries } from './prices';
+import { reconciliationQueries } from './reconciliations';
 import { requestQueries } from './requests';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
@@ -61,6 +62,7 @@ export {
 export type { Page, PageQuery } from './pagination';
 export type { CallPartition } from './partitions';
 export type { PriceRowRecord } from './prices';
+export type { ReconciliationRecord } from './reconciliations';
 export type { RequestFilter, RequestRecord } from './requests';
 export type { ClaudeCodeRow } from './claude-code';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
@@ -91,6 +93,7 @@ export function createStore(db: Database) {
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
     prices: priceQueries(db.sql),
+    reconciliations: reconciliationQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),
