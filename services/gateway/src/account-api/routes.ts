@@ -7,6 +7,7 @@ import type { BillingDeps } from '../billing/lifecycle';
 import { plainBilling } from '../billing/setup';
 import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
+import { analyticsRoutes } from './analytics-routes';
 import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
 import type { AdminEnv } from '../accounts/scope';
@@ -25,6 +26,7 @@ export function organizationRoutes(
   app.route('/', reportRoutes(deps));
   app.route('/', alertRoutes(deps));
   app.route('/', reconcileRoutes(deps));
+  app.route('/', analyticsRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }
