@@ -22,8 +22,8 @@ export interface Usage {
   service_tier: string;
   /** 'fast' when the call ran in fast mode, else 'standard'. */
   speed: string;
-  /** Where inference ran; null on models without data-residency controls. */
-  inference_geo: string | null;
+  /** Where inference ran; absent on models without data-residency controls. */
+  inference_geo?: string;
 }
 
 export type Endpoint = 'messages' | 'count_tokens' | 'models';
