@@ -129,11 +129,10 @@ export function planReply(body: MessagesBody, scenario: Scenario, split: CacheSp
       },
       service_tier: 'standard',
       speed: body.speed === 'fast' ? 'fast' : 'standard',
-      inference_geo: modelData(body.model)?.inference_geo
-        ? typeof body.inference_geo === 'string'
-          ? body.inference_geo
-          : 'global'
-        : null,
+      // Only models with data-residency controls report where inference ran.
+      ...(modelData(body.model)?.inference_geo
+        ? { inference_geo: typeof body.inference_geo === 'string' ? body.inference_geo : 'global' }
+        : {}),
     },
   };
 }

@@ -23,8 +23,8 @@ export interface Usage {
   service_tier: string;
   /** 'fast' when the call ran in fast mode, else 'standard'. */
   speed: string;
-  /** Where inference ran; null on models without data-residency controls. */
-  inference_geo: string | null;
+  /** Where inference ran; absent on models without data-residency controls. */
+  inference_geo?: string;
 }
 
 /** `batch`: one request of a message batch, served when the batch ends (priced at the batch rate). */

@@ -40,9 +40,8 @@ describe('messages through the official SDK', () => {
       output_tokens: 24,
       server_tool_use: { web_search_requests: 0 },
       service_tier: 'standard',
+      // Opus 4.5 predates data-residency controls: no inference_geo.
       speed: 'standard',
-      // Opus 4.5 predates data-residency controls.
-      inference_geo: null,
     });
     const entry = ctx.emulator.ledger.byRequestId(request_id!)!;
     expect(entry).toMatchObject({

@@ -48,6 +48,8 @@ export interface AppDeps extends ServiceDeps {
   modelsCacheMs?: number;
   /** Records an ended batch's results now (the batch follower). */
   settleBatch?(batchId: string): Promise<void>;
+  /** The provider's base URL, for reconciliation with its Admin API reports. */
+  upstreamUrl?: string;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */

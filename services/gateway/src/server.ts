@@ -1,3 +1,4 @@
+import { startDailyReconciliation } from './billing/reconcile';
 import { PriceBook, readPriceFile } from './pricing/catalog/price-book';
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
@@ -205,6 +206,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     await billing.book.load();
     await prices.reload();
+    cleanup.unshift(
+      startDailyReconciliation({ store, box, upstreamUrl: config.upstreamUrl }, clock, (error, accountId) =>
+        logger.warn('reconciliation failed', { error, accountId }),
+      ),
+    );
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -236,6 +242,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     if (keepAlive) cleanup.unshift(() => keepAlive.close());
     const app = createApp({
       prices,
+      upstreamUrl: config.upstreamUrl,
       store,
       box,
       clock,

@@ -177,6 +177,42 @@ describe('cost at the published price, per family and dimension', () => {
   });
 });
 
+describe("the provider's analytics endpoints", () => {
+  const analytics = (path: string, beta = true) =>
+    api(stack.gateway.url, `/v1/organizations/analytics/${path}`, {
+      key: admin,
+      headers: beta ? { 'anthropic-beta': 'analytics-usage-cost-2026-08-24' } : {},
+    });
+
+  it('usage by model, speed and inference geo; cost by model equals the hand figures', async () => {
+    const range = `starting_at=${TODAY}T00:00:00Z&ending_at=${TOMORROW}T00:00:00Z`;
+    const usage = await analytics(
+      `usage?${range}&group_by[]=model&group_by[]=speed&group_by[]=inference_geo`,
+    );
+    expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+    const fast = usage.body.data.find((r: { model: string; speed: string }) => r.model === 'claude-opus-4-8');
+    expect(fast).toMatchObject({ speed: 'fast', requests: 1 });
+    const us = usage.body.data.find((r: { inference_geo: string }) => r.inference_geo === 'us');
+    expect(us).toMatchObject({ model: 'claude-opus-5-5', requests: 1 });
+    const cost = await analytics(`cost?${range}&group_by[]=model`);
+    expect(cost.status).toBe(200);
+    for (const model of new Set(calls.map((c) => c.model))) {
+      const row = cost.body.data.find((r: { group: { model: string } }) => r.group.model === model);
+      expect(row.cost.currency).toBe('USD');
+      expect(Number(row.cost.amount), model).toBeCloseTo(
+        expected((c) => c.model === model),
+        6,
+      );
+    }
+  });
+
+  it('refuses a call without the beta header, in the provider error shape', async () => {
+    const res = await analytics(`usage?starting_at=${TODAY}T00:00:00Z`, false);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  });
+});
+
 describe('a model the catalog does not price', () => {
   it('is unpriced everywhere, a spend cap counts it at its family ceiling, and a price fills the past', async () => {
     // Mythos family ceiling in the catalog: $10 / $50 (Fable and Mythos 5, 5.1); 1,000 output

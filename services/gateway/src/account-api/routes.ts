@@ -7,6 +7,8 @@ import type { BillingDeps } from '../billing/lifecycle';
 import { plainBilling } from '../billing/setup';
 import { accountRoutes } from './account-routes';
 import { keyRoutes, type KeyRouteDeps } from './key-routes';
+import { analyticsRoutes } from './analytics-routes';
+import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
@@ -16,13 +18,17 @@ import { refuseNulInUrl } from '../lib/validation';
  * `/v1/organizations` behind admin keys, and under `/operator/v1/accounts/:account_id`
  * behind the operator token, so both answer alike.
  */
-export function organizationRoutes(deps: KeyRouteDeps & { billing?: BillingDeps }): Hono<AdminEnv> {
+export function organizationRoutes(
+  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string },
+): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', refuseNulInUrl());
   app.route('/', accountRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', reportRoutes(deps));
   app.route('/', alertRoutes(deps));
+  app.route('/', reconcileRoutes(deps));
+  app.route('/', analyticsRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }

@@ -37,6 +37,7 @@ export function toBase62(value: number, width: number): string {
 
 export type IdPrefix =
   | 'acct'
+  | 'rec'
   | 'user'
   | 'key'
   | 'req'

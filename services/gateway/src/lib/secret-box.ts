@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, scryptSync } from 'node:crypto';
 
 /** What a sealed value is: each purpose has its own key, so one can never be opened as another. */
-export type SealPurpose = 'provider-key' | 'webhook-secret';
+export type SealPurpose = 'provider-key' | 'webhook-secret' | 'provider-admin-key';
 
 /** A sealed value's place: its purpose and the id of the row that holds it (bound as associated data). */
 export interface SealContext {

@@ -15,6 +15,7 @@ import { catalogQueries } from './catalog';
 import { partitionQueries } from './partitions';
 import { priceQueries } from './prices';
 import { spendQueries } from './spend';
+import { reconciliationQueries } from './reconciliations';
 import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 import { objectQueries } from './objects';
@@ -67,6 +68,7 @@ export type { Page, PageQuery } from './pagination';
 export type { CallFilter } from './calls';
 export type { CallPartition } from './partitions';
 export type { PriceRowRecord } from './prices';
+export type { ReconciliationRecord } from './reconciliations';
 export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
 export type { ObjectKind, ObjectOwner, OpenBatch } from './objects';
@@ -101,6 +103,7 @@ export function createStore(db: Database) {
     prices: priceQueries(db.sql),
     objects: objectQueries(db.sql),
     agentTree: agentTreeQueries(db.sql),
+    reconciliations: reconciliationQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
     close: () => db.close(),

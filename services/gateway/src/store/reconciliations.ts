@@ -1,0 +1,49 @@
+import { newId } from '../lib/ids';
+import type { Sql } from './database';
+
+export interface ReconciliationRecord {
+  id: string;
+  accountId: string;
+  startingAt: Date;
+  endingAt: Date;
+  ranAt: Date;
+  driftPercent: number;
+  result: Record<string, unknown>;
+}
+
+export function reconciliationQueries(sql: Sql) {
+  return {
+    async setAdminKey(accountId: string, sealed: string | null, hint: string | null): Promise<boolean> {
+      const rows = await sql`
+        update accounts set provider_admin_key_sealed = ${sealed}, provider_admin_key_hint = ${hint}
+        where id = ${accountId} returning id`;
+      return rows.length > 0;
+    },
+    async adminKey(accountId: string): Promise<{ sealed: string; hint: string } | null> {
+      const [row] = await sql<{ sealed: string | null; hint: string | null }[]>`
+        select provider_admin_key_sealed as sealed, provider_admin_key_hint as hint from accounts where id = ${accountId}`;
+      return row?.sealed ? { sealed: row.sealed, hint: row.hint ?? '' } : null;
+    },
+    /** Accounts that gave an Admin API key: the daily job reconciles these. */
+    async accountsWithAdminKey(): Promise<string[]> {
+      const rows = await sql<{ id: string }[]>`
+        select id from accounts where provider_admin_key_sealed is not null and status = 'active' order by id`;
+      return rows.map((r) => r.id);
+    },
+    async insert(r: Omit<ReconciliationRecord, 'id' | 'ranAt'>): Promise<ReconciliationRecord> {
+      const [row] = await sql<ReconciliationRecord[]>`
+        insert into reconciliations (id, account_id, starting_at, ending_at, drift_percent, result)
+        values (${newId('rec')}, ${r.accountId}, ${r.startingAt}, ${r.endingAt}, ${r.driftPercent}, ${sql.json(r.result as never)})
+        returning id, account_id as "accountId", starting_at as "startingAt", ending_at as "endingAt",
+                  ran_at as "ranAt", drift_percent as "driftPercent", result`;
+      return row!;
+    },
+    async latest(accountId: string): Promise<ReconciliationRecord | null> {
+      const [row] = await sql<ReconciliationRecord[]>`
+        select id, account_id as "accountId", starting_at as "startingAt", ending_at as "endingAt",
+               ran_at as "ranAt", drift_percent as "driftPercent", result
+        from reconciliations where account_id = ${accountId} order by ran_at desc limit 1`;
+      return row ?? null;
+    },
+  };
+}
