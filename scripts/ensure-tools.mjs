@@ -65,6 +65,25 @@ export function ensureSystemPackages() {
   });
 }
 
+/** The provider's Python SDK in a virtual environment of its own; returns its python. */
+export const PYTHON_ANTHROPIC = 'anthropic==1.13.0';
+export function ensurePythonAnthropic() {
+  const dir = join(TOOLS_DIR, 'python-anthropic');
+  const python = join(dir, 'bin', 'python');
+  const marker = join(dir, '.installed');
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === PYTHON_ANTHROPIC && existsSync(python))
+    return python;
+  rmSync(dir, { recursive: true, force: true });
+  execFileSync('python3', ['-m', 'venv', '--system-site-packages', dir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  execFileSync(join(dir, 'bin', 'pip'), ['install', '--quiet', '--retries', '0', PYTHON_ANTHROPIC], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  writeFileSync(marker, PYTHON_ANTHROPIC);
+  return python;
+}
+
 /** Installs what is missing and returns every tool's binary path. */
 export function ensureTools(names = Object.keys(TOOLS)) {
   const paths = {};
