@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resealSecrets } from '../src/accounts/reseal';
 import { SecretBox } from '../src/lib/secret-box';
-import { sealV1 } from './legacy-seal';
+import { sealV1 } from './kit/legacy-seal';
 import { callModel, PROVIDER_KEY, startStack, type Stack } from './harness';
 
 let stack: Stack;

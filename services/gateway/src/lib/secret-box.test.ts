@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sealV1 } from '../../test/legacy-seal';
+import { sealV1 } from '../../test/kit/legacy-seal';
 import { SecretBox, secretWeakness } from './secret-box';
 
 const SECRET = randomBytes(32).toString('base64url');
