@@ -166,6 +166,7 @@ describe('010_calls_partitioned on an existing call log', () => {
     >`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'calls'`;
     expect(indexes.map((i) => i.name).sort()).toEqual([
       'calls_account_time',
+      'calls_agent_tree',
       'calls_claude_code',
       'calls_group',
       'calls_key_time',

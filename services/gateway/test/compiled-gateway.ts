@@ -90,7 +90,7 @@ export async function spawnCompiledGateway(opts: {
     store,
     operatorToken: config.operatorToken ?? '',
     // The gateway's readiness report counts the call records not yet committed.
-    writer: { flush: () => callLogWritten(url) },
+    writer: { flush: () => callLogWritten(url, config.operatorToken ?? '') },
     close,
   };
   return new Proxy(gateway, {
@@ -103,10 +103,10 @@ export async function spawnCompiledGateway(opts: {
   }) as unknown as Gateway;
 }
 
-/** Waits until the gateway reports no call record waiting for PostgreSQL. */
-async function callLogWritten(url: string): Promise<void> {
+/** Waits until the gateway reports no call record waiting for PostgreSQL (the details need the operator token). */
+async function callLogWritten(url: string, operatorToken: string): Promise<void> {
   for (;;) {
-    const res = await fetch(`${url}/readyz`);
+    const res = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${operatorToken}` } });
     const report = (await res.json()) as { checks: { call_log?: { queued: number } } };
     // No call_log check: the call log is off, nothing to wait for.
     if ((report.checks.call_log?.queued ?? 0) === 0) return;

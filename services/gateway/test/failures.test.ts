@@ -169,7 +169,7 @@ describe('upstream failures', () => {
         ids.push((await client.messages.create(message(`during outage ${i}`) as never)).id);
       // The gateway's readiness report counts what waits for PostgreSQL (in its process or not).
       await expect
-        .poll(async () => (await api(stack.gateway.url, '/readyz')).body.checks.call_log.queued, {
+        .poll(async () => (await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken })).body.checks.call_log.queued, {
           timeout: 5_000,
         })
         .toBe(3);

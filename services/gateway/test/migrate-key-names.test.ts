@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, createKey } from '../src/accounts/service';
+import { randomBase62 } from '../src/lib/ids';
 import { SecretBox } from '../src/lib/secret-box';
 import { migrate, type Store } from '../src/store';
 import { openTestStore, PROVIDER_KEY } from './harness';
@@ -23,7 +24,7 @@ describe('migration 016: member keys named by the old default get the member in 
     await migrate(store.db.sql, before);
     rmSync(before, { recursive: true, force: true });
 
-    const deps = { store, box: new SecretBox('test-secret-0123456789abcdef'), clock: Date.now };
+    const deps = { store, box: new SecretBox(randomBase62(43)), clock: Date.now };
     const { account, admin } = await createAccount(deps, {
       name: 'Old names',
       plan: 'team',

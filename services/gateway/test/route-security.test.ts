@@ -1,3 +1,4 @@
+import { ALLOW_LOOPBACK_RECEIVERS } from './webhook-receiver';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/auth/keys';
@@ -108,7 +109,7 @@ function expectRefused(res: ApiResponse, status: number, type: string, message?:
 }
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ ...ALLOW_LOOPBACK_RECEIVERS });
   acme = await stack.seedAccount({ name: 'Acme', plan: 'team' });
   other = await stack.seedAccount({ name: 'Other' });
   suspended = await stack.seedAccount({ name: 'Suspended' });

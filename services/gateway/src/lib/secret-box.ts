@@ -9,7 +9,7 @@ export interface SealContext {
   row: string;
 }
 
-const PURPOSES: readonly SealPurpose[] = ['provider-key', 'webhook-secret'];
+const PURPOSES: readonly SealPurpose[] = ['provider-key', 'webhook-secret', 'provider-admin-key'];
 const MIN_LENGTH = 32;
 const MIN_BITS = 128;
 
