@@ -6,6 +6,7 @@ import { startEmulator } from '@keygate/emulator';
 import { openDatabase } from '../services/gateway/src/store';
 import { provision } from '../services/gateway/test/gateway-process';
 import { freePort } from '../services/gateway/test/pg-cluster';
+import { BODY_1K } from './lib/body';
 import { ROOT } from './lib/arms';
 import { ensureWrk, runWrk } from './lib/wrk';
 
@@ -65,14 +66,7 @@ try {
   const urls = { 1: await serve(1), 2: await serve(2) };
   await new Promise((r) => setTimeout(r, 3_000));
   const bodyFile = join(work, 'body.json');
-  writeFileSync(
-    bodyFile,
-    JSON.stringify({
-      model: 'claude-opus-4-5',
-      max_tokens: 256,
-      messages: [{ role: 'user', content: 'the quick brown fox '.repeat(45) }],
-    }),
-  );
+  writeFileSync(bodyFile, BODY_1K);
   const headers = {
     authorization: `Bearer ${appKey}`,
     'content-type': 'application/json',
