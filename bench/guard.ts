@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { BODY_1K } from './lib/body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import type { ArmMessage } from './lib/child';
 
@@ -22,11 +23,6 @@ const CALLS = Number(process.env.GUARD_CALLS ?? 200);
 const DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
-const BODY = JSON.stringify({
-  model: 'claude-opus-4-5',
-  max_tokens: 256,
-  messages: [{ role: 'user', content: 'the quick brown fox '.repeat(45) }],
-});
 
 interface Baseline {
   instructionsPerCall: number;
@@ -56,7 +52,7 @@ try {
         'content-type': 'application/json',
         'anthropic-version': '2023-06-01',
       },
-      body: BODY,
+      body: BODY_1K,
     });
     await res.body.text();
     if (res.statusCode !== 200) throw new Error(`the gateway answered ${res.statusCode}`);

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BODY_1K } from './lib/body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import { ensureWrk, runWrk } from './lib/wrk';
 
@@ -40,14 +41,7 @@ try {
     ...(arm.info.appKey ? { authorization: `Bearer ${arm.info.appKey}` } : { 'x-api-key': PROVIDER_KEY }),
   };
   const bodyFile = join(dir, 'body.json');
-  writeFileSync(
-    bodyFile,
-    JSON.stringify({
-      model: 'claude-opus-4-5',
-      max_tokens: 256,
-      messages: [{ role: 'user', content: 'the quick brown fox '.repeat(45) }],
-    }),
-  );
+  writeFileSync(bodyFile, BODY_1K);
   const run = await runWrk({
     url: `${arm.url}/v1/messages`,
     headers,

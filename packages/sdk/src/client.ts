@@ -75,8 +75,7 @@ export class Keygate extends Anthropic {
       deliver: (record) => this.#deliver(record, onUsage),
     });
     // The tap outside the resumption: it reads one stream however many connections carried it.
-    const resumes =
-      resumeStreams === false ? 0 : resumeStreams === true || resumeStreams === undefined ? 3 : resumeStreams;
+    const resumes = resumeStreams === true ? 3 : resumeStreams || 0;
     this.#backend = [this.#tap.middleware, resumeMiddleware(resumes)];
   }
 

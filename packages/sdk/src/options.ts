@@ -26,8 +26,10 @@ export interface KeygateOptions extends ClientOptions {
   /** Sends `keygate-group-id` on every call; `client.group()` sets it for you. */
   groupId?: string | null | undefined;
   /**
-   * Streams pick up where they broke off after a dropped connection (the gateway keeps their
-   * events): `true` (default) allows 3 resumptions per stream, a number that many, `false` none.
+   * Streams pick up where they broke off after a dropped connection: streaming calls ask the
+   * gateway to keep their events (`keygate-resumable: true`), and the SDK fetches the rest on its
+   * own. `true` allows 3 resumptions per stream, a number that many; off by default, because the
+   * gateway then reads a stream to its end even when the app aborts it (so it is billed whole).
    */
   resumeStreams?: boolean | number | undefined;
 }

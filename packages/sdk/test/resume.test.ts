@@ -41,7 +41,11 @@ describe('resumable streams in the SDK', () => {
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
     try {
       const port = (relay.address() as { port: number }).port;
-      const client = clientFor(stack, { baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 });
+      const client = clientFor(stack, {
+        baseURL: `http://127.0.0.1:${port}`,
+        maxRetries: 0,
+        resumeStreams: true,
+      });
       const stream = await client.messages.create(
         {
           model: 'claude-opus-4-5',
