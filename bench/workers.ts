@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startEmulator } from '@keygate/emulator';
 import { openDatabase } from '../services/gateway/src/store';
 import { provision } from '../services/gateway/test/gateway-process';
-import { freePort } from '../services/gateway/test/pg-cluster';
+import { freePort } from '../services/gateway/test/kit/free-port';
 import { BODY_1K } from './lib/body';
 import { ROOT } from './lib/arms';
 import { ensureWrk, runWrk } from './lib/wrk';

@@ -169,9 +169,14 @@ describe('upstream failures', () => {
         ids.push((await client.messages.create(message(`during outage ${i}`) as never)).id);
       // The gateway's readiness report counts what waits for PostgreSQL (in its process or not).
       await expect
-        .poll(async () => (await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken })).body.checks.call_log.queued, {
-          timeout: 5_000,
-        })
+        .poll(
+          async () =>
+            (await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken })).body.checks
+              .call_log.queued,
+          {
+            timeout: 5_000,
+          },
+        )
         .toBe(3);
       await sql`alter table calls_offline rename to calls`;
       const rows = await waitFor(
