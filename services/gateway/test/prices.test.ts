@@ -216,9 +216,10 @@ describe("the provider's analytics endpoints", () => {
 describe('a model the catalog does not price', () => {
   it('is unpriced everywhere, a spend cap counts it at its family ceiling, and a price fills the past', async () => {
     // Mythos family ceiling in the catalog: $10 / $50 (Fable and Mythos 5, 5.1); 1,000 output
-    // tokens estimate at 5 cents. Admission reserves each call's ceiling (max_tokens 1,000 at
-    // $50, the prompt at the family's dearest input rate: just over 5 cents): a cap of 12 cents
-    // lets two calls through (5 spent + 5.02 held) and stops the third (10 spent + 5.02 held).
+    // tokens estimate at 5 cents. Admission reserves each call's ceiling: max_tokens 1,000 at
+    // $50 and the body plus 1,000 prompt tokens at the family's dearest input rate ($20, a
+    // 1-hour cache write), 7.19 cents. A cap of 15 cents lets two calls through (5 spent +
+    // 7.19 held) and stops the third (10 spent + 7.19 held).
     const key = stack.appKey;
     const patch = await api(stack.gateway.url, `/v1/organizations/api_keys/${stack.keyId}`, {
       key: admin,
@@ -228,7 +229,7 @@ describe('a model the catalog does not price', () => {
     const capped = await stack.newKey();
     const setCap = await api(stack.gateway.url, `/v1/organizations/api_keys/${capped.id}`, {
       key: admin,
-      body: { limits: { monthly_spend_cap_cents: 12 } },
+      body: { limits: { monthly_spend_cap_cents: 15 } },
     });
     expect(setCap.status).toBe(200);
     const mythos = (bearer: string) =>

@@ -32,6 +32,7 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/billing/stripe/webhook': "Stripe's signature (billing-stripe.test.ts)",
   '/openapi.json': 'public API description',
   '/docs': 'public API description',
+  '/': 'redirects to the dashboard, which asks for a sign-in',
 };
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
 
