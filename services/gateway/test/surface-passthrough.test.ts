@@ -132,6 +132,24 @@ describe('the open passthrough: any other /v1/… path', () => {
     expect(provider.received.length).toBe(before);
   });
 
+  it('answers an object id with a NUL or a control character like a missing object, before any query', async () => {
+    const before = provider.received.length;
+    for (const [method, path] of [
+      ['DELETE', '/v1/messages/batches/%00'],
+      ['GET', '/v1/messages/batches/msgbatch_%01x/results'],
+      ['GET', '/v1/files/file_%00'],
+      ['DELETE', '/v1/files/%0A'],
+    ] as const) {
+      const res = await fetch(`${stack.gateway.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${stack.appKey}`, 'anthropic-beta': 'files-api-2025-04-14' },
+      });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(((await res.json()) as { error: { type: string } }).error.type).toBe('not_found_error');
+    }
+    expect(provider.received.length).toBe(before);
+  });
+
   it('keeps 405 for a path the gateway serves under another method', async () => {
     const res = await fetch(`${stack.gateway.url}/v1/messages`, {
       method: 'DELETE',
