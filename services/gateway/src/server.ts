@@ -414,12 +414,27 @@ function refuseUnparsed(
   socket.once('close', () => clearTimeout(linger));
 }
 
+// A shutdown step that has not finished in this long is logged and left behind: a stop never
+// hangs on one stuck part (the call log's records are in the spool, replayed at the next start).
+const SHUTDOWN_STEP_MS = 15_000;
+
 async function runAll(steps: Array<() => Promise<unknown> | unknown>, logger: Logger): Promise<void> {
-  for (const step of steps) {
+  for (const [index, step] of steps.entries()) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), SHUTDOWN_STEP_MS);
+    });
     try {
-      await step();
+      const outcome = await Promise.race([Promise.resolve().then(step), late]);
+      if (outcome === 'late')
+        logger.warn('shutdown step did not finish in time; going on', {
+          step: index,
+          code: String(step).slice(0, 120),
+        });
     } catch (error) {
       logger.warn('shutdown step failed', { error });
+    } finally {
+      clearTimeout(timer);
     }
   }
   // Log lines held back by an asynchronous destination are written before close resolves.
