@@ -16,7 +16,7 @@ import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
-import { BODY_LIMITS, limitBody } from './lib/body-limit';
+import { BODY_LIMITS, limitBody, lingerOnClose } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
@@ -81,11 +81,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     );
   });
 
-  app.onError((err, c) =>
-    renderError(err, c, (error) =>
+  app.onError((err, c) => {
+    const res = renderError(err, c, (error) =>
       (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack }),
-    ),
-  );
+    );
+    // Refused before its body was read (a wrong key on a large upload): the answer closes the
+    // connection and the rest is discarded after it, so the client reads the answer, not a reset.
+    const incoming = c.env?.incoming;
+    if (incoming && !incoming.complete) {
+      lingerOnClose(incoming.socket);
+      incoming.resume();
+      if (res instanceof Response) res.headers.set('connection', 'close');
+    }
+    return res;
+  });
 
   let methods: ((path: string) => string[]) | null = null;
   const notFound = function notFound(c: Context<AppEnv>) {

@@ -29,7 +29,7 @@ const LINGER_MS = 1_000;
  * answers), what still arrives is discarded, and the socket is destroyed after LINGER_MS or
  * when the client closes, whichever comes first.
  */
-function lingerOnClose(socket: Socket | undefined): void {
+export function lingerOnClose(socket: Socket | undefined): void {
   if (!socket) return;
   socket.destroySoon = function lingerThenClose(this: Socket) {
     this.end();
