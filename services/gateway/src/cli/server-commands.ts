@@ -77,6 +77,10 @@ once), writes the queued call log and exits 0.
       });
       await gateway.close();
       stop.dispose();
+      // Everything is written by now: a handle a dependency leaves open (a database client still
+      // reconnecting after an outage) must not keep a stopped gateway alive. Unref'd, so a clean
+      // stop exits at once without waiting for it.
+      setTimeout(() => process.exit(process.exitCode ?? 0), 3_000).unref();
       // A worker's channel to the primary would keep it alive.
       if (worker) process.disconnect?.();
       return 0;
