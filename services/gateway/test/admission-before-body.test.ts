@@ -160,6 +160,9 @@ describe('admission before the body', () => {
     gc();
     const grownMb = (process.memoryUsage().rss - rssBefore) / MB;
     console.info(`RSS grew ${grownMb.toFixed(1)} MB`);
-    expect(grownMb).toBeLessThan(50);
+    // This RSS is the test process's, which also built the 30 MB body: 34 MB alone, up to 74 MB
+    // beside the rest of the suite (the allocator keeps freed pages). A parsed 30 MB nested body
+    // would take gigabytes; 100 MB tells the two apart on any run.
+    expect(grownMb).toBeLessThan(100);
   }, 60_000);
 });
