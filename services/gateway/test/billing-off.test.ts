@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dashboardSession } from './dashboard-http';
 import { api, callModel, startStack, type Stack } from './harness';
 
 // A team's own gateway: no Stripe, no payments at all; the clock is the test's.
@@ -33,6 +34,16 @@ describe('KEYGATE_BILLING=off', () => {
       notices: [],
       transitions: [],
     });
+  });
+
+  it('the overview counts down no trial: the account is treated as paid', async () => {
+    now = Date.now();
+    const acct = await stack.seedAccount({ plan: 'team', trialDays: 14 });
+    const session = await dashboardSession(url(), acct.adminKey);
+    const html = await (await session.get('/dashboard')).text();
+    const plan = /<aside class="banner" aria-label="Plan">([\s\S]*?)<\/aside>/.exec(html)?.[1] ?? '';
+    expect(plan).toContain('Team plan');
+    expect(plan).not.toContain('free trial');
   });
 
   it("the operator's suspension still refuses calls", async () => {

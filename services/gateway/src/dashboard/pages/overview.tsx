@@ -69,9 +69,11 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
       (l) => p.href(`/dashboard/groups/${encodeURIComponent(l.id!)}`),
     ),
   ];
-  const trialDays = account.trialEndsAt
-    ? Math.ceil((account.trialEndsAt.getTime() - deps.clock()) / 86_400_000)
-    : 0;
+  // With `KEYGATE_BILLING=off` every account counts as paid: no trial to count down.
+  const trialDays =
+    deps.billing.enforced !== false && account.trialEndsAt
+      ? Math.ceil((account.trialEndsAt.getTime() - deps.clock()) / 86_400_000)
+      : 0;
   const chartDays = range.days;
   const body = (
     <>
