@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rowCounts, usageCostCents } from '../src/pricing/prices';
 import type { UsageRow } from '../src/store';
 import { cliFor, type Cli } from './cli-runner';
 import { callModel, PROVIDER_KEY, startStack, type Stack } from './harness';
+import { handCents } from './kit/published-rates';
 
 let stack: Stack;
 let keygate: Cli;
@@ -159,9 +159,7 @@ describe('usage --by member,day with cost and live/test columns', () => {
       (UsageRow & { key_id: string })[]
     >`select * from calls where account_id = ${acct.id}`;
     const cost = (keyId: string) =>
-      calls
-        .filter((c) => c.key_id === keyId)
-        .reduce((s, c) => s + usageCostCents(c.model, rowCounts(c)) / 100, 0);
+      calls.filter((c) => c.key_id === keyId).reduce((s, c) => s + handCents(c.model, c) / 100, 0);
     expect(cost(live.id)).toBeGreaterThan(0);
 
     const rows = await keygate.json([

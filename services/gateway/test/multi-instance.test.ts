@@ -1,11 +1,11 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewKey } from '../src/accounts/service';
-import { rowCounts, usageCostCents } from '../src/pricing/prices';
 import type { UsageRow } from '../src/store';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { seedCluster, SPOOL_SYNC_MS, startCluster, type Cluster, type Seeded } from './instances';
 import { call, drive, tally, type Answer } from './load';
+import { handCents } from './kit/published-rates';
 import { waitFor } from './kit/wait';
 
 /**
@@ -123,7 +123,7 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       select status, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_5m_tokens,
              cache_creation_1h_tokens, web_search_requests from calls where key_id = ${key.id} and status = 200`;
       expect(rows.length).toBeGreaterThan(0);
-      const spent = rows.reduce((sum, r) => sum + usageCostCents(r.model, rowCounts(r)), 0);
+      const spent = rows.reduce((sum, r) => sum + handCents(r.model, r), 0);
       expect(spent).toBeLessThanOrEqual(capCents);
       for (const r of answers.filter((a) => a.status === 429)) expect(r.error).toBe('rate_limit_error');
     }, 60_000);

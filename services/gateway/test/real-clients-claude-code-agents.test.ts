@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../src/accounts/members';
-import { callCostCents } from '../src/budgets/guard';
 import type { SessionLine } from '../src/reports/claude-code-sessions';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import { startStack, type Stack } from './harness';
+import { handCentsOfUsage, type ProviderUsage } from './kit/published-rates';
 
 let stack: Stack;
 let root: string;
@@ -78,19 +78,18 @@ describe('Claude Code with a subagent through the gateway', () => {
     expect(session).toMatchObject({ user_id: dev.id, requests: calls.length });
     expect(session.agents[0]).toMatchObject({ agent_id: null, depth: 0 });
     for (const id of subagents) expect(session.agents.find((a) => a.agent_id === id)?.depth).toBe(1);
-    const expected = calls.reduce(
-      (t, c) => t + callCostCents({ model: c.model, usage: c.usage, createdAt: new Date(), batch: false }),
-      0,
-    );
+    // What the provider billed: the emulator's own usage of each call, at the published price.
+    const billed = (c: Record<string, any>) => {
+      const seen = stack.emulator.ledger.find(c.upstream_message_id)!;
+      return handCentsOfUsage(seen.model!, seen.usage as ProviderUsage);
+    };
+    const expected = calls.reduce((t, c) => t + billed(c), 0);
     expect(session.cost_cents).toBeCloseTo(expected, 6);
     const sub = session.agents.find((a) => a.agent_id === subagents[0])!;
     const subCalls = calls.filter((c) => c.agent_id === subagents[0]);
     expect(sub.requests).toBe(subCalls.length);
     expect(sub.cost_cents).toBeCloseTo(
-      subCalls.reduce(
-        (t, c) => t + callCostCents({ model: c.model, usage: c.usage, createdAt: new Date(), batch: false }),
-        0,
-      ),
+      subCalls.reduce((t, c) => t + billed(c), 0),
       6,
     );
     expect(sub.cost_cents).toBeGreaterThan(0);
