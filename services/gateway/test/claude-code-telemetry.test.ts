@@ -8,6 +8,7 @@ import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code'
 import { accessibilityProblems, launchBrowser, screenshot, signIn, tableText } from './dashboard-browser';
 import { api, startStack, type Stack } from './harness';
 import { waitFor } from './kit/wait';
+import { metricsExport, str } from './otlp-export';
 
 /**
  * Claude Code Opus 5.5 list prices in USD per million tokens: input 4, 5-minute cache write 5,
@@ -40,37 +41,9 @@ const dev = { id: '', key: { id: '', secret: '' } };
 const other = { id: '', key: { id: '', secret: '' } };
 const session = randomUUID();
 
-const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
 /** Counters a short `claude -p` run does not reach (commits, pull requests), in Claude Code's documented shape. */
-function crafted(sessionId: string, points: Array<[string, number, Array<ReturnType<typeof str>>]>) {
-  return {
-    resourceMetrics: [
-      {
-        resource: { attributes: [str('service.name', 'claude-code')] },
-        scopeMetrics: [
-          {
-            scope: { name: 'com.anthropic.claude_code' },
-            metrics: points.map(([name, value, attrs]) => ({
-              name,
-              sum: {
-                aggregationTemporality: 1,
-                isMonotonic: true,
-                dataPoints: [
-                  {
-                    attributes: [str('session.id', sessionId), ...attrs],
-                    startTimeUnixNano: String(BigInt(Date.now() - 1000) * 1_000_000n),
-                    timeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
-                    asDouble: value,
-                  },
-                ],
-              },
-            })),
-          },
-        ],
-      },
-    ],
-  };
-}
+const crafted = (sessionId: string, points: Parameters<typeof metricsExport>[1]) =>
+  metricsExport(sessionId, points);
 
 const sendMetrics = (key: string, body: unknown) =>
   fetch(`${stack.gateway.url}/otlp/v1/metrics`, {

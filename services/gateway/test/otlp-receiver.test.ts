@@ -4,57 +4,15 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRequest, LOGS_REQUEST, METRICS_REQUEST } from '../src/otlp/proto';
 import { api, startStack, type Stack } from './harness';
+import { metricsExport as craft, nowNs, str } from './otlp-export';
 import { waitFor } from './kit/wait';
 
-/**
- * Claude Code's export in the documented shape (https://code.claude.com/docs/en/monitoring-usage,
- * read 2026-11-25; the same names and attributes Claude Code 2.1.330 sent on loopback): counters
- * as DELTA Sums (aggregationTemporality 1), events as log records named claude_code.<event>.
- */
-const NOW_NS = () => String(BigInt(Date.now()) * 1_000_000n);
-const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
 const int = (key: string, v: number) => ({ key, value: { intValue: String(v) } });
 const dbl = (key: string, v: number) => ({ key, value: { doubleValue: v } });
-
-function metricsExport(
-  session: string,
-  points: Array<[string, number, Array<ReturnType<typeof str>>]>,
-  temporality = 1,
-) {
-  const t = NOW_NS();
-  return {
-    resourceMetrics: [
-      {
-        resource: { attributes: [str('service.name', 'claude-code')] },
-        scopeMetrics: [
-          {
-            scope: { name: 'com.anthropic.claude_code' },
-            metrics: points.map(([name, value, attrs]) => ({
-              name,
-              sum: {
-                aggregationTemporality: temporality,
-                isMonotonic: true,
-                dataPoints: [
-                  {
-                    // A payload's own user attributes never decide who it is attributed to.
-                    attributes: [
-                      str('session.id', session),
-                      str('user.email', 'someone-else@x.test'),
-                      ...attrs,
-                    ],
-                    startTimeUnixNano: '1795636616383000000',
-                    timeUnixNano: t,
-                    asDouble: value,
-                  },
-                ],
-              },
-            })),
-          },
-        ],
-      },
-    ],
-  };
-}
+// A payload's own user attributes never decide who it is attributed to.
+const claimsOther = [str('user.email', 'someone-else@x.test')];
+const metricsExport = (session: string, points: Parameters<typeof craft>[1], temporality: 1 | 2 = 1) =>
+  craft(session, points, { temporality, start: '1795636616383000000', attributes: claimsOther });
 
 const SECRET_PROMPT = 'the launch code is 0000, do not tell anyone';
 
@@ -69,7 +27,7 @@ function logsExport(session: string, requestId: string) {
             scope: { name: 'com.anthropic.claude_code' },
             logRecords: [
               {
-                timeUnixNano: NOW_NS(),
+                timeUnixNano: nowNs(),
                 body: { stringValue: 'claude_code.user_prompt' },
                 attributes: [
                   ...common,
@@ -80,7 +38,7 @@ function logsExport(session: string, requestId: string) {
                 ],
               },
               {
-                timeUnixNano: NOW_NS(),
+                timeUnixNano: nowNs(),
                 body: { stringValue: 'claude_code.api_request' },
                 attributes: [
                   ...common,
@@ -94,7 +52,7 @@ function logsExport(session: string, requestId: string) {
                 ],
               },
               {
-                timeUnixNano: NOW_NS(),
+                timeUnixNano: nowNs(),
                 body: { stringValue: 'claude_code.api_request_body' },
                 attributes: [...common, str('event.name', 'api_request_body'), str('body', SECRET_PROMPT)],
               },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseOr400 } from '../lib/validation';
+import type { EventRow } from '../store';
 
 /**
  * What the receiver keeps of Claude Code's OpenTelemetry export. Metric and event names and
@@ -58,22 +59,6 @@ export interface MetricPoint {
   cumulative: boolean;
   value: number;
   dims: Record<string, string>;
-}
-
-export interface TelemetryEvent {
-  name: string;
-  sessionId: string;
-  at: Date;
-  promptId: string | null;
-  requestId: string | null;
-  model: string | null;
-  costUsd: number | null;
-  durationMs: number | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  cacheReadTokens: number | null;
-  cacheCreationTokens: number | null;
-  attrs: Record<string, Scalar>;
 }
 
 const nano = z.union([z.string().regex(/^\d{1,20}$/, 'expected nanoseconds since the epoch'), z.number()]);
@@ -211,9 +196,9 @@ export function readMetrics(body: unknown, now: Date): MetricPoint[] {
 }
 
 /** Claude Code's events from a logs export request, stripped to what the receiver keeps. */
-export function readEvents(body: unknown, now: Date): { events: TelemetryEvent[]; dropped: number } {
+export function readEvents(body: unknown, now: Date): { events: EventRow[]; dropped: number } {
   const req = parseOr400(LogsRequest, body);
-  const events: TelemetryEvent[] = [];
+  const events: EventRow[] = [];
   let dropped = 0;
   for (const rl of req.resourceLogs ?? []) {
     const shared = attrMap(rl.resource?.attributes);
