@@ -261,6 +261,34 @@ describe('OTLP receiver: what a member sends is kept and attributed to the membe
         .url,
     ).toBeNull();
   });
+
+  it('a collector that never answers does not hold up the export', async () => {
+    const held: Array<() => void> = [];
+    const silent = createServer((req, res) => {
+      req.resume();
+      held.push(() => res.destroy());
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    try {
+      expect(
+        (await api(stack.gateway.url, '/v1/organizations/otlp_relay', { key: admin, body: { url } })).status,
+      ).toBe(200);
+      const started = Date.now();
+      const res = await json(
+        '/otlp/v1/metrics',
+        metricsExport(randomUUID(), [['claude_code.session.count', 1, []]]),
+      );
+      expect(res.status).toBe(200);
+      // The relay is still waiting for the collector while the export has its answer.
+      await waitFor(() => held.length === 1, { timeout: 5_000, what: 'the relayed export at the collector' });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      for (const end of held) end();
+      silent.close();
+      await api(stack.gateway.url, '/v1/organizations/otlp_relay', { key: admin, method: 'DELETE' });
+    }
+  });
 });
 
 describe('OTLP receiver: refusals in the provider error shape', () => {
