@@ -69,8 +69,9 @@ const point = z.looseObject({
   attributes: attributes.optional(),
   startTimeUnixNano: nano.optional(),
   timeUnixNano: nano.optional(),
-  asDouble: z.union([z.number(), z.string()]).optional(),
-  asInt: z.union([z.number(), z.string()]).optional(),
+  // NaN and infinities (which protobuf carries) are skipped below, not refused with the request.
+  asDouble: z.unknown().optional(),
+  asInt: z.unknown().optional(),
 });
 const numbers = z.looseObject({
   dataPoints: z.array(point).optional(),
