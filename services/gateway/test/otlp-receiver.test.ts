@@ -73,7 +73,7 @@ let collector: {
   got: Array<{ path: string; headers: IncomingHttpHeaders; body: Buffer }>;
 };
 
-function post(path: string, body: BodyInit, headers: Record<string, string>, key = member.key) {
+function post(path: string, body: string | Uint8Array, headers: Record<string, string>, key = member.key) {
   return fetch(`${stack.gateway.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, ...headers },
@@ -295,7 +295,7 @@ describe('OTLP receiver: refusals in the provider error shape', () => {
   const metrics = () => metricsExport(randomUUID(), [['claude_code.commit.count', 1, []]]);
   const expectError = async (res: Response, status: number, type: string, message: RegExp) => {
     expect(res.status).toBe(status);
-    const body = await res.json();
+    const body = (await res.json()) as { request_id: string };
     expect(body).toMatchObject({ type: 'error', error: { type, message: expect.stringMatching(message) } });
     expect(body.request_id).toMatch(/^req_/);
   };
