@@ -162,6 +162,18 @@ export function telemetryQueries(sql: Sql) {
         order by 1, 2, 3`;
     },
 
+    /**
+     * Events past their account's plan retention, as the call log's rows (the daily counters
+     * stay, as the call log's rollups do).
+     */
+    async deleteExpiredEvents(now: Date): Promise<number> {
+      const rows = await sql`
+        delete from claude_code_events e using accounts a, plans p
+        where a.id = e.account_id and p.id = a.plan_id
+          and e.at < ${now}::timestamptz - make_interval(days => p.retention_days)`;
+      return rows.count;
+    },
+
     /** The account's relay target (its own OpenTelemetry collector), or null. */
     async relay(accountId: string): Promise<string | null> {
       const [row] = await sql<{ url: string }[]>`select url from otlp_relays where account_id = ${accountId}`;
