@@ -177,6 +177,8 @@ describe("real Claude Code's OpenTelemetry export through the gateway", () => {
     const mine = report.body.data.find((d: any) => d.user_id === dev.id);
     expect(mine).toMatchObject({
       actor: { type: 'user_actor', email_address: 'dev@otel.test' },
+      // What Claude Code 2.1.330 names a `claude -p` run's terminal.
+      terminal_type: 'non-interactive',
       core_metrics: {
         num_sessions: 1,
         lines_of_code: { added: 1, removed: 0 },

@@ -22,6 +22,7 @@ describe('readMetrics', () => {
                       attributes: [
                         s('type', 'added'),
                         s('model', 'm'),
+                        s('terminal.type', 'vscode'),
                         s('user.email', 'x@y'),
                         s('custom', 'z'),
                       ],
@@ -50,7 +51,7 @@ describe('readMetrics', () => {
         start: '1795636616383000000',
         cumulative: true,
         value: 12,
-        dims: { type: 'added', model: 'm' },
+        dims: { type: 'added', model: 'm', 'terminal.type': 'vscode' },
       },
     ]);
   });

@@ -21,8 +21,11 @@ export const KEPT_METRICS = new Set([
   'claude_code.active_time.total',
 ]);
 
-/** The attributes a metric is broken down by (`type`: added/removed, input/output…, user/cli). */
-const DIMENSIONS = ['type', 'model', 'tool_name', 'decision', 'language', 'source'] as const;
+/**
+ * The attributes a metric is broken down by (`type`: added/removed, input/output…, user/cli;
+ * `terminal.type`: the usage report's terminal_type).
+ */
+const DIMENSIONS = ['type', 'model', 'tool_name', 'decision', 'language', 'source', 'terminal.type'] as const;
 
 /** Events kept; `user_prompt` only as a count and a length, never its text. */
 const KEPT_EVENTS = new Set(['api_request', 'api_error', 'tool_decision', 'tool_result', 'user_prompt']);

@@ -25,6 +25,8 @@ export interface Outcome {
   active_seconds: number;
   /** Claude Code's own estimate (`claude_code.cost.usage`), for comparison with the metered cost. */
   reported_cost_usd: number;
+  /** The terminal Claude Code ran in (`terminal.type`: vscode, iTerm.app, non-interactive…), the last seen. */
+  terminal_type: string | null;
 }
 
 const empty = (day: string, member: string): Outcome => ({
@@ -40,6 +42,7 @@ const empty = (day: string, member: string): Outcome => ({
   edits_by_language: {},
   active_seconds: 0,
   reported_cost_usd: 0,
+  terminal_type: null,
 });
 
 function decide(into: Record<string, Decisions>, name: string, decision: string | undefined, n: number) {
@@ -51,6 +54,7 @@ function decide(into: Record<string, Decisions>, name: string, decision: string 
 function add(o: Outcome, r: OutcomeRow): void {
   const v = r.value;
   o.sessions_seen = Math.max(o.sessions_seen, r.sessions);
+  o.terminal_type = r.dims['terminal.type'] ?? o.terminal_type;
   switch (r.metric) {
     case 'claude_code.session.count':
       o.sessions += v;

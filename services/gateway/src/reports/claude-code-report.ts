@@ -110,7 +110,7 @@ export async function claudeCodeReport(
         : { type: 'api_actor' as const, api_key_name: names.get(id) ?? null },
       organization_id: accountId,
       customer_type: 'api' as const,
-      terminal_type: null,
+      terminal_type: o?.terminal_type ?? null,
       core_metrics: {
         // Sessions seen by either side: calls carry the session id, telemetry counts its starts.
         num_sessions: Math.max(total?.sessions ?? 0, o?.sessions ?? 0, o?.sessions_seen ?? 0),
