@@ -19,6 +19,8 @@ import { errorResponse, GatewayError, newRequestId, renderError } from './lib/er
 import { BODY_LIMITS, limitBody, lingerOnClose } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
+import type { OtlpRelay } from './otlp/relay';
+import { otlpRoutes } from './otlp/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
 import { batchRoutes } from './surface/batch-routes';
 import { fileRefCheck } from './surface/file-refs';
@@ -50,6 +52,8 @@ export interface AppDeps extends ServiceDeps {
   settleBatch?(batchId: string): Promise<void>;
   /** The provider's base URL, for reconciliation with its Admin API reports. */
   upstreamUrl?: string;
+  /** Relays received Claude Code telemetry to each account's own collector, if it set one. */
+  otlpRelay?: OtlpRelay | null;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -143,6 +147,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', ownedRoutes(surface));
   app.route('/', batchRoutes({ ...surface, ...(deps.settleBatch ? { settle: deps.settleBatch } : {}) }));
   app.route('/', stripeWebhookRoutes(admin.billing));
+  app.route(
+    '/',
+    otlpRoutes({
+      resolver: deps.proxy.resolver,
+      store: deps.store,
+      clock: deps.clock,
+      relay: deps.otlpRelay ?? null,
+    }),
+  );
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
   app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));

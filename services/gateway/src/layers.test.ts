@@ -8,6 +8,7 @@
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   account-api, api-docs, health, metrics
+ *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
  *   proxy                      the call path; gets callbacks, never the store's writers
  *   streams                    events kept for resumable streams (Redis Streams or memory)
@@ -42,6 +43,7 @@ export const LAYERS = [
   'api-docs',
   'health',
   'metrics',
+  'otlp',
   'surface',
   'proxy',
   'streams',

@@ -29,6 +29,7 @@ import { readiness } from './health/readiness';
 import { InFlightCalls } from './proxy/in-flight';
 import { SseKeepAlive } from './proxy/keep-alive';
 import { openStreamEvents } from './streams/open';
+import { OtlpRelay } from './otlp/relay';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
@@ -199,6 +200,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       await delivery.start();
       cleanup.unshift(() => delivery.stop());
     }
+    const otlpRelay = new OtlpRelay(store, egress, logger);
+    cleanup.unshift(() => otlpRelay.close());
     const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
     cleanup.unshift(() => errorRates.stop());
     // Another worker watches; this one still checks when asked.
@@ -266,6 +269,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       maxFileBytes: config.maxFileBytes,
       modelsCacheMs: config.modelsCacheMs,
       settleBatch: (id) => follower.settle(id),
+      otlpRelay,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },

@@ -102,11 +102,35 @@ describe('retention per plan', () => {
     );
     await store.calls.insertBatch(calls);
     const ancient = monthName(new Date(ago(maxDays + 40)));
+    // Claude Code telemetry events follow the same retention; its daily counters stay.
+    for (const account of [solo, scale])
+      for (const days of [40, 5])
+        await store.telemetry.writeEvents({ accountId: account, memberId: 'user_x', keyId: 'key_x' }, [
+          {
+            sessionId: 's',
+            name: 'api_request',
+            at: new Date(ago(days)),
+            promptId: null,
+            requestId: null,
+            model: null,
+            costUsd: null,
+            durationMs: null,
+            inputTokens: null,
+            outputTokens: null,
+            cacheReadTokens: null,
+            cacheCreationTokens: null,
+            attrs: {},
+          },
+        ]);
 
     const result = await maintainCallLog(store, now);
     expect(result.dropped).toContain(ancient);
     expect((await store.partitions.list()).map((p) => p.name)).not.toContain(ancient);
     expect(result.deleted).toBe(1);
+    expect(result.telemetryDeleted).toBe(1);
+    const events = await store.db.sql<{ account_id: string }[]>`select account_id from claude_code_events`;
+    expect(events.filter((e) => e.account_id === solo)).toHaveLength(1);
+    expect(events.filter((e) => e.account_id === scale)).toHaveLength(2);
 
     const left = await store.db.sql<{ account_id: string; n: number }[]>`
       select account_id, count(*)::int as n from calls group by account_id order by account_id`;

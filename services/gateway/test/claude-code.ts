@@ -53,6 +53,8 @@ export interface ClaudeOptions {
   /** Where outbound traffic other than to loopback goes (see `closedPort`). */
   blackholePort: number;
   timeoutMs?: number;
+  /** More command-line arguments (a permission mode, an added directory). */
+  args?: string[];
 }
 
 /**
@@ -74,7 +76,14 @@ export function runClaude(opts: ClaudeOptions): Promise<ClaudeRun> {
     NO_PROXY: '127.0.0.1,localhost',
     ...opts.env,
   };
-  const args = ['-p', opts.prompt, '--session-id', opts.sessionId, '--no-session-persistence'];
+  const args = [
+    '-p',
+    opts.prompt,
+    '--session-id',
+    opts.sessionId,
+    '--no-session-persistence',
+    ...(opts.args ?? []),
+  ];
   const child = spawn(CLAUDE_BIN, args, { cwd: opts.home, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';

@@ -33,6 +33,8 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/openapi.json': 'public API description',
   '/docs': 'public API description',
   '/': 'redirects to the dashboard, which asks for a sign-in',
+  '/otlp/v1/metrics': "a member's key, as the proxy resolves it (otlp-receiver.test.ts)",
+  '/otlp/v1/logs': "a member's key, as the proxy resolves it (otlp-receiver.test.ts)",
 };
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
 

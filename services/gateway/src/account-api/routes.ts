@@ -3,6 +3,7 @@ import { billingRoutes } from './billing-routes';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
 import { alertRoutes } from './alert-routes';
+import type { RelayRouteDeps } from './otlp-relay-routes';
 import type { BillingDeps } from '../billing/lifecycle';
 import { plainBilling } from '../billing/setup';
 import { accountRoutes } from './account-routes';
@@ -19,7 +20,7 @@ import { refuseNulInUrl } from '../lib/validation';
  * behind the operator token, so both answer alike.
  */
 export function organizationRoutes(
-  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string },
+  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string } & Pick<RelayRouteDeps, 'otlpRelay'>,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', refuseNulInUrl());
@@ -35,7 +36,7 @@ export function organizationRoutes(
 
 /** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
 export function accountApi(
-  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps },
+  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps } & Pick<RelayRouteDeps, 'otlpRelay'>,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));

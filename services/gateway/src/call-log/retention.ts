@@ -10,6 +10,8 @@ export interface MaintenanceResult {
   dropped: string[];
   /** Rows deleted past their account's plan retention, in partitions kept. */
   deleted: number;
+  /** Claude Code telemetry events deleted past the same retention. */
+  telemetryDeleted: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface MaintenanceResult {
  *   deleted. The hourly rollups are never touched: reports keep the whole history.
  */
 export async function maintainCallLog(
-  store: Pick<Store, 'partitions'>,
+  store: Pick<Store, 'partitions' | 'telemetry'>,
   now: Date,
 ): Promise<MaintenanceResult> {
   const p = store.partitions;
@@ -45,20 +47,25 @@ export async function maintainCallLog(
     }
   }
   deleted += await p.deleteExpired(DEFAULT_PARTITION, now);
-  return { ensured: [...new Set(ensured)], dropped, deleted };
+  const telemetryDeleted = await store.telemetry.deleteExpiredEvents(now);
+  return { ensured: [...new Set(ensured)], dropped, deleted, telemetryDeleted };
 }
 
 /** Runs `maintainCallLog` now and then every `intervalMs` (a day); returns the stop function. */
 export function scheduleCallLogMaintenance(
-  store: Pick<Store, 'partitions'>,
+  store: Pick<Store, 'partitions' | 'telemetry'>,
   opts: { logger: Logger; clock: () => number; intervalMs?: number },
 ): () => Promise<void> {
   let running: Promise<void> | null = null;
   const run = () =>
     (running ??= maintainCallLog(store, new Date(opts.clock()))
       .then((r) => {
-        if (r.dropped.length || r.deleted)
-          opts.logger.info('call log retention applied', { dropped: r.dropped, deleted: r.deleted });
+        if (r.dropped.length || r.deleted || r.telemetryDeleted)
+          opts.logger.info('call log retention applied', {
+            dropped: r.dropped,
+            deleted: r.deleted,
+            telemetryDeleted: r.telemetryDeleted,
+          });
       })
       .catch((error) => opts.logger.warn('call log maintenance failed; retried at the next run', { error }))
       .finally(() => {

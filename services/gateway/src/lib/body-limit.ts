@@ -18,6 +18,10 @@ export const BODY_LIMITS = {
   api: 1024 * 1024,
   /** Stripe's event payloads are a few KB; an invoice with many lines stays well under this. */
   stripeWebhook: 1024 * 1024,
+  /** One OTLP export as sent (Claude Code's batches are a few KB to tens of KB). */
+  otlp: 4 * 1024 * 1024,
+  /** The same export after gunzip: a small gzip body cannot inflate past this. */
+  otlpInflated: 16 * 1024 * 1024,
 } as const;
 
 /** How long a refused upload's connection stays open (reading and discarding) after the answer. */

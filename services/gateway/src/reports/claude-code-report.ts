@@ -3,6 +3,7 @@ import { callCost, rowCounts } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { ClaudeCodeRow, Store } from '../store';
 import { isoSeconds } from './buckets';
+import { claudeCodeOutcomes, type Outcome } from './claude-code-outcomes';
 import { timestamp } from './query';
 
 const DAY = 86_400_000;
@@ -41,21 +42,44 @@ function modelBreakdown(row: ClaudeCodeRow, day: Date) {
   };
 }
 
+/** The provider's names for the edit tools in `tool_actions`. */
+const TOOL_ACTIONS = {
+  Edit: 'edit_tool',
+  MultiEdit: 'multi_edit_tool',
+  Write: 'write_tool',
+  NotebookEdit: 'notebook_edit_tool',
+} as const;
+
+function toolActions(o: Outcome) {
+  const out: Record<string, { accepted: number; rejected: number }> = {};
+  for (const [tool, name] of Object.entries(TOOL_ACTIONS))
+    out[name] = { accepted: o.edits[tool]?.accepted ?? 0, rejected: o.edits[tool]?.rejected ?? 0 };
+  return out;
+}
+
 /**
- * `GET /v1/organizations/usage_report/claude_code`, in the provider's shape, from what the
- * gateway sees: per actor (a member, or a key that belongs to no member) for one UTC day,
- * the sessions (distinct `x-claude-code-session-id` groups), tokens per model and their
- * estimated cost in USD cents at list prices. What happens inside the client (lines of
- * code, commits, pull requests, tool decisions) never crosses the gateway: those are null.
+ * `GET /v1/organizations/usage_report/claude_code`, in the provider's shape: per actor (a
+ * member, or a key that belongs to no member) for one UTC day, the sessions, tokens per model
+ * and their cost in USD cents from the metered calls. Lines of code, commits, pull requests and
+ * edit-tool decisions happen inside the client: they come from the member's Claude Code
+ * OpenTelemetry export received at /otlp, and are null for an actor that sent none.
  */
 export async function claudeCodeReport(
-  store: Pick<Store, 'claudeCode' | 'members' | 'keys'>,
+  store: Pick<Store, 'claudeCode' | 'members' | 'keys' | 'telemetry'>,
   accountId: string,
   q: z.infer<typeof ClaudeCodeReportParams>,
 ) {
   const day = Math.floor(q.starting_at.getTime() / DAY) * DAY;
-  const rows = await store.claudeCode.byActor(accountId, new Date(day), new Date(day + DAY));
+  const [rows, outcomes] = await Promise.all([
+    store.claudeCode.byActor(accountId, new Date(day), new Date(day + DAY)),
+    claudeCodeOutcomes(store, accountId, new Date(day), new Date(day + DAY)),
+  ]);
   const actors = new Map<string, { total: ClaudeCodeRow | null; models: ClaudeCodeRow[] }>();
+  const told = new Map<string, Outcome>();
+  for (const o of outcomes.values()) {
+    told.set(o.member_id, o);
+    if (!actors.has(o.member_id)) actors.set(o.member_id, { total: null, models: [] });
+  }
   for (const row of rows) {
     const id = (row.member_id ?? row.key_id)!;
     if (!actors.has(id)) actors.set(id, { total: null, models: [] });
@@ -78,6 +102,7 @@ export async function claudeCodeReport(
   const data = page.map((id) => {
     const { total, models } = actors.get(id)!;
     const member = id.startsWith('user_');
+    const o = told.get(id);
     return {
       date: isoSeconds(new Date(day)),
       actor: member
@@ -85,14 +110,15 @@ export async function claudeCodeReport(
         : { type: 'api_actor' as const, api_key_name: names.get(id) ?? null },
       organization_id: accountId,
       customer_type: 'api' as const,
-      terminal_type: null,
+      terminal_type: o?.terminal_type ?? null,
       core_metrics: {
-        num_sessions: total?.sessions ?? 0,
-        lines_of_code: null,
-        commits_by_claude_code: null,
-        pull_requests_by_claude_code: null,
+        // Sessions seen by either side: calls carry the session id, telemetry counts its starts.
+        num_sessions: Math.max(total?.sessions ?? 0, o?.sessions ?? 0, o?.sessions_seen ?? 0),
+        lines_of_code: o ? { added: o.lines_added, removed: o.lines_removed } : null,
+        commits_by_claude_code: o ? o.commits : null,
+        pull_requests_by_claude_code: o ? o.pull_requests : null,
       },
-      tool_actions: null,
+      tool_actions: o ? toolActions(o) : null,
       model_breakdown: models.filter((m) => m.requests > 0).map((m) => modelBreakdown(m, new Date(day))),
       user_id: member ? id : null,
       api_key_id: member ? null : id,

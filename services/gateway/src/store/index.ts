@@ -20,6 +20,7 @@ import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 import { objectQueries } from './objects';
 import { agentTreeQueries } from './agent-tree';
+import { telemetryQueries } from './telemetry';
 
 export type {
   AccountFilter,
@@ -71,6 +72,7 @@ export type { PriceRowRecord } from './prices';
 export type { ReconciliationRecord } from './reconciliations';
 export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
+export type { EventRow, JoinRow, MetricRow, OutcomeRow, TelemetrySender } from './telemetry';
 export type { ObjectKind, ObjectOwner, OpenBatch } from './objects';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -103,6 +105,7 @@ export function createStore(db: Database) {
     prices: priceQueries(db.sql),
     objects: objectQueries(db.sql),
     agentTree: agentTreeQueries(db.sql),
+    telemetry: telemetryQueries(db.sql),
     reconciliations: reconciliationQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),

@@ -3,11 +3,14 @@
 import { TableView } from '../components/table-view';
 import { claudeCodeSessions } from '../../reports/claude-code-sessions';
 import { num, usd, type Cell, type Table } from '../table';
+import { outcomesTable } from './claude-code-outcomes';
 import type { PageCtx, PageResult } from './page';
 
 /**
- * Claude Code sessions of the period with their agent trees: the main agent, each subagent below
- * the agent that started it, what each cost alone and with everything below it.
+ * Claude Code per member and day (sessions, cost from the metered calls, and what the member's
+ * Claude Code reported through its OpenTelemetry export: lines, commits, pull requests, edit
+ * decisions), then the period's sessions with their agent trees: the main agent, each subagent
+ * below the agent that started it, what each cost alone and with everything below it.
  */
 export async function claudeCodePage(p: PageCtx): Promise<PageResult> {
   const { deps, viewer, range } = p;
@@ -17,9 +20,18 @@ export async function claudeCodePage(p: PageCtx): Promise<PageResult> {
     ending_at: range.to,
     ...(memberId ? { user_id: memberId } : {}),
   });
-  const members = await deps.store.members.emails(viewer.accountId, [
-    ...new Set(sessions.map((s) => s.user_id).filter((m): m is string => !!m)),
+  const [outcomes, joins] = await Promise.all([
+    outcomesTable(p, sessions, memberId ?? null),
+    deps.store.telemetry.joins(viewer.accountId, range.from, range.to, memberId ?? null),
   ]);
+  const members = outcomes.emails;
+  const joined = new Map<string, { api: number; joined: number }>();
+  for (const j of joins) {
+    const seen = joined.get(j.session_id) ?? { api: 0, joined: 0 };
+    seen.api += j.api_requests;
+    seen.joined += j.joined;
+    joined.set(j.session_id, seen);
+  }
   const rows: Cell[][] = [];
   for (const s of sessions) {
     const who = s.user_id ? (members.get(s.user_id) ?? s.user_id) : (s.api_key_id ?? '');
@@ -37,6 +49,9 @@ export async function claudeCodePage(p: PageCtx): Promise<PageResult> {
         num(a.output_tokens),
         usd(a.cost_cents),
         usd(a.tree_cost_cents),
+        a.depth === 0 && s.session_id && joined.has(s.session_id)
+          ? `${num(joined.get(s.session_id)!.joined)} of ${num(joined.get(s.session_id)!.api)}`
+          : '',
       ]);
     }
   }
@@ -54,21 +69,35 @@ export async function claudeCodePage(p: PageCtx): Promise<PageResult> {
       { label: 'Output tokens', numeric: true },
       { label: 'Cost (USD)', numeric: true },
       { label: 'With subagents (USD)', numeric: true },
+      { label: 'Requests joined', numeric: true },
     ],
     rows,
     foot: sessions.length
-      ? ['Total', '', `${sessions.length} sessions`, '', '', '', '', '', usd(total)]
+      ? ['Total', '', `${sessions.length} sessions`, '', '', '', '', '', usd(total), '']
       : undefined,
     empty: 'No Claude Code calls in this period.',
   };
   const body = (
     <>
+      <TableView table={outcomes.table} csvHref={p.csv(outcomes.table.id)} />
+      <p class="note">
+        Cost is what the metered calls cost at list prices. Lines, commits, pull requests and edit decisions
+        are what each member's Claude Code reported through its OpenTelemetry export (set
+        OTEL_EXPORTER_OTLP_ENDPOINT to this gateway's /otlp); a dash means nothing was received. Per PR and
+        per accepted edit divide the day's cost by them. Prompts are never stored.
+      </p>
       <TableView table={table} csvHref={p.csv(table.id)} />
       <p class="note">
         Agents come from Claude Code's x-claude-code-agent-id and x-claude-code-parent-agent-id headers; a
-        subagent sits below the agent that started it. Costs are estimates at list prices.
+        subagent sits below the agent that started it. Requests joined: the session's telemetry api_request
+        events whose request id names one of its metered calls.
       </p>
     </>
   );
-  return { title: 'Claude Code', section: '/dashboard/claude-code', tables: [table], body };
+  return {
+    title: 'Claude Code',
+    section: '/dashboard/claude-code',
+    tables: [outcomes.table, table],
+    body,
+  };
 }
