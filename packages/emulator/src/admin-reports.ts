@@ -80,6 +80,27 @@ function buckets<T>(
 }
 
 /**
+ * The Admin API's key list (`GET /v1/organizations/api_keys`): every key the ledger saw a call
+ * with, in the provider's shape (id, a partial hint, status). One page: the emulator sees few keys.
+ * Shape: https://platform.claude.com/docs/en/api/admin-api/apikeys/list-api-keys (read 2026-11-25).
+ */
+function apiKeyList(ledger: Ledger) {
+  const served = ledger.entries.filter((e) => e.status === 200);
+  const keys = [...new Set(served.map(keyOf).filter((k): k is string => !!k))];
+  const data = keys.map((key) => ({
+    id: apiKeyId(key),
+    type: 'api_key',
+    name: `Key ${key.slice(-4)}`,
+    partial_key_hint: `${key.slice(0, 16)}...${key.slice(-4)}`,
+    status: 'active',
+    created_at: '2026-01-01T00:00:00Z',
+    created_by: { id: 'user_emulator', type: 'user' },
+    workspace_id: null,
+  }));
+  return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
+
+/**
  * The organization Admin API's `usage_report/messages` and `cost_report`, computed from the
  * ledger (what this "provider" served and bills), so a gateway can reconcile offline.
  */
@@ -96,10 +117,12 @@ export function handleAdminReport(
       new EmulatorError('authentication_error', 'invalid x-api-key: the Admin API takes an admin key'),
     );
   try {
-    const p = params(query, Date.now());
-    const entries = billed(ledger, p);
     let body: unknown;
-    if (path === '/v1/organizations/usage_report/messages') {
+    const p = path === '/v1/organizations/api_keys' ? null : params(query, Date.now());
+    const entries = p ? billed(ledger, p) : [];
+    if (!p) {
+      body = apiKeyList(ledger);
+    } else if (path === '/v1/organizations/usage_report/messages') {
       body = buckets(p, entries, (rows, model, key) => {
         const total = (f: (e: LedgerEntry) => number) => rows.reduce((s, e) => s + f(e), 0);
         return {

@@ -1,6 +1,6 @@
 import { DEFAULT_ADMIN_KEY } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, PROVIDER_KEY, startStack, type Stack } from './harness';
+import { api, callAroundKeygate, PROVIDER_KEY, startStack, type Stack } from './harness';
 
 let stack: Stack;
 let admin: string;
@@ -69,20 +69,7 @@ describe('reconciliation with the provider', () => {
 
   it('detects and explains calls made around Keygate and a lost call record', async () => {
     // Straight at the provider with the account's provider key, past Keygate.
-    const direct = await fetch(`${stack.emulator.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'x-api-key': PROVIDER_KEY,
-        'content-type': 'application/json',
-        'anthropic-version': '2023-06-01',
-      },
-      body: JSON.stringify({
-        model: 'claude-opus-5-5',
-        max_tokens: 64,
-        messages: [{ role: 'user', content: 'around' }],
-      }),
-    });
-    expect(direct.status).toBe(200);
+    await callAroundKeygate(stack, 'claude-opus-5-5');
     // A call whose record is lost: its row and its share of the rollups are gone.
     const sql = stack.gateway.store.db.sql;
     await sql`delete from calls where account_id = ${stack.account.id} and model = 'claude-sonnet-4-6'`;
