@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import { insertAlertEvent, type ReconciliationRecord, type Store } from '../store';
@@ -336,23 +338,40 @@ export async function reconcileOnDemand(
   }
 }
 
-/** The daily job: yesterday (UTC) for every account with an Admin API key. Returns a stop function. */
+export interface DailyReconciliation {
+  /** Runs yesterday's reconciliation (UTC) for every account with an Admin API key whose day no instance has claimed; returns the accounts this instance ran. */
+  runDue(): Promise<string[]>;
+  stop(): void;
+}
+
+/**
+ * The daily job: yesterday (UTC) for every account with an Admin API key, checked every hour. Each (account, day) is claimed in the database first, so with several gateway
+ * instances on one database exactly one runs it; a failed run gives its claim back.
+ */
 export function startDailyReconciliation(
   deps: ReconcileDeps,
   clock: () => number,
   onError: (error: unknown, accountId: string) => void,
-): () => void {
-  let lastDay = '';
-  const tick = async () => {
+): DailyReconciliation {
+  const instance = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const runDue = async () => {
     const today = Math.floor(clock() / DAY) * DAY;
-    const label = new Date(today).toISOString().slice(0, 10);
-    if (label === lastDay) return;
-    lastDay = label;
+    const day = new Date(today - DAY).toISOString().slice(0, 10);
+    const ran: string[] = [];
     for (const id of await deps.store.reconciliations.accountsWithAdminKey()) {
-      await reconcile(deps, id, new Date(today - DAY), new Date(today)).catch((e) => onError(e, id));
+      if (!(await deps.store.reconciliations.claimDay(id, day, instance))) continue;
+      try {
+        await reconcile(deps, id, new Date(today - DAY), new Date(today));
+        ran.push(id);
+      } catch (error) {
+        await deps.store.reconciliations.releaseDay(id, day, instance).catch(() => {});
+        onError(error, id);
+      }
     }
+    return ran;
   };
-  const timer = setInterval(() => void tick().catch((e) => onError(e, '')), 60 * 60_000);
+  const tick = () => void runDue().catch((e) => onError(e, ''));
+  const timer = setInterval(tick, 60 * 60_000);
   timer.unref();
-  return () => clearInterval(timer);
+  return { runDue, stop: () => clearInterval(timer) };
 }
