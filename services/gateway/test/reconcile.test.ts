@@ -62,6 +62,20 @@ describe('reconciliation with the provider', () => {
       expect(line.likely_cause).toBeNull();
       expect(line.provider.cents).toBeGreaterThan(0);
     }
+    // Per provider API key: one line, Keygate's own key, every token on both sides.
+    const tokens = res.body.lines.reduce(
+      (s: number, l: { keygate: { tokens: number } }) => s + l.keygate.tokens,
+      0,
+    );
+    expect(res.body.by_api_key).toEqual([
+      expect.objectContaining({
+        keygate_key: true,
+        provider: { tokens },
+        keygate: expect.objectContaining({ tokens }),
+        token_drift: 0,
+        likely_cause: null,
+      }),
+    ]);
     const alerts = await stack.gateway.store.db
       .sql`select * from alert_events where account_id = ${stack.account.id} and type = 'reconciliation.drift'`;
     expect(alerts).toHaveLength(0);
@@ -84,6 +98,12 @@ describe('reconciliation with the provider', () => {
     expect(byModel['claude-sonnet-4-6'].keygate.tokens).toBe(0);
     expect(byModel['claude-sonnet-4-6'].likely_cause).toMatch(/records lost/);
     expect(byModel['claude-haiku-4-5'].likely_cause).toBeNull();
+    const [key] = res.body.by_api_key;
+    expect(key.keygate_key).toBe(true);
+    expect(key.token_drift).toBe(
+      byModel['claude-opus-5-5'].token_drift + byModel['claude-sonnet-4-6'].token_drift,
+    );
+    expect(key.likely_cause).toMatch(/outside Keygate, or call records lost/);
     const alerts =
       await sql`select data from alert_events where account_id = ${stack.account.id} and type = 'reconciliation.drift'`;
     expect(alerts).toHaveLength(1);
