@@ -44,6 +44,23 @@ describe('the Admin API usage and cost reports, from the ledger', () => {
     });
   });
 
+  it("list the API keys it served, as the Admin API's key list does, with the id the reports group by", async () => {
+    await ctx.client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'key?' }],
+    });
+    const list = (await (await admin('api_keys')).json()) as any;
+    expect(list.has_more).toBe(false);
+    const [key] = list.data;
+    expect(key).toMatchObject({ id: apiKeyId(KEY), type: 'api_key', status: 'active', workspace_id: null });
+    const [head, tail] = key.partial_key_hint.split('...');
+    expect(KEY.startsWith(head) && KEY.endsWith(tail)).toBe(true);
+    expect(key.partial_key_hint).not.toBe(KEY);
+    expect(list.first_id).toBe(key.id);
+    expect((await admin('api_keys', KEY)).status).toBe(401);
+  });
+
   it('take only the admin key, and refuse bad parameters in the provider shape', async () => {
     const wrong = await admin('usage_report/messages?starting_at=2026-11-01T00:00:00Z', KEY);
     expect(wrong.status).toBe(401);
