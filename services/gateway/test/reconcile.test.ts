@@ -81,6 +81,18 @@ describe('reconciliation with the provider', () => {
     expect(alerts).toHaveLength(0);
   });
 
+  it("reads every page of the provider's reports: ten days, today on the second page of seven", async () => {
+    const from = new Date(Date.parse(`${TODAY}T00:00:00Z`) - 9 * 86_400_000).toISOString();
+    const res = await api(stack.gateway.url, '/v1/organizations/reconciliation', {
+      key: admin,
+      body: { starting_at: from, ending_at: `${TOMORROW}T00:00:00Z` },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.drift_percent).toBe(0);
+    expect(res.body.lines.map((l: { day: string }) => l.day)).toEqual([TODAY, TODAY, TODAY]);
+    expect(res.body.lines.every((l: { token_drift: number }) => l.token_drift === 0)).toBe(true);
+  });
+
   it('detects and explains calls made around Keygate and a lost call record', async () => {
     // Straight at the provider with the account's provider key, past Keygate.
     await callAroundKeygate(stack, 'claude-opus-5-5');

@@ -55,6 +55,12 @@ export interface KeyDriftLine {
 
 type Json = Record<string, any>;
 
+/**
+ * One of the provider's Admin API reports (or its key list), every page of it: reports page with
+ * `has_more` / `next_page` (sent back as `page`), the key list with `has_more` / `last_id`
+ * (sent back as `after_id`). Shapes: platform.claude.com/docs/en/api/admin-api/usage-cost/
+ * get-cost-report and .../apikeys/list-api-keys, read 2026-11-25.
+ */
 async function providerReport(
   deps: ReconcileDeps,
   adminKey: string,
@@ -63,15 +69,24 @@ async function providerReport(
   to: Date | null,
   groupBy: string | null = 'model',
 ): Promise<Json> {
-  const q =
+  const base =
     from && to
-      ? `starting_at=${from.toISOString()}&ending_at=${to.toISOString()}&bucket_width=1d&limit=31${groupBy ? `&group_by[]=${groupBy}` : ''}`
-      : '';
-  const res = await (deps.fetch ?? fetch)(`${deps.upstreamUrl}/v1/organizations/${path}${q ? `?${q}` : ''}`, {
-    headers: { 'x-api-key': adminKey, 'anthropic-version': '2023-06-01' },
-  });
-  if (!res.ok) throw new Error(`the provider's ${path} answered ${res.status}`);
-  return (await res.json()) as Json;
+      ? `starting_at=${from.toISOString()}&ending_at=${to.toISOString()}&bucket_width=1d${groupBy ? `&group_by[]=${groupBy}` : ''}`
+      : 'limit=1000';
+  const data: Json[] = [];
+  let cursor = '';
+  for (let pages = 0; pages < 100; pages++) {
+    const res = await (deps.fetch ?? fetch)(`${deps.upstreamUrl}/v1/organizations/${path}?${base}${cursor}`, {
+      headers: { 'x-api-key': adminKey, 'anthropic-version': '2023-06-01' },
+    });
+    if (!res.ok) throw new Error(`the provider's ${path} answered ${res.status}`);
+    const body = (await res.json()) as Json;
+    data.push(...(body.data ?? []));
+    const next = from ? body.next_page : body.last_id;
+    if (!body.has_more || !next) break;
+    cursor = from ? `&page=${encodeURIComponent(next)}` : `&after_id=${encodeURIComponent(next)}`;
+  }
+  return { data };
 }
 
 const tokensOf = (r: Json) =>
@@ -113,7 +128,8 @@ export async function reconcile(
     : null;
   const [usage, cost, byKey, keyList, ours] = await Promise.all([
     providerReport(deps, adminKey, 'usage_report/messages', from, to),
-    providerReport(deps, adminKey, 'cost_report', from, to),
+    // The provider's cost report groups by workspace_id or description; a description row names its model.
+    providerReport(deps, adminKey, 'cost_report', from, to, 'description'),
     providerReport(deps, adminKey, 'usage_report/messages', from, to, 'api_key_id'),
     providerReport(deps, adminKey, 'api_keys', null, null),
     deps.store.usage.fromRollups({
