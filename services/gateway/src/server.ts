@@ -1,4 +1,4 @@
-import { startDailyReconciliation } from './billing/reconcile';
+import { type DailyReconciliation, startDailyReconciliation } from './billing/reconcile';
 import { PriceBook, readPriceFile } from './pricing/catalog/price-book';
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
@@ -70,6 +70,8 @@ export interface Gateway {
   flushLastUsed(): Promise<void>;
   /** The built-in emulator that answers kg_test_ keys. */
   emulator: Emulator;
+  /** The daily reconciliation with the provider's reports (claimed per account and day across instances). */
+  reconciliation: DailyReconciliation;
   operatorToken: string;
   /** The app's route table: what tests derive route lists from. */
   routes: RouteTable['routes'];
@@ -209,11 +211,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 
     await billing.book.load();
     await prices.reload();
-    cleanup.unshift(
-      startDailyReconciliation({ store, box, upstreamUrl: config.upstreamUrl }, clock, (error, accountId) =>
-        logger.warn('reconciliation failed', { error, accountId }),
-      ),
+    const reconciliation = startDailyReconciliation(
+      { store, box, upstreamUrl: config.upstreamUrl },
+      clock,
+      (error, accountId) => logger.warn('reconciliation failed', { error, accountId }),
     );
+    cleanup.unshift(() => reconciliation.stop());
     const flushLastUsed = () => store.keys.touch(resolver.drainLastUsed());
     const touchTimer = setInterval(() => {
       flushLastUsed().catch((error) => logger.warn('last_used_at update failed', { error }));
@@ -339,6 +342,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       metricsPort: metricsServer?.port ?? null,
       flushLastUsed,
       emulator,
+      reconciliation,
       operatorToken: operatorToken ?? '',
       sockets,
       routes: app.routes,

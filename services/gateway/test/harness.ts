@@ -305,6 +305,16 @@ export function callModel(base: string, appKey: string, headers: Record<string, 
   });
 }
 
+/** A call straight at the provider (the emulator) with the account's provider key: Keygate never sees it. */
+export async function callAroundKeygate(stack: Stack, model: string): Promise<Record<string, any>> {
+  const res = await api(stack.emulator.url, '/v1/messages', {
+    headers: { 'x-api-key': PROVIDER_KEY, 'anthropic-version': '2023-06-01' },
+    body: { model, max_tokens: 64, messages: [{ role: 'user', content: 'around' }] },
+  });
+  if (res.status !== 200) throw new Error(`the provider answered ${res.status}`);
+  return res.body.usage;
+}
+
 export function pick<T extends Record<string, any>>(row: T, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.map((k) => [k, row[k]]));
 }

@@ -187,14 +187,17 @@ describe("the provider's analytics endpoints", () => {
   it('usage by model, speed and inference geo; cost by model equals the hand figures', async () => {
     const range = `starting_at=${TODAY}T00:00:00Z&ending_at=${TOMORROW}T00:00:00Z`;
     const usage = await analytics(
-      `usage?${range}&group_by[]=model&group_by[]=speed&group_by[]=inference_geo`,
+      `usage?${range}&group_by[]=model&group_by[]=speed&group_by[]=inference_geo&limit=100`,
     );
     expect(usage.status, JSON.stringify(usage.body)).toBe(200);
-    const fast = usage.body.data.find((r: { model: string; speed: string }) => r.model === 'claude-opus-4-8');
-    expect(fast).toMatchObject({ speed: 'fast', requests: 1 });
-    const us = usage.body.data.find((r: { inference_geo: string }) => r.inference_geo === 'us');
-    expect(us).toMatchObject({ model: 'claude-opus-5-5', requests: 1 });
-    const cost = await analytics(`cost?${range}&group_by[]=model`);
+    type Row = { group: Record<string, string | null>; usage: { requests: number } };
+    const fast = usage.body.data.find((r: Row) => r.group.model === 'claude-opus-4-8');
+    expect(fast.group.speed).toBe('fast');
+    expect(fast.usage.requests).toBe(1);
+    const us = usage.body.data.find((r: Row) => r.group.inference_geo === 'us');
+    expect(us.group.model).toBe('claude-opus-5-5');
+    expect(us.usage.requests).toBe(1);
+    const cost = await analytics(`cost?${range}&group_by[]=model&limit=100`);
     expect(cost.status).toBe(200);
     for (const model of new Set(calls.map((c) => c.model))) {
       const row = cost.body.data.find((r: { group: { model: string } }) => r.group.model === model);

@@ -1,6 +1,6 @@
 import { DEFAULT_ADMIN_KEY } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, PROVIDER_KEY, startStack, type Stack } from './harness';
+import { api, callAroundKeygate, PROVIDER_KEY, startStack, type Stack } from './harness';
 
 let stack: Stack;
 let admin: string;
@@ -62,27 +62,40 @@ describe('reconciliation with the provider', () => {
       expect(line.likely_cause).toBeNull();
       expect(line.provider.cents).toBeGreaterThan(0);
     }
+    // Per provider API key: one line, Keygate's own key, every token on both sides.
+    const tokens = res.body.lines.reduce(
+      (s: number, l: { keygate: { tokens: number } }) => s + l.keygate.tokens,
+      0,
+    );
+    expect(res.body.by_api_key).toEqual([
+      expect.objectContaining({
+        keygate_key: true,
+        provider: { tokens },
+        keygate: expect.objectContaining({ tokens }),
+        token_drift: 0,
+        likely_cause: null,
+      }),
+    ]);
     const alerts = await stack.gateway.store.db
       .sql`select * from alert_events where account_id = ${stack.account.id} and type = 'reconciliation.drift'`;
     expect(alerts).toHaveLength(0);
   });
 
+  it("reads every page of the provider's reports: ten days, today on the second page of seven", async () => {
+    const from = new Date(Date.parse(`${TODAY}T00:00:00Z`) - 9 * 86_400_000).toISOString();
+    const res = await api(stack.gateway.url, '/v1/organizations/reconciliation', {
+      key: admin,
+      body: { starting_at: from, ending_at: `${TOMORROW}T00:00:00Z` },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.drift_percent).toBe(0);
+    expect(res.body.lines.map((l: { day: string }) => l.day)).toEqual([TODAY, TODAY, TODAY]);
+    expect(res.body.lines.every((l: { token_drift: number }) => l.token_drift === 0)).toBe(true);
+  });
+
   it('detects and explains calls made around Keygate and a lost call record', async () => {
     // Straight at the provider with the account's provider key, past Keygate.
-    const direct = await fetch(`${stack.emulator.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'x-api-key': PROVIDER_KEY,
-        'content-type': 'application/json',
-        'anthropic-version': '2023-06-01',
-      },
-      body: JSON.stringify({
-        model: 'claude-opus-5-5',
-        max_tokens: 64,
-        messages: [{ role: 'user', content: 'around' }],
-      }),
-    });
-    expect(direct.status).toBe(200);
+    await callAroundKeygate(stack, 'claude-opus-5-5');
     // A call whose record is lost: its row and its share of the rollups are gone.
     const sql = stack.gateway.store.db.sql;
     await sql`delete from calls where account_id = ${stack.account.id} and model = 'claude-sonnet-4-6'`;
@@ -97,6 +110,12 @@ describe('reconciliation with the provider', () => {
     expect(byModel['claude-sonnet-4-6'].keygate.tokens).toBe(0);
     expect(byModel['claude-sonnet-4-6'].likely_cause).toMatch(/records lost/);
     expect(byModel['claude-haiku-4-5'].likely_cause).toBeNull();
+    const [key] = res.body.by_api_key;
+    expect(key.keygate_key).toBe(true);
+    expect(key.token_drift).toBe(
+      byModel['claude-opus-5-5'].token_drift + byModel['claude-sonnet-4-6'].token_drift,
+    );
+    expect(key.likely_cause).toMatch(/outside Keygate, or call records lost/);
     const alerts =
       await sql`select data from alert_events where account_id = ${stack.account.id} and type = 'reconciliation.drift'`;
     expect(alerts).toHaveLength(1);

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import { insertAlertEvent, type ReconciliationRecord, type Store } from '../store';
 import { rowCost, rowCounts } from '../pricing/prices';
@@ -32,21 +35,58 @@ export interface DriftLine {
   likely_cause: string | null;
 }
 
+/**
+ * One provider API key's day: tokens from the provider's usage report grouped by `api_key_id`
+ * beside Keygate's calls made with that key. The provider's cost report has no per-key grouping
+ * (https://platform.claude.com/docs/en/api/admin-api/usage-cost/get-cost-report, read
+ * 2026-11-25), so a key's line compares tokens; Keygate's cents are shown beside them.
+ */
+export interface KeyDriftLine {
+  day: string;
+  api_key_id: string | null;
+  /** The provider's name and hint for the key; Keygate's own key is marked. */
+  api_key_label: string;
+  keygate_key: boolean;
+  provider: { tokens: number };
+  keygate: { tokens: number; cents: number; unpriced: boolean };
+  token_drift: number;
+  likely_cause: string | null;
+}
+
 type Json = Record<string, any>;
 
+/**
+ * One of the provider's Admin API reports (or its key list), every page of it: reports page with
+ * `has_more` / `next_page` (sent back as `page`), the key list with `has_more` / `last_id`
+ * (sent back as `after_id`). Shapes: platform.claude.com/docs/en/api/admin-api/usage-cost/
+ * get-cost-report and .../apikeys/list-api-keys, read 2026-11-25.
+ */
 async function providerReport(
   deps: ReconcileDeps,
   adminKey: string,
   path: string,
-  from: Date,
-  to: Date,
+  from: Date | null,
+  to: Date | null,
+  groupBy: string | null = 'model',
 ): Promise<Json> {
-  const q = `starting_at=${from.toISOString()}&ending_at=${to.toISOString()}&bucket_width=1d&group_by[]=model`;
-  const res = await (deps.fetch ?? fetch)(`${deps.upstreamUrl}/v1/organizations/${path}?${q}`, {
-    headers: { 'x-api-key': adminKey, 'anthropic-version': '2023-06-01' },
-  });
-  if (!res.ok) throw new Error(`the provider's ${path} answered ${res.status}`);
-  return (await res.json()) as Json;
+  const base =
+    from && to
+      ? `starting_at=${from.toISOString()}&ending_at=${to.toISOString()}&bucket_width=1d${groupBy ? `&group_by[]=${groupBy}` : ''}`
+      : 'limit=1000';
+  const data: Json[] = [];
+  let cursor = '';
+  for (let pages = 0; pages < 100; pages++) {
+    const res = await (deps.fetch ?? fetch)(`${deps.upstreamUrl}/v1/organizations/${path}?${base}${cursor}`, {
+      headers: { 'x-api-key': adminKey, 'anthropic-version': '2023-06-01' },
+    });
+    if (!res.ok) throw new Error(`the provider's ${path} answered ${res.status}`);
+    const body = (await res.json()) as Json;
+    data.push(...(body.data ?? []));
+    const next = from ? body.next_page : body.last_id;
+    if (!body.has_more || !next) break;
+    cursor = from ? `&page=${encodeURIComponent(next)}` : `&after_id=${encodeURIComponent(next)}`;
+  }
+  return { data };
 }
 
 const tokensOf = (r: Json) =>
@@ -82,9 +122,16 @@ export async function reconcile(
   const key = await deps.store.reconciliations.adminKey(accountId);
   if (!key) throw new Error('no provider Admin API key for this account');
   const adminKey = deps.box.open(key.sealed, { purpose: 'provider-admin-key', row: accountId });
-  const [usage, cost, ours] = await Promise.all([
+  const account = await deps.store.accounts.get(accountId);
+  const providerKey = account?.providerKeySealed
+    ? deps.box.open(account.providerKeySealed, { purpose: 'provider-key', row: accountId })
+    : null;
+  const [usage, cost, byKey, keyList, ours] = await Promise.all([
     providerReport(deps, adminKey, 'usage_report/messages', from, to),
-    providerReport(deps, adminKey, 'cost_report', from, to),
+    // The provider's cost report groups by workspace_id or description; a description row names its model.
+    providerReport(deps, adminKey, 'cost_report', from, to, 'description'),
+    providerReport(deps, adminKey, 'usage_report/messages', from, to, 'api_key_id'),
+    providerReport(deps, adminKey, 'api_keys', null, null),
     deps.store.usage.fromRollups({
       accountId,
       from,
@@ -150,11 +197,13 @@ export async function reconcile(
       : tokenGap || keygateCents > 0
         ? 100
         : 0;
+  const byApiKey = keyLines(byKey, keyList.data ?? [], providerKey, drift);
   const result = {
     threshold_percent: thresholdPercent,
     provider_cents: round(providerCents),
     keygate_cents: round(keygateCents),
     lines: drift,
+    by_api_key: byApiKey,
   };
   const record = await deps.store.reconciliations.insert({
     accountId,
@@ -181,23 +230,164 @@ export async function reconcile(
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
-/** The daily job: yesterday (UTC) for every account with an Admin API key. Returns a stop function. */
+/** Does the provider's partial hint (`sk-ant-api03-R2D...igAA`) show this key? */
+const hintMatches = (hint: string, key: string) => {
+  const [head, tail] = hint.split('...');
+  return !!head && tail !== undefined && key.startsWith(head) && key.endsWith(tail);
+};
+
+/**
+ * Per day × provider API key. Every Keygate call of the account goes out with the account's
+ * provider key, so Keygate's side of a day sits on that key's line (found in the provider's key
+ * list by its partial hint); any other key's tokens were spent outside Keygate.
+ */
+function keyLines(
+  report: Json,
+  keys: { id: string; name?: string; partial_key_hint?: string }[],
+  providerKey: string | null,
+  drift: DriftLine[],
+): KeyDriftLine[] {
+  const ours = providerKey
+    ? keys.find((k) => k.partial_key_hint && hintMatches(k.partial_key_hint, providerKey))
+    : undefined;
+  const oursId = ours?.id ?? null;
+  const label = (id: string | null) => {
+    const k = keys.find((x) => x.id === id);
+    const name = k ? `${k.name ?? k.id} (${k.partial_key_hint ?? id})` : (id ?? 'no key id');
+    return id !== null && id === oursId ? `${name}: Keygate's provider key` : name;
+  };
+  const lines = new Map<string, KeyDriftLine>();
+  const line = (day: string, id: string | null) => {
+    const k = JSON.stringify([day, id]);
+    let l = lines.get(k);
+    if (!l) {
+      l = {
+        day,
+        api_key_id: id,
+        api_key_label: label(id),
+        keygate_key: id === oursId,
+        provider: { tokens: 0 },
+        keygate: { tokens: 0, cents: 0, unpriced: false },
+        token_drift: 0,
+        likely_cause: null,
+      };
+      lines.set(k, l);
+    }
+    return l;
+  };
+  for (const b of report.data)
+    for (const r of b.results)
+      line(b.starting_at.slice(0, 10), r.api_key_id ?? null).provider.tokens += tokensOf(r);
+  for (const d of drift) {
+    if (d.keygate.tokens === 0 && !d.keygate.unpriced) continue;
+    const l = line(d.day, oursId);
+    l.keygate.tokens += d.keygate.tokens;
+    l.keygate.cents = round(l.keygate.cents + d.keygate.cents);
+    l.keygate.unpriced ||= d.keygate.unpriced;
+  }
+  for (const l of lines.values()) {
+    l.token_drift = l.keygate.tokens - l.provider.tokens;
+    l.likely_cause =
+      l.token_drift === 0
+        ? null
+        : !l.keygate_key
+          ? l.api_key_id === null && l.keygate.tokens > 0
+            ? "Keygate's provider key is not in the provider's key list (another organization's key, or a hint that no longer matches)"
+            : 'calls made with a provider key Keygate does not hold: spent outside Keygate'
+          : l.token_drift < 0
+            ? "calls made with Keygate's provider key outside Keygate, or call records lost"
+            : 'Keygate counted tokens the provider did not bill (records written twice, or a test key)';
+  }
+  return [...lines.values()].sort(
+    (a, b) =>
+      a.day.localeCompare(b.day) ||
+      Number(b.keygate_key) - Number(a.keygate_key) ||
+      String(a.api_key_id).localeCompare(String(b.api_key_id)),
+  );
+}
+
+/** The provider's Admin API keys: `sk-ant-admin01-…`. */
+export const ADMIN_KEY_PATTERN = /^sk-ant-admin\d*-[A-Za-z0-9_-]+$/;
+
+/** Seals and keeps the account's provider Admin API key (null forgets it); returns its hint. */
+export async function saveAdminKey(
+  deps: Pick<ReconcileDeps, 'store' | 'box'>,
+  accountId: string,
+  key: string | null,
+): Promise<string | null> {
+  const hint = key ? `${key.slice(0, 13)}…${key.slice(-4)}` : null;
+  const sealed = key ? deps.box.seal(key, { purpose: 'provider-admin-key', row: accountId }) : null;
+  await deps.store.reconciliations.setAdminKey(accountId, sealed, hint);
+  return hint;
+}
+
+/**
+ * A run asked for by a person (the account API or the dashboard's button): default yesterday
+ * (UTC), at most 31 days, and every refusal in the provider's error shape.
+ */
+export async function reconcileOnDemand(
+  deps: Omit<ReconcileDeps, 'upstreamUrl'> & { upstreamUrl?: string | undefined; clock: () => number },
+  accountId: string,
+  range: { from?: Date | undefined; to?: Date | undefined },
+): Promise<ReconciliationRecord> {
+  if (!deps.upstreamUrl) throw new GatewayError('api_error', 'Reconciliation is not set up on this gateway.');
+  if (!(await deps.store.reconciliations.adminKey(accountId)))
+    throw new GatewayError(
+      'invalid_request_error',
+      'No provider Admin API key: PUT /v1/organizations/provider_admin_key first.',
+    );
+  const today = Math.floor(deps.clock() / DAY) * DAY;
+  const from = range.from ?? new Date(today - DAY);
+  const to = range.to ?? new Date(from.getTime() + DAY);
+  if (to <= from || to.getTime() - from.getTime() > 31 * DAY)
+    throw new GatewayError(
+      'invalid_request_error',
+      'ending_at: after starting_at, and at most 31 days later.',
+    );
+  try {
+    return await reconcile({ ...deps, upstreamUrl: deps.upstreamUrl }, accountId, from, to);
+  } catch (error) {
+    throw new GatewayError(
+      'api_error',
+      `The provider's reports could not be read: ${(error as Error).message}`,
+    );
+  }
+}
+
+export interface DailyReconciliation {
+  /** Runs yesterday's reconciliation (UTC) for every account with an Admin API key whose day no instance has claimed; returns the accounts this instance ran. */
+  runDue(): Promise<string[]>;
+  stop(): void;
+}
+
+/**
+ * The daily job: yesterday (UTC) for every account with an Admin API key, checked every hour. Each (account, day) is claimed in the database first, so with several gateway
+ * instances on one database exactly one runs it; a failed run gives its claim back.
+ */
 export function startDailyReconciliation(
   deps: ReconcileDeps,
   clock: () => number,
   onError: (error: unknown, accountId: string) => void,
-): () => void {
-  let lastDay = '';
-  const tick = async () => {
+): DailyReconciliation {
+  const instance = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const runDue = async () => {
     const today = Math.floor(clock() / DAY) * DAY;
-    const label = new Date(today).toISOString().slice(0, 10);
-    if (label === lastDay) return;
-    lastDay = label;
+    const day = new Date(today - DAY).toISOString().slice(0, 10);
+    const ran: string[] = [];
     for (const id of await deps.store.reconciliations.accountsWithAdminKey()) {
-      await reconcile(deps, id, new Date(today - DAY), new Date(today)).catch((e) => onError(e, id));
+      if (!(await deps.store.reconciliations.claimDay(id, day, instance))) continue;
+      try {
+        await reconcile(deps, id, new Date(today - DAY), new Date(today));
+        ran.push(id);
+      } catch (error) {
+        await deps.store.reconciliations.releaseDay(id, day, instance).catch(() => {});
+        onError(error, id);
+      }
     }
+    return ran;
   };
-  const timer = setInterval(() => void tick().catch((e) => onError(e, '')), 60 * 60_000);
+  const tick = () => void runDue().catch((e) => onError(e, ''));
+  const timer = setInterval(tick, 60 * 60_000);
   timer.unref();
-  return () => clearInterval(timer);
+  return { runDue, stop: () => clearInterval(timer) };
 }

@@ -14,6 +14,7 @@ import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
 import { billingPages } from './billing-routes';
 import { budgetPages } from './budget-routes';
+import { reconcilePages } from './reconcile-routes';
 import { StandingBanner } from './components/billing-banner';
 import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
@@ -69,7 +70,7 @@ const idOf = (c: Context) => c.req.param('id') ?? '';
 const SECURITY_HEADERS = securityHeaders();
 
 /** The dashboard: server-rendered pages over the same report and account functions as the APIs. */
-export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
+export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   const assets = loadAssets();
   const limiter = new SignInLimiter({
@@ -224,6 +225,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
   billingPages(app, deps, render);
   budgetPages(app, deps, render);
+  reconcilePages(app, deps, render);
   app.get(
     '/members',
     page((p) => membersPage(p)),

@@ -30,6 +30,21 @@ export function reconciliationQueries(sql: Sql) {
         select id from accounts where provider_admin_key_sealed is not null and status = 'active' order by id`;
       return rows.map((r) => r.id);
     },
+    /**
+     * Claims the daily run of (account, UTC day) for one instance: true for the one that got it,
+     * false for every other (the primary key decides, so two instances never both run it).
+     */
+    async claimDay(accountId: string, day: string, instance: string): Promise<boolean> {
+      const rows = await sql`
+        insert into reconciliation_claims (account_id, day, claimed_by) values (${accountId}, ${day}, ${instance})
+        on conflict do nothing returning account_id`;
+      return rows.length > 0;
+    },
+    /** Gives a claim back (the run failed), so a later tick tries the day again. */
+    async releaseDay(accountId: string, day: string, instance: string): Promise<void> {
+      await sql`delete from reconciliation_claims
+        where account_id = ${accountId} and day = ${day} and claimed_by = ${instance}`;
+    },
     async insert(r: Omit<ReconciliationRecord, 'id' | 'ranAt'>): Promise<ReconciliationRecord> {
       const [row] = await sql<ReconciliationRecord[]>`
         insert into reconciliations (id, account_id, starting_at, ending_at, drift_percent, result)

@@ -15,6 +15,7 @@ const ACCOUNT_NAV = [
   ['/dashboard/models', 'Models'],
   ['/dashboard/budgets', 'Budgets'],
   ['/dashboard/billing', 'Billing'],
+  ['/dashboard/reconciliation', 'Reconcile'],
   ['/dashboard/settings', 'Settings'],
 ] as const;
 
@@ -60,7 +61,7 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({
           ['/dashboard/billing', 'Billing'],
         ]
       : viewer?.kind === 'member'
-        ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members')
+        ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members' && p !== '/dashboard/reconciliation')
         : [...ACCOUNT_NAV];
   return (
     <Document title={title}>
