@@ -230,6 +230,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       timeoutMs: config.upstreamTimeoutMs,
       record,
       flush: () => writer.flush(),
+      release: (hold) => limits.admission.releaseBatch(hold.id, hold.counters),
       logger,
     });
     follower.start();
@@ -266,6 +267,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       maxFileBytes: config.maxFileBytes,
       modelsCacheMs: config.modelsCacheMs,
       settleBatch: (id) => follower.settle(id),
+      batchHolds: limits.admission,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },

@@ -20,6 +20,14 @@ export interface OpenBatch
   requestCount: number;
   backoffMs: number;
   createdAt: Date;
+  /** What the batch holds on hard-capped spend counters until its results are recorded (admission/). */
+  hold: BatchHold | null;
+}
+
+/** A batch's hold on spend counters: its id and the counters held, as admission answered them. */
+export interface BatchHold {
+  id: string;
+  counters: { scopeId: string; label: string }[];
 }
 
 /** Provider objects (files, batches, …) and who owns them; the batches Keygate follows. */
@@ -48,9 +56,11 @@ export function objectQueries(sql: Sql) {
       b: Omit<OpenBatch, 'backoffMs' | 'createdAt'> & { reservedCents: number },
     ): Promise<void> {
       await sql`
-        insert into batches (id, account_id, key_id, member_id, app, environment, group_id, live, request_count, reserved_cents)
+        insert into batches (id, account_id, key_id, member_id, app, environment, group_id, live, request_count,
+                             reserved_cents, hold_id, hold_counters)
         values (${b.id}, ${b.accountId}, ${b.keyId}, ${b.memberId}, ${b.app}, ${b.environment}, ${b.groupId},
-                ${b.live}, ${b.requestCount}, ${b.reservedCents})
+                ${b.live}, ${b.requestCount}, ${b.reservedCents}, ${b.hold?.id ?? null},
+                ${b.hold ? sql.json(b.hold.counters) : null})
         on conflict (id) do nothing`;
     },
     /**
@@ -65,7 +75,9 @@ export function objectQueries(sql: Sql) {
           order by next_check_at limit ${limit} for update skip locked)
         returning id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
                   group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
-                  created_at as "createdAt"`;
+                  created_at as "createdAt",
+                  case when hold_id is null then null
+                       else jsonb_build_object('id', hold_id, 'counters', hold_counters) end as hold`;
     },
     /** One batch not yet recorded, taken for a check now (its lease pushed like `dueBatches`). */
     async takeBatch(id: string, leaseMs: number): Promise<OpenBatch | null> {
@@ -74,7 +86,9 @@ export function objectQueries(sql: Sql) {
         where id = ${id} and status <> 'recorded'
         returning id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
                   group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
-                  created_at as "createdAt"`;
+                  created_at as "createdAt",
+                  case when hold_id is null then null
+                       else jsonb_build_object('id', hold_id, 'counters', hold_counters) end as hold`;
       return row ?? null;
     },
     async rescheduleBatch(id: string, backoffMs: number): Promise<void> {
