@@ -16,10 +16,8 @@ const OUTPUT_TOKENS = 4_000;
 
 describe('batch results in the reports', () => {
   let s: SurfaceStack;
-  let adminKey: string;
   beforeAll(async () => {
     s = await startSurfaceStack();
-    adminKey = (await s.stack.newKey({ kind: 'admin', memberId: s.admin.memberId })).secret;
   });
   afterAll(() => s?.stack.close());
 
@@ -64,7 +62,7 @@ describe('batch results in the reports', () => {
     const usage = await api(
       s.stack.gateway.url,
       `/v1/organizations/usage_report/messages?${range}&group_by[]=group_id&group_by[]=user_id`,
-      { key: adminKey },
+      { key: s.adminKey },
     );
     expect(usage.status).toBe(200);
     const rows = usage.body.data.flatMap((b: any) => b.results).filter((r: any) => r.group_id === batch.id);
@@ -83,7 +81,7 @@ describe('batch results in the reports', () => {
       s.stack.gateway.url,
       `/v1/organizations/cost_report?${range}&group_by[]=group_id`,
       {
-        key: adminKey,
+        key: s.adminKey,
       },
     );
     expect(cost.status).toBe(200);
@@ -93,7 +91,7 @@ describe('batch results in the reports', () => {
     expect(reported).toBeCloseTo(cents, 9);
 
     // The dashboard's groups page: the batch's row, its member and its cost ($, four decimals).
-    const dash = await dashboardSession(s.stack.gateway.url, adminKey);
+    const dash = await dashboardSession(s.stack.gateway.url, s.adminKey);
     const page = await (await dash.get('/dashboard/groups?period=7d')).text();
     const row = page.split('<tr').find((r) => r.includes(batch.id));
     expect(row).toBeDefined();

@@ -100,6 +100,17 @@ export class Admission {
     return this.#deps.budgets.reserve(principal, callId, ceilingMicroUsd(size), until, what);
   }
 
+  /** Standing and budgets, without rate limits: before work billed as it is done (an agent session's turns). */
+  async admitSpend(principal: Principal): Promise<Verdict> {
+    try {
+      this.#deps.standing?.admit(principal);
+      await this.#deps.budgets.admit(principal);
+      return null;
+    } catch (refused) {
+      return verdictOf(refused);
+    }
+  }
+
   /**
    * Before a message batch is created: the account's standing and the budgets as for a call,
    * then, under a hard cap, the batch's ceiling (every request's input and `max_tokens` at the

@@ -101,6 +101,32 @@ export function objectQueries(sql: Sql) {
         update batches set status = 'recorded', results_recorded = ${results}, ended_at = coalesce(ended_at, now())
         where id = ${id}`;
     },
+    /** The usage totals of a session already recorded (null: none yet). */
+    async sessionTotals(accountId: string, sessionId: string): Promise<Record<string, number> | null> {
+      const [row] = await sql<{ totals: Record<string, number> }[]>`
+        select totals from session_usage where account_id = ${accountId} and session_id = ${sessionId}`;
+      return row?.totals ?? null;
+    },
+    /**
+     * Moves a session's recorded totals from `from` (null: none yet) to `to`; false when another
+     * observer moved them first (then it records the growth, not this one).
+     */
+    async advanceSessionTotals(
+      accountId: string,
+      sessionId: string,
+      from: Record<string, number> | null,
+      to: Record<string, number>,
+    ): Promise<boolean> {
+      const rows = from
+        ? await sql`
+            update session_usage set totals = ${sql.json(to)}, updated_at = now()
+            where account_id = ${accountId} and session_id = ${sessionId} and totals = ${sql.json(from)}
+            returning 1`
+        : await sql`
+            insert into session_usage (account_id, session_id, totals) values (${accountId}, ${sessionId}, ${sql.json(to)})
+            on conflict do nothing returning 1`;
+      return rows.length === 1;
+    },
     async batchStatus(id: string): Promise<{ status: string; resultsRecorded: number } | null> {
       const [row] = await sql<{ status: string; resultsRecorded: number }[]>`
         select status, results_recorded as "resultsRecorded" from batches where id = ${id}`;
