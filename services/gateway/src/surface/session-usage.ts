@@ -53,7 +53,7 @@ export async function observeSession(
   if (typeof session?.id !== 'string' || !session.usage || typeof session.usage !== 'object') return;
   const accountId = call.principal.key.accountId;
   const owner = (await d.objects.owners(accountId, [session.id])).get(session.id);
-  if (!owner || owner.kind !== 'session') return;
+  if (owner?.kind !== 'session') return;
   const now = totalsOf(session.usage as SessionUsage);
   const before = (await d.objects.sessionTotals(accountId, session.id)) as Totals | null;
   const grew = FIGURES.map((f) => now[f] - (before?.[f] ?? 0));
