@@ -48,6 +48,37 @@ export function objectQueries(sql: Sql) {
         where account_id = ${accountId} and id = any(${ids}::text[]) and deleted_at is null`;
       return new Map(rows.map((r) => [r.id, r]));
     },
+    /**
+     * One page of ids of an owner's objects of a kind, newest first, as the provider pages its
+     * lists: `afterId` takes the older ones after it, `beforeId` the newer ones just before it.
+     * A member owns what their keys made; a key of no member what it made itself.
+     */
+    async ownedPage(
+      accountId: string,
+      kind: ObjectKind,
+      owner: { memberId: string | null; keyId: string },
+      page: { afterId: string | null; beforeId: string | null; limit: number },
+    ): Promise<string[]> {
+      const mine = owner.memberId
+        ? sql`member_id = ${owner.memberId}`
+        : sql`member_id is null and key_id = ${owner.keyId}`;
+      const at = (id: string) =>
+        sql`(select created_at, id from provider_objects where account_id = ${accountId} and id = ${id})`;
+      const rows = page.beforeId
+        ? await sql<{ id: string }[]>`
+            select id from (
+              select id, created_at from provider_objects
+              where account_id = ${accountId} and kind = ${kind} and deleted_at is null and ${mine}
+                and (created_at, id) > ${at(page.beforeId)}
+              order by created_at, id limit ${page.limit}) newer
+            order by created_at desc, id desc`
+        : await sql<{ id: string }[]>`
+            select id from provider_objects
+            where account_id = ${accountId} and kind = ${kind} and deleted_at is null and ${mine}
+              ${page.afterId ? sql`and (created_at, id) < ${at(page.afterId)}` : sql``}
+            order by created_at desc, id desc limit ${page.limit}`;
+      return rows.map((r) => r.id);
+    },
     async forget(accountId: string, id: string): Promise<void> {
       await sql`update provider_objects set deleted_at = now() where account_id = ${accountId} and id = ${id}`;
     },

@@ -12,7 +12,8 @@ import { answered } from './call';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
 import { assertFileRefs, fileRefs } from './file-refs';
 import { run, streamed, type SurfaceDeps } from './files-routes';
-import { assertVisible, ownerOf, visibleIds } from './ownership';
+import { assertVisible, ownerOf } from './ownership';
+import { ownedList, providerReader } from './owned-list';
 
 /** Admission's hold for a batch (admission/): a refusal, or the spend counters held until its results are recorded. */
 export interface BatchHolds {
@@ -106,18 +107,13 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   }
 
   async function list(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
+    const shown = (b: Record<string, unknown>) => withResultsUrl(b, c);
+    if (call.principal.memberRole !== 'admin')
+      return ownedList(call, d, 'batch', providerReader(call, d, BATCHES), shown);
     const answer = await exchange(call, d.proxy, null, null);
     const page = jsonOf(answer);
     if (!page || !Array.isArray(page.data)) return relay(call, d.proxy, answer);
-    const visible = await visibleIds(
-      d.objects,
-      call.principal,
-      page.data.map((b: { id?: unknown }) => String(b?.id)),
-    );
-    const data = page.data
-      .filter((b: { id?: unknown }) => visible.has(String(b?.id)))
-      .map((b: Record<string, unknown>) => withResultsUrl(b, c));
-    relay(call, d.proxy, answer, Buffer.from(JSON.stringify({ ...page, data })));
+    relay(call, d.proxy, answer, Buffer.from(JSON.stringify({ ...page, data: page.data.map(shown) })));
   }
 
   async function owned(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {

@@ -6,7 +6,7 @@ import type { ForwardCall } from '../proxy/forward';
 import { GatewayError } from '../lib/errors';
 import { decoded, pathTemplate } from './call';
 import { exchange, jsonOf, relay } from './exchange';
-import { list, run, streamed, type SurfaceDeps } from './files-routes';
+import { listOf, run, streamed, type SurfaceDeps } from './files-routes';
 import { assertVisible, ownerOf } from './ownership';
 import { admitSpend, observeSession, sessionNow } from './session-usage';
 
@@ -63,7 +63,7 @@ export function ownedRoutes(deps: SurfaceDeps): Hono<AppEnv> {
         );
     };
     app.post(base, auth, (c) => run(c, deps, `POST ${base}`, base, create));
-    app.get(base, auth, (c) => run(c, deps, `GET ${base}`, base, list));
+    app.get(base, auth, (c) => run(c, deps, `GET ${base}`, base, listOf(kind, base)));
     for (const route of [`${base}/:id`, `${base}/:id/*`])
       app.on(['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], route, auth, (c) => {
         // The path as matched (normalised by the router); segments that decode to others are not sent.

@@ -3,6 +3,7 @@ import type { CallRecord } from '../lib/call-record';
 import { SESSION_ENDPOINT } from '../pricing/prices';
 import type { ForwardCall } from '../proxy/forward';
 import type { SurfaceDeps } from './files-routes';
+import { providerReader } from './owned-list';
 
 /**
  * A Managed Agents session's `usage`: running totals over all its turns (input, output, cache
@@ -98,28 +99,12 @@ export async function observeSession(
 }
 
 /** The session as the provider has it now (null if it does not answer it). */
-export async function sessionNow(
+export function sessionNow(
   d: SurfaceDeps,
   call: ForwardCall,
   id: string,
 ): Promise<Record<string, any> | null> {
-  const beta = call.req.headers['anthropic-beta'];
-  const res = await d.proxy.dispatcher.request({
-    origin: call.target.baseUrl,
-    path: `/v1/sessions/${encodeURIComponent(id)}`,
-    method: 'GET',
-    headers: {
-      'x-api-key': call.target.apiKey,
-      'anthropic-version': String(call.req.headers['anthropic-version'] ?? '2023-06-01'),
-      ...(beta ? { 'anthropic-beta': String(beta) } : {}),
-      accept: 'application/json',
-    },
-    headersTimeout: d.proxy.timeoutMs,
-    bodyTimeout: d.proxy.timeoutMs,
-  });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) return null;
-  return JSON.parse(text) as Record<string, any>;
+  return providerReader(call, d, '/v1/sessions')(id);
 }
 
 /** Budgets before a session works (is created, or is sent events): the refusal a call over them gets. */
