@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
@@ -42,13 +43,67 @@ function batchCeiling(tag: string): number {
 const dollars = (micro: number, round: (n: number) => number) =>
   `$${(round(micro / 10_000) / 100).toFixed(2)}`;
 
-describe('a message batch under a hard spend cap', () => {
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
+
+/** Where a backend keeps a key's spend counter and the holds on it (micro-USD). */
+interface LedgerView {
+  holds(keyId: string): Promise<{ holdId: string; micro: number }[]>;
+  spent(keyId: string): Promise<number>;
+  /** Redis: how long the key's holds are kept (the hash of holds expires as a whole). */
+  holdsTtlMs?(keyId: string): Promise<number>;
+  close?(): Promise<unknown>;
+}
+
+const postgresView = (stack: () => Stack): LedgerView => ({
+  async holds(keyId) {
+    const rows = await stack().gateway.store.db.sql<{ hold_id: string; micro_usd: string }[]>`
+      select hold_id, micro_usd from spend_holds where scope = ${keyId}`;
+    return rows.map((r) => ({ holdId: r.hold_id, micro: Number(r.micro_usd) }));
+  },
+  async spent(keyId) {
+    const [row] = await stack().gateway.store.db.sql<{ micro_usd: string }[]>`
+      select micro_usd from spend_counters where scope = ${keyId}`;
+    return Number(row!.micro_usd);
+  },
+});
+
+function redisView(url: string): LedgerView {
+  const redis = new Redis(url);
+  return {
+    async holds(keyId) {
+      const out: { holdId: string; micro: number }[] = [];
+      for (const k of await redis.keys(`keygate:held:${keyId}:*`))
+        for (const [holdId, v] of Object.entries(await redis.hgetall(k)))
+          out.push({ holdId, micro: Number(v.split(':')[0]) });
+      return out;
+    },
+    async spent(keyId) {
+      const [k] = await redis.keys(`keygate:spend:${keyId}:*`);
+      return Number(await redis.get(k!));
+    },
+    async holdsTtlMs(keyId) {
+      const [k] = await redis.keys(`keygate:held:${keyId}:*`);
+      return redis.pttl(k!);
+    },
+    close: () => redis.quit(),
+  };
+}
+
+const BACKENDS = [
+  { name: 'PostgreSQL', env: {} as Record<string, string>, view: postgresView },
+  ...(TEST_REDIS_URL
+    ? [{ name: 'Redis', env: { REDIS_URL: TEST_REDIS_URL }, view: () => redisView(TEST_REDIS_URL) }]
+    : []),
+];
+
+describe.each(BACKENDS)('a message batch under a hard spend cap (counters in $name)', ({ env, view }) => {
   let stack: Stack;
+  const ledger = view(() => stack);
   let acct: SeededAccount;
   let key: { id: string; key: string };
   let client: Anthropic;
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack(env);
     acct = await stack.seedAccount();
     key = (
       await api(stack.gateway.url, '/v1/organizations/api_keys', {
@@ -58,7 +113,10 @@ describe('a message batch under a hard spend cap', () => {
     ).body;
     client = new Anthropic({ baseURL: stack.gateway.url, apiKey: key.key, maxRetries: 0 });
   });
-  afterAll(() => stack?.close());
+  afterAll(async () => {
+    await ledger.close?.();
+    await stack?.close();
+  });
 
   it('a cap that fits two batches admits exactly two of three at once; the third gets the answer a single call over the cap gets; once recorded, the holds give way to the real cost', async () => {
     const sql = stack.gateway.store.db.sql;
@@ -115,13 +173,21 @@ describe('a message batch under a hard spend cap', () => {
     });
 
     // Each created batch holds its ceiling on the key's counter, kept with the batch.
-    const holds = await sql<{ hold_id: string; micro_usd: string }[]>`
-      select hold_id, micro_usd from spend_holds where scope = ${key.id} and hold_id like 'batch:%'`;
-    expect(holds.map((h) => Number(h.micro_usd))).toEqual([ceiling, ceiling]);
+    const holds = await ledger.holds(key.id);
+    expect(holds.map((h) => h.micro)).toEqual([ceiling, ceiling]);
+    expect(holds.every((h) => h.holdId.startsWith('batch:'))).toBe(true);
+    // A small call's short hold on the same counter does not shorten the batches' 25-hour ones.
+    const small = await client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(small.type).toBe('message');
+    if (ledger.holdsTtlMs) expect(await ledger.holdsTtlMs(key.id)).toBeGreaterThan(24 * 3_600_000);
     const rows = await sql`
       select id, reserved_cents, hold_id from batches where id in ${sql(created.map((b) => b.id))}`;
     expect(rows.map((r) => r.reserved_cents)).toEqual([ceiling / 10_000, ceiling / 10_000]);
-    expect(new Set(rows.map((r) => r.hold_id))).toEqual(new Set(holds.map((h) => h.hold_id)));
+    expect(new Set(rows.map((r) => r.hold_id))).toEqual(new Set(holds.map((h) => h.holdId)));
 
     // The follower records the results (the client never asks for them) and gives the holds back.
     await waitFor(
@@ -132,8 +198,7 @@ describe('a message batch under a hard spend cap', () => {
       },
       { timeout: 30_000, interval: 100, what: 'both batches to be recorded' },
     );
-    const after = await sql`select 1 from spend_holds where scope = ${key.id}`;
-    expect(after).toHaveLength(0);
+    expect(await ledger.holds(key.id)).toEqual([]);
 
     // What stays on the counter is what the results really cost, at the batch price.
     const entries = stack.emulator.ledger.entries.filter((e) => created.some((b) => b.id === e.batchId));
@@ -145,9 +210,9 @@ describe('a message batch under a hard spend cap', () => {
       expect(u.cache_read_input_tokens ?? 0).toBe(0);
       real += Math.round((u.input_tokens * 1 + u.output_tokens * 5) * 0.5);
     }
-    const [counter] = await sql<{ micro_usd: string }[]>`
-      select micro_usd from spend_counters where scope = ${key.id}`;
-    expect(Number(counter!.micro_usd)).toBe(real);
+    // The small call at full price: $1 and $5 per million input and output tokens.
+    const smallCost = small.usage.input_tokens * 1 + small.usage.output_tokens * 5;
+    expect(await ledger.spent(key.id)).toBe(real + smallCost);
     expect(real).toBeLessThan(ceiling / 10);
 
     // With the holds gone, the third batch fits.
