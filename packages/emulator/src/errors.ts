@@ -24,3 +24,12 @@ export const invalid = (message: string): EmulatorError =>
 export function errorBody(type: string, message: string, requestId: string): string {
   return JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
 }
+
+/** A JSON request body (none: an empty object), or the provider's 400 for one that is not JSON. */
+export function jsonBody(body: Buffer | null): Record<string, unknown> {
+  try {
+    return JSON.parse(body?.toString('utf8') || '{}') as Record<string, unknown>;
+  } catch {
+    throw invalid('The request body is not valid JSON.');
+  }
+}

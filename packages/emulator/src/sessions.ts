@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { EmulatorError, invalid } from './errors';
+import { EmulatorError, invalid, jsonBody } from './errors';
 import { jsonHeaders, sendJson, sseHeaders, type Exchange } from './http';
 import { randomBase62 } from './ids';
 import { page } from './files';
+import type { AgentStore } from './agents';
 import type { Json } from './types';
 
 /**
@@ -11,10 +12,19 @@ import type { Json } from './types';
  * (`GET /v1/sessions/{id}/events/stream`, server-sent events). Shapes from the official
  * TypeScript SDK 1.11's `resources/beta/sessions` types, read 2026-11-25. Each user message
  * gets a `session.status_running`, an `agent.message` echoing its words, a `session.usage`
- * snapshot (cumulative, as the provider reports it) and `session.status_idle`.
+ * snapshot (cumulative) and `session.status_idle`. The session object's `usage` holds the running
+ * totals, in the provider's shape (input, output, cache reads, cache writes by lifetime:
+ * https://platform.claude.com/docs/en/managed-agents/session-observability, read 2026-11-25).
  */
+interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+}
+
 interface Session {
-  object: Json & { id: string; usage: { input_tokens: number; output_tokens: number } };
+  object: Json & { id: string; usage: Usage };
   events: Json[];
   listeners: Set<ServerResponse>;
 }
@@ -23,6 +33,11 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 export class SessionStore {
   readonly sessions = new Map<string, Session>();
+  readonly #agents: AgentStore | null;
+
+  constructor(agents: AgentStore | null = null) {
+    this.#agents = agents;
+  }
 
   get(id: string): Session {
     const s = this.sessions.get(id);
@@ -32,12 +47,15 @@ export class SessionStore {
 
   create(body: Json): Session {
     if (body.agent === undefined) throw invalid('agent: Field required');
+    // An agent this emulator made is kept as a snapshot (its model prices the session's usage).
+    const agentId = typeof body.agent === 'string' ? body.agent : (body.agent as Json | null)?.id;
+    const known = typeof agentId === 'string' ? this.#agents?.agents.get(agentId) : undefined;
     const now = new Date().toISOString();
     const session: Session = {
       object: {
         type: 'session',
         id: `sesn_011${randomBase62(21)}`,
-        agent: body.agent,
+        agent: known ? { ...known } : body.agent,
         environment_id: body.environment_id ?? null,
         title: typeof body.title === 'string' ? body.title : null,
         status: 'idle',
@@ -45,7 +63,12 @@ export class SessionStore {
         updated_at: now,
         metadata: body.metadata ?? {},
         vault_ids: [],
-        usage: { input_tokens: 0, output_tokens: 0 },
+        usage: {
+          input_tokens: 0,
+          output_tokens: 0,
+          cache_read_input_tokens: 0,
+          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+        },
       },
       events: [],
       listeners: new Set(),
@@ -75,7 +98,7 @@ export class SessionStore {
         type: 'agent.message',
         content: [{ type: 'text', text: `Emulated agent reply to: ${text}` }],
       });
-      this.#emit(session, { type: 'session.usage', usage: { ...usage } });
+      this.#emit(session, { type: 'session.usage', usage: structuredClone(usage) });
       this.#emit(session, { type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
     }
     return accepted;
@@ -102,13 +125,7 @@ export function handleSessions(
   const [, id, sub] = m;
   const method = ex.req.method;
   const json = (value: unknown) => sendJson(ex, 200, JSON.stringify(value), jsonHeaders(ex.requestId, false));
-  const parsed = (): Json => {
-    try {
-      return JSON.parse(body?.toString('utf8') || '{}') as Json;
-    } catch {
-      throw invalid('The request body is not valid JSON.');
-    }
-  };
+  const parsed = () => jsonBody(body);
   if (!id && method === 'POST') json(store.create(parsed()).object);
   else if (!id && method === 'GET')
     json(

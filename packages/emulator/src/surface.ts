@@ -1,3 +1,4 @@
+import { AgentStore, handleAgents } from './agents';
 import { BatchStore, handleBatches, type BatchOptions } from './batches';
 import { EmulatorError } from './errors';
 import { FileStore, handleFiles } from './files';
@@ -16,11 +17,12 @@ export class Surface {
     this.batches = new BatchStore(ledger, opts);
   }
 
-  readonly sessions = new SessionStore();
+  readonly agents = new AgentStore();
+  readonly sessions = new SessionStore(this.agents);
   readonly skills = new SkillStore();
 
   static handles(path: string): boolean {
-    return /^\/v1\/(files|messages\/batches|sessions|skills)(\/|$)/.test(path);
+    return /^\/v1\/(files|messages\/batches|sessions|skills|agents|environments)(\/|$)/.test(path);
   }
 
   /** Answers one request (auth already checked); the provider's error shape for every failure. */
@@ -46,7 +48,9 @@ export class Surface {
         try {
           const done = path.startsWith('/v1/sessions')
             ? handleSessions(ex, this.sessions, path, params, body)
-            : handleBatches(ex, this.batches, path, params, body, scenario);
+            : /^\/v1\/(agents|environments)/.test(path)
+              ? handleAgents(ex, this.agents, path, params, body)
+              : handleBatches(ex, this.batches, path, params, body, scenario);
           if (!done) notFound(ex, path);
         } catch (err) {
           fail(ex, err);

@@ -22,7 +22,7 @@ import { operatorRoutes } from './operator/routes';
 import type { OtlpRelay } from './otlp/relay';
 import { otlpRoutes } from './otlp/routes';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
-import { batchRoutes } from './surface/batch-routes';
+import { batchRoutes, type BatchHolds } from './surface/batch-routes';
 import { fileRefCheck } from './surface/file-refs';
 import { filesRoutes } from './surface/files-routes';
 import { modelsRoutes } from './surface/models-routes';
@@ -50,6 +50,8 @@ export interface AppDeps extends ServiceDeps {
   modelsCacheMs?: number;
   /** Records an ended batch's results now (the batch follower). */
   settleBatch?(batchId: string): Promise<void>;
+  /** Budgets and spend caps hold a batch's ceiling at its creation (admission/). */
+  batchHolds?: BatchHolds;
   /** The provider's base URL, for reconciliation with its Admin API reports. */
   upstreamUrl?: string;
   /** Relays received Claude Code telemetry to each account's own collector, if it set one. */
@@ -145,7 +147,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   app.route('/', filesRoutes(surface));
   app.route('/', ownedRoutes(surface));
-  app.route('/', batchRoutes({ ...surface, ...(deps.settleBatch ? { settle: deps.settleBatch } : {}) }));
+  app.route(
+    '/',
+    batchRoutes({
+      ...surface,
+      ...(deps.settleBatch ? { settle: deps.settleBatch } : {}),
+      ...(deps.batchHolds ? { holds: deps.batchHolds } : {}),
+    }),
+  );
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route(
     '/',

@@ -236,6 +236,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       timeoutMs: config.upstreamTimeoutMs,
       record,
       flush: () => writer.flush(),
+      release: (hold) => limits.admission.releaseBatch(hold.id, hold.counters),
       logger,
     });
     follower.start();
@@ -273,6 +274,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       modelsCacheMs: config.modelsCacheMs,
       settleBatch: (id) => follower.settle(id),
       otlpRelay,
+      batchHolds: limits.admission,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },

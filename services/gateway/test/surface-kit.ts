@@ -14,6 +14,8 @@ export interface SurfaceStack {
   /** The official SDK straight at the emulator, with the provider key. */
   direct: Anthropic;
   admin: Seat;
+  /** An admin key of the admin member: the account API and the dashboard. */
+  adminKey: string;
   alice: Seat;
   bob: Seat;
 }
@@ -32,15 +34,17 @@ export async function startSurfaceStack(env: Record<string, string> = {}): Promi
       client: new Anthropic({ baseURL: stack.gateway.url, apiKey: key.secret, maxRetries: 0 }),
     };
   };
+  const admin = await seat('admin', 'admin');
   return {
     stack,
+    adminKey: (await stack.newKey({ kind: 'admin', memberId: admin.memberId })).secret,
     direct: new Anthropic({
       baseURL: stack.emulator.url,
       apiKey: PROVIDER_KEY,
       defaultHeaders: { 'x-api-key': PROVIDER_KEY },
       maxRetries: 0,
     }),
-    admin: await seat('admin', 'admin'),
+    admin,
     alice: await seat('alice', 'developer'),
     bob: await seat('bob', 'developer'),
   };

@@ -40,7 +40,7 @@ describe('Skills and agent sessions through the gateway', () => {
       'session.status_idle',
     ]);
     const after = await s.alice.client.beta.sessions.retrieve(session.id);
-    expect(after.usage).toEqual({ input_tokens: 14, output_tokens: 8 });
+    expect(after.usage).toMatchObject({ input_tokens: 14, output_tokens: 8, cache_read_input_tokens: 0 });
 
     for (const attempt of [
       () => s.bob.client.beta.sessions.retrieve(session.id),

@@ -3,7 +3,8 @@ import type { BudgetGuard } from '../budgets/guard';
 import type { CallRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import { ceilingMicroUsd, ceilingTokens, type CallSize } from './ceiling';
+import type { HeldCounter } from '../budgets/spend';
+import { batchCeilingMicroUsd, ceilingMicroUsd, ceilingTokens, type CallSize } from './ceiling';
 import type { RateLimits } from './rates';
 
 /**
@@ -97,6 +98,52 @@ export class Admission {
     const what = `${size.maxTokens} max_tokens and a ${size.inputBytes}-byte body at ${size.model}'s price`;
     // A refused call is recorded too: its record gives back the tokens held above.
     return this.#deps.budgets.reserve(principal, callId, ceilingMicroUsd(size), until, what);
+  }
+
+  /** Standing and budgets, without rate limits: before work billed as it is done (an agent session's turns). */
+  async admitSpend(principal: Principal): Promise<Verdict> {
+    try {
+      this.#deps.standing?.admit(principal);
+      await this.#deps.budgets.admit(principal);
+      return null;
+    } catch (refused) {
+      return verdictOf(refused);
+    }
+  }
+
+  /**
+   * Before a message batch is created: the account's standing and the budgets as for a call,
+   * then, under a hard cap, the batch's ceiling (every request's input and `max_tokens` at the
+   * batch price) held until `releaseBatch`, on `untilMs` at the latest. Answers the refusal a
+   * single call over the cap gets, or the counters held (to be kept with the batch: its results
+   * may be recorded by another instance, after a restart).
+   */
+  async holdBatch(
+    principal: Principal,
+    holdId: string,
+    requests: readonly CallSize[],
+    untilMs: number,
+  ): Promise<GatewayError | HeldCounter[]> {
+    try {
+      this.#deps.standing?.admit(principal);
+      await this.#deps.budgets.admit(principal);
+    } catch (refused) {
+      return verdictOf(refused) ?? [];
+    }
+    if (!this.#deps.budgets.capped(principal)) return [];
+    const what = `${requests.length} requests' max_tokens and input at the batch price`;
+    return this.#deps.budgets
+      .hold(principal, holdId, batchCeilingMicroUsd(requests), untilMs, what)
+      .catch((refused) => verdictOf(refused) ?? []);
+  }
+
+  /**
+   * Gives back a batch's hold once its results are recorded: after the calls recorded so far
+   * are charged, so the cap never shows the batch as neither held nor spent.
+   */
+  async releaseBatch(holdId: string, counters: readonly HeldCounter[]): Promise<void> {
+    await this.settled();
+    await this.#deps.budgets.release(holdId, counters);
   }
 
   /** Where a finished call's record goes first: its holds settle at what it really used (nothing, if it failed). */

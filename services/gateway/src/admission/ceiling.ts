@@ -39,6 +39,18 @@ export function ceilingMicroUsd(s: CallSize): number {
 }
 
 /**
+ * The most a message batch can cost, in micro-USD: each request's ceiling (its input and
+ * `max_tokens`, as a single call's) at the batch price, the catalog's batch multiplier (50% of
+ * input and output: https://docs.claude.com/en/docs/build-with-claude/batch-processing,
+ * read 2026-11-25).
+ */
+export function batchCeilingMicroUsd(requests: readonly CallSize[]): number {
+  let micro = 0;
+  for (const size of requests) micro += ceilingMicroUsd(size);
+  return Math.ceil(micro * activeCatalog().batchMultiplier);
+}
+
+/**
  * The one place the ceiling takes a price from: the price catalog in force now (pricing/).
  * The dearest input rate of the model's row and its prompt tiers (a 1-hour cache write is the
  * dearest input), and the dearest output rate, times the highest data-residency multiplier the

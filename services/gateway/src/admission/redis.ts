@@ -57,7 +57,9 @@ for i = 1, n do
 end
 for i = 1, n do
   redis.call('HSET', KEYS[2 * i], id, ARGV[2 + 2 * i] .. ':' .. untilAt)
-  redis.call('PEXPIREAT', KEYS[2 * i], untilAt)
+  -- Only ever later: a call's short hold must not take a message batch's long one with it.
+  local ttl = redis.call('PTTL', KEYS[2 * i])
+  if ttl < 0 or now + ttl < tonumber(untilAt) then redis.call('PEXPIREAT', KEYS[2 * i], untilAt) end
 end
 return {-1, '0', 0}
 `;

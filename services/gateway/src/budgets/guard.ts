@@ -2,7 +2,7 @@ import type { Principal } from '../auth/resolver';
 import { callCost, figureCounts, figureDims, rowCost } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { HoldItem, Reserved, SpendLedger } from './spend';
+import type { HeldCounter, HoldItem, Reserved, SpendLedger } from './spend';
 import type { BudgetRecord, SpendRow, UsageRow } from '../store';
 import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
@@ -87,10 +87,49 @@ export class BudgetGuard {
     untilMs: number,
     what: string,
   ): Promise<GatewayError | null> {
+    const held = await this.#hold(p, callId, micro, untilMs, what);
+    if (held instanceof GatewayError) return held;
+    if (held.length > 0) this.#holds.set(callId, held);
+    return null;
+  }
+
+  /**
+   * Holds `micro` like `reserve`, for something recorded as many calls later, possibly by another
+   * instance (a message batch): the counters held are answered, to be kept with it and given
+   * back to `release` once its calls are charged. No hard cap: nothing held, an empty list.
+   */
+  async hold(
+    p: Principal,
+    holdId: string,
+    micro: number,
+    untilMs: number,
+    what: string,
+  ): Promise<GatewayError | HeldCounter[]> {
+    const held = await this.#hold(p, holdId, micro, untilMs, what);
+    if (held instanceof GatewayError) return held;
+    return held.map((h) => ({ scopeId: h.scopeId, label: h.period.label }));
+  }
+
+  /** Drops a `hold`; what its calls cost was charged as each was recorded (`observe`). */
+  async release(holdId: string, counters: readonly HeldCounter[]): Promise<void> {
+    if (counters.length === 0) return;
+    await this.#deps.ledger.settle(
+      holdId,
+      counters.map((c) => ({ scopeId: c.scopeId, label: c.label, microUsd: 0 })),
+    );
+  }
+
+  async #hold(
+    p: Principal,
+    holdId: string,
+    micro: number,
+    untilMs: number,
+    what: string,
+  ): Promise<GatewayError | HoldItem[]> {
     const now = this.#deps.clock();
     const budgets = await this.#deps.book.of(p.account.id);
     const hard = this.#rules(p.account.id, p.key.id, p.key.memberId, budgets).filter((b) => b.hardCap);
-    if (hard.length === 0) return null;
+    if (hard.length === 0) return [];
     // Budgets of one scope and period share a counter; the smallest limit on it binds.
     const byCounter = new Map<string, { item: HoldItem; rule: BudgetRecord }>();
     for (const rule of hard) {
@@ -103,15 +142,12 @@ export class BudgetGuard {
     }
     const entries = [...byCounter.values()];
     const items = entries.map((e) => e.item);
-    let r: Reserved = await this.#deps.ledger.reserve(callId, items, untilMs, now);
+    let r: Reserved = await this.#deps.ledger.reserve(holdId, items, untilMs, now);
     if (r.unseeded) {
       await Promise.all(entries.map((e) => this.#spent(e.rule, e.item.period)));
-      r = await this.#deps.ledger.reserve(callId, items, untilMs, now);
+      r = await this.#deps.ledger.reserve(holdId, items, untilMs, now);
     }
-    if (r.refused === -1) {
-      this.#holds.set(callId, items);
-      return null;
-    }
+    if (r.refused === -1) return items;
     const e = entries[r.refused]!;
     return holdRefusal(e.rule, micro, r.leftMicro, what);
   }

@@ -47,6 +47,12 @@ export interface HoldItem {
   limitMicro: number;
 }
 
+/** A counter a hold was taken on, kept with what holds it (a message batch) until it is released. */
+export interface HeldCounter {
+  scopeId: string;
+  label: string;
+}
+
 export interface Settled {
   scopeId: string;
   label: string;

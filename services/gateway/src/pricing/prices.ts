@@ -52,6 +52,12 @@ export { PROMPT_BANDS, promptBand };
  */
 export const BATCH_ENDPOINT = 'messages.batch';
 
+/**
+ * The call log's endpoint of what a Managed Agents session used since Keygate last looked (its
+ * running totals grew): priced like a messages call of the session's agent's model.
+ */
+export const SESSION_ENDPOINT = 'sessions.usage';
+
 /** No tokens of any kind: a base for counts built by hand. */
 export const NO_TOKENS: TokenCounts = {
   uncached_input_tokens: 0,

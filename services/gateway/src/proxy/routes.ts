@@ -35,6 +35,8 @@ export interface CallAdmission {
     callId: string,
     size: ValidatedBody,
   ): GatewayError | null | Promise<GatewayError | null>;
+  /** Standing and budgets only (no rate limits): before work billed later, as an agent session's. */
+  admitSpend?(principal: Principal): Promise<GatewayError | null>;
 }
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;

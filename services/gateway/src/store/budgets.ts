@@ -176,7 +176,7 @@ export function budgetQueries(sql: Sql) {
                sum(u.web_search_requests)::float8 as web_search_requests,
                date_trunc('day', u.hour, 'UTC') as price_day, u.speed, u.service_tier, u.inference_geo, u.batch, u.prompt_band
         from usage_hourly u
-        where ${where} and u.account_id = ${accountId} and u.endpoint = 'messages' and u.hour >= ${from} and u.hour < ${to}
+        where ${where} and u.account_id = ${accountId} and u.endpoint in ('messages', 'messages.batch', 'sessions.usage') and u.hour >= ${from} and u.hour < ${to}
         group by u.model, 8, 9, 10, 11, 12, 13`;
     },
 

@@ -26,7 +26,7 @@ export function priceQueries(sql: Sql) {
     async modelsSince(accountId: string | null, since: Date): Promise<string[]> {
       const rows = await sql<{ model: string }[]>`
         select distinct model from usage_hourly
-        where endpoint = 'messages' and model is not null and hour >= ${since}
+        where endpoint in ('messages', 'messages.batch', 'sessions.usage') and model is not null and hour >= ${since}
           and (input_tokens + output_tokens + cache_read_input_tokens + cache_creation_5m_tokens
                + cache_creation_1h_tokens + web_search_requests) > 0
           ${accountId === null ? sql`` : sql`and account_id = ${accountId}`}

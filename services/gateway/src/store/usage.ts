@@ -126,7 +126,7 @@ export function usageQueries(sql: Sql) {
         ${q.pricing ? pricingColumns(source) : sql``}
         ${sums(source)}
       from ${hourly ? sql`usage_hourly` : sql`calls`} u ${joinKeys ? sql`left join api_keys k on k.id = u.key_id` : sql``}
-      where u.endpoint = 'messages' and ${time} >= ${q.from} and ${time} < ${q.to}
+      where u.endpoint in ('messages', 'messages.batch', 'sessions.usage') and ${time} >= ${q.from} and ${time} < ${q.to}
         ${q.accountId === null ? sql`` : sql`and u.account_id = ${q.accountId}`}
         ${anyOf(sql`u.key_id`, f.keyIds)} ${anyOf(sql`u.member_id`, f.memberIds)} ${anyOf(sql`u.model`, f.models)} ${anyOf(sql`u.group_id`, f.groupIds)}
         ${q.excludeTestKeys ? sql`and k.kind is distinct from 'test'` : sql``}
@@ -145,7 +145,7 @@ export function usageQueries(sql: Sql) {
       return sql<UsageRow[]>`
         select null as bucket, null as account_id, u.key_id as api_key_id, null as user_id, u.model, null as group_id,
                null as app, null as environment, ${pricingColumns('hourly')} ${sums('hourly')}
-        from usage_hourly u where u.key_id = ${keyId} and u.hour >= ${since} and u.endpoint = 'messages'
+        from usage_hourly u where u.key_id = ${keyId} and u.hour >= ${since} and u.endpoint in ('messages', 'messages.batch', 'sessions.usage')
         group by u.key_id, u.model, 9, 10, 11, 12, 13, 14`;
     },
   };

@@ -5,7 +5,7 @@ import type { CallRecord } from '../lib/call-record';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamTarget } from '../proxy/forward';
-import type { OpenBatch, Store } from '../store';
+import type { BatchHold, OpenBatch, Store } from '../store';
 
 export interface FollowerDeps {
   store: Pick<Store, 'objects' | 'accounts'>;
@@ -17,6 +17,8 @@ export interface FollowerDeps {
   /** Resolves once every record handed to `record` is durable (the call log's flush). */
   flush(): Promise<void>;
   logger: Logger;
+  /** Gives back a batch's hold on hard-capped budgets once its results are charged (admission/). */
+  release?(hold: BatchHold): Promise<void>;
   /** How often the table of open batches is read. Default 1,000 ms. */
   tickMs?: number;
   /** Longest wait between two checks of one batch. Default 60 s. */
@@ -89,7 +91,7 @@ export class BatchFollower {
 
   async #follow(batch: OpenBatch): Promise<void> {
     const target = await this.#target(batch);
-    if (!target) return this.#deps.store.objects.batchRecorded(batch.id, 0);
+    if (!target) return this.#recorded(batch, 0);
     const path = `/v1/messages/batches/${encodeURIComponent(batch.id)}`;
     const res = await this.#get(target, path);
     const text = await res.body.text();
@@ -97,7 +99,7 @@ export class BatchFollower {
       this.#deps.logger.warn('batch follower: the provider no longer knows this batch', {
         batchId: batch.id,
       });
-      return this.#deps.store.objects.batchRecorded(batch.id, 0);
+      return this.#recorded(batch, 0);
     }
     if (res.statusCode !== 200) return this.#later(batch, retryAfterMs(res.headers['retry-after']));
     const state = JSON.parse(text) as { processing_status?: string; ended_at?: string | null };
@@ -105,8 +107,14 @@ export class BatchFollower {
     const endedAt = state.ended_at ? new Date(state.ended_at) : new Date();
     const count = await this.#recordResults(batch, target, `${path}/results`, endedAt);
     await this.#deps.flush();
-    await this.#deps.store.objects.batchRecorded(batch.id, count);
+    await this.#recorded(batch, count);
     this.#deps.logger.info('batch follower: batch recorded', { batchId: batch.id, results: count });
+  }
+
+  /** The batch is done with: its hold goes (its results, charged as recorded, count instead). */
+  async #recorded(batch: OpenBatch, results: number): Promise<void> {
+    if (batch.hold) await this.#deps.release?.(batch.hold);
+    await this.#deps.store.objects.batchRecorded(batch.id, results);
   }
 
   /** Reads the results as JSON lines, one record per line, never the whole file at once. */

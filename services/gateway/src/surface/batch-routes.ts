@@ -1,26 +1,45 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
-import { callCost, NO_TOKENS } from '../pricing/prices';
+import { batchCeilingMicroUsd } from '../admission/ceiling';
+import type { Principal } from '../auth/resolver';
+import type { BatchHold } from '../store';
 import { GatewayError } from '../lib/errors';
 import { readBody } from '../proxy/body';
 import type { ForwardCall } from '../proxy/forward';
-import { validateMessagesBody } from '../proxy/validate';
+import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
 import { answered } from './call';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
 import { assertFileRefs, fileRefs } from './file-refs';
 import { run, streamed, type SurfaceDeps } from './files-routes';
-import { assertVisible, ownerOf, visibleIds } from './ownership';
+import { assertVisible, ownerOf } from './ownership';
+import { ownedList, providerReader } from './owned-list';
+
+/** Admission's hold for a batch (admission/): a refusal, or the spend counters held until its results are recorded. */
+export interface BatchHolds {
+  holdBatch(
+    principal: Principal,
+    holdId: string,
+    requests: readonly ValidatedBody[],
+    untilMs: number,
+  ): Promise<GatewayError | BatchHold['counters']>;
+  releaseBatch(holdId: string, counters: BatchHold['counters']): Promise<void>;
+}
 
 export interface BatchDeps extends SurfaceDeps {
-  /** Budget reservations for a batch (the admission module's); settled as its results are recorded. */
-  reserve?(call: ForwardCall, cents: number): void | Promise<void>;
+  /** Budgets and spend caps: a batch holds its ceiling at creation, given back as its results are recorded. */
+  holds?: BatchHolds;
   /** Records an ended batch's results now: called before a delete takes them away. */
   settle?(batchId: string): Promise<void>;
 }
 
 /** The provider's cap on a batch body (https://docs.claude.com/en/docs/build-with-claude/batch-processing, read 2026-11-25). */
 const MAX_BATCH_BYTES = 256 * 1024 * 1024;
+/**
+ * A batch that has not ended within 24 hours expires (same page, read 2026-11-25): its hold
+ * lapses an hour after that at the latest, should no instance record its results.
+ */
+const HOLD_MS = 25 * 3_600_000;
 const BATCHES = '/v1/messages/batches';
 
 /**
@@ -49,39 +68,52 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
 
   async function create(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
     const body = await readBody(call.req, { limit: MAX_BATCH_BYTES, idleMs: d.proxy.bodyIdleMs ?? 30_000 });
-    const { count, reserveCents, files } = await checkBatch(body, d.proxy.maxPdfPages);
+    const { sizes, files } = await checkBatch(body, d.proxy.maxPdfPages);
     await assertFileRefs(d.objects, call.principal, files);
-    await deps.reserve?.(call, reserveCents);
-    const answer = await exchange(call, d.proxy, body, null);
-    const batch = jsonOf(answer);
-    if (typeof batch?.id === 'string') {
-      const { key } = call.principal;
-      await d.objects.claim(key.accountId, ownerOf(call.principal, 'batch', batch.id, call.groupId));
-      const { accountId, keyId, memberId, app, environment, groupId } = answered(call, 200, null);
-      await d.objects.followBatch({
-        id: batch.id,
-        ...{ accountId, keyId, memberId, app, environment, groupId },
-        live: key.kind !== 'test',
-        requestCount: count,
-        reservedCents: reserveCents,
-      });
+    const hold = await holdFor(call, sizes);
+    let created = false;
+    try {
+      const answer = await exchange(call, d.proxy, body, null);
+      const batch = jsonOf(answer);
+      if (typeof batch?.id === 'string') {
+        const { key } = call.principal;
+        await d.objects.claim(key.accountId, ownerOf(call.principal, 'batch', batch.id, call.groupId));
+        const { accountId, keyId, memberId, app, environment, groupId } = answered(call, 200, null);
+        await d.objects.followBatch({
+          id: batch.id,
+          ...{ accountId, keyId, memberId, app, environment, groupId },
+          live: key.kind !== 'test',
+          requestCount: sizes.length,
+          reservedCents: hold.cents,
+          hold: hold.counters.length > 0 ? { id: hold.id, counters: hold.counters } : null,
+        });
+        created = true;
+      }
+      relay(call, d.proxy, answer, rewritten(answer, c), { requestBytes: body.length });
+    } finally {
+      // Not created (refused, or the provider unreachable): nothing will be recorded against the hold.
+      if (!created && hold.counters.length > 0) await deps.holds?.releaseBatch(hold.id, hold.counters);
     }
-    relay(call, d.proxy, answer, rewritten(answer, c), { requestBytes: body.length });
+  }
+
+  /** The batch's hold on hard-capped budgets, or the refusal a single call over the cap gets. */
+  async function holdFor(call: ForwardCall, sizes: ValidatedBody[]) {
+    const id = `batch:${call.requestId}`;
+    const cents = batchCeilingMicroUsd(sizes) / 10_000;
+    if (!deps.holds) return { id, cents, counters: [] };
+    const held = await deps.holds.holdBatch(call.principal, id, sizes, Date.now() + HOLD_MS);
+    if (held instanceof GatewayError) throw held;
+    return { id, cents, counters: held };
   }
 
   async function list(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
+    const shown = (b: Record<string, unknown>) => withResultsUrl(b, c);
+    if (call.principal.memberRole !== 'admin')
+      return ownedList(call, d, 'batch', providerReader(call, d, BATCHES), shown);
     const answer = await exchange(call, d.proxy, null, null);
     const page = jsonOf(answer);
     if (!page || !Array.isArray(page.data)) return relay(call, d.proxy, answer);
-    const visible = await visibleIds(
-      d.objects,
-      call.principal,
-      page.data.map((b: { id?: unknown }) => String(b?.id)),
-    );
-    const data = page.data
-      .filter((b: { id?: unknown }) => visible.has(String(b?.id)))
-      .map((b: Record<string, unknown>) => withResultsUrl(b, c));
-    relay(call, d.proxy, answer, Buffer.from(JSON.stringify({ ...page, data })));
+    relay(call, d.proxy, answer, Buffer.from(JSON.stringify({ ...page, data: page.data.map(shown) })));
   }
 
   async function owned(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
@@ -112,13 +144,13 @@ function withResultsUrl(batch: Record<string, unknown>, c: Context<AppEnv>): Rec
 }
 
 /**
- * Every request is checked as a `/v1/messages` body would be (the error names its index); the
- * reservation is what the batch could cost at most on the output side: max_tokens at the batch price.
+ * Every request is checked as a `/v1/messages` body would be (the error names its index); their
+ * sizes (input bytes, PDF pages, max_tokens) are what the batch's hold is computed from.
  */
 async function checkBatch(
   body: Buffer,
   maxPdfPages: number,
-): Promise<{ count: number; reserveCents: number; files: string[] }> {
+): Promise<{ sizes: ValidatedBody[]; files: string[] }> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -134,7 +166,7 @@ async function checkBatch(
       'invalid_request_error',
       'requests: a non-empty list of {custom_id, params} is required.',
     );
-  let reserveCents = 0;
+  const sizes: ValidatedBody[] = [];
   const seen = new Set<string>();
   for (const [i, r] of requests.entries()) {
     const id = (r as { custom_id?: unknown })?.custom_id;
@@ -148,18 +180,12 @@ async function checkBatch(
     seen.add(id);
     const params = (r as { params?: unknown }).params;
     try {
-      await validateMessagesBody(Buffer.from(JSON.stringify(params ?? null)), { maxPdfPages });
+      sizes.push(await validateMessagesBody(Buffer.from(JSON.stringify(params ?? null)), { maxPdfPages }));
     } catch (err) {
       if (err instanceof GatewayError)
         throw new GatewayError('invalid_request_error', `requests[${i}].params: ${err.message}`);
       throw err;
     }
-    const p = params as { model: string; max_tokens: number };
-    reserveCents += callCost(
-      p.model,
-      { ...NO_TOKENS, output_tokens: p.max_tokens },
-      { at: new Date(), batch: true },
-    ).cents;
   }
-  return { count: requests.length, reserveCents, files: fileRefs(parsed) };
+  return { sizes, files: fileRefs(parsed) };
 }

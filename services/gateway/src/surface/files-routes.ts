@@ -9,7 +9,9 @@ import { sendError } from '../proxy/in-flight';
 import type { ProxyOptions } from '../proxy/routes';
 import { admitOrThrow, refused, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
-import { assertVisible, ownerOf, visibleIds, type Objects } from './ownership';
+import { assertVisible, ownerOf, type Objects } from './ownership';
+import { ownedList, providerReader } from './owned-list';
+import type { ObjectKind } from '../store';
 
 export interface SurfaceDeps {
   proxy: ProxyOptions;
@@ -30,7 +32,7 @@ export function filesRoutes(deps: SurfaceDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const auth = keyAuth(deps.proxy.resolver, ['live', 'test']);
   app.post('/v1/files', auth, (c) => run(c, deps, 'POST /v1/files', '/v1/files', upload));
-  app.get('/v1/files', auth, (c) => run(c, deps, 'GET /v1/files', '/v1/files', list));
+  app.get('/v1/files', auth, (c) => run(c, deps, 'GET /v1/files', '/v1/files', listOf('file', '/v1/files')));
   app.get('/v1/files/:id', auth, (c) => run(c, deps, 'GET /v1/files/{id}', fileUrl(c), ownedJson));
   app.delete('/v1/files/:id', auth, (c) => run(c, deps, 'DELETE /v1/files/{id}', fileUrl(c), ownedJson));
   app.get('/v1/files/:id/content', auth, (c) =>
@@ -109,15 +111,16 @@ async function upload(call: ForwardCall, deps: SurfaceDeps): Promise<void> {
 }
 
 /** The provider's page, less the files the caller may not see (a page may come back short). */
-export async function list(call: ForwardCall, deps: SurfaceDeps): Promise<void> {
-  const answer = await exchange(call, deps.proxy, null, null);
-  const page = jsonOf(answer);
-  if (!page || !Array.isArray(page.data) || call.principal.memberRole === 'admin')
-    return relay(call, deps.proxy, answer);
-  const ids = page.data.map((o: { id?: unknown }) => String(o?.id));
-  const visible = await visibleIds(deps.objects, call.principal, ids);
-  const data = page.data.filter((o: { id?: unknown }) => visible.has(String(o?.id)));
-  relay(call, deps.proxy, answer, Buffer.from(JSON.stringify({ ...page, data })));
+/**
+ * A list of one kind of object: an admin gets the provider's page (the account's objects, those
+ * made outside Keygate among them); anyone else full pages of their own (owned-list.ts).
+ */
+export function listOf(kind: ObjectKind, base: string) {
+  return async (call: ForwardCall, deps: SurfaceDeps): Promise<void> => {
+    if (call.principal.memberRole === 'admin')
+      return relay(call, deps.proxy, await exchange(call, deps.proxy, null, null));
+    await ownedList(call, deps, kind, providerReader(call, deps, base));
+  };
 }
 
 async function ownedJson(call: ForwardCall, deps: SurfaceDeps, c: Context<AppEnv>): Promise<void> {

@@ -6,8 +6,9 @@ import type { ForwardCall } from '../proxy/forward';
 import { GatewayError } from '../lib/errors';
 import { decoded, pathTemplate } from './call';
 import { exchange, jsonOf, relay } from './exchange';
-import { list, run, streamed, type SurfaceDeps } from './files-routes';
+import { listOf, run, streamed, type SurfaceDeps } from './files-routes';
 import { assertVisible, ownerOf } from './ownership';
+import { admitSpend, observeSession, sessionNow } from './session-usage';
 
 /**
  * The provider's object families Keygate attributes (beta skills `skills-2025-10-02` and the
@@ -30,6 +31,8 @@ export function ownedRoutes(deps: SurfaceDeps): Hono<AppEnv> {
   for (const [family, kind] of FAMILIES) {
     const base = `/v1/${family}`;
     const create = async (call: ForwardCall, d: SurfaceDeps) => {
+      // A session runs the model: a key whose budget is used up starts none.
+      if (kind === 'session') await admitSpend(d, call);
       const answer = await exchange(call, d.proxy, call.req, call.upload?.length ?? null);
       const made = jsonOf(answer);
       if (typeof made?.id === 'string')
@@ -40,11 +43,27 @@ export function ownedRoutes(deps: SurfaceDeps): Hono<AppEnv> {
       relay(call, d.proxy, answer, answer.body, { requestBytes: call.upload?.length ?? null });
     };
     const under = async (call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>) => {
-      await assertVisible(d.objects, call.principal, kind, c.req.param('id')!);
+      const id = c.req.param('id')!;
+      await assertVisible(d.objects, call.principal, kind, id);
+      if (kind !== 'session') return streamed(call, d);
+      const tail = call.path.slice(base.length + 1 + encodeURIComponent(id).length);
+      if (tail === '' && call.req.method === 'GET') {
+        // The session object carries its usage totals: what grew since last seen is recorded.
+        const answer = await exchange(call, d.proxy, null, null);
+        relay(call, d.proxy, answer);
+        return observeSession(d, call, jsonOf(answer));
+      }
+      const sending = tail === '/events' && call.req.method === 'POST';
+      if (sending) await admitSpend(d, call);
       await streamed(call, d);
+      // Events set the agent to work: its usage so far is read back and recorded.
+      if (sending && call.res.statusCode === 200)
+        await observeSession(d, call, await sessionNow(d, call, id)).catch((error) =>
+          d.proxy.logger.warn('session usage: reading the session failed', { error }),
+        );
     };
     app.post(base, auth, (c) => run(c, deps, `POST ${base}`, base, create));
-    app.get(base, auth, (c) => run(c, deps, `GET ${base}`, base, list));
+    app.get(base, auth, (c) => run(c, deps, `GET ${base}`, base, listOf(kind, base)));
     for (const route of [`${base}/:id`, `${base}/:id/*`])
       app.on(['GET', 'POST', 'DELETE', 'PATCH', 'PUT'], route, auth, (c) => {
         // The path as matched (normalised by the router); segments that decode to others are not sent.

@@ -1,0 +1,130 @@
+import { GatewayError } from '../lib/errors';
+import type { ForwardCall } from '../proxy/forward';
+import type { ObjectKind } from '../store';
+import { relay } from './exchange';
+import type { SurfaceDeps } from './files-routes';
+
+/** Reads one object of the page from the provider: its JSON, or null when the provider no longer has it. */
+type Fetch = (id: string) => Promise<Record<string, unknown> | null>;
+
+const MAX_LIMIT = 1000;
+
+/**
+ * A member's list (files, batches, skills, sessions, agents, environments) from Keygate's own
+ * table of who made what, not the provider's page filtered: full pages of the caller's objects,
+ * newest first, each read from the provider as it is now. Paged as the provider pages its
+ * lists (`limit` 1 to 1,000, default 20; `after_id` for older, `before_id` for newer; `has_more`,
+ * `first_id`, `last_id`), with `next_page` and `page` too, the cursor the official SDKs' newer
+ * list methods follow (TypeScript SDK 1.11's `PageCursor`, read 2026-11-25). An object the
+ * provider no longer has (deleted outside Keygate) is forgotten and the page filled past it.
+ */
+export async function ownedList(
+  call: ForwardCall,
+  d: SurfaceDeps,
+  kind: ObjectKind,
+  fetchOne: Fetch,
+  shown: (o: Record<string, unknown>) => Record<string, unknown> = (o) => o,
+): Promise<void> {
+  const query = new URL(call.req.url ?? '/', 'http://keygate.invalid').searchParams;
+  const limit = Number(query.get('limit') ?? 20);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    throw new GatewayError('invalid_request_error', `limit: must be an integer from 1 to ${MAX_LIMIT}.`);
+  const beforeId = query.get('before_id');
+  let afterId = query.get('after_id') ?? query.get('page');
+  if (beforeId && afterId)
+    throw new GatewayError('invalid_request_error', 'Pass either after_id or before_id, not both.');
+  const { key } = call.principal;
+  const owner = { memberId: key.memberId, keyId: key.id };
+  const data: Record<string, unknown>[] = [];
+  let more = false;
+  let cursorBefore = beforeId;
+  // One more id than asked tells whether there are more; ids the provider lost are skipped.
+  for (;;) {
+    const want = limit - data.length + 1;
+    const ids = await d.objects.ownedPage(key.accountId, kind, owner, {
+      afterId: beforeId ? null : afterId,
+      beforeId: cursorBefore,
+      limit: want,
+    });
+    const objects = await Promise.all(ids.map((id) => fetchOne(id)));
+    const kept: Record<string, unknown>[] = [];
+    for (const [i, o] of objects.entries()) {
+      if (o) kept.push(shown(o));
+      else await d.objects.forget(key.accountId, ids[i]!);
+    }
+    if (beforeId) {
+      // Newer objects come nearest first from the table's point of view: they go in front.
+      data.unshift(...kept);
+      cursorBefore = ids[0] ?? cursorBefore;
+    } else {
+      data.push(...kept);
+      afterId = ids[ids.length - 1] ?? afterId;
+    }
+    if (data.length > limit) {
+      more = true;
+      if (beforeId) data.splice(0, data.length - limit);
+      else data.length = limit;
+      break;
+    }
+    if (ids.length < want) break;
+  }
+  const first = (data[0]?.id as string | undefined) ?? null;
+  const last = (data[data.length - 1]?.id as string | undefined) ?? null;
+  const body = Buffer.from(
+    JSON.stringify({
+      data,
+      has_more: more,
+      first_id: first,
+      last_id: last,
+      next_page: more && !beforeId ? last : null,
+      prev_page: more && beforeId ? first : null,
+    }),
+  );
+  relay(call, d.proxy, {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body,
+    upstreamRequestId: null,
+  });
+}
+
+/** Reads `path` from the provider with the call's key and version headers (an object of a list). */
+export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string): Fetch {
+  const version = String(call.req.headers['anthropic-version'] ?? '2023-06-01');
+  const beta = call.req.headers['anthropic-beta'];
+  return async (id) => {
+    let res: Awaited<ReturnType<typeof d.proxy.dispatcher.request>>;
+    try {
+      res = await d.proxy.dispatcher.request({
+        origin: call.target.baseUrl,
+        path: `${base}/${encodeURIComponent(id)}`,
+        method: 'GET',
+        headers: {
+          'x-api-key': call.target.apiKey,
+          'anthropic-version': version,
+          ...(beta ? { 'anthropic-beta': String(beta) } : {}),
+          accept: 'application/json',
+        },
+        headersTimeout: d.proxy.timeoutMs,
+        bodyTimeout: d.proxy.timeoutMs,
+      });
+    } catch {
+      throw new GatewayError(
+        'api_error',
+        'Could not reach the provider. The request was not processed; it is safe to retry.',
+        { status: 502, headers: { 'x-should-retry': 'true' } },
+      );
+    }
+    const text = await res.body.text();
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200)
+      throw new GatewayError(
+        'api_error',
+        `The provider answered ${res.statusCode} reading ${id} for this list.`,
+        {
+          status: 502,
+        },
+      );
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+}
