@@ -12,6 +12,8 @@ import { AccessLog } from './metrics/access-log';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
 import { dashboardRoutes } from './dashboard/routes';
+import { deviceRoutes } from './identity-api/device-routes';
+import type { MemberTokens } from './identity/tokens';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
@@ -50,6 +52,8 @@ export interface AppDeps extends ServiceDeps {
   settleBatch?(batchId: string): Promise<void>;
   /** The provider's base URL, for reconciliation with its Admin API reports. */
   upstreamUrl?: string;
+  /** Sign-in through accounts' identity providers: member tokens, device flow, SCIM. */
+  identity?: MemberTokens;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -128,6 +132,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/billing/stripe/webhook', limitBody(BODY_LIMITS.stripeWebhook));
   app.use('/v1/organizations/*', limitBody(BODY_LIMITS.api));
   app.use('/operator/v1/*', limitBody(BODY_LIMITS.api));
+  app.use('/idp/v1/*', limitBody(BODY_LIMITS.api));
   // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
   app.route(
     '/',
@@ -145,6 +150,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  if (deps.identity) app.route('/idp/v1', deviceRoutes(deps.identity));
   app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/', apiDocsRoutes(app));
   // Last: it takes what no route above serves.

@@ -20,6 +20,9 @@ import { subscriptionQueries } from './subscriptions';
 import { usageQueries } from './usage';
 import { objectQueries } from './objects';
 import { agentTreeQueries } from './agent-tree';
+import { identityQueries } from './identity';
+export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
+import { scimQueries } from './scim';
 
 export type {
   AccountFilter,
@@ -71,6 +74,12 @@ export type { PriceRowRecord } from './prices';
 export type { ReconciliationRecord } from './reconciliations';
 export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
+export type {
+  IdentityProviderInput,
+  IdentityProviderRecord,
+  IdpPerson,
+  IdpSessionRecord,
+} from './identity';
 export type { ObjectKind, ObjectOwner, OpenBatch } from './objects';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -103,6 +112,8 @@ export function createStore(db: Database) {
     prices: priceQueries(db.sql),
     objects: objectQueries(db.sql),
     agentTree: agentTreeQueries(db.sql),
+    identity: identityQueries(db.sql),
+    scim: scimQueries(db.sql),
     reconciliations: reconciliationQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),
