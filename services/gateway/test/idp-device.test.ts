@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
@@ -205,18 +205,25 @@ describe('Claude Code without long-lived keys: the device flow through Keygate',
     const home = join(root, 'claude-home');
     freshHome(home);
     mkdirSync(join(home, '.claude'));
+    // The README's settings.json, with `keygate` on the PATH as an installed CLI is.
     writeFileSync(
       join(home, '.claude/settings.json'),
       JSON.stringify({
         env: {
           ANTHROPIC_BASE_URL: stack.gateway.url,
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
           KEYGATE_ACCOUNT: account.id,
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         },
-        apiKeyHelper: `${process.execPath} ${BIN} token`,
+        apiKeyHelper: 'keygate token',
       }),
     );
-    const claudeEnv = { XDG_CONFIG_HOME: join(configHome, '.config') };
+    const bin = join(root, 'bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(BIN, join(bin, 'keygate'));
+    const claudeEnv = {
+      PATH: `${bin}:${dirname(process.execPath)}:${process.env.PATH}`,
+      XDG_CONFIG_HOME: join(configHome, '.config'),
+    };
     const sessionId = randomUUID();
     const run = await runClaude({
       home,

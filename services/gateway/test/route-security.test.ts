@@ -35,6 +35,12 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/': 'redirects to the dashboard, which asks for a sign-in',
 };
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
+/**
+ * Sign-in through an account's identity provider: `/idp/v1` is guarded by the provider itself
+ * (a device code it approved, a refresh token it still honours; idp-device.test.ts), `/scim/v2`
+ * by the account's SCIM bearer tokens (scim.test.ts).
+ */
+const isIdentity = (p: string) => p.startsWith('/idp/v1/') || p.startsWith('/scim/v2/');
 
 const accountRoutes = routes.filter(([, p]) => isAccount(p));
 const operatorRoutes = routes.filter(([, p]) => isOperator(p));
@@ -179,7 +185,13 @@ describe('the route table (security)', () => {
     const elsewhere = routes
       .map(([, p]) => p)
       .filter(
-        (p) => !isAccount(p) && !isOperator(p) && !isProxy(p) && !isDashboard(p) && !(p in OTHERWISE_GUARDED),
+        (p) =>
+          !isAccount(p) &&
+          !isOperator(p) &&
+          !isProxy(p) &&
+          !isDashboard(p) &&
+          !isIdentity(p) &&
+          !(p in OTHERWISE_GUARDED),
       );
     expect(elsewhere).toEqual([]);
   });

@@ -5,7 +5,9 @@ import { connectProvider } from '../identity/connect';
 import type { MemberTokens } from '../identity/tokens';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
-import type { IdentityProviderRecord } from '../store';
+import type { IdentityProviderRecord, ScimTokenRecord, Store } from '../store';
+import { scimTokenHash } from '../identity-api/scim-routes';
+import { newId, randomBase62 } from '../lib/ids';
 import { name } from './schemas';
 
 const domain = z
@@ -47,7 +49,7 @@ const notConnected = () =>
   new GatewayError('not_found_error', 'This account has not connected an identity provider.');
 
 /** The account's identity provider: connect, read, change, disconnect. The client secret is never shown. */
-export function identityRoutes(deps: { identity?: MemberTokens }): Hono<AdminEnv> {
+export function identityRoutes(deps: { store: Store; identity?: MemberTokens }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Identity provider';
   const tokens = () => {
@@ -109,6 +111,52 @@ export function identityRoutes(deps: { identity?: MemberTokens }): Hono<AdminEnv
       });
       if (!removed) throw notConnected();
       return c.json({ type: 'identity_provider_deleted' as const });
+    },
+  );
+
+  const scimTag = 'SCIM tokens';
+  const tokenJson = (t: ScimTokenRecord) => ({
+    type: 'scim_token' as const,
+    id: t.id,
+    hint: t.hint,
+    created_at: t.createdAt.toISOString(),
+  });
+  app.post(
+    '/scim_tokens',
+    operation({
+      tag: scimTag,
+      summary: "A bearer token for the identity provider's SCIM 2.0 client (`/scim/v2`); shown once",
+      status: 201,
+    }),
+    async (c) => {
+      const { accountId, actor } = c.var.scope;
+      const token = `kgscim_${randomBase62(40)}`;
+      const row = await deps.store.scim.createToken(
+        { id: newId('scimtok'), accountId, hint: `kgscim_…${token.slice(-4)}` },
+        scimTokenHash(token),
+        { actor, action: 'scim_token.created', targetId: null },
+      );
+      return c.json({ ...tokenJson(row), token }, 201);
+    },
+  );
+  app.get('/scim_tokens', operation({ tag: scimTag, summary: "The account's live SCIM tokens" }), async (c) =>
+    c.json({ data: (await deps.store.scim.tokens(c.var.scope.accountId)).map(tokenJson) }),
+  );
+  app.delete(
+    '/scim_tokens/:token_id',
+    operation({ tag: scimTag, summary: 'Revoke a SCIM token at once' }),
+    async (c) => {
+      const { accountId, actor } = c.var.scope;
+      const id = c.req.param('token_id');
+      if (
+        !(await deps.store.scim.revokeToken(accountId, id, {
+          actor,
+          action: 'scim_token.revoked',
+          targetId: id,
+        }))
+      )
+        throw new GatewayError('not_found_error', `No SCIM token '${id}'.`);
+      return c.json({ type: 'scim_token_deleted' as const, id });
     },
   );
   return app;

@@ -18,7 +18,7 @@ const PENDING_COOKIE = 'kg_idp';
 const PENDING_PATH = '/dashboard/sign-in/idp';
 
 /** Where the gateway is reached: KEYGATE_PUBLIC_URL, else this request's own origin. */
-function originOf(c: Context, publicUrl: string | null): string {
+function originOf(c: Context, publicUrl: string | null | undefined): string {
   if (publicUrl) return publicUrl;
   const url = new URL(c.req.url);
   return `${overTls(c) ? 'https:' : url.protocol}//${url.host}`;
@@ -42,12 +42,11 @@ function readPending(c: Context): PendingSignIn | null {
  */
 export function idpSignInRoutes(deps: { store: Store; clock: () => number }, tokens: MemberTokens) {
   const app = new Hono<DashboardEnv>();
-  const publicUrl = tokens.deps.publicUrl ?? null;
 
   app.get('/sign-in/idp', async (c) => {
     const account = c.req.query('account')?.trim();
     if (!account) throw new GatewayError('invalid_request_error', 'account: give your Keygate account id.');
-    const { url, pending } = await beginBrowserSignIn(tokens, account, originOf(c, publicUrl));
+    const { url, pending } = await beginBrowserSignIn(tokens, account, originOf(c, tokens.deps.publicUrl));
     setCookie(c, PENDING_COOKIE, Buffer.from(JSON.stringify(pending)).toString('base64url'), {
       path: PENDING_PATH,
       httpOnly: true,
@@ -67,7 +66,7 @@ export function idpSignInRoutes(deps: { store: Store; clock: () => number }, tok
         'This sign-in was not started from this browser, or took longer than 10 minutes: start it again.',
       );
     const here = new URL(c.req.url);
-    const current = new URL(`${originOf(c, publicUrl)}${CALLBACK_PATH}${here.search}`);
+    const current = new URL(`${originOf(c, tokens.deps.publicUrl)}${CALLBACK_PATH}${here.search}`);
     const { member, keyId, secretHash } = await finishBrowserSignIn(
       tokens,
       pending,
