@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
-import { launchBrowser } from './dashboard-browser';
+import { cliFor } from './cli-runner';
+import { launchBrowser, signIn } from './dashboard-browser';
 import { startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
 import { startTestIdp, type TestIdp } from './oidc-provider';
@@ -423,5 +424,81 @@ describe('"Sign in with <provider>" on the dashboard, in a real browser', () => 
       redirect: 'manual',
     });
     expect(none.status).toBe(404);
+  });
+});
+
+describe('connecting the identity provider from the CLI and the dashboard', () => {
+  it('`keygate idp set` connects it (the issuer discovered first) and `idp show` prints it without the secret', {
+    timeout: 60_000,
+  }, async () => {
+    const other = await stack.seedAccount();
+    const cli = cliFor(stack);
+    const env = { KEYGATE_EGRESS_ALLOW: '127.0.0.1' };
+    const args = ['--account', other.id, '--name', 'Acme SSO', '--client-id', idp.clientId];
+    const blocked = await cli(['idp', 'set', ...args, '--issuer', idp.issuer, '--client-secret', 'x']);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toContain('issuer: blocked by the egress policy');
+    const set = await cli.json(
+      [
+        'idp',
+        'set',
+        ...args,
+        '--issuer',
+        idp.issuer,
+        '--client-secret',
+        idp.clientSecret,
+        '--domain',
+        'acme.test',
+        '--provision',
+        'group',
+        '--provision-group',
+        'eng',
+        '--provision-group',
+        'claude-users',
+      ],
+      env,
+    );
+    expect(set).toMatchObject({
+      issuer: idp.issuer,
+      allowed_domains: ['acme.test'],
+      provision: 'group',
+      provision_groups: ['eng', 'claude-users'],
+    });
+    const shown = await cli(['idp', 'show', '--account', other.id], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('by group: eng, claude-users');
+    expect(shown.stdout).not.toContain(idp.clientSecret);
+    expect((await cli(['idp', 'remove', '--account', other.id], env)).code).toBe(0);
+    expect((await cli(['idp', 'show', '--account', other.id], env)).code).toBe(4);
+  });
+
+  it('an admin connects it on the settings page, the issuer checked first', { timeout: 60_000 }, async () => {
+    const other = await stack.seedAccount();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await signIn(page, stack.gateway.url, other.adminKey);
+      await page.goto(`${stack.gateway.url}/dashboard/settings`);
+      await page.getByRole('link', { name: /Company sign-in/ }).click();
+      const fill = async (issuer: string) => {
+        await page.getByLabel('Name on the sign-in button').fill('Acme SSO');
+        await page.getByLabel('Issuer URL').fill(issuer);
+        await page.getByLabel('Client id').fill(idp.clientId);
+        await page.getByLabel(/Client secret/).fill(idp.clientSecret);
+        await page.getByLabel(/Allowed email domains/).fill('acme.test, acme.example');
+        await page.getByRole('button', { name: 'Save and check the issuer' }).click();
+      };
+      await fill(`${stack.gateway.url}/not-an-issuer`);
+      expect(await page.getByRole('alert').textContent()).toContain('OpenID Connect discovery failed');
+      await fill(idp.issuer);
+      expect(await page.getByRole('status').textContent()).toContain('Identity provider saved');
+      const saved = await stack.gateway.store.identity.provider(other.id);
+      expect(saved).toMatchObject({ issuer: idp.issuer, allowedDomains: ['acme.test', 'acme.example'] });
+      // The sign-in page now offers the button for this account.
+      const signInPage = await fetch(`${stack.gateway.url}/dashboard/sign-in?account=${other.id}`);
+      expect(await signInPage.text()).toContain('Sign in with Acme SSO');
+    } finally {
+      await context.close();
+    }
   });
 });

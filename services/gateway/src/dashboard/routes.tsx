@@ -33,6 +33,7 @@ import { ErrorPage, SignInPage } from './pages/sign-in';
 import { endSession, sessionAuth } from './session';
 import { signIn, signInToken } from './sign-in';
 import { idpSignInRoutes } from './idp-sign-in';
+import { idpSettingsPages } from './idp-settings';
 import { securityHeaders } from './security-headers';
 import { SignInLimiter } from './sign-in-limiter';
 import { csvResponse } from './table';
@@ -237,6 +238,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
   billingPages(app, deps, render);
   budgetPages(app, deps, render);
+  idpSettingsPages(app, deps, render);
   app.get(
     '/members',
     page((p) => membersPage(p)),

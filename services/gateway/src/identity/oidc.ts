@@ -51,6 +51,11 @@ export class OidcClients {
     return (await fetch(url, { ...options, dispatcher: this.#dispatcher } as never)) as unknown as Response;
   };
 
+  /** Closes the connections kept to issuers (a CLI command then exits at once). */
+  close(): Promise<void> {
+    return this.#dispatcher.close();
+  }
+
   /** The account's provider, or the 404 that says none is connected. */
   async provider(accountId: string): Promise<IdentityProviderRecord> {
     const idp = await this.#deps.store.identity.provider(accountId);
