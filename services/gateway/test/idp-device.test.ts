@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import { cliFor } from './cli-runner';
-import { launchBrowser, signIn } from './dashboard-browser';
+import { accessibilityProblems, launchBrowser, signIn } from './dashboard-browser';
 import { startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
 import { startTestIdp, type TestIdp } from './oidc-provider';
@@ -424,6 +424,9 @@ describe('"Sign in with <provider>" on the dashboard, in a real browser', () => 
       redirect: 'manual',
     });
     expect(none.status).toBe(404);
+    const page = await fetch(`${stack.gateway.url}/dashboard/sign-in?account=${stack.account.id}`);
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain('That account has not connected a company identity provider.');
   });
 });
 
@@ -480,6 +483,7 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
       await signIn(page, stack.gateway.url, other.adminKey);
       await page.goto(`${stack.gateway.url}/dashboard/settings`);
       await page.getByRole('link', { name: /Company sign-in/ }).click();
+      expect(await accessibilityProblems(page)).toEqual([]);
       const fill = async (issuer: string) => {
         await page.getByLabel('Name on the sign-in button').fill('Acme SSO');
         await page.getByLabel('Issuer URL').fill(issuer);
@@ -494,9 +498,22 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
       expect(await page.getByRole('status').textContent()).toContain('Identity provider saved');
       const saved = await stack.gateway.store.identity.provider(other.id);
       expect(saved).toMatchObject({ issuer: idp.issuer, allowedDomains: ['acme.test', 'acme.example'] });
-      // The sign-in page now offers the button for this account.
-      const signInPage = await fetch(`${stack.gateway.url}/dashboard/sign-in?account=${other.id}`);
-      expect(await signInPage.text()).toContain('Sign in with Acme SSO');
+      expect(await accessibilityProblems(page)).toEqual([]);
+      // The sign-in page now offers the button for this account, and the account-id form otherwise.
+      const stranger = await browser.newContext();
+      const anonymous = await stranger.newPage();
+      await anonymous.goto(`${stack.gateway.url}/dashboard/sign-in?account=${other.id}`);
+      await anonymous.getByRole('link', { name: 'Sign in with Acme SSO' }).waitFor();
+      expect(await accessibilityProblems(anonymous)).toEqual([]);
+      await anonymous.goto(`${stack.gateway.url}/dashboard/sign-in`);
+      await anonymous.getByLabel(/your Keygate account id/).fill(other.id);
+      await anonymous.getByRole('button', { name: 'Continue with company sign-in' }).click();
+      await anonymous.getByRole('link', { name: 'Sign in with Acme SSO' }).click();
+      await anonymous.locator('input[name=login]').waitFor();
+      expect(new URL(anonymous.url()).origin).toBe(idp.issuer);
+      await anonymous.goto(`${stack.gateway.url}/dashboard/sign-in`);
+      expect(await accessibilityProblems(anonymous)).toEqual([]);
+      await stranger.close();
     } finally {
       await context.close();
     }

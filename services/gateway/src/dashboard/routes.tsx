@@ -134,9 +134,15 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
     return idp ? { accountId: idp.accountId, name: idp.name } : null;
   };
   if (deps.identity) app.route('/', idpSignInRoutes(deps, deps.identity));
-  app.get('/sign-in', async (c) =>
-    c.html(<SignInPage csrf={signInToken(c)} idp={await companySignIn(c)} sso={!!deps.identity} />),
-  );
+  app.get('/sign-in', async (c) => {
+    const idp = await companySignIn(c);
+    const asked = c.req.query('account') !== undefined;
+    const error = asked && !idp ? 'That account has not connected a company identity provider.' : undefined;
+    return c.html(
+      <SignInPage csrf={signInToken(c)} idp={idp} sso={!!deps.identity} {...(error ? { error } : {})} />,
+      error ? 404 : 200,
+    );
+  });
   app.post('/sign-in', async (c) => {
     try {
       await signIn(c, deps, limiter);

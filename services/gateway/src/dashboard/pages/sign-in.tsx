@@ -38,7 +38,9 @@ export const SignInPage: FC<{
         </p>
       )}
       {sso && !idp && (
-        <form method="get" action="/dashboard/sign-in/idp" class="stack">
+        // To this page again, which then shows the provider's button: a form whose answer redirects to
+        // the provider would break the page's `form-action 'self'` policy.
+        <form method="get" action="/dashboard/sign-in" class="stack">
           <label for="account">Or sign in with your company account: your Keygate account id</label>
           <input id="account" name="account" autocomplete="organization" required />
           <button type="submit">Continue with company sign-in</button>
