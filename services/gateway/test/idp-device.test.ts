@@ -12,6 +12,8 @@ import { accessibilityProblems, launchBrowser, signIn } from './dashboard-browse
 import { startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
 import { startTestIdp, type TestIdp } from './oidc-provider';
+import { MemberTokens } from '../src/identity/tokens';
+import { EgressPolicy } from '../src/lib/egress';
 
 const BIN = join(import.meta.dirname, '../bin/keygate.js');
 const TOKEN_TTL_MS = 120_000;
@@ -252,6 +254,35 @@ describe('Claude Code without long-lived keys: the device flow through Keygate',
     expect((await calls(token2)).type).toBe('message');
     const [renewed] = await sql`select expires_at from api_keys where id = ${key!.id}`;
     const expiresAt = (renewed!.expires_at as Date).getTime();
+
+    // Expiry is honoured on the cached path: a token issued with a 1.5 s life is refused once it ends.
+    const shortLived = new MemberTokens({
+      store: stack.gateway.store,
+      box: stack.deps.box,
+      egress: new EgressPolicy(['127.0.0.1']),
+      clock: Date.now,
+      tokenTtlMs: 1_500,
+    });
+    const kgr = Object.values(
+      JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as Record<
+        string,
+        { refresh_token: string }
+      >,
+    )[0]!.refresh_token;
+    const brief = await shortLived.refresh(kgr);
+    await shortLived.oidc.close();
+    expect((await calls(brief.token)).type).toBe('message');
+    const expired = await waitFor(
+      () =>
+        calls(brief.token).then(
+          () => null,
+          (err: { status?: number; error?: any }) => err,
+        ),
+      { timeout: 10_000, what: 'the short-lived token refused' },
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(brief.expires_at));
+    expect(expired.status).toBe(401);
+    expect(expired.error?.error?.message).toMatch(/expired/);
 
     // The person is disabled at the provider: the next refresh fails there, the member goes at once.
     idp.people.get('alice')!.disabled = true;

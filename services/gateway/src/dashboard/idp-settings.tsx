@@ -11,7 +11,6 @@ import type { Render } from './billing-routes';
 import { PostForm } from './components/controls';
 import { TableView } from './components/table-view';
 import type { DashboardDeps, DashboardEnv } from './env';
-import { pageCtx } from './pages/page';
 import type { Table } from './table';
 
 const PATH = '/dashboard/settings/identity-provider';
