@@ -367,6 +367,11 @@ describe('Claude Code without long-lived keys: the device flow through Keygate',
     expect(res.status).toBe(401);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(((await res.json()) as any).error.type).toBe('authentication_error');
+    // A client guessing refresh tokens is cut off: 30 refusals a minute, then 429 without a lookup.
+    for (let i = 1; i < 30; i++) expect((await post({ refresh_token: `kgr_guess${i}` })).status).toBe(401);
+    const cut = await post({ refresh_token: 'kgr_guess30' });
+    expect(cut.status).toBe(429);
+    expect(cut.headers.get('retry-after')).toMatch(/^\d+$/);
     const bad = await post({ token: 1 });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.type).toBe('invalid_request_error');
