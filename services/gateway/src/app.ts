@@ -12,6 +12,9 @@ import { AccessLog } from './metrics/access-log';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
 import { dashboardRoutes } from './dashboard/routes';
+import { deviceRoutes } from './identity-api/device-routes';
+import { scimRoutes } from './identity-api/scim-routes';
+import type { MemberTokens } from './identity/tokens';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
@@ -56,6 +59,8 @@ export interface AppDeps extends ServiceDeps {
   upstreamUrl?: string;
   /** Relays received Claude Code telemetry to each account's own collector, if it set one. */
   otlpRelay?: OtlpRelay | null;
+  /** Sign-in through accounts' identity providers: member tokens, device flow, SCIM. */
+  identity?: MemberTokens;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
@@ -134,6 +139,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/billing/stripe/webhook', limitBody(BODY_LIMITS.stripeWebhook));
   app.use('/v1/organizations/*', limitBody(BODY_LIMITS.api));
   app.use('/operator/v1/*', limitBody(BODY_LIMITS.api));
+  app.use('/idp/v1/*', limitBody(BODY_LIMITS.api));
+  app.use('/scim/v2/*', limitBody(BODY_LIMITS.api));
   // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
   app.route(
     '/',
@@ -167,6 +174,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
+  if (deps.identity) app.route('/idp/v1', deviceRoutes(deps.identity));
+  app.route('/scim/v2', scimRoutes(deps.store));
   app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/', apiDocsRoutes(app));
   // Last: it takes what no route above serves.

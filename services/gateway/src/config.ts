@@ -281,6 +281,17 @@ export const EnvSchema = z.object({
         '(public addresses only)',
       ),
     ),
+  KEYGATE_MEMBER_TOKEN_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(86_400_000)
+    .default(3_600_000)
+    .meta(
+      doc(
+        'life of a member token issued after a sign-in through the identity provider (`keygate token`); a refresh at the provider renews it',
+      ),
+    ),
   KEYGATE_ERROR_RATE_CHECK_MS: ms(10_000).meta(
     doc('how often each instance checks the error rate of accounts whose webhooks watch it'),
   ),
@@ -423,6 +434,8 @@ export interface Config {
   webhooks: { pollMs: number; retryMs: number; maxAttempts: number; timeoutMs: number; maxEndpoints: number };
   /** KEYGATE_EGRESS_ALLOW's entries: what outbound requests aimed by accounts may reach beyond public addresses. */
   egressAllow: string[];
+  /** KEYGATE_MEMBER_TOKEN_TTL_MS. */
+  memberTokenTtlMs: number;
   errorRateCheckMs: number;
   /** The gateway's address as customers reach it (Stripe Checkout returns there); null = its listening address. */
   publicUrl: string | null;
@@ -533,6 +546,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxEndpoints: e.KEYGATE_WEBHOOK_MAX_ENDPOINTS,
     },
     egressAllow: egressAllow(e.KEYGATE_EGRESS_ALLOW),
+    memberTokenTtlMs: e.KEYGATE_MEMBER_TOKEN_TTL_MS,
     errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
     publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
     billingEnforced: e.KEYGATE_BILLING === 'on',

@@ -7,13 +7,14 @@
  *   fan-out                    where a finished call goes: call log, budgets, metrics, alerts
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
- *   account-api, api-docs, health, metrics
+ *   account-api, identity-api, api-docs, health, metrics
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
  *   proxy                      the call path; gets callbacks, never the store's writers
  *   streams                    events kept for resumable streams (Redis Streams or memory)
  *   admission, limits          who may call
  *   billing, alerts, budgets   plans and standing; alert events; budgets and spend counters
+ *   identity                   sign-in through an account's OIDC provider; member tokens
  *   accounts, reports          account rules; usage, cost and summaries
  *   pricing                    list prices of the provider's tokens
  *   app-env                    the typed Hono environment, composed from middleware variables
@@ -40,6 +41,7 @@ export const LAYERS = [
   'dashboard',
   'operator',
   'account-api',
+  'identity-api',
   'api-docs',
   'health',
   'metrics',
@@ -52,6 +54,7 @@ export const LAYERS = [
   'billing',
   'alerts',
   'budgets',
+  'identity',
   'accounts',
   'reports',
   'pricing',

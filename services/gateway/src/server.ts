@@ -15,6 +15,7 @@ import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, assertNotServed, StartupError } from './lib/data-dir';
 import { EgressPolicy } from './lib/egress';
+import { MemberTokens } from './identity/tokens';
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
@@ -258,6 +259,14 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       evict: resolver,
       trialDays: config.trialDays,
       webhooks: { egress, maxEndpoints: config.webhooks.maxEndpoints },
+      identity: new MemberTokens({
+        store,
+        box,
+        egress,
+        clock,
+        tokenTtlMs: config.memberTokenTtlMs,
+        publicUrl: config.publicUrl,
+      }),
       flushLastUsed,
       metrics: metrics && config.metricsToken ? { registry: metrics, token: config.metricsToken } : null,
       readiness: readiness({

@@ -37,6 +37,12 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/otlp/v1/logs': "a member's key, as the proxy resolves it (otlp-receiver.test.ts)",
 };
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
+/**
+ * Sign-in through an account's identity provider: `/idp/v1` is guarded by the provider itself
+ * (a device code it approved, a refresh token it still honours; idp-device.test.ts), `/scim/v2`
+ * by the account's SCIM bearer tokens (scim.test.ts).
+ */
+const isIdentity = (p: string) => p.startsWith('/idp/v1/') || p.startsWith('/scim/v2/');
 
 const accountRoutes = routes.filter(([, p]) => isAccount(p));
 const operatorRoutes = routes.filter(([, p]) => isOperator(p));
@@ -181,7 +187,13 @@ describe('the route table (security)', () => {
     const elsewhere = routes
       .map(([, p]) => p)
       .filter(
-        (p) => !isAccount(p) && !isOperator(p) && !isProxy(p) && !isDashboard(p) && !(p in OTHERWISE_GUARDED),
+        (p) =>
+          !isAccount(p) &&
+          !isOperator(p) &&
+          !isProxy(p) &&
+          !isDashboard(p) &&
+          !isIdentity(p) &&
+          !(p in OTHERWISE_GUARDED),
       );
     expect(elsewhere).toEqual([]);
   });

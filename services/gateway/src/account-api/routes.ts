@@ -11,6 +11,8 @@ import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { analyticsRoutes } from './analytics-routes';
 import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
+import { identityRoutes } from './identity-routes';
+import type { MemberTokens } from '../identity/tokens';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
 
@@ -20,7 +22,7 @@ import { refuseNulInUrl } from '../lib/validation';
  * behind the operator token, so both answer alike.
  */
 export function organizationRoutes(
-  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string } & Pick<RelayRouteDeps, 'otlpRelay'>,
+  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string; identity?: MemberTokens } & Pick<RelayRouteDeps, 'otlpRelay'>,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', refuseNulInUrl());
@@ -30,13 +32,14 @@ export function organizationRoutes(
   app.route('/', alertRoutes(deps));
   app.route('/', reconcileRoutes(deps));
   app.route('/', analyticsRoutes(deps));
+  app.route('/', identityRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }
 
 /** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
 export function accountApi(
-  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps } & Pick<RelayRouteDeps, 'otlpRelay'>,
+  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps; identity?: MemberTokens } & Pick<RelayRouteDeps, 'otlpRelay'>,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));

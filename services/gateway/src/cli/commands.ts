@@ -1,10 +1,12 @@
 import { accountCommands } from './account-commands';
 import { billingCommands } from './billing-commands';
 import type { Command } from './command';
+import { idpCommands } from './idp-commands';
 import { keyCommands } from './key-commands';
 import { memberCommands } from './member-commands';
 import { priceCommands } from './price-commands';
 import { serverCommands } from './server-commands';
+import { tokenCommand } from './token-command';
 import { usageCommand } from './usage-command';
 
 export type { Command } from './command';
@@ -16,5 +18,7 @@ export const commands: Record<string, Command> = {
   ...keyCommands,
   ...billingCommands,
   ...priceCommands,
+  ...idpCommands,
   usage: usageCommand,
+  token: tokenCommand,
 };

@@ -9,14 +9,25 @@ export async function inProcessApi(config: Config) {
     throw err instanceof StartupError ? new CliError(err.message) : err;
   });
   // The operator API's code loads while the database starts.
-  const [rt, { operatorRoutes }, { plainBilling }, { createLogger }] = await Promise.all([
-    opening,
-    import('../operator/routes'),
-    import('../billing/setup'),
-    import('../lib/logger'),
-  ]);
+  const [rt, { operatorRoutes }, { plainBilling }, { createLogger }, { MemberTokens }, { EgressPolicy }] =
+    await Promise.all([
+      opening,
+      import('../operator/routes'),
+      import('../billing/setup'),
+      import('../lib/logger'),
+      import('../identity/tokens'),
+      import('../lib/egress'),
+    ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
+  const identity = new MemberTokens({
+    store: rt.store,
+    box: rt.box,
+    egress: new EgressPolicy(config.egressAllow),
+    clock: Date.now,
+    tokenTtlMs: config.memberTokenTtlMs,
+    publicUrl: config.publicUrl,
+  });
   const app = operatorRoutes({
     store: rt.store,
     box: rt.box,
@@ -25,6 +36,8 @@ export async function inProcessApi(config: Config) {
     trialDays: config.trialDays,
     logger,
     billing: plainBilling(rt.store, Date.now, config.paymentGraceDays, config.billingEnforced),
+    // `keygate idp set` discovers the issuer, through the same egress policy as the gateway.
+    identity,
   });
   const via = config.databaseUrl
     ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}`
@@ -33,5 +46,9 @@ export async function inProcessApi(config: Config) {
     const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body }) });
     return { status: res.status, text: await res.text() };
   };
-  return { via, token, send, close: () => rt.close() };
+  const close = async () => {
+    await identity.oidc.close();
+    await rt.close();
+  };
+  return { via, token, send, close };
 }

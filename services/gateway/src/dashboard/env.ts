@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../accounts/service';
 import type { AccountRecord } from '../store';
 import type { BillingDeps } from '../billing/lifecycle';
 import type { ViewState } from './view-state';
+import type { MemberTokens } from '../identity/tokens';
 
 /** Who is signed in, and so whose rows they may see. */
 export type Viewer =
@@ -27,6 +28,8 @@ export interface DashboardDeps extends ServiceDeps {
   /** Writes pending last-use times, so the keys page shows them. */
   flushLastUsed?: () => Promise<void>;
   billing: BillingDeps;
+  /** Sign-in through the account's identity provider. */
+  identity?: MemberTokens;
 }
 
 export interface DashboardEnv {

@@ -33,6 +33,8 @@ import { pageCtx, type PageCtx, type PageResult } from './pages/page';
 import { ErrorPage, SignInPage } from './pages/sign-in';
 import { endSession, sessionAuth } from './session';
 import { signIn, signInToken } from './sign-in';
+import { idpSignInRoutes } from './idp-sign-in';
+import { idpSettingsPages } from './idp-settings';
 import { securityHeaders } from './security-headers';
 import { SignInLimiter } from './sign-in-limiter';
 import { csvResponse } from './table';
@@ -126,14 +128,32 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   });
   app.use('*', refuseNulInUrl());
 
-  app.get('/sign-in', (c) => c.html(<SignInPage csrf={signInToken(c)} />));
+  /** The account named by `?account=` and its provider's name, for the "Sign in with <provider>" button. */
+  const companySignIn = async (c: Context) => {
+    const account = c.req.query('account');
+    const idp = account && deps.identity ? await deps.store.identity.provider(account) : null;
+    return idp ? { accountId: idp.accountId, name: idp.name } : null;
+  };
+  if (deps.identity) app.route('/', idpSignInRoutes(deps, deps.identity));
+  app.get('/sign-in', async (c) => {
+    const idp = await companySignIn(c);
+    const asked = c.req.query('account') !== undefined;
+    const error = asked && !idp ? 'That account has not connected a company identity provider.' : undefined;
+    return c.html(
+      <SignInPage csrf={signInToken(c)} idp={idp} sso={!!deps.identity} {...(error ? { error } : {})} />,
+      error ? 404 : 200,
+    );
+  });
   app.post('/sign-in', async (c) => {
     try {
       await signIn(c, deps, limiter);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
-      return c.html(<SignInPage csrf={signInToken(c)} error={err.message} />, err.status as 401);
+      return c.html(
+        <SignInPage csrf={signInToken(c)} error={err.message} idp={null} sso={!!deps.identity} />,
+        err.status as 401,
+      );
     }
     return c.redirect('/dashboard', 303);
   });
@@ -226,6 +246,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   billingPages(app, deps, render);
   budgetPages(app, deps, render);
   reconcilePages(app, deps, render);
+  idpSettingsPages(app, deps, render);
   app.get(
     '/members',
     page((p) => membersPage(p)),

@@ -48,7 +48,10 @@ export type IdPrefix =
   | 'evt'
   | 'inv'
   | 'subtr'
-  | 'notice';
+  | 'notice'
+  | 'idps'
+  | 'scimtok'
+  | 'scimgrp';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

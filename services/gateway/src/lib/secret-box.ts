@@ -1,7 +1,12 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, scryptSync } from 'node:crypto';
 
 /** What a sealed value is: each purpose has its own key, so one can never be opened as another. */
-export type SealPurpose = 'provider-key' | 'webhook-secret' | 'provider-admin-key';
+export type SealPurpose =
+  | 'provider-key'
+  | 'webhook-secret'
+  | 'provider-admin-key'
+  | 'idp-client-secret'
+  | 'idp-refresh-token';
 
 /** A sealed value's place: its purpose and the id of the row that holds it (bound as associated data). */
 export interface SealContext {
@@ -9,7 +14,13 @@ export interface SealContext {
   row: string;
 }
 
-const PURPOSES: readonly SealPurpose[] = ['provider-key', 'webhook-secret', 'provider-admin-key'];
+const PURPOSES: readonly SealPurpose[] = [
+  'provider-key',
+  'webhook-secret',
+  'provider-admin-key',
+  'idp-client-secret',
+  'idp-refresh-token',
+];
 const MIN_LENGTH = 32;
 const MIN_BITS = 128;
 

@@ -20,6 +20,7 @@ import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
 import { operatorPriceRoutes } from './price-routes';
 import { PriceBook } from '../pricing/catalog/price-book';
+import type { MemberTokens } from '../identity/tokens';
 
 const plan = z.enum(['solo', 'team', 'scale']);
 
@@ -52,6 +53,8 @@ export interface OperatorDeps extends KeyRouteDeps {
   billing?: BillingDeps;
   /** The gateway's prices (server.ts loads them); tests may leave it out. */
   prices?: PriceBook;
+  /** Sign-in through the account's identity provider (its settings are part of the account API). */
+  identity?: MemberTokens;
 }
 
 /** The operator API: whoever runs the gateway manages accounts here, and any account's data. */

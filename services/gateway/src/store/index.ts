@@ -21,6 +21,9 @@ import { usageQueries } from './usage';
 import { objectQueries } from './objects';
 import { agentTreeQueries } from './agent-tree';
 import { telemetryQueries } from './telemetry';
+import { identityQueries } from './identity';
+export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
+import { scimQueries } from './scim';
 
 export type {
   AccountFilter,
@@ -74,6 +77,12 @@ export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
 export type { EventRow, JoinRow, MetricRow, OutcomeRow, TelemetrySender } from './telemetry';
 export type { BatchHold, ObjectKind, ObjectOwner, OpenBatch } from './objects';
+export type {
+  IdentityProviderInput,
+  IdentityProviderRecord,
+  IdpPerson,
+  IdpSessionRecord,
+} from './identity';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
@@ -106,6 +115,8 @@ export function createStore(db: Database) {
     objects: objectQueries(db.sql),
     agentTree: agentTreeQueries(db.sql),
     telemetry: telemetryQueries(db.sql),
+    identity: identityQueries(db.sql),
+    scim: scimQueries(db.sql),
     reconciliations: reconciliationQueries(db.sql),
     subscriptions: subscriptionQueries(db.sql),
     invoices: invoiceQueries(db.sql),

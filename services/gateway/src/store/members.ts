@@ -56,7 +56,7 @@ export class PlanTooSmallError extends Error {
 }
 
 /** Locks the account row, so that adds to one account take turns, then throws if the plan has no seat left. */
-async function guardSeats(t: Sql, accountId: string): Promise<void> {
+export async function guardSeats(t: Sql, accountId: string): Promise<void> {
   // Lock first, then read the plan: a join locked in one statement would keep the plan row it
   // first saw if a concurrent plan change commits while this waits for the lock.
   const [account] = await t<

@@ -16,5 +16,6 @@ export function appForRouteTable(): Hono<AppEnv> {
     operatorToken: 'operator-token',
     readiness: async () => ({}) as never,
     proxy: { resolver: {} as AppDeps['proxy']['resolver'] } as AppDeps['proxy'],
+    identity: {} as AppDeps['identity'],
   });
 }

@@ -14,7 +14,7 @@ export interface PageResult {
   section: string;
   tables: Table[];
   body: JSX.Element;
-  status?: 200 | 201;
+  status?: 200 | 201 | 400;
   /** The page does not depend on the reporting period (no period picker). */
   periodless?: boolean;
 }

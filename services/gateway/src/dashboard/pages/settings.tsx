@@ -60,6 +60,9 @@ export async function settingsPage(p: PageCtx, saved = false): Promise<PageResul
           <button type="submit">Save settings</button>
         </PostForm>
       )}
+      <p>
+        <a href="/dashboard/settings/identity-provider">Company sign-in (OpenID Connect identity provider)</a>
+      </p>
       <p class="note">
         Days start at midnight in the reporting time zone, here and in the account API's day buckets
         (usage_report and cost_report), so a day with a daylight-saving change lasts 23 or 25 hours. Usage is

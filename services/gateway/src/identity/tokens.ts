@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import * as client from 'openid-client';
+import { generateKey, hashKey, keyHint } from '../auth/keys';
+import { GatewayError } from '../lib/errors';
+import { newId, randomBase62 } from '../lib/ids';
+import type { IdentityProviderRecord, IdpPerson, MemberRecord } from '../store';
+import { OidcClients, refusedByProvider, SCOPE, unreachable, type IdentityDeps } from './oidc';
+import { domainAllowed, provisionMember } from './provision';
+
+/** The previous member token keeps working this long after a refresh (a call in flight with it). */
+const ROTATION_GRACE_MS = 30_000;
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** What `keygate token` receives: a member token for the gateway, and what renews it. */
+export interface IssuedToken {
+  token: string;
+  expires_at: string;
+  refresh_token?: string;
+  member_id: string;
+  email: string;
+}
+
+const refreshHash = (token: string) =>
+  createHash('sha256').update('keygate-idp-refresh\0').update(token).digest();
+
+const gone = () =>
+  new GatewayError(
+    'authentication_error',
+    "This sign-in has ended (your company's identity provider no longer signs you in, or an admin removed you): run `keygate token` again to sign in.",
+  );
+
+/**
+ * Claude Code without long-lived keys: the OAuth 2.0 device authorization grant (RFC 8628)
+ * against the account's provider, run by Keygate so the helper needs only the gateway's URL and
+ * the account id; then short-lived member tokens (keys that expire, resolved like any key) that a
+ * refresh at the provider renews, or ends when the provider no longer knows the person.
+ */
+export class MemberTokens {
+  readonly deps: IdentityDeps;
+  readonly oidc: OidcClients;
+
+  get store() {
+    return this.deps.store;
+  }
+
+  constructor(deps: IdentityDeps, oidc = new OidcClients(deps)) {
+    this.deps = deps;
+    this.oidc = oidc;
+  }
+
+  async startDevice(accountId: string) {
+    const idp = await this.oidc.provider(accountId);
+    const config = await this.oidc.config(idp);
+    try {
+      const d = await client.initiateDeviceAuthorization(config, { scope: SCOPE });
+      return {
+        provider: idp.name,
+        device_code: d.device_code,
+        user_code: d.user_code,
+        verification_uri: d.verification_uri,
+        verification_uri_complete: d.verification_uri_complete ?? null,
+        expires_in: d.expires_in,
+        interval: d.interval ?? 5,
+      };
+    } catch (err) {
+      if (refusedByProvider(err) === 'unauthorized_client')
+        throw new GatewayError(
+          'invalid_request_error',
+          "The identity provider does not allow the device flow for Keygate's client: enable the device authorization grant there.",
+        );
+      throw unreachable();
+    }
+  }
+
+  /** One poll of the provider's token endpoint: still pending, or the first member token. */
+  async pollDevice(
+    accountId: string,
+    deviceCode: string,
+  ): Promise<{ status: 'pending'; interval?: number } | ({ status: 'ok' } & IssuedToken)> {
+    const idp = await this.oidc.provider(accountId);
+    const config = await this.oidc.config(idp);
+    let tokens: Awaited<ReturnType<typeof client.genericGrantRequest>>;
+    try {
+      tokens = await client.genericGrantRequest(config, DEVICE_GRANT, { device_code: deviceCode });
+    } catch (err) {
+      const said = refusedByProvider(err);
+      if (said === 'authorization_pending') return { status: 'pending' };
+      if (said === 'slow_down') return { status: 'pending', interval: 10 };
+      if (said === 'access_denied')
+        throw new GatewayError('permission_error', 'The sign-in was denied at the identity provider.');
+      if (said === 'expired_token' || said === 'invalid_grant')
+        throw new GatewayError(
+          'invalid_request_error',
+          'This device code has expired or was already used: run `keygate token` again.',
+        );
+      throw unreachable();
+    }
+    const person = await this.#person(idp, config, tokens);
+    const member = await provisionMember(this.deps.store, idp, person);
+    return { status: 'ok', ...(await this.#startSession(idp, member, person, tokens.refresh_token ?? null)) };
+  }
+
+  async #person(
+    idp: IdentityProviderRecord,
+    config: client.Configuration,
+    tokens: Parameters<OidcClients['person']>[2],
+  ): Promise<IdpPerson> {
+    try {
+      return await this.oidc.person(idp, config, tokens);
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      throw unreachable();
+    }
+  }
+
+  async #startSession(
+    idp: IdentityProviderRecord,
+    member: MemberRecord,
+    person: IdpPerson,
+    providerRefresh: string | null,
+  ): Promise<IssuedToken> {
+    const sessionId = newId('idps');
+    const refresh = `kgr_${randomBase62(43)}`;
+    const token = generateKey('live');
+    const expiresAt = new Date(this.deps.clock() + this.deps.tokenTtlMs);
+    await this.deps.store.identity.startSession(
+      {
+        id: sessionId,
+        accountId: idp.accountId,
+        memberId: member.id,
+        subject: person.subject,
+        refreshHash: refreshHash(refresh),
+        providerRefreshSealed: providerRefresh
+          ? this.deps.box.seal(providerRefresh, { purpose: 'idp-refresh-token', row: sessionId })
+          : null,
+      },
+      {
+        id: newId('key'),
+        accountId: idp.accountId,
+        memberId: member.id,
+        kind: 'live',
+        name: `Claude Code token of ${member.email} (${idp.name} sign-in)`,
+        app: 'claude-code',
+        environment: null,
+        hint: keyHint(token),
+        expiresAt,
+        createdBy: 'idp',
+      },
+      hashKey(token),
+    );
+    return {
+      token,
+      expires_at: expiresAt.toISOString(),
+      refresh_token: refresh,
+      member_id: member.id,
+      email: member.email,
+    };
+  }
+
+  /**
+   * A new member token for a device session, after the provider renewed its own refresh token and
+   * still knows the person (userinfo answers, not inactive, domain still allowed). When the
+   * provider refuses, the member is deprovisioned at once and the answer is a 401.
+   */
+  async refresh(refreshToken: string): Promise<IssuedToken> {
+    if (!refreshToken.startsWith('kgr_')) throw gone();
+    const result = await this.deps.store.identity.refreshSession(refreshHash(refreshToken), async (s) => {
+      const idp = await this.deps.store.identity.provider(s.accountId);
+      const end = (reason: string) => ({
+        kind: 'deprovision' as const,
+        audit: { actor: 'idp', action: 'member.deprovisioned', targetId: s.memberId, details: { reason } },
+        value: null,
+      });
+      if (!idp) return end('identity provider disconnected');
+      if (!s.providerRefreshSealed) return end('no refresh token from the provider');
+      const config = await this.oidc.config(idp);
+      const stored = this.deps.box.open(s.providerRefreshSealed, { purpose: 'idp-refresh-token', row: s.id });
+      let person: IdpPerson & { active: boolean };
+      let next: string | null;
+      try {
+        const tokens = await client.refreshTokenGrant(config, stored);
+        next = tokens.refresh_token ?? null;
+        person = await this.oidc.person(idp, config, tokens);
+      } catch (err) {
+        const said = refusedByProvider(err);
+        // The provider's own refusal ends the person's access; an outage only fails this refresh.
+        if (said) return end(`provider refused: ${said}`);
+        if (err instanceof GatewayError) return end(err.message);
+        throw unreachable();
+      }
+      if (!person.active) return end('inactive at the provider');
+      if (person.subject !== s.subject) return end('subject changed');
+      if (!domainAllowed(idp, person.email)) return end('email domain no longer allowed');
+      await this.deps.store.identity.setGroups(s.memberId, person.groups);
+      const token = generateKey('live');
+      const expiresAt = new Date(this.deps.clock() + this.deps.tokenTtlMs);
+      return {
+        kind: 'renew' as const,
+        providerRefreshSealed: next
+          ? this.deps.box.seal(next, { purpose: 'idp-refresh-token', row: s.id })
+          : null,
+        hash: hashKey(token),
+        hint: keyHint(token),
+        expiresAt,
+        graceMs: ROTATION_GRACE_MS,
+        value: { token, expires_at: expiresAt.toISOString(), email: person.email },
+      };
+    });
+    if (!result?.value) throw gone();
+    return { ...result.value, member_id: result.session.memberId };
+  }
+}
