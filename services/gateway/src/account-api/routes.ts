@@ -10,6 +10,9 @@ import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { analyticsRoutes } from './analytics-routes';
 import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
+import { orgRoutes } from './org-routes';
+import { policyRoutes } from './policy-routes';
+import { spendLimitRoutes } from './spend-limit-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
 
@@ -29,6 +32,9 @@ export function organizationRoutes(
   app.route('/', alertRoutes(deps));
   app.route('/', reconcileRoutes(deps));
   app.route('/', analyticsRoutes(deps));
+  app.route('/', orgRoutes(deps));
+  app.route('/', spendLimitRoutes(deps));
+  app.route('/', policyRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }

@@ -48,7 +48,12 @@ export type IdPrefix =
   | 'evt'
   | 'inv'
   | 'subtr'
-  | 'notice';
+  | 'notice'
+  | 'spl'
+  | 'slir'
+  | 'rbacgrp'
+  | 'invite'
+  | 'svac';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

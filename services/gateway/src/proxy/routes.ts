@@ -35,6 +35,8 @@ export interface CallAdmission {
     callId: string,
     size: ValidatedBody,
   ): GatewayError | null | Promise<GatewayError | null>;
+  /** The key's model policy on the validated body (model and max_tokens), before anything is held. */
+  permit(principal: Principal, body: ValidatedBody): GatewayError | null;
 }
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
@@ -117,6 +119,10 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
       );
       call.model = body.model;
       call.stream = body.stream;
+      if (principal.policy !== null && opts.admission) {
+        const refused = opts.admission.permit(principal, body);
+        if (refused) throw refused;
+      }
       const refs = opts.checkFileRefs?.(principal, call.body);
       if (refs) await refs;
       if (endpoint === 'messages' && opts.admission) {
@@ -127,6 +133,9 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
     } else if (endpoint === 'models') {
       const id = c.req.param('id');
       call.model = id && MODEL_ID.test(id) ? id : null;
+      // Model discovery shows a caller only the models its policy allows.
+      if (call.model && principal.policy && !principal.policy.allows(call.model))
+        throw new GatewayError('not_found_error', `model: ${call.model} is not available to this key.`);
     }
   } catch (err) {
     if (ended) return RESPONSE_ALREADY_SENT;
