@@ -14,6 +14,7 @@ import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
 import { billingPages } from './billing-routes';
 import { budgetPages } from './budget-routes';
+import { spendLimitPages } from './spend-limit-routes';
 import { StandingBanner } from './components/billing-banner';
 import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
@@ -224,6 +225,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<DashboardEnv> {
   });
   billingPages(app, deps, render);
   budgetPages(app, deps, render);
+  spendLimitPages(app, deps, render);
   app.get(
     '/members',
     page((p) => membersPage(p)),
