@@ -22,10 +22,13 @@ beforeAll(async () => {
   stack = await startStack();
   peer = await stack.startPeer();
   acme = await stack.seedAccount({ name: 'Limits' });
-  await waitFor(async () => {
-    const { existsSync } = await import('node:fs');
-    return existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium');
-  }, { timeout: 60_000, what: 'chromium to be installed' });
+  await waitFor(
+    async () => {
+      const { existsSync } = await import('node:fs');
+      return existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium');
+    },
+    { timeout: 60_000, what: 'chromium to be installed' },
+  );
   browser = await launchBrowser();
 });
 afterAll(async () => {
@@ -33,17 +36,28 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const page = async (): Promise<Page> => (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+const page = async (): Promise<Page> =>
+  (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
 
 describe('an increase request, asked and approved on the dashboard', () => {
   it('raises the limit on both instances within a second of the approval', async () => {
-    const admin = (path: string, body?: unknown) => api(stack.gateway.url, `/v1/organizations${path}`, { key: acme.adminKey, body });
+    const admin = (path: string, body?: unknown) =>
+      api(stack.gateway.url, `/v1/organizations${path}`, { key: acme.adminKey, body });
     const member = (await admin('/users', { email: 'dana@limits.test', name: 'Dana' })).body;
     const key = (await admin('/api_keys', { member_id: member.id, name: 'dana laptop' })).body.key as string;
-    const limit = (await admin('/spend_limits', { scope: { type: 'user', user_id: member.id }, amount: '0', period: 'monthly' })).body;
+    const limit = (
+      await admin('/spend_limits', {
+        scope: { type: 'user', user_id: member.id },
+        amount: '0',
+        period: 'monthly',
+      })
+    ).body;
     const instances = [stack.gateway.url, peer.url];
     for (const url of instances)
-      await waitFor(async () => (await callModel(url, key)).status === 429, { timeout: 3_000, what: `the limit at ${url}` });
+      await waitFor(async () => (await callModel(url, key)).status === 429, {
+        timeout: 3_000,
+        what: `the limit at ${url}`,
+      });
     const refused = await callModel(stack.gateway.url, key);
     expect(refused.body.error.type).toBe('billing_error');
     expect(refused.headers.get('x-should-retry')).toBe('false');
@@ -52,14 +66,18 @@ describe('an increase request, asked and approved on the dashboard', () => {
     const dana = await page();
     await signIn(dana, stack.gateway.url, key);
     await dana.goto(`${stack.gateway.url}/dashboard/spend-limits`);
-    expect((await tableText(dana, 'limits')).slice(1)).toEqual([['dana@limits.test', 'monthly', '0.0000', '0.0000', 'own limit']]);
+    expect((await tableText(dana, 'limits')).slice(1)).toEqual([
+      ['dana@limits.test', 'monthly', '0.0000', '0.0000', 'own limit'],
+    ]);
     await dana.getByRole('combobox', { name: 'Period' }).selectOption('monthly');
     await dana.getByLabel('New limit (USD)').fill('5');
     await dana.getByLabel('Reason').fill('release week');
     await dana.getByRole('button', { name: 'Ask for more' }).click();
     await dana.waitForURL(/\/dashboard\/spend-limits$/);
     const asked = (await tableText(dana, 'requests')).slice(1);
-    expect(asked.map((r) => r.slice(1, 6))).toEqual([['dana@limits.test', 'monthly', '5.0000', 'release week', 'pending']]);
+    expect(asked.map((r) => r.slice(1, 6))).toEqual([
+      ['dana@limits.test', 'monthly', '5.0000', 'release week', 'pending'],
+    ]);
     await screenshot(dana, '60-spend-limits-member');
     expect(await accessibilityProblems(dana)).toEqual([]);
 
@@ -78,7 +96,11 @@ describe('an increase request, asked and approved on the dashboard', () => {
     // Both instances let the member's calls through again, each within a second.
     const elapsed = await Promise.all(
       instances.map(async (url) => {
-        await waitFor(async () => (await callModel(url, key)).status === 200, { timeout: 5_000, interval: 20, what: `the raise at ${url}` });
+        await waitFor(async () => (await callModel(url, key)).status === 200, {
+          timeout: 5_000,
+          interval: 20,
+          what: `the raise at ${url}`,
+        });
         return Date.now() - approvedAt;
       }),
     );
@@ -91,20 +113,38 @@ describe('an increase request, asked and approved on the dashboard', () => {
     expect(now.amount).toBe('500');
     const events = await stack.gateway.store.db.sql<{ type: string; data: Record<string, unknown> }[]>`
       select type, data from alert_events where account_id = ${acme.id} and type like 'spend_limit.%' order by created_at`;
-    expect(events.map((e) => e.type)).toEqual(['spend_limit.increase_requested', 'spend_limit.increase_approved']);
-    expect(events[1]!.data).toMatchObject({ user_id: member.id, status: 'approved', resolved_by: acme.adminKeyId });
+    expect(events.map((e) => e.type)).toEqual([
+      'spend_limit.increase_requested',
+      'spend_limit.increase_approved',
+    ]);
+    expect(events[1]!.data).toMatchObject({
+      user_id: member.id,
+      status: 'approved',
+      resolved_by: acme.adminKeyId,
+    });
     await dana.reload();
-    expect((await tableText(dana, 'limits')).slice(1)[0]!.slice(0, 3)).toEqual(['dana@limits.test', 'monthly', '5.0000']);
+    expect((await tableText(dana, 'limits')).slice(1)[0]!.slice(0, 3)).toEqual([
+      'dana@limits.test',
+      'monthly',
+      '5.0000',
+    ]);
     // A member cannot approve their own request.
-    const own = await dana.request.post(`${stack.gateway.url}/dashboard/spend-limits/approve`, { form: { id: 'x', amount_usd: '9' } });
+    const own = await dana.request.post(`${stack.gateway.url}/dashboard/spend-limits/approve`, {
+      form: { id: 'x', amount_usd: '9' },
+    });
     expect(own.status()).toBeGreaterThanOrEqual(400);
   });
 
   it('a denied request leaves the limit, and says so', async () => {
-    const admin = (path: string, body?: unknown) => api(stack.gateway.url, `/v1/organizations${path}`, { key: acme.adminKey, body });
+    const admin = (path: string, body?: unknown) =>
+      api(stack.gateway.url, `/v1/organizations${path}`, { key: acme.adminKey, body });
     const member = (await admin('/users', { email: 'eli@limits.test', name: 'Eli' })).body;
     const key = (await admin('/api_keys', { member_id: member.id, name: 'eli laptop' })).body.key as string;
-    await admin('/spend_limits', { scope: { type: 'user', user_id: member.id }, amount: '0', period: 'daily' });
+    await admin('/spend_limits', {
+      scope: { type: 'user', user_id: member.id },
+      amount: '0',
+      period: 'daily',
+    });
     const eli = await page();
     await signIn(eli, stack.gateway.url, key);
     await eli.goto(`${stack.gateway.url}/dashboard/spend-limits`);

@@ -26,14 +26,19 @@ export async function spendLimitsPage(p: PageCtx): Promise<PageResult> {
   const mineOnly = viewer.kind === 'member' ? [viewer.memberId] : null;
   const [rows, requests, groups] = await Promise.all([
     effectiveReport(deps, viewer.accountId, { memberIds: mineOnly, periods: null }),
-    deps.store.spendLimits.listRequests(viewer.accountId, { status: null, memberIds: mineOnly }, { limit: 100 }),
+    deps.store.spendLimits.listRequests(
+      viewer.accountId,
+      { status: null, memberIds: mineOnly },
+      { limit: 100 },
+    ),
     deps.store.rbacGroups.list(viewer.accountId, { limit: 1000 }),
   ]);
   const groupNames = new Map(groups.rows.map((g) => [g.id, g.name]));
   const tables: Table[] = [
     {
       id: 'limits',
-      caption: viewer.kind === 'member' ? 'Your spend limits this period' : 'Effective spend limits this period',
+      caption:
+        viewer.kind === 'member' ? 'Your spend limits this period' : 'Effective spend limits this period',
       columns: [
         { label: 'Member' },
         { label: 'Period' },
@@ -78,8 +83,8 @@ export async function spendLimitsPage(p: PageCtx): Promise<PageResult> {
   const body = (
     <>
       <p class="lead">
-        Limits are in USD at list prices per member and period (UTC); a call that would pass one is refused with
-        429 before it reaches the provider.
+        Limits are in USD at list prices per member and period (UTC); a call that would pass one is refused
+        with 429 before it reaches the provider.
       </p>
       <TableView table={tables[0]!} csvHref={p.csv('limits')} />
       {viewer.kind === 'member' && (
