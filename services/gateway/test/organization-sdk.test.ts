@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startStack, type SeededAccount, type Stack } from './harness';
+import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 
 /**
  * Issue 19 item 3/4: the official TypeScript SDK 1.11's organization API against a real
@@ -295,7 +296,24 @@ describe('the organization API through the official SDK, unchanged', () => {
     const updated = await client.organization.serviceAccounts.update(sa.id, { description: null });
     expect(updated.description).toBe('');
     expect((await all(client.organization.serviceAccounts.list())).map((s) => s.id)).toContain(sa.id);
+    // The service account owns a key of its own (an app or CI job's credential).
+    const made = await api(stack.gateway.url, `/v1/organizations/service_accounts/${sa.id}/api_keys`, {
+      key: acme.adminKey,
+      body: { environment: 'ci' },
+    });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({
+      type: 'api_key',
+      service_account_id: sa.id,
+      app: 'ci-deploy-bot',
+      member_id: null,
+    });
+    expect((await callModel(stack.gateway.url, made.body.key)).status).toBe(200);
     const archived = await client.organization.serviceAccounts.archive(sa.id);
+    await waitFor(async () => (await callModel(stack.gateway.url, made.body.key)).status === 401, {
+      timeout: 2_000,
+      what: "the archived service account's key to be refused",
+    });
     expect(archived.archived_at).toMatch(ISO);
     expect((await client.organization.serviceAccounts.archive(sa.id)).archived_at).toBe(archived.archived_at);
     expect((await all(client.organization.serviceAccounts.list())).map((s) => s.id)).not.toContain(sa.id);

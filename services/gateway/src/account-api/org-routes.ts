@@ -12,9 +12,11 @@ import {
   type InviteRecord,
   type RbacGroupRecord,
   type ServiceAccountRecord,
-  type Store,
 } from '../store';
 import { cursorJson, cursorParams, cursorQuery } from './cursor';
+import { createKey } from '../accounts/keys';
+import type { ServiceDeps } from '../accounts/service';
+import { keyJson } from './serialize';
 import { name } from './schemas';
 
 // Shapes of the provider's organization API as the official TypeScript SDK 1.11 types them
@@ -106,13 +108,18 @@ const UpdateServiceAccount = z.strictObject({
   description: z.string().max(1000).nullable().optional(),
   organization_role: z.enum(['admin', 'developer']).nullable().optional(),
 });
+const ServiceAccountKey = z.strictObject({
+  name: name.optional(),
+  kind: z.enum(['live', 'test']).default('live'),
+  environment: z.string().trim().min(1).max(100).optional(),
+});
 const ListServiceAccounts = z.object({ ...cursorParams, include_archived: z.stringbool().default(false) });
 
 const missing = (what: string, id: string) =>
   new GatewayError('not_found_error', `No ${what} with id '${id}'.`);
 
 /** Invites, RBAC groups and their members, service accounts: the provider's shapes over Keygate's accounts. */
-export function orgRoutes(deps: { store: Store; clock: () => number }): Hono<AdminEnv> {
+export function orgRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const { store } = deps;
 
@@ -387,6 +394,33 @@ export function orgRoutes(deps: { store: Store; clock: () => number }): Hono<Adm
       );
       if (!s) throw missing('service account', c.req.param('id'));
       return c.json(serviceAccountJson(s));
+    },
+  );
+  app.post(
+    '/service_accounts/:id/api_keys',
+    operation({
+      tag: stag,
+      summary: 'Create a key owned by the service account (Keygate); its secret is in this answer only',
+      body: ServiceAccountKey,
+      status: 201,
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      const { accountId, actor } = c.var.scope;
+      const s = await store.invites.getServiceAccount(accountId, c.req.param('id'));
+      if (!s) throw missing('service account', c.req.param('id'));
+      if (s.archivedAt) throw new GatewayError('invalid_request_error', 'This service account is archived.');
+      const { key, secret } = await createKey(deps, {
+        accountId,
+        kind: b.kind,
+        name: b.name ?? `${s.name} ${b.kind}`,
+        memberId: null,
+        app: s.name,
+        environment: b.environment ?? null,
+        createdBy: actor,
+      });
+      await store.invites.attachKey(accountId, s.id, key.id, actor);
+      return c.json({ ...keyJson(key), service_account_id: s.id, key: secret }, 201);
     },
   );
   return app;

@@ -194,6 +194,26 @@ export function inviteQueries(sql: Sql) {
       return row;
     },
 
+    /** Makes the service account the owner of a key just created for it. */
+    async attachKey(accountId: string, id: string, keyId: string, actor: string): Promise<void> {
+      await audited(
+        accountId,
+        { actor, action: 'service_account.key_add', targetId: id, details: { key_id: keyId } },
+        async (t) => {
+          await t`update api_keys set service_account_id = ${id} where account_id = ${accountId} and id = ${keyId}`;
+          return true;
+        },
+      );
+    },
+
+    /** Ids of the service account's keys. */
+    async keyIds(accountId: string, id: string): Promise<string[]> {
+      const rows = await sql<{ id: string }[]>`
+        select id from api_keys where account_id = ${accountId} and service_account_id = ${id} and deleted_at is null
+        order by created_at, id`;
+      return rows.map((r) => r.id);
+    },
+
     /** Archives it (idempotent) and archives its keys: an archived identity calls nothing. */
     async archiveServiceAccount(
       accountId: string,
