@@ -131,6 +131,11 @@ export function inviteQueries(sql: Sql) {
       return r;
     },
 
+    /** `accept` in a transaction of its own. */
+    acceptFor(accountId: string, email: string, memberId: string): Promise<InviteRecord | null> {
+      return inTransaction(sql, (t) => this.accept(t, accountId, email, memberId));
+    },
+
     async createServiceAccount(
       s: Pick<ServiceAccountRecord, 'id' | 'accountId' | 'name' | 'description' | 'organizationRole'>,
       actor: string,
