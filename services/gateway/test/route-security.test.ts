@@ -78,6 +78,10 @@ const VALID_UPDATE: Record<string, object> = {
   '/api_keys/:id': { name: 'Renamed' },
   '/budgets/:id': { limit_cents: 200 },
   '/webhooks/:id': { events: ['billing.notice'] },
+  '/rbac_groups/:id': { name: 'Renamed' },
+  '/rbac_groups/:id/members': { user_id: 'user_x' },
+  '/service_accounts/:id': { description: 'x' },
+  '/spend_limit_increase_requests/:id/approve': { amount: '1' },
 };
 
 function send(method: string, path: string, auth: { key?: string; bearer?: string } = {}) {
@@ -130,6 +134,21 @@ beforeAll(async () => {
   acmeIds.webhooks = (
     await as('/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['billing.notice'] })
   ).body.id;
+  acmeIds.invites = (await as('/invites', { email: 'invitee@acme.test', role: 'user' })).body.id;
+  acmeIds.rbac_groups = (await as('/rbac_groups', { name: 'acme group' })).body.id;
+  acmeIds.service_accounts = (await as('/service_accounts', { name: 'acme-ci' })).body.id;
+  acmeIds.spend_limits = (
+    await as('/spend_limits', { scope: { type: 'organization' }, amount: '100000', period: 'monthly' })
+  ).body.id;
+  acmeIds.spend_limit_increase_requests = (
+    await stack.gateway.store.spendLimits.request({
+      accountId: acme.id,
+      memberId: acmeIds.users!,
+      period: 'monthly',
+      requestedCents: 200_000,
+      reason: null,
+    })
+  ).id;
   const now = new Date();
   const invoice = await stack.gateway.store.invoices.issue(
     {

@@ -13,6 +13,9 @@ import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
 import { identityRoutes } from './identity-routes';
 import type { MemberTokens } from '../identity/tokens';
+import { orgRoutes } from './org-routes';
+import { policyRoutes } from './policy-routes';
+import { spendLimitRoutes } from './spend-limit-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
 
@@ -33,6 +36,9 @@ export function organizationRoutes(
   app.route('/', reconcileRoutes(deps));
   app.route('/', analyticsRoutes(deps));
   app.route('/', identityRoutes(deps));
+  app.route('/', orgRoutes(deps));
+  app.route('/', spendLimitRoutes(deps));
+  app.route('/', policyRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }

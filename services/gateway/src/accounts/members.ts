@@ -45,7 +45,7 @@ export async function addMember(
   input: { email: string; name?: string | null; role: MemberRole },
 ): Promise<MemberRecord> {
   const id = newId('user');
-  return guarded(() =>
+  const member = await guarded(() =>
     deps.store.members.create(
       {
         id,
@@ -62,6 +62,21 @@ export async function addMember(
       },
     ),
   );
+  await acceptInvite(deps, scope.accountId, member);
+  return member;
+}
+
+/**
+ * A person who was invited becomes a member: their pending invite (by email) is accepted and
+ * its groups become theirs. Called when a member is added, and by sign-in paths that
+ * provision members (the identity provider's vouched-for address).
+ */
+export async function acceptInvite(
+  deps: ServiceDeps,
+  accountId: string,
+  member: Pick<MemberRecord, 'id' | 'email'>,
+) {
+  return deps.store.invites.acceptFor(accountId, member.email, member.id);
 }
 
 export async function updateMember(

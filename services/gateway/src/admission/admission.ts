@@ -77,6 +77,16 @@ export class Admission {
     }
   }
 
+  /**
+   * After the body: the model policy of the key's account, groups, member and key. A call
+   * outside it is refused before the provider with the provider's 400, naming the rule;
+   * count_tokens (max_tokens 0) is held to the allow-list only.
+   */
+  permit(principal: Principal, body: { model: string; maxTokens: number }): Verdict {
+    const refused = principal.policy?.check(body.model, body.maxTokens > 0 ? body.maxTokens : null);
+    return refused ? new GatewayError('invalid_request_error', refused) : null;
+  }
+
   /** After the body: holds the call's ceiling where a limit needs it (nothing otherwise). */
   reserve(principal: Principal, callId: string, size: CallSize): Verdict | Promise<Verdict> {
     const tpm = principal.key.limitTpm;

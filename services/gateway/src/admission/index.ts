@@ -1,7 +1,7 @@
 import { BudgetBook } from '../budgets/book';
 import { BudgetGuard, type Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
-import type { Store } from '../store';
+import type { SpendLimitRecord, Store } from '../store';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets, type Buckets } from './buckets';
 import { PostgresSpendLedger } from './postgres';
@@ -21,8 +21,8 @@ export interface LimitsStatus {
 
 export interface Limits {
   admission: Admission;
-  /** Each account's budgets in memory; `budgets:<account>` invalidations go to its `apply`. */
-  budgets: BudgetBook;
+  /** Each account's budgets and spend limits in memory; `budgets:<account>` invalidations go to its `apply`. */
+  budgets: { apply(payload: string): void };
   /** `redis` when instances share counters, `memory` when rate limits are counted per instance. */
   shared: 'redis' | 'memory';
   status(): LimitsStatus;
@@ -33,7 +33,7 @@ export interface LimitsOptions {
   redisUrl: string | null;
   /** While Redis is unreachable: count in this process (`open`, the default) or refuse (`closed`). */
   onRedisDown?: OnRedisDown;
-  store: Pick<Store, 'budgets' | 'spend'>;
+  store: Pick<Store, 'budgets' | 'spend' | 'spendLimits'>;
   /** The account's billing standing, checked first (null: not checked, as in the CLI). */
   standing?: Standing | null;
   clock: () => number;
@@ -57,10 +57,24 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
     ttlMs: opts.budgetTtlMs ?? 30_000,
     clock,
   });
+  const spendLimits = new BudgetBook<SpendLimitRecord>(
+    (accountId) => store.spendLimits.ofAccount(accountId),
+    {
+      ttlMs: opts.budgetTtlMs ?? 30_000,
+      clock,
+    },
+  );
+  const books = {
+    apply(payload: string) {
+      book.apply(payload);
+      spendLimits.apply(payload);
+    },
+  };
   const guard = (ledger: SpendLedger) =>
     new BudgetGuard({
       ledger,
       book,
+      spendLimits,
       usage: (b, from, to) => store.budgets.spendByModel(b.accountId, b.scope, b.targetId, from, to),
       clock,
       logger,
@@ -80,7 +94,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
     const redis = await connectRedisLimits(opts.redisUrl, { logger, onDown: onRedisDown });
     return {
       admission: admission(redis.buckets, redis.spend),
-      budgets: book,
+      budgets: books,
       shared: 'redis',
       status: () => ({ backend: 'redis', onRedisDown, redisDown: redis.down }),
       close: () => redis.close(),
@@ -92,7 +106,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
   sweep.unref();
   return {
     admission: admission(new MemoryBuckets(), new PostgresSpendLedger(store.spend)),
-    budgets: book,
+    budgets: books,
     shared: 'memory',
     status: () => ({ backend: 'memory', onRedisDown, redisDown: false }),
     close: async () => clearInterval(sweep),

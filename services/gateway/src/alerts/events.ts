@@ -8,6 +8,9 @@ export const ALERT_EVENT_TYPES = [
   'error_rate.exceeded',
   'api_key.used_after_rotation',
   'billing.notice',
+  'spend_limit.increase_requested',
+  'spend_limit.increase_approved',
+  'spend_limit.increase_denied',
 ] as const;
 export type AlertEventType = (typeof ALERT_EVENT_TYPES)[number];
 

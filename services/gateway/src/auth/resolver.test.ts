@@ -40,6 +40,8 @@ function resolvedKey(id: string, overrides: Partial<ResolvedKey['key']> = {}): R
     memberStatus: null,
     memberRole: null,
     secretExpiresAt: null,
+    groupIds: [],
+    policyRules: [],
   } as ResolvedKey;
 }
 

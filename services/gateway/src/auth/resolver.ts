@@ -1,4 +1,5 @@
 import { GatewayError } from '../lib/errors';
+import { compilePolicy, type ModelPolicy } from '../lib/model-policy';
 import type { SecretBox } from '../lib/secret-box';
 import type { AccountRecord, KeyRecord, ResolvedKey, Store } from '../store';
 import { FailedAttempts } from './attempts';
@@ -13,6 +14,10 @@ export interface Principal {
   secretExpiresAt: Date | null;
   memberActive: boolean;
   memberRole: 'admin' | 'developer' | null;
+  /** The member's groups (sorted ids), as resolved with the key. */
+  groupIds: readonly string[];
+  /** The model policy the key is under, compiled once per cache fill; null: any model, any max_tokens. */
+  policy: ModelPolicy | null;
 }
 
 interface Entry {
@@ -205,6 +210,8 @@ export class KeyResolver {
       secretExpiresAt: found.secretExpiresAt,
       memberActive: found.memberStatus !== 'removed',
       memberRole: found.memberRole,
+      groupIds: found.groupIds,
+      policy: compilePolicy(found.policyRules),
     };
   }
 

@@ -1,7 +1,7 @@
 import type { BudgetRecord } from '../store';
 
-interface Entry {
-  budgets: readonly BudgetRecord[];
+interface Entry<T> {
+  budgets: readonly T[];
   loadedAt: number;
 }
 
@@ -10,24 +10,21 @@ interface Entry {
  * every instance hears within a second through `budgets:<account>` invalidations, or after
  * `ttlMs` as a safety net), so admission never reads them per call.
  */
-export class BudgetBook {
-  readonly #entries = new Map<string, Entry>();
-  readonly #inflight = new Map<string, Promise<readonly BudgetRecord[]>>();
-  readonly #load: (accountId: string) => Promise<BudgetRecord[]>;
+export class BudgetBook<T = BudgetRecord> {
+  readonly #entries = new Map<string, Entry<T>>();
+  readonly #inflight = new Map<string, Promise<readonly T[]>>();
+  readonly #load: (accountId: string) => Promise<T[]>;
   readonly #ttlMs: number;
   readonly #clock: () => number;
 
-  constructor(
-    load: (accountId: string) => Promise<BudgetRecord[]>,
-    opts: { ttlMs: number; clock: () => number },
-  ) {
+  constructor(load: (accountId: string) => Promise<T[]>, opts: { ttlMs: number; clock: () => number }) {
     this.#load = load;
     this.#ttlMs = opts.ttlMs;
     this.#clock = opts.clock;
   }
 
   /** The account's budgets: at once when held, else after one read. */
-  of(accountId: string): readonly BudgetRecord[] | Promise<readonly BudgetRecord[]> {
+  of(accountId: string): readonly T[] | Promise<readonly T[]> {
     const hit = this.#entries.get(accountId);
     if (hit && this.#clock() - hit.loadedAt < this.#ttlMs) return hit.budgets;
     let pending = this.#inflight.get(accountId);
@@ -51,7 +48,7 @@ export class BudgetBook {
    * What is held for the account, stale or not, without reading: calls are charged from this
    * when recorded, which may be minutes after they were admitted.
    */
-  cached(accountId: string): readonly BudgetRecord[] | undefined {
+  cached(accountId: string): readonly T[] | undefined {
     return this.#entries.get(accountId)?.budgets;
   }
 

@@ -3,13 +3,14 @@ import { callCost, figureCounts, figureDims, rowCost } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { HeldCounter, HoldItem, Reserved, SpendLedger } from './spend';
-import type { BudgetRecord, SpendRow, UsageRow } from '../store';
+import type { BudgetRecord, SpendLimitRecord, SpendRow, UsageRow } from '../store';
+import { spendLimitRules } from './spend-limits';
 import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
 import type { BudgetBook } from './book';
 import { periodOf, type Period } from './period';
 
-const MICRO_PER_CENT = 10_000;
+import { holdRefusal, MICRO_PER_CENT, refusal } from './refusals';
 
 /** A soft threshold reached: each fires once per budget, period and instance (the store makes it once overall). */
 export interface Crossing {
@@ -22,6 +23,8 @@ export interface Crossing {
 export interface GuardDeps {
   ledger: SpendLedger;
   book: BudgetBook;
+  /** Each account's spend limits (the provider's face of hard caps), resolved per key at admission. */
+  spendLimits?: BudgetBook<SpendLimitRecord>;
   /** Usage by model of a budget's scope over [from, to), from the rollups. */
   usage(b: BudgetRecord, from: Date, to: Date): Promise<SpendRow[]>;
   clock: () => number;
@@ -44,6 +47,10 @@ export class BudgetGuard {
   readonly #charging = new Set<Promise<unknown>>();
   /** Calls holding their ceiling on hard-capped counters, by call id: the counters held. */
   readonly #holds = new Map<string, readonly HoldItem[]>();
+  /** Keys under spend limits, as last admitted: their limits resolved for their member and groups. */
+  readonly #limited = new Map<string, readonly BudgetRecord[]>();
+  /** The resolution per principal (a key's auth context) and the account's limits it was made from. */
+  readonly #resolved = new WeakMap<Principal, { from: readonly SpendLimitRecord[]; rules: BudgetRecord[] }>();
 
   constructor(deps: GuardDeps) {
     this.#deps = deps;
@@ -53,6 +60,44 @@ export class BudgetGuard {
     const cap = p.key.limitMonthlySpendCents;
     if (cap != null) this.#caps.set(p.key.id, cap);
     else if (this.#caps.size > 0) this.#caps.delete(p.key.id);
+    const limits = this.#deps.spendLimits?.of(p.account.id);
+    if (limits instanceof Promise)
+      return limits.then(
+        (l) => {
+          this.#resolve(p, l);
+          return this.#admitBudgets(p);
+        },
+        (error) => {
+          this.#deps.logger.warn('spend limits unreadable; not enforced for this call', {
+            accountId: p.account.id,
+            error,
+          });
+          return this.#admitBudgets(p);
+        },
+      );
+    if (limits) this.#resolve(p, limits);
+    return this.#admitBudgets(p);
+  }
+
+  /** The key's spend limits for its member and groups, resolved once per auth context and limits read. */
+  #resolve(p: Principal, limits: readonly SpendLimitRecord[]): void {
+    if (limits.length === 0) {
+      if (this.#limited.size > 0) this.#limited.delete(p.key.id);
+      return;
+    }
+    let r = this.#resolved.get(p);
+    if (r?.from !== limits) {
+      r = {
+        from: limits,
+        rules: spendLimitRules(limits, p.account.id, p.key.id, p.key.memberId, p.groupIds),
+      };
+      this.#resolved.set(p, r);
+    }
+    if (r.rules.length > 0) this.#limited.set(p.key.id, r.rules);
+    else if (this.#limited.size > 0) this.#limited.delete(p.key.id);
+  }
+
+  #admitBudgets(p: Principal): void | Promise<void> {
     const budgets = this.#deps.book.of(p.account.id);
     if (!(budgets instanceof Promise))
       return this.#check(this.#rules(p.account.id, p.key.id, p.key.memberId, budgets));
@@ -69,6 +114,7 @@ export class BudgetGuard {
   /** True when the key falls under a hard-capped budget (its own spend cap among them); the book is loaded by `admit`. */
   capped(p: Principal): boolean {
     if (p.key.limitMonthlySpendCents != null) return true;
+    if (this.#limited.size > 0 && this.#limited.has(p.key.id)) return true;
     const budgets = this.#deps.book.cached(p.account.id);
     if (budgets === undefined) return false;
     for (const b of budgets) if (b.hardCap && this.#applies(b, p.key.id, p.key.memberId)) return true;
@@ -214,6 +260,8 @@ export class BudgetGuard {
     const out = budgets.filter((b) => this.#applies(b, keyId, memberId));
     const cap = keyId ? this.#caps.get(keyId) : undefined;
     if (keyId && cap !== undefined) out.push(capBudget(accountId, keyId, cap));
+    const limited = keyId && this.#limited.size > 0 ? this.#limited.get(keyId) : undefined;
+    if (limited) out.push(...limited);
     return out;
   }
 
@@ -304,28 +352,4 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
 export function callCostCents(r: Pick<CallRecord, 'model' | 'usage' | 'createdAt' | 'batch'>): number {
   const u = usageFigures(r.usage, r.batch);
   return callCost(r.model, figureCounts(u), figureDims(u, r.createdAt)).cents;
-}
-
-/** 429: the call's ceiling does not fit in what is left of a hard-capped budget (calls in flight hold part of it). */
-function holdRefusal(rule: BudgetRecord, micro: number, leftMicro: number, what: string): GatewayError {
-  const name = rule.id.startsWith('cap:')
-    ? `this key's monthly spend cap of ${usd(rule.limitCents)}`
-    : `the ${SCOPE_WORDS[rule.scope]} ${rule.period} budget '${rule.name}' of ${usd(rule.limitCents)}`;
-  return new GatewayError(
-    'rate_limit_error',
-    `This call may cost up to ${usd(Math.ceil(micro / MICRO_PER_CENT))} (${what}), more than the ${usd(Math.floor(leftMicro / MICRO_PER_CENT))} left of ${name} with the calls in flight. Lower max_tokens, or retry when calls in flight finish; an account admin can raise the limit.`,
-    { headers: { 'x-should-retry': 'false' } },
-  );
-}
-
-const SCOPE_WORDS = { account: "account's", user: "member's", api_key: "key's" } as const;
-const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
-const utc = (t: number) => new Date(t).toISOString().replace(/\.000Z$/, 'Z');
-
-/** 429 without retry-after: retrying cannot help before the period ends, so the SDKs are told not to. */
-function refusal(rule: BudgetRecord, period: Period, micro: number): GatewayError {
-  const message = rule.id.startsWith('cap:')
-    ? `This key reached its monthly spend cap of ${usd(rule.limitCents)}. It resets at the start of next month (UTC); an account admin can raise the cap.`
-    : `This ${SCOPE_WORDS[rule.scope]} ${rule.period} budget '${rule.name}' of ${usd(rule.limitCents)} is used up (${usd(micro / MICRO_PER_CENT)} spent since ${utc(period.start)}). It resets at ${utc(period.end)}; an account admin can raise it.`;
-  return new GatewayError('rate_limit_error', message, { headers: { 'x-should-retry': 'false' } });
 }

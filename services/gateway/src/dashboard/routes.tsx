@@ -15,6 +15,7 @@ import { loadAssets } from './assets';
 import { billingPages } from './billing-routes';
 import { budgetPages } from './budget-routes';
 import { reconcilePages } from './reconcile-routes';
+import { spendLimitPages } from './spend-limit-routes';
 import { StandingBanner } from './components/billing-banner';
 import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
@@ -247,6 +248,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   budgetPages(app, deps, render);
   reconcilePages(app, deps, render);
   idpSettingsPages(app, deps, render);
+  spendLimitPages(app, deps, render);
   app.get(
     '/members',
     page((p) => membersPage(p)),

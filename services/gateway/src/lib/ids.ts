@@ -51,7 +51,12 @@ export type IdPrefix =
   | 'notice'
   | 'idps'
   | 'scimtok'
-  | 'scimgrp';
+  | 'scimgrp'
+  | 'spl'
+  | 'slir'
+  | 'rbacgrp'
+  | 'invite'
+  | 'svac';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -37,6 +37,8 @@ export interface CallAdmission {
   ): GatewayError | null | Promise<GatewayError | null>;
   /** Standing and budgets only (no rate limits): before work billed later, as an agent session's. */
   admitSpend?(principal: Principal): Promise<GatewayError | null>;
+  /** The key's model policy on the validated body (model and max_tokens), before anything is held. */
+  permit(principal: Principal, body: ValidatedBody): GatewayError | null;
 }
 
 const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
@@ -119,6 +121,10 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
       );
       call.model = body.model;
       call.stream = body.stream;
+      if (principal.policy !== null && opts.admission) {
+        const refused = opts.admission.permit(principal, body);
+        if (refused) throw refused;
+      }
       const refs = opts.checkFileRefs?.(principal, call.body);
       if (refs) await refs;
       if (endpoint === 'messages' && opts.admission) {
@@ -129,6 +135,9 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
     } else if (endpoint === 'models') {
       const id = c.req.param('id');
       call.model = id && MODEL_ID.test(id) ? id : null;
+      // Model discovery shows a caller only the models its policy allows.
+      if (call.model && principal.policy && !principal.policy.allows(call.model))
+        throw new GatewayError('not_found_error', `model: ${call.model} is not available to this key.`);
     }
   } catch (err) {
     if (ended) return RESPONSE_ALREADY_SENT;

@@ -24,6 +24,9 @@ import { telemetryQueries } from './telemetry';
 import { identityQueries } from './identity';
 export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
 import { scimQueries } from './scim';
+import { rbacGroupQueries } from './rbac-groups';
+import { inviteQueries } from './invites';
+import { spendLimitQueries } from './spend-limits';
 
 export type {
   AccountFilter,
@@ -87,6 +90,19 @@ export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
 export { migrate } from './migrate';
+export type { GroupMemberRecord, ModelPolicyRecord, RbacGroupRecord } from './rbac-groups';
+export {
+  DuplicateNameError,
+  InviteExistsError,
+  type InviteRecord,
+  type ServiceAccountRecord,
+} from './invites';
+export type {
+  IncreaseRequestRecord,
+  IncreaseStatus,
+  SpendLimitRecord,
+  SpendLimitScope,
+} from './spend-limits';
 
 /** The gateway's only door to PostgreSQL. */
 export function createStore(db: Database) {
@@ -101,6 +117,9 @@ export function createStore(db: Database) {
     usage: usageQueries(db.sql),
     audit: auditQueries(db.sql),
     budgets: budgetQueries(db.sql),
+    rbacGroups: rbacGroupQueries(db.sql),
+    invites: inviteQueries(db.sql),
+    spendLimits: spendLimitQueries(db.sql),
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),
     sealed: sealedQueries(db.sql),

@@ -1,3 +1,4 @@
+import type { PolicyRule } from '../lib/model-policy';
 import type { AccountRecord } from './accounts';
 import { writeAudit, type AuditEntry } from './audit';
 import { inTransaction, type Sql } from './database';
@@ -35,7 +36,33 @@ export interface ResolvedKey {
   memberStatus: 'active' | 'removed' | null;
   memberRole: 'admin' | 'developer' | null;
   secretExpiresAt: Date | null;
+  /** The member's groups: added by an admin, or named after one of their identity-provider groups. */
+  groupIds: string[];
+  /** The model policies the key is under (account, groups, member, key), in that order. */
+  policyRules: PolicyRule[];
 }
+
+const RESOLVED_EXTRAS = new Set(['secretExpiresAt', 'memberStatus', 'memberRole', 'groupIds', 'policyRules']);
+
+/** The groups of the key's member `m` (`k` the key), for a lateral join. */
+const memberGroups = (sql: Sql) => sql`
+  select array_agg(rg.id order by rg.id) as ids from rbac_groups rg
+  where rg.account_id = k.account_id and rg.deleted_at is null and k.member_id is not null
+    and (rg.idp_group = any(m.idp_groups)
+         or exists (select 1 from rbac_group_members gm where gm.group_id = rg.id and gm.member_id = k.member_id))`;
+
+/** The model policies that apply to key `k` of member `m` in groups `g.ids`, for a lateral join. */
+const policyRules = (sql: Sql) => sql`
+  select json_agg(json_build_object(
+           'subject', mp.subject_type, 'subjectId', mp.subject_id,
+           'label', case mp.subject_type
+                      when 'rbac_group' then (select rg.name from rbac_groups rg where rg.id = mp.subject_id)
+                      when 'user' then m.email when 'api_key' then k.name else a.name end,
+           'allowedModels', mp.allowed_models, 'maxTokens', mp.max_tokens)
+         order by array_position(array['organization', 'rbac_group', 'user', 'api_key'], mp.subject_type), mp.subject_id) as rules
+  from model_policies mp
+  where mp.account_id = k.account_id
+    and (mp.subject_id in (k.account_id, k.id, k.member_id) or mp.subject_id = any(g.ids))`;
 
 export type NewKey = Pick<
   KeyRecord,
@@ -96,19 +123,21 @@ export function keyQueries(sql: Sql) {
                a.id as "a_id", a.name as "a_name", a.plan_id as "a_planId", a.status as "a_status",
                a.provider_key_sealed as "a_providerKeySealed", a.provider_key_hint as "a_providerKeyHint",
                a.provider_key_status as "a_providerKeyStatus", a.provider_key_failed_at as "a_providerKeyFailedAt",
-               a.trial_ends_at as "a_trialEndsAt", a.created_at as "a_createdAt"
+               a.trial_ends_at as "a_trialEndsAt", a.created_at as "a_createdAt",
+               coalesce(g.ids, '{}') as "groupIds", coalesce(p.rules, '[]') as "policyRules"
         from key_secrets s
         join api_keys k on k.id = s.key_id
         join accounts a on a.id = k.account_id
         left join members m on m.id = k.member_id
+        left join lateral (${memberGroups(sql)}) g on true
+        left join lateral (${policyRules(sql)}) p on true
         where s.hash = ${hash} and k.deleted_at is null`;
       if (!row) return null;
       const account = {} as Record<string, unknown>;
       const key = {} as Record<string, unknown>;
       for (const [col, value] of Object.entries(row)) {
         if (col.startsWith('a_')) account[col.slice(2)] = value;
-        else if (col !== 'secretExpiresAt' && col !== 'memberStatus' && col !== 'memberRole')
-          key[col] = value;
+        else if (!RESOLVED_EXTRAS.has(col)) key[col] = value;
       }
       return {
         key: key as unknown as KeyRecord,
@@ -116,6 +145,8 @@ export function keyQueries(sql: Sql) {
         memberStatus: row.memberStatus ?? null,
         memberRole: row.memberRole ?? null,
         secretExpiresAt: row.secretExpiresAt ?? null,
+        groupIds: row.groupIds,
+        policyRules: row.policyRules,
       };
     },
 

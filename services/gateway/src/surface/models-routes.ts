@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import { GatewayError } from '../lib/errors';
+import type { ModelPolicy } from '../lib/model-policy';
 import type { ForwardCall } from '../proxy/forward';
 import type { ProxyOptions } from '../proxy/routes';
 import { exchange, relay, type Answer } from './exchange';
@@ -38,7 +39,9 @@ export function modelsRoutes(proxy: ProxyOptions, opts: ModelsCacheOptions = {})
     const { key } = call.principal;
     const id = `${key.accountId}\n${key.kind}\n${new URL(c.req.url).search}`;
     const hit = cache.get(id);
-    const cached = (e: Entry) => relay(call, proxy, e.answer, e.answer.body, { upstreamRequestId: null });
+    const policy = call.principal.policy;
+    const shown = (a: Answer) => (policy && a.status === 200 ? onlyAllowed(a.body, policy) : a.body);
+    const cached = (e: Entry) => relay(call, proxy, e.answer, shown(e.answer), { upstreamRequestId: null });
     if (hit && now() - hit.at < ttl) return cached(hit);
     let answer: Answer | null = null;
     let failure: unknown = null;
@@ -50,7 +53,7 @@ export function modelsRoutes(proxy: ProxyOptions, opts: ModelsCacheOptions = {})
     if (answer && answer.status === 200) {
       if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
       cache.set(id, { answer, at: now() });
-      return relay(call, proxy, answer);
+      return relay(call, proxy, answer, shown(answer));
     }
     // Slow, failing, or answering with a redirect: the last good list, if there is one.
     if (hit) return cached(hit);
@@ -65,4 +68,25 @@ export function modelsRoutes(proxy: ProxyOptions, opts: ModelsCacheOptions = {})
     run(c, { proxy }, 'models', '/v1/models', list),
   );
   return app;
+}
+
+/**
+ * The provider's model list cut to the models the caller's policy allows, with `first_id` and
+ * `last_id` following the page (the provider's list shape:
+ * https://docs.claude.com/en/api/models-list, read 2026-11-25). A body that is not a list passes.
+ */
+function onlyAllowed(body: Buffer, policy: ModelPolicy): Buffer {
+  let list: { data?: unknown; first_id?: unknown; last_id?: unknown };
+  try {
+    list = JSON.parse(body.toString('utf8'));
+  } catch {
+    return body;
+  }
+  if (!Array.isArray(list.data)) return body;
+  const data = list.data.filter((m: { id?: unknown }) => typeof m?.id === 'string' && policy.allows(m.id));
+  const first = data[0] as { id: string } | undefined;
+  const last = data[data.length - 1] as { id: string } | undefined;
+  return Buffer.from(
+    JSON.stringify({ ...list, data, first_id: first?.id ?? null, last_id: last?.id ?? null }),
+  );
 }

@@ -14,6 +14,7 @@ const ACCOUNT_NAV = [
   ['/dashboard/calls', 'Call log'],
   ['/dashboard/models', 'Models'],
   ['/dashboard/budgets', 'Budgets'],
+  ['/dashboard/spend-limits', 'Spend limits'],
   ['/dashboard/billing', 'Billing'],
   ['/dashboard/reconciliation', 'Reconcile'],
   ['/dashboard/settings', 'Settings'],

@@ -1,0 +1,339 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AdminEnv } from '../accounts/scope';
+import { effectiveReport, type EffectiveRow } from '../budgets/effective';
+import { GatewayError } from '../lib/errors';
+import { operation } from '../lib/operation';
+import type { IncreaseRequestRecord, SpendLimitRecord, Store } from '../store';
+import { cursorJson, cursorParams, cursorQuery, pageOf } from './cursor';
+
+// The provider's spend-limit shapes, as the official TypeScript SDK 1.11 types them
+// (resources/beta/organization/spend-limits/*.d.ts) and documents them at
+// https://platform.claude.com/docs/en/api/beta/organization/spend_limits (read 2026-11-25):
+// amounts are integer strings of USD cents; spend to date may carry three decimals.
+
+const period = z.enum(['daily', 'weekly', 'monthly']);
+const cents = z
+  .string()
+  .regex(/^\d{1,12}$/, 'a non-negative integer string of cents, such as "50000" for $500.00');
+const Scope = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('organization') }),
+  z.strictObject({ type: z.literal('user'), user_id: z.string().min(1) }),
+  z.strictObject({ type: z.literal('rbac_group'), rbac_group_id: z.string().min(1) }),
+  z.strictObject({ type: z.literal('workspace'), workspace_id: z.string().min(1) }),
+]);
+const SetLimit = z.strictObject({
+  amount: cents.nullable(),
+  scope: Scope,
+  period: period.default('monthly'),
+});
+const ListLimits = z.object({
+  ...cursorParams,
+  scope_type: z
+    .array(
+      z.enum([
+        'organization',
+        'rbac_group',
+        'user',
+        'seat_tier',
+        'organization_service',
+        'usage_tier',
+        'workspace',
+      ]),
+    )
+    .max(100)
+    .optional(),
+});
+const Effective = z.object({
+  ...cursorParams,
+  period: z.array(period).optional(),
+  user_ids: z.array(z.string().min(1)).max(100).optional(),
+});
+const ListRequests = z.object({
+  ...cursorParams,
+  status: z.array(z.enum(['pending', 'approved', 'denied'])).optional(),
+  actor_ids: z.array(z.string().min(1)).max(100).optional(),
+});
+const Approve = z.strictObject({
+  amount: cents,
+  period: period.nullable().optional(),
+  suppress_notification: z.boolean().optional(),
+});
+const Deny = z.strictObject({ suppress_notification: z.boolean().optional() });
+
+const amountOf = (c: number | null) => (c === null ? null : String(c));
+
+function scopeJson(l: SpendLimitRecord) {
+  if (l.scopeType === 'organization') return { type: 'organization' as const };
+  if (l.scopeType === 'rbac_group') return { type: 'rbac_group' as const, rbac_group_id: l.scopeId };
+  return { type: 'user' as const, user_id: l.scopeId };
+}
+
+export function spendLimitJson(l: SpendLimitRecord) {
+  return {
+    id: l.id,
+    type: 'spend_limit' as const,
+    amount: amountOf(l.amountCents),
+    currency: 'USD',
+    is_enabled: true,
+    period: l.period,
+    scope: scopeJson(l),
+    created_at: l.createdAt.toISOString(),
+    updated_at: l.updatedAt.toISOString(),
+  };
+}
+
+export function summaryJson(r: EffectiveRow) {
+  const scope = { type: 'user' as const, user_id: r.memberId };
+  return {
+    actor: {
+      type: 'user_actor' as const,
+      user_id: r.memberId,
+      email_address: r.email,
+      name: r.name,
+      deleted: false,
+    },
+    amount: amountOf(r.amountCents),
+    currency: 'USD',
+    period: r.period,
+    period_to_date_spend: String(Math.round(r.spentCents * 1000) / 1000),
+    scope,
+    source: scopeJson(r.source),
+    spend_limit_id: r.source.id,
+  };
+}
+
+type Deps = { store: Store; clock: () => number };
+
+/** Who resolved a request: the member behind the admin key (user_actor), or the key itself. */
+async function actorJson(deps: Deps, accountId: string, actor: string | null) {
+  if (!actor) return null;
+  const key = actor.startsWith('key_') ? await deps.store.keys.get(accountId, actor) : null;
+  const memberId = key ? key.memberId : actor.startsWith('user_') ? actor : null;
+  const member = memberId ? await deps.store.members.get(accountId, memberId) : null;
+  if (member)
+    return {
+      type: 'user_actor' as const,
+      user_id: member.id,
+      email_address: member.email,
+      name: member.name,
+      deleted: member.status !== 'active',
+    };
+  return { type: 'scoped_api_key_actor' as const, scoped_api_key_id: actor };
+}
+
+export async function increaseJson(deps: Deps, r: IncreaseRequestRecord) {
+  const summary =
+    r.status === 'pending'
+      ? (await effectiveReport(deps, r.accountId, { memberIds: [r.memberId], periods: [r.period] }))[0]
+      : undefined;
+  return {
+    id: r.id,
+    type: 'spend_limit_increase_request' as const,
+    actor: {
+      type: 'user_actor' as const,
+      user_id: r.memberId,
+      email_address: r.memberEmail,
+      name: r.memberName,
+      deleted: r.memberStatus !== 'active',
+    },
+    created_at: r.createdAt.toISOString(),
+    period: r.period,
+    status: r.status,
+    resolved_at: r.resolvedAt?.toISOString() ?? null,
+    resolved_by: await actorJson(deps, r.accountId, r.resolvedBy),
+    spend_summary: summary ? summaryJson(summary) : null,
+    // Keygate's own fields: what the member asked for, and why.
+    requested_amount: amountOf(r.requestedCents),
+    reason: r.reason,
+  };
+}
+
+/** Approves (writing the member's `user` limit) or denies a pending request. */
+export async function resolveIncrease(
+  deps: Deps,
+  who: { accountId: string; actor: string },
+  id: string,
+  decision:
+    | { status: 'approved'; amountCents: number; period: 'daily' | 'weekly' | 'monthly' | null }
+    | { status: 'denied' },
+) {
+  const r = await deps.store.spendLimits.getRequest(who.accountId, id);
+  if (!r) throw new GatewayError('not_found_error', `No spend limit increase request with id '${id}'.`);
+  if (r.status === 'denied' && decision.status === 'denied') return { request: r, limit: null };
+  if (r.status !== 'pending')
+    throw new GatewayError('invalid_request_error', `This request is already ${r.status}.`);
+  const out = await deps.store.spendLimits.resolve(
+    who.accountId,
+    id,
+    decision.status === 'approved'
+      ? { status: 'approved', amountCents: decision.amountCents, period: decision.period ?? r.period }
+      : { status: 'denied' },
+    who.actor,
+  );
+  if (!out) throw new GatewayError('invalid_request_error', 'This request was resolved meanwhile.');
+  return out;
+}
+
+/** Spend limits: the provider's face of Keygate's hard-capped budgets (one engine enforces both). */
+export function spendLimitRoutes(deps: Deps): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+  const { store } = deps;
+  const tag = 'Spend limits';
+
+  app.get('/spend_limits', operation({ tag, summary: 'List spend limits', query: ListLimits }), async (c) => {
+    const q = c.req.valid('query');
+    const all = (await store.spendLimits.ofAccount(c.var.scope.accountId)).filter(
+      (l) => !q.scope_type || q.scope_type.includes(l.scopeType),
+    );
+    return c.json(
+      cursorJson(
+        pageOf(all, q, (l) => l.id),
+        spendLimitJson,
+        (l) => l.id,
+      ),
+    );
+  });
+
+  app.post(
+    '/spend_limits',
+    operation({ tag, summary: 'Set a spend limit: an upsert keyed on scope and period', body: SetLimit }),
+    async (c) => {
+      const b = c.req.valid('json');
+      const { accountId, actor } = c.var.scope;
+      if (b.scope.type === 'workspace')
+        throw new GatewayError(
+          'invalid_request_error',
+          'scope: Keygate has no workspaces; set an organization, rbac_group or user limit.',
+        );
+      let scopeId = accountId;
+      if (b.scope.type === 'user') {
+        const m = await store.members.get(accountId, b.scope.user_id);
+        if (m?.status !== 'active')
+          throw new GatewayError('not_found_error', `scope.user_id: no active member '${b.scope.user_id}'.`);
+        scopeId = m.id;
+      } else if (b.scope.type === 'rbac_group') {
+        const g = await store.rbacGroups.get(accountId, b.scope.rbac_group_id);
+        if (!g)
+          throw new GatewayError(
+            'not_found_error',
+            `scope.rbac_group_id: no RBAC group '${b.scope.rbac_group_id}'.`,
+          );
+        scopeId = g.id;
+      }
+      const limit = await store.spendLimits.set(
+        {
+          accountId,
+          scopeType: b.scope.type,
+          scopeId,
+          period: b.period,
+          amountCents: b.amount === null ? null : Number(b.amount),
+        },
+        actor,
+      );
+      return c.json(spendLimitJson(limit));
+    },
+  );
+
+  app.get(
+    '/spend_limits/effective',
+    operation({
+      tag,
+      summary: "Each member's effective limit per period and spend to date",
+      query: Effective,
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const rows = await effectiveReport(deps, c.var.scope.accountId, {
+        memberIds: q.user_ids ?? null,
+        periods: q.period ?? null,
+      });
+      // Pages by member, so a member's periods never split across pages.
+      const members = [...new Set(rows.map((r) => r.memberId))];
+      const page = pageOf(members, q, (m) => m);
+      const shown = new Set(page.rows);
+      return c.json({
+        data: rows.filter((r) => shown.has(r.memberId)).map(summaryJson),
+        next_page: page.hasMore ? (page.rows.at(-1) ?? null) : null,
+      });
+    },
+  );
+
+  app.get('/spend_limits/:id', operation({ tag, summary: 'A spend limit' }), async (c) => {
+    const l = await store.spendLimits.get(c.var.scope.accountId, c.req.param('id'));
+    if (!l) throw new GatewayError('not_found_error', `No spend limit with id '${c.req.param('id')}'.`);
+    return c.json(spendLimitJson(l));
+  });
+
+  app.delete('/spend_limits/:id', operation({ tag, summary: 'Delete a spend limit' }), async (c) => {
+    const { accountId, actor } = c.var.scope;
+    const l = await store.spendLimits.remove(accountId, c.req.param('id'), {
+      actor,
+      action: 'spend_limit.delete',
+      targetId: c.req.param('id'),
+    });
+    if (!l) throw new GatewayError('not_found_error', `No spend limit with id '${c.req.param('id')}'.`);
+    return c.json({ id: l.id, type: 'spend_limit_deleted' as const });
+  });
+
+  const rtag = 'Spend limit increase requests';
+  app.get(
+    '/spend_limit_increase_requests',
+    operation({ tag: rtag, summary: 'List increase requests, most recent first', query: ListRequests }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const page = await store.spendLimits.listRequests(
+        c.var.scope.accountId,
+        { status: q.status ?? null, memberIds: q.actor_ids ?? null },
+        cursorQuery(q),
+      );
+      const data = await Promise.all(page.rows.map((r) => increaseJson(deps, r)));
+      return c.json({
+        ...cursorJson(
+          page,
+          (r) => r.id,
+          (r) => r.id,
+        ),
+        data,
+      });
+    },
+  );
+  app.get(
+    '/spend_limit_increase_requests/:id',
+    operation({ tag: rtag, summary: 'An increase request' }),
+    async (c) => {
+      const r = await store.spendLimits.getRequest(c.var.scope.accountId, c.req.param('id'));
+      if (!r)
+        throw new GatewayError(
+          'not_found_error',
+          `No spend limit increase request with id '${c.req.param('id')}'.`,
+        );
+      return c.json(await increaseJson(deps, r));
+    },
+  );
+  app.post(
+    '/spend_limit_increase_requests/:id/approve',
+    operation({ tag: rtag, summary: "Approve: writes the member's own limit at amount", body: Approve }),
+    async (c) => {
+      const b = c.req.valid('json');
+      const out = await resolveIncrease(deps, c.var.scope, c.req.param('id'), {
+        status: 'approved',
+        amountCents: Number(b.amount),
+        period: b.period ?? null,
+      });
+      return c.json({
+        ...(await increaseJson(deps, out.request)),
+        spend_limit: out.limit ? spendLimitJson(out.limit) : null,
+      });
+    },
+  );
+  app.post(
+    '/spend_limit_increase_requests/:id/deny',
+    operation({ tag: rtag, summary: 'Deny a pending request', body: Deny, optionalBody: true }),
+    async (c) => {
+      const out = await resolveIncrease(deps, c.var.scope, c.req.param('id'), { status: 'denied' });
+      return c.json(await increaseJson(deps, out.request));
+    },
+  );
+  return app;
+}

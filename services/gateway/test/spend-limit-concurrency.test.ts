@@ -1,0 +1,153 @@
+import { startEmulator, type Emulator } from '@keygate/emulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
+import { seedCluster, startCluster, type Cluster, type Seeded } from './instances';
+import { waitFor } from './kit/wait';
+
+/**
+ * Issue 19 item 4: a spend limit in the provider's shape holds under 240 concurrent calls on
+ * three gateway processes (the compiled build behind HAProxy). The limit is a group's
+ * per-member limit, resolved for the member, and the member calls through two keys: the
+ * spend counted is the member's, across keys and instances. Each call holds its ceiling at
+ * admission (the budgets engine's reservation), so the written bound is: the admitted calls
+ * spend at most the limit, 0 cents over.
+ */
+const REDIS_URL = process.env.TEST_REDIS_URL ?? null;
+const CONCURRENCY = 240;
+const MAX_TOKENS = 400;
+const LIMIT_CENTS = 5;
+const BODY = JSON.stringify({
+  model: 'claude-opus-4-5',
+  max_tokens: MAX_TOKENS,
+  messages: [{ role: 'user', content: 'hello' }],
+});
+// Claude Opus 4.5: $5 per million input tokens, $25 per million output tokens
+// (https://docs.claude.com/en/docs/about-claude/pricing, read 2026-11-25): cents per token.
+const OPUS_IN = (5 * 100) / 1e6;
+const OPUS_OUT = (25 * 100) / 1e6;
+
+async function call(url: string, key: string) {
+  const res = await fetch(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'x-emulator-output-tokens': String(MAX_TOKENS),
+    },
+    body: BODY,
+  });
+  const body = (await res.json()) as { error?: { type: string } };
+  return {
+    status: res.status,
+    error: body.error?.type ?? null,
+    retry: res.headers.get('x-should-retry'),
+    instance: res.headers.get('x-keygate-instance'),
+  };
+}
+
+for (const shared of ['redis', 'postgresql'] as const) {
+  describe.runIf(TEST_DATABASE_URL && (shared === 'postgresql' || REDIS_URL))(
+    `a spend limit under 240 concurrent calls on three instances, counters in ${shared}`,
+    () => {
+      let emulator: Emulator;
+      let cluster: Cluster;
+      let seeded: Seeded;
+
+      beforeAll(async () => {
+        emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
+        cluster = await startCluster({
+          count: 3,
+          databaseUrl: TEST_DATABASE_URL!,
+          redisUrl: shared === 'redis' ? REDIS_URL : null,
+          upstreamUrl: emulator.url,
+        });
+        seeded = await seedCluster(cluster, PROVIDER_KEY);
+        await cluster.waitFor('gw3', 'UP');
+      }, 180_000);
+
+      afterAll(async () => {
+        await seeded?.close();
+        await cluster?.close();
+        await emulator?.close();
+      });
+
+      it(`a group's ${LIMIT_CENTS}-cent monthly limit per member: spend never passes it, the rest get 429 billing_error`, async () => {
+        const admin = (path: string, body?: unknown) =>
+          api(cluster.url, `/v1/organizations${path}`, { key: seeded.adminKey, body });
+        const member = (await admin('/users', { email: 'burst@cluster.test' })).body;
+        // Keys without the plan's default rate limits: only the spend limit is under test.
+        const keys = [
+          (await seeded.newKey({ memberId: member.id, name: 'laptop' })).secret,
+          (await seeded.newKey({ memberId: member.id, name: 'ci' })).secret,
+        ];
+        const group = (await admin('/rbac_groups', { name: 'Burst' })).body;
+        await admin(`/rbac_groups/${group.id}/members`, { user_id: member.id });
+        const limit = await admin('/spend_limits', {
+          scope: { type: 'rbac_group', rbac_group_id: group.id },
+          amount: String(LIMIT_CENTS),
+          period: 'monthly',
+        });
+        expect(limit.status).toBe(200);
+
+        const answers: Awaited<ReturnType<typeof call>>[] = [];
+        for (let wave = 0; wave < 10; wave++) {
+          const got = await Promise.all(
+            Array.from({ length: CONCURRENCY }, (_, i) => call(cluster.url, keys[i % 2]!)),
+          );
+          answers.push(...got);
+          if (!got.some((a) => a.status === 200)) break;
+        }
+        const admitted = answers.filter((a) => a.status === 200);
+        const refused = answers.filter((a) => a.status !== 200);
+        expect(admitted.length).toBeGreaterThan(0);
+        expect(refused.length).toBeGreaterThan(0);
+        expect(new Set(refused.map((a) => `${a.status} ${a.error} ${a.retry}`))).toEqual(
+          new Set(['429 billing_error false']),
+        );
+        expect(new Set(answers.map((a) => a.instance)).size).toBe(3);
+
+        const rows = await waitFor(
+          async () => {
+            const r = await seeded.store.db.sql<
+              {
+                input_tokens: number;
+                output_tokens: number;
+                cache_read_input_tokens: number;
+                cache_creation_5m_tokens: number;
+              }[]
+            >`
+              select input_tokens, output_tokens, cache_read_input_tokens, cache_creation_5m_tokens
+              from calls where member_id = ${member.id} and status = 200`;
+            return r.length >= admitted.length ? r : null;
+          },
+          { timeout: 20_000, what: 'the admitted calls in the call log' },
+        );
+        expect(rows.length).toBe(admitted.length);
+        expect(rows.every((r) => r.cache_read_input_tokens === 0 && r.cache_creation_5m_tokens === 0)).toBe(
+          true,
+        );
+        const spent = rows.reduce((sum, r) => sum + r.input_tokens * OPUS_IN + r.output_tokens * OPUS_OUT, 0);
+        console.info(
+          `spend limit (${shared}): ${answers.length} calls, ${admitted.length} admitted, ${spent.toFixed(4)} of ${LIMIT_CENTS} cents spent, over the limit by ${Math.max(0, spent - LIMIT_CENTS).toFixed(4)} (bound 0)`,
+        );
+        expect(spent).toBeLessThanOrEqual(LIMIT_CENTS);
+        // The effective report shows the group's limit as the member's, from the group.
+        const effective = await api(
+          cluster.url,
+          `/v1/organizations/spend_limits/effective?user_ids[]=${member.id}`,
+          {
+            key: seeded.adminKey,
+          },
+        );
+        expect(effective.body.data).toEqual([
+          expect.objectContaining({
+            amount: String(LIMIT_CENTS),
+            period: 'monthly',
+            source: { type: 'rbac_group', rbac_group_id: group.id },
+            spend_limit_id: limit.body.id,
+          }),
+        ]);
+      }, 180_000);
+    },
+  );
+}
