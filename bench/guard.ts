@@ -68,6 +68,9 @@ try {
   };
   for (let i = 0; i < WARMUP; i++) await call();
   await gateway.settle();
+  // A full collection first: whether a major GC lands among the measured calls then depends
+  // on their allocations only, not on what start-up and the warm-up left in the heap.
+  await gateway.gc();
   callgrindControl(['--instr=on', String(gateway.pid)]);
   for (let i = 0; i < CALLS; i++) await call();
   await gateway.settle();
@@ -137,7 +140,14 @@ function instructions(dir: string): number {
 function underCallgrind(
   emulator: Arm,
   dir: string,
-): Promise<{ url: string; appKey: string; pid: number; settle(): Promise<void>; close(): Promise<unknown> }> {
+): Promise<{
+  url: string;
+  appKey: string;
+  pid: number;
+  settle(): Promise<void>;
+  gc(): Promise<void>;
+  close(): Promise<unknown>;
+}> {
   const child = spawn(
     'valgrind',
     [
@@ -146,6 +156,7 @@ function underCallgrind(
       `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`,
       process.execPath,
       '--single-threaded',
+      '--expose-gc',
       '--max-semi-space-size=16',
       '--import',
       'tsx',
@@ -166,6 +177,16 @@ function underCallgrind(
   );
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
+  const ask = (type: string, answer: ArmMessage['type']) =>
+    new Promise<void>((done) => {
+      const onMessage = (m: ArmMessage) => {
+        if (m.type !== answer) return;
+        child.off('message', onMessage);
+        done();
+      };
+      child.on('message', onMessage);
+      child.send({ type });
+    });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`gateway under valgrind not ready in 10 min\n${stderr}`)),
@@ -179,16 +200,8 @@ function underCallgrind(
         url: String(m.info.url),
         appKey: String(m.info.appKey),
         pid: child.pid!,
-        settle: () =>
-          new Promise<void>((done) => {
-            const onMessage = (m: ArmMessage) => {
-              if (m.type !== 'settled') return;
-              child.off('message', onMessage);
-              done();
-            };
-            child.on('message', onMessage);
-            child.send({ type: 'settle' });
-          }),
+        settle: () => ask('settle', 'settled'),
+        gc: () => ask('gc', 'collected'),
         close: () =>
           new Promise((done) => {
             child.once('exit', done);

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { serveArm } from '../lib/child';
 
 const SECRET = randomBytes(32).toString('base64url');
-// BENCH_GUARD=1 (bench/guard.ts): no timer-driven work in the counted window. The call log is
-// written when the guard asks (`settle`), the polls and background jobs wait an hour, so each
-// run counts the same work for the same calls, however slowly valgrind runs them.
+// BENCH_GUARD=1 (bench/guard.ts): no clock-driven work in the counted window. The call log is
+// written when the guard asks (`settle`), the polls, background jobs and cache expiries wait an
+// hour, so each run counts the same work for the same calls, however slowly valgrind runs them.
 const GUARD = process.env.BENCH_GUARD === '1';
 const HOUR = '3600000';
 const quietTimers = GUARD
@@ -27,6 +27,8 @@ const quietTimers = GUARD
       KEYGATE_WEBHOOK_POLL_MS: HOUR,
       KEYGATE_ERROR_RATE_CHECK_MS: HOUR,
       KEYGATE_BILLING_CLOCK_MS: HOUR,
+      // Cached keys and budgets do not expire in the window (a refill is a database round trip).
+      KEYGATE_KEY_CACHE_TTL_MS: HOUR,
     }
   : {};
 
