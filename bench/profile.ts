@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { partsOf, type CpuProfile } from './lib/parts';
 import { ensureWrk, runWrk } from './lib/wrk';
 
 /**
@@ -30,7 +31,11 @@ try {
     BENCH_DATABASE_URL: DATABASE_URL,
     BENCH_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
   };
-  const arm = await spawnArm(armName, `bench/servers/${armName}.ts`, env, [
+  // PROFILE_HEAP=1: allocations sampled too (bytes allocated by function, collected ones included).
+  const heap: Record<string, string> = process.env.PROFILE_HEAP
+    ? { BENCH_ALLOC_PROF: join(dir, 'alloc.heapprofile') }
+    : {};
+  const arm = await spawnArm(armName, `bench/servers/${armName}.ts`, { ...env, ...heap }, [
     '--cpu-prof',
     `--cpu-prof-dir=${dir}`,
   ]);
@@ -56,8 +61,41 @@ try {
 
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error('no .cpuprofile written');
-summarize(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+summarize(profile);
+console.log('\nby part of the call path (bench/lib/parts.ts):');
+for (const { part, share } of partsOf(profile as CpuProfile))
+  console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${part}`);
 console.log(`profile: bench/profiles/${file}`);
+const heapFile = readdirSync(dir).find((f) => f.endsWith('.heapprofile'));
+if (heapFile) summarizeHeap(JSON.parse(readFileSync(join(dir, heapFile), 'utf8')));
+
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** Bytes allocated by function (self), from a sampling heap profile. */
+function summarizeHeap(profile: { head: HeapNode }): void {
+  const byFrame = new Map<string, number>();
+  let total = 0;
+  const walk = (n: HeapNode) => {
+    const { functionName, url, lineNumber } = n.callFrame;
+    const where = url
+      .replace(/^file:\/\//, '')
+      .replace(ROOT, '')
+      .replace(/.*node_modules\/\.pnpm\/([^/]+)\/node_modules\//, '$1: ');
+    const frame = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`;
+    byFrame.set(frame, (byFrame.get(frame) ?? 0) + n.selfSize);
+    total += n.selfSize;
+    for (const c of n.children) walk(c);
+  };
+  walk(profile.head);
+  console.log(`\ntop allocation (sampled, ${(total / 2 ** 20).toFixed(0)} MB allocated in all):`);
+  for (const [k, v] of [...byFrame].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+}
 
 interface ProfileNode {
   id: number;

@@ -24,6 +24,7 @@ import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import type { OtlpRelay } from './otlp/relay';
 import { otlpRoutes } from './otlp/routes';
+import { messagesFastPath } from './proxy/fast-path';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
 import { batchRoutes, type BatchHolds } from './surface/batch-routes';
 import { fileRefCheck } from './surface/file-refs';
@@ -146,7 +147,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/',
     modelsRoutes(deps.proxy, deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs }),
   );
-  app.route('/', proxyRoutes({ ...deps.proxy, checkFileRefs: fileRefCheck(deps.store.objects) }));
+  app.route('/', proxyRoutes(proxyOptions(deps)));
   const surface = {
     proxy: deps.proxy,
     objects: deps.store.objects,
@@ -185,6 +186,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       passthroughRoutes(deps.proxy, (path) => (methods ??= methodsByPath(app))(path).length > 0, notFound),
     );
   return app;
+}
+
+const proxyOptions = (deps: AppDeps): ProxyOptions => ({
+  ...deps.proxy,
+  checkFileRefs: fileRefCheck(deps.store.objects),
+});
+
+/** `POST /v1/messages` straight from Node's request event (proxy/fast-path.ts), as the app would serve it. */
+export function createFastPath(deps: AppDeps & { access: AccessLog }) {
+  return messagesFastPath({ proxy: proxyOptions(deps), logger: deps.logger, access: deps.access });
 }
 
 /** The methods the app's routes (not its middleware) take at a path, from its route table. */

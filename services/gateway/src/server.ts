@@ -2,12 +2,19 @@ import { type DailyReconciliation, startDailyReconciliation } from './billing/re
 import { PriceBook, readPriceFile } from './pricing/catalog/price-book';
 import { serve, type ServerType } from '@hono/node-server';
 import { startEmulator, type Emulator } from '@keygate/emulator';
-import { maxHeaderSize, type Server } from 'node:http';
+import {
+  createServer,
+  maxHeaderSize,
+  type IncomingMessage,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent } from 'undici';
 import { DeliveryWorker } from './alerts/delivery';
 import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/monitors';
-import { createApp } from './app';
+import { createApp, createFastPath, type AppDeps } from './app';
 import type { RouteTable } from './api-docs/openapi';
 import { scheduleCallLogMaintenance } from './call-log/retention';
 import { KeyResolver } from './auth/resolver';
@@ -248,7 +255,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     cleanup.unshift(() => streamEvents.close());
     const keepAlive = config.sseKeepAliveMs > 0 ? new SseKeepAlive(config.sseKeepAliveMs) : null;
     if (keepAlive) cleanup.unshift(() => keepAlive.close());
-    const app = createApp({
+    const appDeps: AppDeps & { access: AccessLog } = {
       prices,
       upstreamUrl: config.upstreamUrl,
       store,
@@ -281,7 +288,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       openPassthrough: config.openPassthrough,
       maxFileBytes: config.maxFileBytes,
       modelsCacheMs: config.modelsCacheMs,
-      settleBatch: (id) => follower.settle(id),
+      settleBatch: (id: string) => follower.settle(id),
       otlpRelay,
       batchHolds: limits.admission,
       proxy: {
@@ -310,9 +317,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
           },
         }),
       },
-    });
+    };
+    const app = createApp(appDeps);
 
-    const server = await listen(app.fetch, config, logger);
+    const server = await listen(app.fetch, config, logger, createFastPath(appDeps));
     const sockets = capSocketsPerAddress(server as Server, config.maxSocketsPerAddress, logger);
     const hurry = new AbortController();
     cleanup.unshift(() =>
@@ -369,14 +377,27 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 /** The port is taken (another gateway, or another program). */
 export class PortInUseError extends StartupError {}
 
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
 function listen(
   fetch: (req: Request, env: any) => Response | Promise<Response>,
   config: Config,
   logger: Logger,
+  fastPath: (req: IncomingMessage, res: ServerResponse) => boolean,
 ): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve(
-      { fetch, port: config.port, hostname: config.host, serverOptions: serverOptions(config) },
+      {
+        fetch,
+        port: config.port,
+        hostname: config.host,
+        serverOptions: serverOptions(config),
+        // The fast path takes `POST /v1/messages`; every other request goes to the app.
+        createServer: ((options: ServerOptions, app: Listener) =>
+          createServer(options, (req, res) => {
+            if (!fastPath(req, res)) app(req, res);
+          })) as typeof createServer,
+      },
       () => resolve(server),
     );
     server.once('error', (err: NodeJS.ErrnoException) => {

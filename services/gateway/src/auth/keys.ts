@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { randomBase62, toBase62 } from '../lib/ids';
 import type { KeyKind } from '../store';
@@ -25,6 +25,11 @@ export function parseKey(token: string): KeyKind | null {
 
 export function hashKey(token: string): Buffer {
   return createHash('sha256').update(token).digest();
+}
+
+/** The same hash in hex, as the key cache is keyed: one call, no Hash object (it runs on every call). */
+export function hashKeyHex(token: string): string {
+  return hash('sha256', token, 'hex');
 }
 
 /** What listings show: the prefix and the last four characters. */

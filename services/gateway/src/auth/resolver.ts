@@ -3,7 +3,7 @@ import { compilePolicy, type ModelPolicy } from '../lib/model-policy';
 import type { SecretBox } from '../lib/secret-box';
 import type { AccountRecord, KeyRecord, ResolvedKey, Store } from '../store';
 import { FailedAttempts } from './attempts';
-import { hashKey, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
+import { hashKeyHex, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
 
 /** Who is calling, resolved from an app key; everything the hot path needs, in memory. */
 export interface Principal {
@@ -55,7 +55,8 @@ export class KeyResolver {
   readonly #misses = new Map<string, number>();
   readonly #failed: FailedAttempts;
   readonly #inflight = new Map<string, Promise<Principal | null>>();
-  readonly #lastUsed = new Map<string, Date>();
+  /** Key id → last use (epoch ms; made a Date only when written). */
+  readonly #lastUsed = new Map<string, number>();
   readonly #store: Pick<Store, 'keys'>;
   readonly #box: SecretBox;
   readonly #ttl: number;
@@ -108,14 +109,14 @@ export class KeyResolver {
           : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
       );
     }
-    const principal = await this.#lookup(hashKey(token).toString('hex'), kind, client);
+    const principal = await this.#lookup(hashKeyHex(token), kind, client);
     if (!principal)
       throw new GatewayError(
         'authentication_error',
         'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.',
       );
     this.#checkActive(principal);
-    this.#lastUsed.set(principal.key.id, new Date(this.#now()));
+    this.#lastUsed.set(principal.key.id, this.#now());
     return principal;
   }
 
@@ -252,7 +253,8 @@ export class KeyResolver {
 
   /** Hands over the last-use times gathered since the previous call. */
   drainLastUsed(): Map<string, Date> {
-    const out = new Map(this.#lastUsed);
+    const out = new Map<string, Date>();
+    for (const [id, at] of this.#lastUsed) out.set(id, new Date(at));
     this.#lastUsed.clear();
     return out;
   }

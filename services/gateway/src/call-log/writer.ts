@@ -174,6 +174,12 @@ export class CallLogWriter {
     this.#timer.unref();
   }
 
+  /** Makes the spool's buffered lines durable now, then writes everything waiting (bench/guard.ts counts this work per call). */
+  async settle(): Promise<void> {
+    await this.#spool?.flush();
+    await this.flush();
+  }
+
   /** Writes everything waiting now; resolves when done or when a batch fails (it is retried later). */
   flush(): Promise<void> {
     this.#flushing ??= this.#drain().finally(() => {

@@ -113,18 +113,59 @@ export function createLogger(
   return wrap(base, out.flush);
 }
 
-/** A child is made on its first line: most requests log none, and a pino child costs a few µs. */
+/**
+ * A child is made on its first line that its level lets through: most requests log none, and
+ * a pino child costs a few µs. One object per request logger, methods on the prototype (no
+ * closures): every request makes one.
+ */
+class LazyChild implements Logger {
+  readonly #parent: pino.Logger;
+  readonly #bindings: Record<string, unknown> | undefined;
+  #made: pino.Logger | null;
+  readonly flush: () => void;
+
+  constructor(parent: pino.Logger, flush: () => void, bindings?: Record<string, unknown>) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#made = bindings ? null : parent;
+    this.flush = flush;
+  }
+
+  #p(): pino.Logger {
+    return (this.#made ??= this.#parent.child(this.#bindings!));
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    if (!this.#parent.isLevelEnabled('debug')) return;
+    if (fields) this.#p().debug(fields, msg);
+    else this.#p().debug(msg);
+  }
+
+  info(msg: string, fields?: Record<string, unknown>): void {
+    if (!this.#parent.isLevelEnabled('info')) return;
+    if (fields) this.#p().info(fields, msg);
+    else this.#p().info(msg);
+  }
+
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    if (!this.#parent.isLevelEnabled('warn')) return;
+    if (fields) this.#p().warn(fields, msg);
+    else this.#p().warn(msg);
+  }
+
+  error(msg: string, fields?: Record<string, unknown>): void {
+    if (!this.#parent.isLevelEnabled('error')) return;
+    if (fields) this.#p().error(fields, msg);
+    else this.#p().error(msg);
+  }
+
+  child(more: Record<string, unknown>): Logger {
+    return new LazyChild(this.#p(), this.flush, more);
+  }
+}
+
 function wrap(parent: pino.Logger, flush: () => void, bindings?: Record<string, unknown>): Logger {
-  let made: pino.Logger | null = bindings ? null : parent;
-  const p = () => (made ??= parent.child(bindings!));
-  return {
-    debug: (msg, fields) => (fields ? p().debug(fields, msg) : p().debug(msg)),
-    info: (msg, fields) => (fields ? p().info(fields, msg) : p().info(msg)),
-    warn: (msg, fields) => (fields ? p().warn(fields, msg) : p().warn(msg)),
-    error: (msg, fields) => (fields ? p().error(fields, msg) : p().error(msg)),
-    child: (more) => wrap(p(), flush, more),
-    flush,
-  };
+  return new LazyChild(parent, flush, bindings);
 }
 
 export const silentLogger: Logger = createLogger('silent', () => {});

@@ -57,8 +57,9 @@ export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, re
     ttfbMs: result.ttfbMs,
     partial: result.partial,
     overheadMs: result.overheadMs ?? null,
-    ...(result.requestBytes !== undefined ? { requestBytes: result.requestBytes } : {}),
-    ...(result.responseBytes !== undefined ? { responseBytes: result.responseBytes } : {}),
+    // Undefined when the call carries no byte counts: JSON (the spool) leaves them out.
+    requestBytes: result.requestBytes,
+    responseBytes: result.responseBytes,
   };
 }
 

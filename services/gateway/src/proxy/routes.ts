@@ -63,25 +63,38 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
   return app;
 }
 
-type Endpoint = keyof typeof CANONICAL_PATH;
+export type Endpoint = keyof typeof CANONICAL_PATH;
 
 async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions): Promise<Response> {
   const { incoming: req, outgoing: res } = c.env;
   if (!req || !res) throw new Error('the proxy routes need @hono/node-server bindings');
-  const principal = c.var.principal;
   const startedAt = c.var.startedAt ?? performance.now();
+  return proxyCall(req, res, c.var.principal, c.var.requestId, startedAt, endpoint, c.req.param('id'), opts);
+}
+
+/** One call to a provider route, its key already resolved: from the app's routes, or the fast path (fast-path.ts). */
+export async function proxyCall(
+  req: IncomingMessage,
+  res: ServerResponse,
+  principal: Principal,
+  requestId: string,
+  startedAt: number,
+  endpoint: Endpoint,
+  id: string | undefined,
+  opts: ProxyOptions,
+): Promise<Response> {
   const call: ForwardCall = {
     req,
     res,
     principal,
     target: { baseUrl: '', apiKey: '' },
     endpoint,
-    path: upstreamPath(endpoint, c.req.param('id'), req.url),
+    path: upstreamPath(endpoint, id, req.url),
     body: null,
     model: null,
     stream: false,
     resumable: endpoint === 'messages' && req.headers['keygate-resumable'] === 'true',
-    requestId: c.var.requestId,
+    requestId,
     groupId: null,
     ...callerOf(req.headers),
     startedAt,
@@ -133,7 +146,6 @@ async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions
         if (verdict) throw verdict;
       }
     } else if (endpoint === 'models') {
-      const id = c.req.param('id');
       call.model = id && MODEL_ID.test(id) ? id : null;
       // Model discovery shows a caller only the models its policy allows.
       if (call.model && principal.policy && !principal.policy.allows(call.model))
