@@ -25,7 +25,10 @@ import { refuseNulInUrl } from '../lib/validation';
  * behind the operator token, so both answer alike.
  */
 export function organizationRoutes(
-  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string; identity?: MemberTokens } & Pick<RelayRouteDeps, 'otlpRelay'>,
+  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string; identity?: MemberTokens } & Pick<
+      RelayRouteDeps,
+      'otlpRelay'
+    >,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', refuseNulInUrl());
@@ -45,7 +48,10 @@ export function organizationRoutes(
 
 /** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
 export function accountApi(
-  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps; identity?: MemberTokens } & Pick<RelayRouteDeps, 'otlpRelay'>,
+  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps; identity?: MemberTokens } & Pick<
+      RelayRouteDeps,
+      'otlpRelay'
+    >,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));
