@@ -178,6 +178,8 @@ describe("the analytics endpoints page like the provider's", () => {
       [`usage?starting_at=${TODAY}T00:00:00Z&time_bucket_width=1h`, /ending_at: required/],
       [`usage?${RANGE}&limit=1001`, /limit/],
       [`cost?${RANGE}&order_by=total_tokens`, /order_by/],
+      // A filter Keygate does not apply is refused, never silently ignored.
+      [`usage?${RANGE}&models[]=claude-opus-5-5`, /models/],
     ] as const) {
       const res = await analytics(query);
       expect(res.status, query).toBe(400);

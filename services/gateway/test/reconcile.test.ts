@@ -1,5 +1,6 @@
 import { DEFAULT_ADMIN_KEY } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateAccount } from '../src/accounts/service';
 import { api, callAroundKeygate, PROVIDER_KEY, startStack, type Stack } from './harness';
 
 let stack: Stack;
@@ -71,7 +72,7 @@ describe('reconciliation with the provider', () => {
       expect.objectContaining({
         keygate_key: true,
         provider: { tokens },
-        keygate: expect.objectContaining({ tokens }),
+        keygate: { tokens, cents: expect.closeTo(res.body.keygate_cents, 6), unpriced: false },
         token_drift: 0,
         likely_cause: null,
       }),
@@ -124,5 +125,32 @@ describe('reconciliation with the provider', () => {
     const latest = await api(stack.gateway.url, '/v1/organizations/reconciliation', { key: admin });
     expect(latest.status).toBe(200);
     expect(latest.body.id).toBe(res.body.id);
+  });
+
+  it("after the account changes its provider key, Keygate's earlier hours stay on the key they went out with", async () => {
+    const before = await run();
+    const [ours] = before.body.by_api_key;
+    expect(ours.keygate_key).toBe(true);
+    await updateAccount(
+      stack.deps as never,
+      stack.account.id,
+      { providerKey: 'sk-ant-api03-aNewKeyThatIsNotTheOldOne0000' },
+      'test',
+    );
+    const after = await run();
+    expect(after.status).toBe(201);
+    // Still one line: the earlier key, with every Keygate token of today on it; no line for a key the provider does not list.
+    expect(after.body.by_api_key).toHaveLength(1);
+    expect(after.body.by_api_key[0]).toMatchObject({
+      api_key_id: ours.api_key_id,
+      keygate_key: true,
+      keygate: { tokens: ours.keygate.tokens },
+      provider: { tokens: ours.provider.tokens },
+    });
+    expect(after.body.by_api_key[0].api_key_label).toContain("Keygate's earlier provider key");
+    const rows = await stack.gateway.store.db
+      .sql`select key_head, key_tail from provider_key_history where account_id = ${stack.account.id} order by since, id`;
+    expect(rows.map((r) => r.key_tail)).toEqual([PROVIDER_KEY.slice(-4), '0000']);
+    expect(rows.every((r) => r.key_head.length === 16)).toBe(true);
   });
 });

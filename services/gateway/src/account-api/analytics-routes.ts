@@ -69,7 +69,7 @@ const params = <
   dims: T,
   orderBy: O,
 ) =>
-  z.object({
+  z.strictObject({
     starting_at: timestamp,
     ending_at: timestamp.optional(),
     time_bucket_width: z.enum(['1d', '1h', '1m']).optional(),

@@ -48,6 +48,9 @@ export function checkProviderKey(key: string): void {
   }
 }
 
+/** What the provider shows of a key in its Admin API's key list: the first 16 characters and the last 4. */
+export const providerKeyPrint = (key: string) => ({ head: key.slice(0, 16), tail: key.slice(-4) });
+
 export function providerKeyHint(key: string): string {
   return `sk-ant-…${key.slice(-4)}`;
 }
@@ -130,6 +133,7 @@ export async function createAccount(deps: ServiceDeps, input: NewAccount): Promi
         ? deps.box.seal(input.providerKey, { purpose: 'provider-key', row: id })
         : null,
       providerKeyHint: input.providerKey ? providerKeyHint(input.providerKey) : null,
+      providerKeyPrint: input.providerKey ? providerKeyPrint(input.providerKey) : null,
       trialEndsAt: new Date(deps.clock() + trialDays * DAY),
     },
     first,
@@ -174,6 +178,7 @@ export async function updateAccount(
     patch.provider = {
       sealed: deps.box.seal(change.providerKey, { purpose: 'provider-key', row: id }),
       hint: providerKeyHint(change.providerKey),
+      print: providerKeyPrint(change.providerKey),
     };
   }
   const updated = await deps.store.accounts

@@ -155,12 +155,7 @@ export async function reconcile(
     for (const r of b.results) line(b.starting_at.slice(0, 10), r.model).p.cents += Number(r.amount);
   for (const row of ours) {
     const c = rowCounts(row);
-    const tokens =
-      c.uncached_input_tokens +
-      c.output_tokens +
-      c.cache_read_input_tokens +
-      c['cache_creation.ephemeral_5m_input_tokens'] +
-      c['cache_creation.ephemeral_1h_input_tokens'];
+    const tokens = tokenTotal(c);
     if (tokens === 0 && c.web_search_requests === 0) continue;
     const l = line(row.bucket!.toISOString().slice(0, 10), row.model);
     const cost = rowCost(row);
@@ -197,7 +192,36 @@ export async function reconcile(
       : tokenGap || keygateCents > 0
         ? 100
         : 0;
-  const byApiKey = keyLines(byKey, keyList.data ?? [], providerKey, drift);
+  // Keygate's usage hour by hour (priced per model), for the provider key in force each hour.
+  const [hourly, history] = await Promise.all([
+    deps.store.usage.fromRollups({
+      accountId,
+      from,
+      to,
+      bucketSeconds: 3600,
+      groupBy: ['model'],
+      excludeTestKeys: true,
+      pricing: true,
+    }),
+    deps.store.reconciliations.keyHistory(accountId),
+  ]);
+  const byHour = new Map<number, KeygateHour>();
+  for (const row of hourly) {
+    const hour = row.bucket!.getTime();
+    const h = byHour.get(hour) ?? { hour, tokens: 0, cents: 0, unpriced: false };
+    const cost = rowCost(row);
+    h.tokens += tokenTotal(rowCounts(row));
+    if (cost.priced) h.cents += cost.cents;
+    else h.unpriced = true;
+    byHour.set(hour, h);
+  }
+  const hours = [...byHour.values()];
+  const keysHeld = history.length
+    ? history
+    : providerKey
+      ? [{ since: new Date(0), head: providerKey.slice(0, 16), tail: providerKey.slice(-4) }]
+      : [];
+  const byApiKey = keyLines(byKey, keyList.data ?? [], keysHeld, hours);
   const result = {
     threshold_percent: thresholdPercent,
     provider_cents: round(providerCents),
@@ -230,31 +254,60 @@ export async function reconcile(
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
-/** Does the provider's partial hint (`sk-ant-api03-R2D...igAA`) show this key? */
-const hintMatches = (hint: string, key: string) => {
+/** Every token of a rollup row, as the provider's usage report adds them up. */
+const tokenTotal = (c: ReturnType<typeof rowCounts>) =>
+  c.uncached_input_tokens +
+  c.output_tokens +
+  c.cache_read_input_tokens +
+  c['cache_creation.ephemeral_5m_input_tokens'] +
+  c['cache_creation.ephemeral_1h_input_tokens'];
+
+/** Does the provider's partial hint (`sk-ant-api03-R2D...igAA`) show this key's first and last characters? */
+const hintMatches = (hint: string, print: { head: string; tail: string }) => {
   const [head, tail] = hint.split('...');
-  return !!head && tail !== undefined && key.startsWith(head) && key.endsWith(tail);
+  return (
+    !!head &&
+    !!tail &&
+    (print.head.startsWith(head) || head.startsWith(print.head)) &&
+    (print.tail.endsWith(tail) || tail.endsWith(print.tail))
+  );
 };
 
+interface KeygateHour {
+  hour: number;
+  tokens: number;
+  cents: number;
+  unpriced: boolean;
+}
+
 /**
- * Per day × provider API key. Every Keygate call of the account goes out with the account's
- * provider key, so Keygate's side of a day sits on that key's line (found in the provider's key
- * list by its partial hint); any other key's tokens were spent outside Keygate.
+ * Per day × provider API key. Keygate's calls go out with the account's provider key of the
+ * time: each hour of Keygate's usage sits on the key in force at the start of that hour (from
+ * `provider_key_history`; before its first change, the first key; an account older than the
+ * history, its current key), found in the provider's key list by its partial hint. Any other
+ * key's tokens were spent outside Keygate.
  */
 function keyLines(
   report: Json,
   keys: { id: string; name?: string; partial_key_hint?: string }[],
-  providerKey: string | null,
-  drift: DriftLine[],
+  history: { since: Date; head: string; tail: string }[],
+  hours: KeygateHour[],
 ): KeyDriftLine[] {
-  const ours = providerKey
-    ? keys.find((k) => k.partial_key_hint && hintMatches(k.partial_key_hint, providerKey))
-    : undefined;
-  const oursId = ours?.id ?? null;
+  const idOf = (print: { head: string; tail: string }) =>
+    keys.find((k) => k.partial_key_hint && hintMatches(k.partial_key_hint, print))?.id ?? null;
+  const held = history.map((h) => ({ since: h.since.getTime(), id: idOf(h) }));
+  const currentId = held.at(-1)?.id ?? null;
+  const heldIds = new Set(held.map((h) => h.id).filter((id) => id !== null));
+  const keyAt = (hour: number) => {
+    let id = held[0]?.id ?? null;
+    for (const h of held) if (h.since <= hour) id = h.id;
+    return id;
+  };
   const label = (id: string | null) => {
     const k = keys.find((x) => x.id === id);
     const name = k ? `${k.name ?? k.id} (${k.partial_key_hint ?? id})` : (id ?? 'no key id');
-    return id !== null && id === oursId ? `${name}: Keygate's provider key` : name;
+    if (id === null || !heldIds.has(id)) return name;
+    return id === currentId ? `${name}: Keygate's provider key` : `${name}: Keygate's earlier provider key`;
   };
   const lines = new Map<string, KeyDriftLine>();
   const line = (day: string, id: string | null) => {
@@ -265,7 +318,7 @@ function keyLines(
         day,
         api_key_id: id,
         api_key_label: label(id),
-        keygate_key: id === oursId,
+        keygate_key: id !== null && heldIds.has(id),
         provider: { tokens: 0 },
         keygate: { tokens: 0, cents: 0, unpriced: false },
         token_drift: 0,
@@ -278,12 +331,12 @@ function keyLines(
   for (const b of report.data)
     for (const r of b.results)
       line(b.starting_at.slice(0, 10), r.api_key_id ?? null).provider.tokens += tokensOf(r);
-  for (const d of drift) {
-    if (d.keygate.tokens === 0 && !d.keygate.unpriced) continue;
-    const l = line(d.day, oursId);
-    l.keygate.tokens += d.keygate.tokens;
-    l.keygate.cents = round(l.keygate.cents + d.keygate.cents);
-    l.keygate.unpriced ||= d.keygate.unpriced;
+  for (const h of hours) {
+    if (h.tokens === 0 && !h.unpriced) continue;
+    const l = line(new Date(h.hour).toISOString().slice(0, 10), keyAt(h.hour));
+    l.keygate.tokens += h.tokens;
+    l.keygate.cents = round(l.keygate.cents + h.cents);
+    l.keygate.unpriced ||= h.unpriced;
   }
   for (const l of lines.values()) {
     l.token_drift = l.keygate.tokens - l.provider.tokens;

@@ -54,16 +54,22 @@ export interface AccountFilter {
   status?: AccountStatus | null;
 }
 
+/** What the provider itself shows of a key (first 16 characters, last 4): kept per change of key. */
+export interface ProviderKeyPrint {
+  head: string;
+  tail: string;
+}
+
 export type NewAccountRow = Pick<
   AccountRecord,
   'id' | 'name' | 'planId' | 'providerKeySealed' | 'providerKeyHint' | 'trialEndsAt'
->;
+> & { providerKeyPrint?: ProviderKeyPrint | null };
 
 export interface AccountPatch {
   name?: string;
   planId?: string;
   status?: AccountStatus;
-  provider?: { sealed: string; hint: string };
+  provider?: { sealed: string; hint: string; print?: ProviderKeyPrint };
   timeZone?: string;
   membersManageOwnKeys?: boolean;
 }
@@ -99,6 +105,9 @@ export function accountQueries(sql: Sql) {
           insert into accounts as t (id, name, plan_id, provider_key_sealed, provider_key_hint, trial_ends_at)
           values (${a.id}, ${a.name}, ${a.planId}, ${a.providerKeySealed}, ${a.providerKeyHint}, ${a.trialEndsAt})
           returning ${accountCols(t)}`;
+        if (a.providerKeyPrint)
+          await t`insert into provider_key_history (account_id, key_head, key_tail)
+            values (${a.id}, ${a.providerKeyPrint.head}, ${a.providerKeyPrint.tail})`;
         const member = first ? await insertMember(t, first.member) : null;
         const key = first ? await insertKey(t, first.key, first.hash) : null;
         for (const entry of audit) await writeAudit(t, a.id, entry);
@@ -183,6 +192,9 @@ export function accountQueries(sql: Sql) {
             members_manage_own_keys = ${patch.membersManageOwnKeys ?? before.membersManageOwnKeys}
           where t.id = ${id}
           returning ${accountCols(t)}`;
+          if (patch.provider?.print)
+            await t`insert into provider_key_history (account_id, key_head, key_tail)
+              values (${id}, ${patch.provider.print.head}, ${patch.provider.print.tail})`;
           return row;
         },
         () => audit(before!),

@@ -45,6 +45,12 @@ export function reconciliationQueries(sql: Sql) {
       await sql`delete from reconciliation_claims
         where account_id = ${accountId} and day = ${day} and claimed_by = ${instance}`;
     },
+    /** The account's provider keys, oldest first, with the time each came into force. */
+    async keyHistory(accountId: string): Promise<{ since: Date; head: string; tail: string }[]> {
+      return sql<{ since: Date; head: string; tail: string }[]>`
+        select since, key_head as head, key_tail as tail from provider_key_history
+        where account_id = ${accountId} order by since, id`;
+    },
     async insert(r: Omit<ReconciliationRecord, 'id' | 'ranAt'>): Promise<ReconciliationRecord> {
       const [row] = await sql<ReconciliationRecord[]>`
         insert into reconciliations (id, account_id, starting_at, ending_at, drift_percent, result)
