@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { usageCostCents } from '../src/pricing/prices';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import { api, callModel, startStack, type Stack } from './harness';
+import { handCents } from './kit/published-rates';
 
 let stack: Stack;
 let root: string;
@@ -100,12 +100,12 @@ function expected(rows: Record<string, any>[], actor: string) {
           cache_read: t.cache_read,
           cache_creation: t.w5m! + t.w1h!,
         },
-        cents: usageCostCents(model, {
-          uncached_input_tokens: t.input!,
+        cents: handCents(model, {
+          input_tokens: t.input!,
           output_tokens: t.output!,
           cache_read_input_tokens: t.cache_read!,
-          'cache_creation.ephemeral_5m_input_tokens': t.w5m!,
-          'cache_creation.ephemeral_1h_input_tokens': t.w1h!,
+          cache_creation_5m_tokens: t.w5m!,
+          cache_creation_1h_tokens: t.w1h!,
           web_search_requests: t.search!,
         }),
       })),

@@ -1,8 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callCost, figureCounts, usageCostCents } from '../src/pricing/prices';
+import { callCost, figureCounts } from '../src/pricing/prices';
 import type { Sql } from '../src/store';
 import { usageFigures } from '../src/usage/usage';
+import { handCentsOfUsage, type ProviderUsage } from './kit/published-rates';
 import { failure, startSurfaceStack, type SurfaceStack } from './surface-kit';
 
 const requests = (n: number, tag: string) =>
@@ -173,10 +174,8 @@ describe('Message Batches through the gateway', () => {
         batch: true,
       }).cents;
     }
-    const full = ledger.reduce(
-      (sum, e) => sum + usageCostCents(e.model, figureCounts(usageFigures(e.usage as never))),
-      0,
-    );
+    // The provider's usage of each result at the published list price, by hand; a batch pays half.
+    const full = ledger.reduce((sum, e) => sum + handCentsOfUsage(e.model!, e.usage as ProviderUsage), 0);
     expect(cents).toBeCloseTo(full / 2, 9);
     const [row] = await sql`select status, results_recorded from batches where id = ${batch.id}`;
     expect(row).toEqual({ status: 'recorded', results_recorded: 4 });
