@@ -11,6 +11,7 @@ import { analyticsRoutes } from './analytics-routes';
 import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
 import { orgRoutes } from './org-routes';
+import { serviceAccountRoutes } from './service-account-routes';
 import { policyRoutes } from './policy-routes';
 import { spendLimitRoutes } from './spend-limit-routes';
 import type { AdminEnv } from '../accounts/scope';
@@ -33,6 +34,7 @@ export function organizationRoutes(
   app.route('/', reconcileRoutes(deps));
   app.route('/', analyticsRoutes(deps));
   app.route('/', orgRoutes(deps));
+  app.route('/', serviceAccountRoutes(deps));
   app.route('/', spendLimitRoutes(deps));
   app.route('/', policyRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
