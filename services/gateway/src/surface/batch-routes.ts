@@ -3,6 +3,7 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import { callCost, NO_TOKENS } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
+import type { ModelPolicy } from '../lib/model-policy';
 import { readBody } from '../proxy/body';
 import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody } from '../proxy/validate';
@@ -49,7 +50,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
 
   async function create(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
     const body = await readBody(call.req, { limit: MAX_BATCH_BYTES, idleMs: d.proxy.bodyIdleMs ?? 30_000 });
-    const { count, reserveCents, files } = await checkBatch(body, d.proxy.maxPdfPages);
+    const { count, reserveCents, files } = await checkBatch(body, d.proxy.maxPdfPages, call.principal.policy);
     await assertFileRefs(d.objects, call.principal, files);
     await deps.reserve?.(call, reserveCents);
     const answer = await exchange(call, d.proxy, body, null);
@@ -118,6 +119,7 @@ function withResultsUrl(batch: Record<string, unknown>, c: Context<AppEnv>): Rec
 async function checkBatch(
   body: Buffer,
   maxPdfPages: number,
+  policy: ModelPolicy | null,
 ): Promise<{ count: number; reserveCents: number; files: string[] }> {
   let parsed: unknown;
   try {
@@ -155,6 +157,9 @@ async function checkBatch(
       throw err;
     }
     const p = params as { model: string; max_tokens: number };
+    // The key's model policy holds for each request, as for a single call.
+    const refused = policy?.check(p.model, p.max_tokens);
+    if (refused) throw new GatewayError('invalid_request_error', `requests[${i}].params.${refused}`);
     reserveCents += callCost(
       p.model,
       { ...NO_TOKENS, output_tokens: p.max_tokens },
