@@ -33,20 +33,23 @@ export function spendLimitJson(l: SpendLimitRecord) {
 }
 
 export function summaryJson(r: EffectiveRow) {
-  const scope = { type: 'user' as const, user_id: r.memberId };
+  // A key of no member reports as the provider's scoped API key actor, under the organization's limit.
+  const member = r.kind === 'member';
   return {
-    actor: {
-      type: 'user_actor' as const,
-      user_id: r.memberId,
-      email_address: r.email,
-      name: r.name,
-      deleted: false,
-    },
+    actor: member
+      ? {
+          type: 'user_actor' as const,
+          user_id: r.principalId,
+          email_address: r.email,
+          name: r.name,
+          deleted: false,
+        }
+      : { type: 'scoped_api_key_actor' as const, scoped_api_key_id: r.principalId },
     amount: amountOf(r.amountCents),
     currency: 'USD',
     period: r.period,
     period_to_date_spend: String(Math.round(r.spentCents * 1000) / 1000),
-    scope,
+    scope: member ? { type: 'user' as const, user_id: r.principalId } : { type: 'organization' as const },
     source: scopeJson(r.source),
     spend_limit_id: r.source.id,
   };

@@ -130,11 +130,11 @@ export function spendLimitRoutes(deps: Deps): Hono<AdminEnv> {
         periods: q.period ?? null,
       });
       // Pages by member, so a member's periods never split across pages.
-      const members = [...new Set(rows.map((r) => r.memberId))];
+      const members = [...new Set(rows.map((r) => r.principalId))];
       const page = pageOf(members, q, (m) => m);
       const shown = new Set(page.rows);
       return c.json({
-        data: rows.filter((r) => shown.has(r.memberId)).map(summaryJson),
+        data: rows.filter((r) => shown.has(r.principalId)).map(summaryJson),
         next_page: page.hasMore ? (page.rows.at(-1) ?? null) : null,
       });
     },
