@@ -81,6 +81,27 @@ describe('model policy', () => {
     expect((await ask(dev.client, 'claude-haiku-4-5')).type).toBe('message');
     expect((await ask(dev.client, 'claude-sonnet-4-5')).type).toBe('message');
     await expect(ask(dev.client, 'claude-sonnet-4-6')).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    // Each request of a message batch is held to it, naming its index.
+    await expect(
+      dev.client.messages.batches.create({
+        requests: [
+          {
+            custom_id: 'a',
+            params: {
+              model: 'claude-haiku-4-5',
+              max_tokens: 16,
+              messages: [{ role: 'user', content: 'hi' }],
+            },
+          },
+          {
+            custom_id: 'b',
+            params: { model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+          },
+        ],
+      }),
+    ).rejects.toThrow(
+      /requests\[1\]\.params\.model: 'claude-opus-4-5' is not allowed by the model policy of group 'Contractors'/,
+    );
     // count_tokens is held to the allow-list too.
     await expect(
       dev.client.messages.countTokens({

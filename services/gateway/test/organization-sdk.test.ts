@@ -392,6 +392,24 @@ describe('the organization API through the official SDK, unchanged', () => {
       ['monthly', '10000', 'rbac_group', tight.id],
     ]);
     expect(effective[1]!.period_to_date_spend).toBe('0');
+    // A key of no member (an app) is a principal of its own under the organization's default.
+    const appKey = (
+      await api(stack.gateway.url, '/v1/organizations/api_keys', {
+        key: acme.adminKey,
+        body: { name: 'an app' },
+      })
+    ).body.id as string;
+    const everyone = await all(client.beta.organization.spendLimits.effective.list());
+    const forApp = everyone.filter(
+      (r) => r.actor.type === 'scoped_api_key_actor' && r.actor.scoped_api_key_id === appKey,
+    );
+    expect(forApp).toHaveLength(1);
+    expectShape(forApp[0] as never, SPEND_SUMMARY, {
+      amount: '40000',
+      period: 'monthly',
+      source: { type: 'organization' },
+      spend_limit_id: org.id,
+    });
     await expect(
       client.beta.organization.spendLimits.set({
         scope: { type: 'workspace', workspace_id: 'wrkspc_x' },

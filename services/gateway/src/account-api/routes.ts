@@ -14,6 +14,7 @@ import { reportRoutes } from './report-routes';
 import { identityRoutes } from './identity-routes';
 import type { MemberTokens } from '../identity/tokens';
 import { orgRoutes } from './org-routes';
+import { serviceAccountRoutes } from './service-account-routes';
 import { policyRoutes } from './policy-routes';
 import { spendLimitRoutes } from './spend-limit-routes';
 import type { AdminEnv } from '../accounts/scope';
@@ -40,6 +41,7 @@ export function organizationRoutes(
   app.route('/', analyticsRoutes(deps));
   app.route('/', identityRoutes(deps));
   app.route('/', orgRoutes(deps));
+  app.route('/', serviceAccountRoutes(deps));
   app.route('/', spendLimitRoutes(deps));
   app.route('/', policyRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));

@@ -1,16 +1,11 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
-import { effectiveReport, type EffectiveRow } from '../budgets/effective';
+import { effectiveReport } from '../budgets/effective';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
-import type { IncreaseRequestRecord, SpendLimitRecord, Store } from '../store';
 import { cursorJson, cursorParams, cursorQuery, pageOf } from './cursor';
-
-// The provider's spend-limit shapes, as the official TypeScript SDK 1.11 types them
-// (resources/beta/organization/spend-limits/*.d.ts) and documents them at
-// https://platform.claude.com/docs/en/api/beta/organization/spend_limits (read 2026-11-25):
-// amounts are integer strings of USD cents; spend to date may carry three decimals.
+import { type Deps, increaseJson, resolveIncrease, spendLimitJson, summaryJson } from './spend-limit-json';
 
 const period = z.enum(['daily', 'weekly', 'monthly']);
 const cents = z
@@ -60,120 +55,6 @@ const Approve = z.strictObject({
   suppress_notification: z.boolean().optional(),
 });
 const Deny = z.strictObject({ suppress_notification: z.boolean().optional() });
-
-const amountOf = (c: number | null) => (c === null ? null : String(c));
-
-function scopeJson(l: SpendLimitRecord) {
-  if (l.scopeType === 'organization') return { type: 'organization' as const };
-  if (l.scopeType === 'rbac_group') return { type: 'rbac_group' as const, rbac_group_id: l.scopeId };
-  return { type: 'user' as const, user_id: l.scopeId };
-}
-
-export function spendLimitJson(l: SpendLimitRecord) {
-  return {
-    id: l.id,
-    type: 'spend_limit' as const,
-    amount: amountOf(l.amountCents),
-    currency: 'USD',
-    is_enabled: true,
-    period: l.period,
-    scope: scopeJson(l),
-    created_at: l.createdAt.toISOString(),
-    updated_at: l.updatedAt.toISOString(),
-  };
-}
-
-export function summaryJson(r: EffectiveRow) {
-  const scope = { type: 'user' as const, user_id: r.memberId };
-  return {
-    actor: {
-      type: 'user_actor' as const,
-      user_id: r.memberId,
-      email_address: r.email,
-      name: r.name,
-      deleted: false,
-    },
-    amount: amountOf(r.amountCents),
-    currency: 'USD',
-    period: r.period,
-    period_to_date_spend: String(Math.round(r.spentCents * 1000) / 1000),
-    scope,
-    source: scopeJson(r.source),
-    spend_limit_id: r.source.id,
-  };
-}
-
-type Deps = { store: Store; clock: () => number };
-
-/** Who resolved a request: the member behind the admin key (user_actor), or the key itself. */
-async function actorJson(deps: Deps, accountId: string, actor: string | null) {
-  if (!actor) return null;
-  const key = actor.startsWith('key_') ? await deps.store.keys.get(accountId, actor) : null;
-  const memberId = key ? key.memberId : actor.startsWith('user_') ? actor : null;
-  const member = memberId ? await deps.store.members.get(accountId, memberId) : null;
-  if (member)
-    return {
-      type: 'user_actor' as const,
-      user_id: member.id,
-      email_address: member.email,
-      name: member.name,
-      deleted: member.status !== 'active',
-    };
-  return { type: 'scoped_api_key_actor' as const, scoped_api_key_id: actor };
-}
-
-export async function increaseJson(deps: Deps, r: IncreaseRequestRecord) {
-  const summary =
-    r.status === 'pending'
-      ? (await effectiveReport(deps, r.accountId, { memberIds: [r.memberId], periods: [r.period] }))[0]
-      : undefined;
-  return {
-    id: r.id,
-    type: 'spend_limit_increase_request' as const,
-    actor: {
-      type: 'user_actor' as const,
-      user_id: r.memberId,
-      email_address: r.memberEmail,
-      name: r.memberName,
-      deleted: r.memberStatus !== 'active',
-    },
-    created_at: r.createdAt.toISOString(),
-    period: r.period,
-    status: r.status,
-    resolved_at: r.resolvedAt?.toISOString() ?? null,
-    resolved_by: await actorJson(deps, r.accountId, r.resolvedBy),
-    spend_summary: summary ? summaryJson(summary) : null,
-    // Keygate's own fields: what the member asked for, and why.
-    requested_amount: amountOf(r.requestedCents),
-    reason: r.reason,
-  };
-}
-
-/** Approves (writing the member's `user` limit) or denies a pending request. */
-export async function resolveIncrease(
-  deps: Deps,
-  who: { accountId: string; actor: string },
-  id: string,
-  decision:
-    | { status: 'approved'; amountCents: number; period: 'daily' | 'weekly' | 'monthly' | null }
-    | { status: 'denied' },
-) {
-  const r = await deps.store.spendLimits.getRequest(who.accountId, id);
-  if (!r) throw new GatewayError('not_found_error', `No spend limit increase request with id '${id}'.`);
-  if (r.status === 'denied' && decision.status === 'denied') return { request: r, limit: null };
-  if (r.status !== 'pending')
-    throw new GatewayError('invalid_request_error', `This request is already ${r.status}.`);
-  const out = await deps.store.spendLimits.resolve(
-    who.accountId,
-    id,
-    decision.status === 'approved'
-      ? { status: 'approved', amountCents: decision.amountCents, period: decision.period ?? r.period }
-      : { status: 'denied' },
-    who.actor,
-  );
-  if (!out) throw new GatewayError('invalid_request_error', 'This request was resolved meanwhile.');
-  return out;
-}
 
 /** Spend limits: the provider's face of Keygate's hard-capped budgets (one engine enforces both). */
 export function spendLimitRoutes(deps: Deps): Hono<AdminEnv> {
@@ -249,11 +130,11 @@ export function spendLimitRoutes(deps: Deps): Hono<AdminEnv> {
         periods: q.period ?? null,
       });
       // Pages by member, so a member's periods never split across pages.
-      const members = [...new Set(rows.map((r) => r.memberId))];
+      const members = [...new Set(rows.map((r) => r.principalId))];
       const page = pageOf(members, q, (m) => m);
       const shown = new Set(page.rows);
       return c.json({
-        data: rows.filter((r) => shown.has(r.memberId)).map(summaryJson),
+        data: rows.filter((r) => shown.has(r.principalId)).map(summaryJson),
         next_page: page.hasMore ? (page.rows.at(-1) ?? null) : null,
       });
     },

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
-import { resolveIncrease } from '../account-api/spend-limit-routes';
+import { resolveIncrease } from '../account-api/spend-limit-json';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
 import type { Render } from './billing-routes';

@@ -5,6 +5,7 @@ import { batchCeilingMicroUsd } from '../admission/ceiling';
 import type { Principal } from '../auth/resolver';
 import type { BatchHold } from '../store';
 import { GatewayError } from '../lib/errors';
+import type { ModelPolicy } from '../lib/model-policy';
 import { readBody } from '../proxy/body';
 import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
@@ -68,7 +69,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
 
   async function create(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
     const body = await readBody(call.req, { limit: MAX_BATCH_BYTES, idleMs: d.proxy.bodyIdleMs ?? 30_000 });
-    const { sizes, files } = await checkBatch(body, d.proxy.maxPdfPages);
+    const { sizes, files } = await checkBatch(body, d.proxy.maxPdfPages, call.principal.policy);
     await assertFileRefs(d.objects, call.principal, files);
     const hold = await holdFor(call, sizes);
     let created = false;
@@ -150,6 +151,7 @@ function withResultsUrl(batch: Record<string, unknown>, c: Context<AppEnv>): Rec
 async function checkBatch(
   body: Buffer,
   maxPdfPages: number,
+  policy: ModelPolicy | null,
 ): Promise<{ sizes: ValidatedBody[]; files: string[] }> {
   let parsed: unknown;
   try {
@@ -186,6 +188,10 @@ async function checkBatch(
         throw new GatewayError('invalid_request_error', `requests[${i}].params: ${err.message}`);
       throw err;
     }
+    const p = params as { model: string; max_tokens: number };
+    // The key's model policy holds for each request, as for a single call.
+    const refused = policy?.check(p.model, p.max_tokens);
+    if (refused) throw new GatewayError('invalid_request_error', `requests[${i}].params.${refused}`);
   }
   return { sizes, files: fileRefs(parsed) };
 }

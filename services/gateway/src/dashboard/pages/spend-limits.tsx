@@ -47,7 +47,7 @@ export async function spendLimitsPage(p: PageCtx): Promise<PageResult> {
         { label: 'From' },
       ],
       rows: rows.map((r: EffectiveRow) => [
-        r.email,
+        r.email ?? `key ${r.name}`,
         r.period,
         dollars(r.amountCents),
         usd(r.spentCents),
