@@ -37,6 +37,7 @@ beforeAll(async () => {
       mallory: { email: 'mallory@elsewhere.test', name: 'Mallory', groups: ['eng'] },
       carol: { email: 'carol@acme.test', name: 'Carol Example', groups: ['claude-users'] },
       dave: { email: 'dave@acme.test', name: 'Dave Example', groups: ['sales'] },
+      ivy: { email: 'ivy@acme.test', name: 'Ivy Example', groups: [] },
     },
   });
   account = await stack.seedAccount();
@@ -457,6 +458,22 @@ describe('"Sign in with <provider>" on the dashboard, in a real browser', () => 
     } finally {
       await context.close();
     }
+  });
+
+  it('the same person signs in as the same member after their email changed at the provider', {
+    timeout: 60_000,
+  }, async () => {
+    expect((await connect()).status).toBe(200);
+    const first = await signInAt('ivy');
+    await first.page.waitForURL(`${stack.gateway.url}/dashboard`);
+    await first.context.close();
+    idp.people.get('ivy')!.email = 'ivy.renamed@acme.test';
+    const again = await signInAt('ivy');
+    await again.page.waitForURL(`${stack.gateway.url}/dashboard`);
+    await again.context.close();
+    const rows = await stack.gateway.store.db.sql`
+      select email from members where account_id = ${account.id} and idp_subject = 'ivy'`;
+    expect(rows.map((r) => r.email)).toEqual(['ivy@acme.test']);
   });
 
   it('a return from the provider that this browser did not start is refused (login CSRF)', async () => {
