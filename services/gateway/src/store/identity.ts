@@ -112,8 +112,13 @@ export function identityQueries(sql: Sql) {
       return inTransaction(sql, async (t) => {
         const [found] = await t<MemberRecord[]>`
           update members t set idp_groups = ${person.groups}, idp_subject = ${person.subject}
-          where t.account_id = ${accountId} and lower(t.email) = lower(${person.email}) and t.status = 'active'
+          where t.id = (
+            select m.id from members m
+            where m.account_id = ${accountId} and m.status = 'active'
+              and (m.idp_subject = ${person.subject} or lower(m.email) = lower(${person.email}))
+            order by (m.idp_subject = ${person.subject}) desc nulls last limit 1)
           returning ${memberCols(t)}`;
+        // Found by the provider's subject first: a person whose email changed there stays the same member.
         if (found) return { member: found, created: false };
         await guardSeats(t, accountId);
         const member = await insertMember(t, {
@@ -215,7 +220,7 @@ export function identityQueries(sql: Sql) {
         select ${memberCols(sql)} from members t
         where t.account_id = ${accountId} and t.status = 'active'
           and (t.idp_subject = ${subject} or lower(t.email) = lower(${email}))
-        order by (t.idp_subject = ${subject}) desc limit 1`;
+        order by (t.idp_subject = ${subject}) desc nulls last limit 1`;
       return row ?? null;
     },
   };
