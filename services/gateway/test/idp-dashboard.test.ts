@@ -68,6 +68,40 @@ describe('"Sign in with <provider>" on the dashboard, in a real browser', () => 
     }
   });
 
+  it('a person invited by email signs in as the member of that invite, in its groups', {
+    timeout: 60_000,
+  }, async () => {
+    expect((await connect({ provision: 'domain' })).status).toBe(200);
+    const admin = (path: string, body: unknown) =>
+      fetch(`${stack.gateway.url}/v1/organizations${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': account.adminKey, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
+    const group = await admin('/rbac_groups', { name: 'invited-sso' });
+    expect(group.status).toBe(200);
+    const invite = await admin('/invites', {
+      email: 'ivy@acme.test',
+      role: 'user',
+      rbac_group_ids: [group.body.id],
+    });
+    expect(invite.status).toBe(200);
+    const { context, page } = await signInAt('ivy');
+    try {
+      await page.waitForURL(`${stack.gateway.url}/dashboard`);
+      const sql = stack.gateway.store.db.sql;
+      const [member] =
+        await sql`select id from members where account_id = ${account.id} and email = 'ivy@acme.test'`;
+      const [accepted] = await sql`select status, member_id from invites where id = ${invite.body.id}`;
+      expect(accepted).toMatchObject({ member_id: member!.id });
+      expect(accepted!.status).not.toBe('pending');
+      const groups = await sql`select group_id from rbac_group_members where member_id = ${member!.id}`;
+      expect(groups.map((g) => g.group_id)).toEqual([group.body.id]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('refuses a person in none of the provisioned groups, and adds no member', {
     timeout: 60_000,
   }, async () => {

@@ -146,6 +146,7 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
         },
         { actor: 'scim', action: 'member.provisioned', targetId: null, details: { email: ch.email } },
       );
+      await store.invites.acceptFor(c.var.scimAccount, m.email, m.id);
       if (ch.active === false)
         await store.identity.deprovision(c.var.scimAccount, m.id, audit(m.id, 'SCIM: created inactive'));
       return c.json(await user(c, m.id), 201);

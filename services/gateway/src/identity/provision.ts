@@ -42,6 +42,8 @@ export async function provisionMember(
       targetId: null,
       details: { email: person.email, issuer: idp.issuer },
     });
+    // A person invited by email becomes the member of their invite, with its groups.
+    await store.invites.acceptFor(idp.accountId, member.email, member.id);
     return member;
   } catch (err) {
     if (err instanceof SeatLimitError)
