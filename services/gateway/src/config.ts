@@ -71,8 +71,8 @@ export const EnvSchema = z.object({
     .optional()
     .meta(
       doc(
-        'gateway processes `keygate serve` runs on the one port (`--workers` overrides); the number of cores uses them all',
-        '1',
+        'gateway processes `keygate serve` runs on the one port (`--workers` overrides); 1 serves from one process',
+        'one per core',
       ),
     ),
   KEYGATE_SSE_KEEPALIVE_MS: msOrZero(15_000).meta(

@@ -49,6 +49,7 @@ export async function spawnCompiledGateway(opts: {
       HOST: '127.0.0.1',
       PORT: '0',
       KEYGATE_LOG_LEVEL: 'debug',
+      KEYGATE_WORKERS: '1',
       ...opts.env,
       DATABASE_URL: store.db.url,
       KEYGATE_DB_SCHEMA: schema,

@@ -31,7 +31,10 @@ describe.runIf(process.getuid?.() === 0)('as root, inside a mode-700 folder', ()
       execFile(
         process.execPath,
         [BIN, 'serve'],
-        { env: { ...inherited, KEYGATE_DATA_DIR: dataDir, PORT: String(port) }, timeout: 60_000 },
+        {
+          env: { ...inherited, KEYGATE_DATA_DIR: dataDir, PORT: String(port), KEYGATE_WORKERS: '1' },
+          timeout: 60_000,
+        },
         (err, stdout, stderr) => resolve({ code: err ? (err.code as number) : 0, stdout, stderr }),
       ),
     );

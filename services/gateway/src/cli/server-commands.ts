@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { StartupError } from '../lib/data-dir';
 import { CliError, EXIT } from './backend';
 import { positiveInt, type Command } from './command';
@@ -12,12 +13,13 @@ Serves the gateway on $HOST:$PORT (default 127.0.0.1:8080) until interrupted (SI
 then lets calls in flight finish (KEYGATE_SHUTDOWN_GRACE_MS; a second signal ends the grace at
 once), writes the queued call log and exits 0.
 
-  --workers N   gateway processes sharing the port (default: KEYGATE_WORKERS, else 1;
-                \`--workers $(nproc)\` uses every core); the
-                embedded database and the background jobs stay with one owner`,
+  --workers N   gateway processes sharing the port (default: KEYGATE_WORKERS, else one per
+                core; \`--workers 1\` serves from this process); the embedded database,
+                the background jobs and each spool stay with one owner`,
     options: { workers: { type: 'string' } },
     async run(values, config) {
-      const workers = positiveInt(values, 'workers') ?? config.workers ?? 1;
+      // Every core by default: a worker is one event loop, bound by its own CPU per call.
+      const workers = positiveInt(values, 'workers') ?? config.workers ?? availableParallelism();
       if (workers < 1) throw new CliError('--workers: at least 1.', EXIT.usage);
       if (workers > 1) {
         const [{ createLogger }, { serveWorkers }, { openGatewayDatabase }] = await Promise.all([

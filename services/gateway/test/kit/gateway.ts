@@ -69,7 +69,13 @@ export interface SpawnOptions {
 /** `keygate serve` as a child process; resolves once `ready` answers 200. */
 export async function spawnGateway(opts: SpawnOptions): Promise<SpawnedGateway> {
   const command = keygateCommand(['serve'], opts.via);
-  const env = { ...opts.env, PORT: String(opts.port), HOST: '127.0.0.1' };
+  // One process unless the test asks for workers (`keygate serve` runs one per core by default).
+  const env = {
+    KEYGATE_WORKERS: '1',
+    ...opts.env,
+    PORT: String(opts.port),
+    HOST: '127.0.0.1',
+  };
   const proc = spawn(command.file, command.args, {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
