@@ -156,6 +156,9 @@ function underCallgrind(
       `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`,
       process.execPath,
       '--single-threaded',
+      // V8 sizes its heap and schedules collections from measured times (allocation rate, GC
+      // speed), which valgrind and a loaded machine stretch: a fixed schedule instead.
+      '--predictable-gc-schedule',
       '--expose-gc',
       '--max-semi-space-size=16',
       '--import',

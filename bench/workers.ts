@@ -25,7 +25,7 @@ const schema = `kg_bench_w_${process.pid}`;
 const base = {
   DATABASE_URL,
   KEYGATE_DB_SCHEMA: schema,
-  KEYGATE_SECRET: 'bench-secret-0123456789abcdef',
+  KEYGATE_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyzABCDEF',
   KEYGATE_UPSTREAM_URL: emulator.url,
   KEYGATE_LOG_LEVEL: 'warn',
   PROVIDER_KEY,

@@ -65,9 +65,21 @@ export async function serveWorkers(
     await start(1);
     await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 2)));
     logger.info('keygate workers listening', { workers: count });
+    // Handlers for the whole run: a second Ctrl-C must not kill the primary (its workers would
+    // exit with it, cutting open streams); later signals go on to the workers, which end their
+    // grace on a repeated signal as one process does (a terminal's reaches them directly too,
+    // within the same keypress).
     await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
+      let signalled = false;
+      const onSignal = () => {
+        if (!signalled) {
+          signalled = true;
+          return resolve();
+        }
+        for (const w of Object.values(cluster.workers ?? {})) if (w && !w.isDead()) w.process.kill('SIGTERM');
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
     });
     logger.info('shutting down the workers; each writes its call log');
   } finally {
