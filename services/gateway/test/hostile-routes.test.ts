@@ -269,8 +269,17 @@ function checkShape(path: string, res: Response, text: string, what: string): vo
     expect(text, what).toMatch(/^<html/);
     return;
   }
-  // The provider's error shape (upstream errors from the emulator are its own, passed through).
   const json = JSON.parse(text);
+  // SCIM answers in its own error shape (RFC 7644 §3.12): identity providers parse that one.
+  if (path.startsWith('/scim/v2')) {
+    expect(json, what).toMatchObject({
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+      status: String(res.status),
+      detail: expect.any(String),
+    });
+    return;
+  }
+  // The provider's error shape (upstream errors from the emulator are its own, passed through).
   expect(json, what).toMatchObject({
     type: 'error',
     error: { type: expect.any(String), message: expect.any(String) },
