@@ -332,6 +332,9 @@ describe('budgets page', () => {
           'error_rate.exceeded',
           'api_key.used_after_rotation',
           'billing.notice',
+          'spend_limit.increase_requested',
+          'spend_limit.increase_approved',
+          'spend_limit.increase_denied',
         ],
       }),
     ]);
