@@ -71,8 +71,8 @@ export const EnvSchema = z.object({
     .optional()
     .meta(
       doc(
-        'gateway processes `keygate serve` runs on the one port (`--workers` overrides); 1 serves from one process',
-        'one per core',
+        'gateway processes `keygate serve` runs on the one port (`--workers` overrides); 1 serves from one process. Without `REDIS_URL` each process counts rate limits alone, so the default is then one',
+        'one per core with `REDIS_URL`, else 1',
       ),
     ),
   KEYGATE_SSE_KEEPALIVE_MS: msOrZero(15_000).meta(

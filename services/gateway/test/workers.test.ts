@@ -40,14 +40,18 @@ describe('keygate serve --workers', () => {
   it('two workers share the port and both answer calls; each spools on its own; SIGTERM drains both, every call logged once', async () => {
     const appKey = await provision(env);
     let gw: SpawnedGateway | null = await spawnGateway({
-      env: childEnv({ KEYGATE_LOG_LEVEL: 'info', ...env }),
+      env: childEnv({ KEYGATE_LOG_LEVEL: 'info', ...env, REDIS_URL: undefined }),
       port: await freePort(),
     });
     try {
-      // Both workers listening: the primary says so.
+      // Both workers listening: the primary says so, and prints the start message once.
       await expect
         .poll(() => gw!.stderr().includes('keygate workers listening'), { timeout: 60_000 })
         .toBe(true);
+      await expect.poll(() => gw!.stdout(), { timeout: 10_000 }).toContain(`Keygate is running at ${gw.url}`);
+      expect(gw.stdout().split(`Keygate is running at ${gw.url}`).length - 1).toBe(1);
+      // Without Redis the workers count rate limits apart: said at start.
+      expect(gw.stderr()).toContain('without REDIS_URL each worker counts rate limits alone');
       const ids: string[] = [];
       for (let i = 0; i < 24; i++) {
         // A new connection each time: the primary hands connections to the workers in turn.
@@ -100,6 +104,29 @@ describe('keygate serve --workers', () => {
         gw.proc.kill('SIGKILL');
         await gw.exited;
       }
+    }
+  }, 120_000);
+
+  it('without REDIS_URL and without --workers, one process serves (rate limits stay exact per key)', async () => {
+    const gw = await spawnGateway({
+      env: childEnv({ KEYGATE_LOG_LEVEL: 'info', ...env, KEYGATE_WORKERS: undefined, REDIS_URL: undefined }),
+      port: await freePort(),
+    });
+    try {
+      await expect.poll(() => gw.stdout(), { timeout: 10_000 }).toContain(`Keygate is running at ${gw.url}`);
+      // The logger writes on its own schedule: wait for the line.
+      await expect.poll(() => gw.stderr(), { timeout: 10_000 }).toContain('"msg":"keygate listening"');
+      const listening = gw
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"keygate listening"'))
+        .map((l) => JSON.parse(l) as { worker?: number; limits: string });
+      expect(listening).toEqual([expect.objectContaining({ limits: 'memory' })]);
+      expect(listening[0]!.worker).toBeUndefined();
+      expect(gw.stderr()).not.toContain('keygate workers listening');
+    } finally {
+      gw.proc.kill('SIGTERM');
+      expect(await gw.exited).toBe(0);
     }
   }, 120_000);
 });

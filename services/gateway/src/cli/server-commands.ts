@@ -14,12 +14,16 @@ then lets calls in flight finish (KEYGATE_SHUTDOWN_GRACE_MS; a second signal end
 once), writes the queued call log and exits 0.
 
   --workers N   gateway processes sharing the port (default: KEYGATE_WORKERS, else one per
-                core; \`--workers 1\` serves from this process); the embedded database,
-                the background jobs and each spool stay with one owner`,
+                core with REDIS_URL, where the workers share rate-limit counters, and one
+                without it); the embedded database, the background jobs and each spool stay
+                with one owner`,
     options: { workers: { type: 'string' } },
     async run(values, config) {
-      // Every core by default: a worker is one event loop, bound by its own CPU per call.
-      const workers = positiveInt(values, 'workers') ?? config.workers ?? availableParallelism();
+      // Every core by default when the workers can share their rate-limit counters (Redis); without
+      // REDIS_URL each process counts them alone, so N workers would let a key N times its limit:
+      // one process then, unless asked (and warned) otherwise.
+      const workers =
+        positiveInt(values, 'workers') ?? config.workers ?? (config.redisUrl ? availableParallelism() : 1);
       if (workers < 1) throw new CliError('--workers: at least 1.', EXIT.usage);
       if (workers > 1) {
         const [{ createLogger }, { serveWorkers }, { openGatewayDatabase }] = await Promise.all([
@@ -62,14 +66,17 @@ once), writes the queued call log and exits 0.
         limits: gateway.limits.shared,
         ...(worker ? { worker: Number(worker) } : {}),
       });
+      // One process prints where the dashboard is and the next step; with workers, the primary
+      // prints it once every worker listens (worker 1 tells it whether accounts exist).
+      const hasAccounts =
+        !worker || worker === '1'
+          ? (await gateway.store.accounts.list({}, { limit: 1 })).rows.length > 0
+          : undefined;
       if (worker && process.send)
-        process.send({ keygate: 'listening', url: gateway.url } satisfies WorkerListening);
+        process.send({ keygate: 'listening', url: gateway.url, hasAccounts } satisfies WorkerListening);
       if (!worker) {
         const { startMessage } = await import('./start-message');
-        const accounts = await gateway.store.accounts.list({}, { limit: 1 });
-        process.stdout.write(
-          startMessage(config, { url: gateway.url, hasAccounts: accounts.rows.length > 0 }),
-        );
+        process.stdout.write(startMessage(config, { url: gateway.url, hasAccounts: hasAccounts! }));
       }
       const first = await stop.first;
       logger.info('shutting down; writing the call log', { signal: first });

@@ -9,6 +9,8 @@ import type { Database } from '../store';
 export interface WorkerListening {
   keygate: 'listening';
   url: string;
+  /** Worker 1 only: whether the database holds any account (for the start message). */
+  hasAccounts?: boolean;
 }
 
 /** Set in each worker's environment: its number, 1 to N; worker 1 runs the background jobs. */
@@ -38,8 +40,14 @@ export async function serveWorkers(
     env.KEYGATE_SECRET = config.secret ?? persistentSecret(config.dataDir, 'secret');
     env.KEYGATE_OPERATOR_TOKEN = config.operatorToken ?? persistentSecret(config.dataDir, 'operator-token');
   }
+  if (!config.redisUrl)
+    logger.warn(
+      'without REDIS_URL each worker counts rate limits alone: a key may make up to N times its per-minute limits (spend caps and budgets are shared through the database)',
+      { workers: count },
+    );
   let stopping = false;
   let unannounce = null as (() => void) | null;
+  let first = null as WorkerListening | null;
   cluster.setupPrimary({ exec: process.argv[1]!, args: ['serve', '--workers', '1'], silent: false });
   const start = (n: number): Promise<Worker> =>
     new Promise((resolve, reject) => {
@@ -50,6 +58,7 @@ export async function serveWorkers(
       });
       worker.on('message', (m: WorkerListening) => {
         if (m?.keygate !== 'listening') return;
+        if (n === 1) first = m;
         if (db && !unannounce) unannounce = announceGateway(config.dataDir, { pid: process.pid, url: m.url });
         resolve(worker);
       });
@@ -65,6 +74,10 @@ export async function serveWorkers(
     await start(1);
     await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 2)));
     logger.info('keygate workers listening', { workers: count });
+    if (first) {
+      const { startMessage } = await import('./start-message');
+      process.stdout.write(startMessage(config, { url: first.url, hasAccounts: first.hasAccounts ?? false }));
+    }
     // Handlers for the whole run: a second Ctrl-C must not kill the primary (its workers would
     // exit with it, cutting open streams); later signals go on to the workers, which end their
     // grace on a repeated signal as one process does (a terminal's reaches them directly too,
