@@ -7,7 +7,7 @@ import { createAccount, createKey } from '../src/accounts/service';
 import { randomBase62 } from '../src/lib/ids';
 import { SecretBox } from '../src/lib/secret-box';
 import { migrate, type Store } from '../src/store';
-import { openTestStore, PROVIDER_KEY } from './harness';
+import { openTestStore } from './harness';
 
 const MIGRATIONS = fileURLToPath(new URL('../migrations/', import.meta.url));
 let store: Store;
@@ -25,10 +25,11 @@ describe('migration 016: member keys named by the old default get the member in 
     rmSync(before, { recursive: true, force: true });
 
     const deps = { store, box: new SecretBox(randomBase62(43)), clock: Date.now };
+    // No provider key: the key history it would write is a later migration's table (034), and
+    // this schema stops at 015.
     const { account, admin } = await createAccount(deps, {
       name: 'Old names',
       plan: 'team',
-      providerKey: PROVIDER_KEY,
       adminEmail: 'lead@old.test',
     });
     const key = async (
