@@ -38,9 +38,9 @@ const NGINX_APP_KEY = 'kg_live_nginxbench0123456789abcdefghij';
 const MODEL = 'claude-opus-4-5';
 const startedAt = new Date();
 const deadline = setTimeout(() => {
-  console.error('bench: over 15 minutes, giving up');
+  console.error('bench: over 30 minutes, giving up');
   process.exit(2);
-}, 15 * 60_000);
+}, 30 * 60_000);
 deadline.unref();
 
 const wrkVersion = ensureWrk();
