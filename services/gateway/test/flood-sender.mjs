@@ -35,8 +35,11 @@ socket.once('connect', () => {
   socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   const pump = () => {
     while (sent < total && !socket.destroyed && received.length === 0) {
-      sent += chunk.length;
-      if (!socket.write(framed)) return void socket.once('drain', pump);
+      // With a content-length, never a byte past it: a server parses what follows a body as the
+      // next request, and answers that garbage with 400 and a reset that can drop the real answer.
+      const piece = chunked ? framed : chunk.subarray(0, Math.min(chunk.length, total - sent));
+      sent += chunked ? chunk.length : piece.length;
+      if (!socket.write(piece)) return void socket.once('drain', pump);
     }
     if (sent >= total && !socket.destroyed) socket.end(chunked ? '0\r\n\r\n' : '');
   };
