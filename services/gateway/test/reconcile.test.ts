@@ -134,7 +134,7 @@ describe('reconciliation with the provider', () => {
     await updateAccount(
       stack.deps as never,
       stack.account.id,
-      { providerKey: 'sk-ant-api03-aNewKeyThatIsNotTheOldOne0000' },
+      { providerKey: 'sk-ant-test-second-provider-key-not-real' },
       'test',
     );
     const after = await run();
