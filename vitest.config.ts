@@ -13,6 +13,13 @@ const COMPILED_SUITES = [
   'cli',
   'dashboard-admin',
   'dashboard-member',
+  // This round's surfaces, as users run them: files, streams (resume, keep-alive, read timeout),
+  // the organization API, model policy and the OTLP receiver.
+  'surface-files',
+  'streams',
+  'organization-sdk',
+  'model-policy',
+  'otlp-receiver',
 ];
 
 // Unit tests sit beside the code; integration tests (real PostgreSQL, real HTTP servers on
