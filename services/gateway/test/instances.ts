@@ -1,3 +1,5 @@
+import { startEmulator, type Emulator } from '@keygate/emulator';
+import { afterAll, beforeAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -270,4 +272,44 @@ export async function seedCluster(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A cluster of `count` instances with the emulator as provider and a seeded account, for one describe block. */
+export interface ClusterContext {
+  emulator: Emulator;
+  cluster: Cluster;
+  seeded: Seeded;
+}
+
+/**
+ * Starts the emulator, `count` compiled instances behind HAProxy (rate and spend counters in
+ * Redis when `redisUrl` is given, else PostgreSQL) and a seeded account before the describe
+ * block's tests, and closes them after. The fields are filled in by `beforeAll`.
+ */
+export function useCluster(opts: {
+  databaseUrl: string;
+  redisUrl: string | null;
+  providerKey: string;
+  count?: number;
+  timeoutMs?: number;
+}): ClusterContext {
+  const ctx = {} as ClusterContext;
+  const count = opts.count ?? 3;
+  beforeAll(async () => {
+    ctx.emulator = await startEmulator({ port: 0, apiKey: opts.providerKey });
+    ctx.cluster = await startCluster({
+      count,
+      databaseUrl: opts.databaseUrl,
+      redisUrl: opts.redisUrl,
+      upstreamUrl: ctx.emulator.url,
+    });
+    ctx.seeded = await seedCluster(ctx.cluster, opts.providerKey);
+    await ctx.cluster.waitFor(`gw${count}`, 'UP');
+  }, opts.timeoutMs ?? 120_000);
+  afterAll(async () => {
+    await ctx.seeded?.close();
+    await ctx.cluster?.close();
+    await ctx.emulator?.close();
+  });
+  return ctx;
 }

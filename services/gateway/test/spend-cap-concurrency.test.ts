@@ -1,9 +1,8 @@
-import { startEmulator, type Emulator } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageRow } from '../src/store';
 import { PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { handCents } from './kit/published-rates';
-import { seedCluster, startCluster, type Cluster, type Seeded } from './instances';
+import { type Seeded, useCluster } from './instances';
 
 /**
  * Issue 16 item 5: a hard spend cap and a tokens-per-minute limit hold under 240 concurrent
@@ -82,32 +81,16 @@ for (const shared of ['redis', 'postgresql'] as const) {
   describe.runIf(TEST_DATABASE_URL && (shared === 'postgresql' || REDIS_URL))(
     `240 concurrent calls on three instances, counters in ${shared}`,
     () => {
-      let emulator: Emulator;
-      let cluster: Cluster;
-      let seeded: Seeded;
-
-      beforeAll(async () => {
-        emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
-        cluster = await startCluster({
-          count: 3,
-          databaseUrl: TEST_DATABASE_URL!,
-          redisUrl: shared === 'redis' ? REDIS_URL : null,
-          upstreamUrl: emulator.url,
-        });
-        seeded = await seedCluster(cluster, PROVIDER_KEY);
-        await cluster.waitFor('gw3', 'UP');
-      }, 120_000);
-
-      afterAll(async () => {
-        await seeded?.close();
-        await cluster?.close();
-        await emulator?.close();
+      const ctx = useCluster({
+        databaseUrl: TEST_DATABASE_URL!,
+        redisUrl: shared === 'redis' ? REDIS_URL : null,
+        providerKey: PROVIDER_KEY,
       });
 
       it('a 5-cent monthly spend cap: the admitted calls spend at most 5 cents, the rest get 429', async () => {
         const capCents = 5;
-        const key = await seeded.newKey({ limitMonthlySpendCents: capCents });
-        const answers = await waves(cluster.url, key.secret);
+        const key = await ctx.seeded.newKey({ limitMonthlySpendCents: capCents });
+        const answers = await waves(ctx.cluster.url, key.secret);
         const admitted = answers.filter((a) => a.status === 200);
         const refused = answers.filter((a) => a.status !== 200);
         expect(admitted.length).toBeGreaterThan(0);
@@ -116,7 +99,7 @@ for (const shared of ['redis', 'postgresql'] as const) {
         );
         // Every instance answered some of them: the holds were shared.
         expect(new Set(answers.map((a) => a.instance)).size).toBe(3);
-        const spent = await spentBy(seeded, key.id, admitted.length);
+        const spent = await spentBy(ctx.seeded, key.id, admitted.length);
         expect(spent.rows).toBe(admitted.length);
         const overshoot = spent.cents - capCents;
         console.info(
@@ -131,15 +114,15 @@ for (const shared of ['redis', 'postgresql'] as const) {
           // Room for three calls' ceilings (body, tools' prompt allowance and max_tokens), not four.
           const ceiling = BODY.length + 1_000 + MAX_TOKENS;
           const tpm = ceiling * 3 + 100;
-          const key = await seeded.newKey({ limitTpm: tpm });
+          const key = await ctx.seeded.newKey({ limitTpm: tpm });
           const started = Date.now();
           const answers = await Promise.all(
-            Array.from({ length: CONCURRENCY }, () => call(cluster.url, key.secret)),
+            Array.from({ length: CONCURRENCY }, () => call(ctx.cluster.url, key.secret)),
           );
           const elapsedMin = (Date.now() - started) / 60_000;
           const admitted = answers.filter((a) => a.status === 200);
           expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 429)).toBe(true);
-          const used = await spentBy(seeded, key.id, admitted.length);
+          const used = await spentBy(ctx.seeded, key.id, admitted.length);
           // The bucket refills while the wave runs: at most the limit plus that refill.
           const allowed = tpm + tpm * elapsedMin;
           console.info(

@@ -1,7 +1,6 @@
-import { startEmulator, type Emulator } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
-import { seedCluster, startCluster, type Cluster, type Seeded } from './instances';
+import { type Seeded, useCluster } from './instances';
 import { waitFor } from './kit/wait';
 
 /**
@@ -49,36 +48,21 @@ for (const shared of ['redis', 'postgresql'] as const) {
   describe.runIf(TEST_DATABASE_URL && (shared === 'postgresql' || REDIS_URL))(
     `a spend limit under 240 concurrent calls on three instances, counters in ${shared}`,
     () => {
-      let emulator: Emulator;
-      let cluster: Cluster;
-      let seeded: Seeded;
-
-      beforeAll(async () => {
-        emulator = await startEmulator({ port: 0, apiKey: PROVIDER_KEY });
-        cluster = await startCluster({
-          count: 3,
-          databaseUrl: TEST_DATABASE_URL!,
-          redisUrl: shared === 'redis' ? REDIS_URL : null,
-          upstreamUrl: emulator.url,
-        });
-        seeded = await seedCluster(cluster, PROVIDER_KEY);
-        await cluster.waitFor('gw3', 'UP');
-      }, 180_000);
-
-      afterAll(async () => {
-        await seeded?.close();
-        await cluster?.close();
-        await emulator?.close();
+      const ctx = useCluster({
+        databaseUrl: TEST_DATABASE_URL!,
+        redisUrl: shared === 'redis' ? REDIS_URL : null,
+        providerKey: PROVIDER_KEY,
+        timeoutMs: 180_000,
       });
 
       it(`a group's ${LIMIT_CENTS}-cent monthly limit per member: spend never passes it, the rest get 429 billing_error`, async () => {
         const admin = (path: string, body?: unknown) =>
-          api(cluster.url, `/v1/organizations${path}`, { key: seeded.adminKey, body });
-        const member = (await admin('/users', { email: 'burst@cluster.test' })).body;
+          api(ctx.cluster.url, `/v1/organizations${path}`, { key: ctx.seeded.adminKey, body });
+        const member = (await admin('/users', { email: 'burst@ctx.cluster.test' })).body;
         // Keys without the plan's default rate limits: only the spend limit is under test.
         const keys = [
-          (await seeded.newKey({ memberId: member.id, name: 'laptop' })).secret,
-          (await seeded.newKey({ memberId: member.id, name: 'ci' })).secret,
+          (await ctx.seeded.newKey({ memberId: member.id, name: 'laptop' })).secret,
+          (await ctx.seeded.newKey({ memberId: member.id, name: 'ci' })).secret,
         ];
         const group = (await admin('/rbac_groups', { name: 'Burst' })).body;
         await admin(`/rbac_groups/${group.id}/members`, { user_id: member.id });
@@ -92,7 +76,7 @@ for (const shared of ['redis', 'postgresql'] as const) {
         const answers: Awaited<ReturnType<typeof call>>[] = [];
         for (let wave = 0; wave < 10; wave++) {
           const got = await Promise.all(
-            Array.from({ length: CONCURRENCY }, (_, i) => call(cluster.url, keys[i % 2]!)),
+            Array.from({ length: CONCURRENCY }, (_, i) => call(ctx.cluster.url, keys[i % 2]!)),
           );
           answers.push(...got);
           if (!got.some((a) => a.status === 200)) break;
@@ -108,7 +92,7 @@ for (const shared of ['redis', 'postgresql'] as const) {
 
         const rows = await waitFor(
           async () => {
-            const r = await seeded.store.db.sql<
+            const r = await ctx.seeded.store.db.sql<
               {
                 input_tokens: number;
                 output_tokens: number;
@@ -133,10 +117,10 @@ for (const shared of ['redis', 'postgresql'] as const) {
         expect(spent).toBeLessThanOrEqual(LIMIT_CENTS);
         // The effective report shows the group's limit as the member's, from the group.
         const effective = await api(
-          cluster.url,
+          ctx.cluster.url,
           `/v1/organizations/spend_limits/effective?user_ids[]=${member.id}`,
           {
-            key: seeded.adminKey,
+            key: ctx.seeded.adminKey,
           },
         );
         expect(effective.body.data).toEqual([
