@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
-import { connectProvider } from '../identity/connect';
+import { type ConnectInput, connectProvider } from '../identity/connect';
 import type { MemberTokens } from '../identity/tokens';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
@@ -27,6 +27,20 @@ export const ConnectProvider = z.strictObject({
   provision: z.enum(['domain', 'group']).default('domain'),
   provision_groups: z.array(group).max(100).default([]),
 });
+
+/** The account API's (and the dashboard form's) fields, as `connectProvider` takes them. */
+export function connectInput(b: z.infer<typeof ConnectProvider>): ConnectInput {
+  return {
+    name: b.name,
+    issuer: b.issuer,
+    clientId: b.client_id,
+    clientSecret: b.client_secret ?? null,
+    allowedDomains: b.allowed_domains,
+    groupsClaim: b.groups_claim,
+    provision: b.provision,
+    provisionGroups: b.provision_groups,
+  };
+}
 
 export function identityProviderJson(p: IdentityProviderRecord) {
   return {
@@ -84,16 +98,7 @@ export function identityRoutes(deps: { store: Store; identity?: MemberTokens }):
       t.deps,
       t.oidc,
       c.var.scope.accountId,
-      {
-        name: b.name,
-        issuer: b.issuer,
-        clientId: b.client_id,
-        clientSecret: b.client_secret ?? null,
-        allowedDomains: b.allowed_domains,
-        groupsClaim: b.groups_claim,
-        provision: b.provision,
-        provisionGroups: b.provision_groups,
-      },
+      connectInput(b),
       c.var.scope.actor,
     );
     return c.json(identityProviderJson(saved));

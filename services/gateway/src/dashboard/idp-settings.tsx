@@ -2,7 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { ConnectProvider } from '../account-api/identity-routes';
+import { ConnectProvider, connectInput } from '../account-api/identity-routes';
 import { connectProvider } from '../identity/connect';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
@@ -148,22 +148,7 @@ export function idpSettingsPages(app: Hono<DashboardEnv>, deps: DashboardDeps, r
       throw new GatewayError('permission_error', 'Only an account admin can connect the identity provider.');
     try {
       const b = parseOr400(ConnectProvider, parseOr400(Form, await c.req.parseBody()));
-      await connectProvider(
-        deps.identity.deps,
-        deps.identity.oidc,
-        v.accountId,
-        {
-          name: b.name,
-          issuer: b.issuer,
-          clientId: b.client_id,
-          clientSecret: b.client_secret ?? null,
-          allowedDomains: b.allowed_domains,
-          groupsClaim: b.groups_claim,
-          provision: b.provision,
-          provisionGroups: b.provision_groups,
-        },
-        v.keyId,
-      );
+      await connectProvider(deps.identity.deps, deps.identity.oidc, v.accountId, connectInput(b), v.keyId);
     } catch (err) {
       if (err instanceof GatewayError && err.type === 'invalid_request_error')
         return view(c, { error: err.message }, 400);
