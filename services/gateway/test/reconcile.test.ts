@@ -134,7 +134,7 @@ describe('reconciliation with the provider', () => {
     await updateAccount(
       stack.deps as never,
       stack.account.id,
-      { providerKey: 'sk-ant-test-second-provider-key-not-real' },
+      { providerKey: 'sk-ant-test-not-a-real-second-key-0000' },
       'test',
     );
     const after = await run();
