@@ -13,9 +13,8 @@ const COMPILED_SUITES = [
   'cli',
   'dashboard-admin',
   'dashboard-member',
-  // This round's surfaces, as users run them: files, streams (resume, keep-alive, read timeout),
+  // This round's surfaces, as users run them: streams (resume, keep-alive, read timeout),
   // the organization API, model policy and the OTLP receiver.
-  'surface-files',
   'streams',
   'organization-sdk',
   'model-policy',
