@@ -141,7 +141,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/v1/organizations/*', limitBody(BODY_LIMITS.api));
   app.use('/operator/v1/*', limitBody(BODY_LIMITS.api));
   app.use('/idp/v1/*', limitBody(BODY_LIMITS.api));
-  app.use('/scim/v2/*', limitBody(BODY_LIMITS.api));
   // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
   app.route(
     '/',

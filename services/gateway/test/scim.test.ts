@@ -192,4 +192,38 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     expect(revoke.status).toBe(200);
     expect((await scim('GET', '/Users', undefined, otherToken)).status).toBe(401);
   });
+
+  it('refuses a body over the limit with 413 in the SCIM error shape, declared or streamed, and the connection stays readable', async () => {
+    const big = JSON.stringify({ userName: 'big@acme.test', padding: 'a'.repeat(1024 * 1024) });
+    const declared = await scim('POST', '/Users', JSON.parse(big));
+    expect(declared.status).toBe(413);
+    expect(declared.type).toBe('application/scim+json');
+    expect(declared.body).toMatchObject({
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+      status: '413',
+      detail: expect.stringMatching(/at most 1048576 bytes/),
+    });
+    // No content-length: the limit is met while reading.
+    const chunks = [Buffer.from(big.slice(0, 1000)), Buffer.from(big.slice(1000))];
+    const streamed = await fetch(`${stack.gateway.url}/scim/v2/Users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+      body: new ReadableStream({
+        pull(ctl) {
+          const next = chunks.shift();
+          if (next) ctl.enqueue(next);
+          else ctl.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(await streamed.json()).toMatchObject({
+      status: '413',
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+    });
+    // Nothing of the refused bodies was created.
+    const found = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "big@acme.test"')}`);
+    expect(found.body.totalResults).toBe(0);
+  });
 });

@@ -1,3 +1,4 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ScimGroupRecord, ScimMember } from '../store';
 
 // Shapes from RFC 7643 (SCIM 2.0 core schema: §4.1 User, §4.2 Group, §3.1 meta) and RFC 7644
@@ -12,7 +13,7 @@ export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 /** A SCIM error (RFC 7644 §3.12): identity providers parse this shape, not the provider's. */
 export class ScimError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 500,
+    readonly status: ContentfulStatusCode,
     readonly detail: string,
     readonly scimType?:
       | 'invalidFilter'

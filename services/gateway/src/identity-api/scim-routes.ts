@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../app-env';
+import { BODY_LIMITS, limitBody } from '../lib/body-limit';
+import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { DuplicateMemberError, SeatLimitError, type Store } from '../store';
 import { eqFilter, groupJson, listJson, ScimError, userJson } from './scim-json';
@@ -65,11 +68,19 @@ const memberValues = (v: unknown): string[] =>
 export function scimRoutes(store: Store): Hono<ScimEnv> {
   const app = new Hono<ScimEnv>();
   app.onError((err, c) => {
-    const e = err instanceof ScimError ? err : null;
+    // The gateway's own refusals (a body over the limit) keep their status and headers, in SCIM's shape.
+    const gateway = err instanceof GatewayError && err.status < 500 ? err : null;
+    const e =
+      err instanceof ScimError
+        ? err
+        : gateway
+          ? new ScimError(gateway.status as ContentfulStatusCode, gateway.message)
+          : null;
     if (!e) c.var.logger.error('scim request failed', { error: err });
     const out = e ?? new ScimError(500, 'Internal error.');
-    return c.body(JSON.stringify(out.json()), out.status, { 'content-type': SCIM_JSON });
+    return c.body(JSON.stringify(out.json()), out.status, { ...gateway?.headers, 'content-type': SCIM_JSON });
   });
+  app.use('*', limitBody(BODY_LIMITS.api));
   app.use('*', async function scimAuth(c, next) {
     const auth = c.req.header('authorization') ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
