@@ -3,6 +3,8 @@ import type { BudgetRecord } from '../store';
 interface Entry<T> {
   budgets: readonly T[];
   loadedAt: number;
+  /** The order its read started in: an older read finishing later never replaces a newer one. */
+  seq: number;
 }
 
 /**
@@ -16,6 +18,7 @@ export class BudgetBook<T = BudgetRecord> {
   readonly #load: (accountId: string) => Promise<T[]>;
   readonly #ttlMs: number;
   readonly #clock: () => number;
+  #seq = 0;
 
   constructor(load: (accountId: string) => Promise<T[]>, opts: { ttlMs: number; clock: () => number }) {
     this.#load = load;
@@ -29,11 +32,16 @@ export class BudgetBook<T = BudgetRecord> {
     if (hit && this.#clock() - hit.loadedAt < this.#ttlMs) return hit.budgets;
     let pending = this.#inflight.get(accountId);
     if (!pending) {
+      const seq = ++this.#seq;
       pending = this.#load(accountId)
         .then((budgets) => {
-          // A change heard while reading wins: keep the answer uncached.
-          if (this.#inflight.get(accountId) === pending)
-            this.#entries.set(accountId, { budgets, loadedAt: this.#clock() });
+          // A change heard while reading wins: the answer is kept as stale (the next admission
+          // reads again), never dropped, since the calls admitted on it are charged from it.
+          const current = this.#entries.get(accountId);
+          if (!current || current.seq < seq) {
+            const fresh = this.#inflight.get(accountId) === pending;
+            this.#entries.set(accountId, { budgets, loadedAt: fresh ? this.#clock() : -Infinity, seq });
+          }
           return budgets;
         })
         .finally(() => {

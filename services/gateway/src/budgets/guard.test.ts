@@ -70,6 +70,28 @@ const refusal = async (p: void | Promise<void>) =>
   ) ?? null;
 
 describe('the budget guard', () => {
+  it('charges a call admitted on a read a change overtook: that read is kept as stale, never dropped', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const budgets = [budget({ id: 'acct', scope: 'account', limitCents: 100 })];
+    const book = new BudgetBook(async () => (await gate, budgets), { ttlMs: 60_000, clock: () => NOW });
+    const guard = new BudgetGuard({
+      ledger: new MemorySpendLedger(),
+      book,
+      usage: async () => [],
+      clock: () => NOW,
+      logger: silentLogger,
+    });
+    const admitted = guard.admit(who('key_a', null));
+    // The budget's own creation is heard while the first read is on its way.
+    book.apply('budgets:acct_1');
+    release();
+    await admitted;
+    expect(guard.capped(who('key_a', null))).toBe(true);
+    guard.observe(spend('key_a', null, 100));
+    expect(await refusal(guard.admit(who('key_a', null)))).toMatchObject({ status: 429 });
+  });
+
   it('reads an account budgets once, then admits from memory', async () => {
     const { guard, reads } = setup([]);
     await guard.admit(who('key_a', null));
