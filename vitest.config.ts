@@ -14,11 +14,13 @@ const COMPILED_SUITES = [
   'dashboard-admin',
   'dashboard-member',
   // This round's surfaces, as users run them: streams (resume, keep-alive, read timeout),
-  // the organization API, model policy and the OTLP receiver.
+  // the organization API, model policy, the OTLP receiver and the Files API (an upload over the
+  // limit refused while the client still sends).
   'streams',
   'organization-sdk',
   'model-policy',
   'otlp-receiver',
+  'surface-files',
 ];
 
 // Unit tests sit beside the code; integration tests (real PostgreSQL, real HTTP servers on
