@@ -100,7 +100,13 @@ export async function build() {
   // Files the code reads beside itself (new URL('./assets/…', import.meta.url)); every chunk sits in dist/cli.
   cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });
   rmSync(DIST, { recursive: true, force: true });
-  renameSync(out, DIST);
+  try {
+    renameSync(out, DIST);
+  } catch (err) {
+    // Another build of the same sources swapped its own in first (parallel test runs): keep that one.
+    rmSync(out, { recursive: true, force: true });
+    if (!existsSync(DIST)) throw err;
+  }
 }
 
 /** The package name of a bare import specifier (`hono/cookie` → hono, `@hono/node-server/x` → @hono/node-server). */
