@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
-import { migrate, type Store } from '../src/store';
 import { writeAudit } from '../src/store/audit';
 import { inTransaction } from '../src/store/database';
-import { openTestStore } from './harness';
+import { useTestStore } from './harness';
 
-let store: Store;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ store, close } = await openTestStore());
-  await migrate(store.db.sql);
-});
-afterAll(() => close?.());
+const db = useTestStore();
 
 /** Writes `n` entries in one transaction, as one change does, and returns their actions in write order. */
 async function writeMany(accountId: string, n: number): Promise<string[]> {
@@ -20,7 +12,7 @@ async function writeMany(accountId: string, n: number): Promise<string[]> {
     { length: n },
     (_, i) => `step.${String(i).padStart(3, '0')}.${randomBase62(4)}`,
   );
-  await inTransaction(store.db.sql, async (tx) => {
+  await inTransaction(db.store.db.sql, async (tx) => {
     for (const action of actions) await writeAudit(tx, accountId, { actor: 'cli', action, targetId: null });
     // A coarse clock (the embedded database, a busy host) gives entries of one change one timestamp.
     await tx`update audit_log set created_at = now() where account_id = ${accountId}`;
@@ -34,12 +26,12 @@ describe('the audit log lists entries in write order', () => {
     const written = await writeMany(account, 60);
     expect(
       new Set(
-        (await store.db.sql`select created_at from audit_log where account_id = ${account}`).map((r) =>
+        (await db.store.db.sql`select created_at from audit_log where account_id = ${account}`).map((r) =>
           r.created_at.getTime(),
         ),
       ).size,
     ).toBe(1);
-    const page = await store.audit.list(account, {}, { limit: 100 });
+    const page = await db.store.audit.list(account, {}, { limit: 100 });
     expect(page.rows.map((r) => r.action)).toEqual([...written].reverse());
   });
 
@@ -50,14 +42,14 @@ describe('the audit log lists entries in write order', () => {
     let after: string | null = null;
     const ids: string[] = [];
     for (;;) {
-      const page = await store.audit.list(account, {}, { limit: 7, afterId: after });
+      const page = await db.store.audit.list(account, {}, { limit: 7, afterId: after });
       seen.push(...page.rows.map((r) => r.action));
       ids.push(...page.rows.map((r) => r.id));
       if (!page.hasMore) break;
       after = page.rows.at(-1)!.id;
     }
     expect(seen).toEqual(newestFirst);
-    const back = await store.audit.list(account, {}, { limit: 5, beforeId: ids[12]! });
+    const back = await db.store.audit.list(account, {}, { limit: 5, beforeId: ids[12]! });
     expect(back.rows.map((r) => r.action)).toEqual(newestFirst.slice(7, 12));
     expect(back.hasMore).toBe(true);
   });

@@ -8,7 +8,8 @@ import { loadConfig, type Config } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
-import { createStore, openDatabase, type Store } from '../src/store';
+import { afterAll, beforeAll } from 'vitest';
+import { createStore, migrate, openDatabase, type Store } from '../src/store';
 import type { CallRecord } from '../src/lib/call-record';
 import { COMPILED, spawnCompiledGateway } from './compiled-gateway';
 import { newDataDir } from './data-dir';
@@ -195,6 +196,19 @@ export async function startStack(
  * A store of its own, not migrated: a fresh schema of TEST_DATABASE_URL or, without it, a
  * fresh embedded database. `close` drops it.
  */
+/** A migrated store of the file's own, opened before its tests and dropped after them. */
+export function useTestStore(): { readonly store: Store } {
+  const held: { store: Store; close?: () => Promise<void> } = {} as never;
+  beforeAll(async () => {
+    const { store, close } = await openTestStore();
+    held.close = close;
+    await migrate(store.db.sql);
+    held.store = store;
+  });
+  afterAll(() => held.close?.());
+  return held;
+}
+
 export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
   const dataDir = newDataDir('keygate-store-');
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;

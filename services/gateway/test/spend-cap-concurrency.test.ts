@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { UsageRow } from '../src/store';
 import { PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { handCents } from './kit/published-rates';

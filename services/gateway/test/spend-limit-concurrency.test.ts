@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
-import { type Seeded, useCluster } from './instances';
+import { useCluster } from './instances';
 import { waitFor } from './kit/wait';
 
 /**

@@ -1,3 +1,5 @@
+import { finished } from 'node:stream/promises';
+import type { TransactionSql } from 'postgres';
 import type { CallRecord } from '../lib/call-record';
 import { promptBand } from '../usage/usage';
 import { usageFigures } from '../usage/usage';
@@ -100,51 +102,130 @@ export function rollUp(records: CallRecord[]): Rollup[] {
   return [...byKey.values()];
 }
 
-function callRow(r: CallRecord) {
+/** The call log's columns, in the order `callValues` gives them. */
+const CALL_COLUMNS = [
+  'id',
+  'account_id',
+  'key_id',
+  'member_id',
+  'app',
+  'environment',
+  'group_id',
+  'client',
+  'endpoint',
+  'model',
+  'stream',
+  'status',
+  'error_type',
+  'input_tokens',
+  'output_tokens',
+  'cache_creation_input_tokens',
+  'cache_creation_5m_tokens',
+  'cache_creation_1h_tokens',
+  'cache_read_input_tokens',
+  'web_search_requests',
+  'service_tier',
+  'speed',
+  'inference_geo',
+  'batch',
+  'usage',
+  'upstream_message_id',
+  'upstream_request_id',
+  'retry_count',
+  'latency_ms',
+  'ttfb_ms',
+  'partial',
+  'estimated',
+  'created_at',
+  'agent_id',
+  'parent_agent_id',
+  'request_bytes',
+  'response_bytes',
+] as const;
+
+type CallValue = string | number | boolean | Date | object | null | undefined;
+
+function callValues(r: CallRecord): CallValue[] {
   const u = usageFigures(r.usage, r.batch);
-  return {
-    id: r.id,
-    account_id: r.accountId,
-    key_id: r.keyId,
-    member_id: r.memberId,
-    app: r.app,
-    environment: r.environment,
-    group_id: r.groupId,
-    client: r.client,
-    endpoint: r.endpoint,
-    model: r.model,
-    stream: r.stream,
-    status: r.status,
-    error_type: r.errorType,
-    input_tokens: u.inputTokens,
-    output_tokens: u.outputTokens,
-    cache_creation_input_tokens: u.cacheCreationInputTokens,
-    cache_creation_5m_tokens: u.cacheCreation5mTokens,
-    cache_creation_1h_tokens: u.cacheCreation1hTokens,
-    cache_read_input_tokens: u.cacheReadInputTokens,
-    web_search_requests: u.webSearchRequests,
-    service_tier: u.serviceTier,
-    speed: u.speed,
-    inference_geo: u.inferenceGeo,
-    batch: u.batch,
-    usage: r.usage as never,
-    upstream_message_id: r.upstreamMessageId,
-    upstream_request_id: r.upstreamRequestId,
-    retry_count: r.retryCount,
-    latency_ms: r.latencyMs,
-    ttfb_ms: r.ttfbMs,
-    partial: r.partial,
-    estimated: r.estimated,
-    created_at: r.createdAt,
-    agent_id: r.agentId ?? null,
-    parent_agent_id: r.parentAgentId ?? null,
-    request_bytes: r.requestBytes ?? null,
-    response_bytes: r.responseBytes ?? null,
-  };
+  return [
+    r.id,
+    r.accountId,
+    r.keyId,
+    r.memberId,
+    r.app,
+    r.environment,
+    r.groupId,
+    r.client,
+    r.endpoint,
+    r.model,
+    r.stream,
+    r.status,
+    r.errorType,
+    u.inputTokens,
+    u.outputTokens,
+    u.cacheCreationInputTokens,
+    u.cacheCreation5mTokens,
+    u.cacheCreation1hTokens,
+    u.cacheReadInputTokens,
+    u.webSearchRequests,
+    u.serviceTier,
+    u.speed,
+    u.inferenceGeo,
+    u.batch,
+    r.usage,
+    r.upstreamMessageId,
+    r.upstreamRequestId,
+    r.retryCount,
+    r.latencyMs,
+    r.ttfbMs,
+    r.partial,
+    r.estimated,
+    r.createdAt,
+    r.agentId,
+    r.parentAgentId,
+    r.requestBytes,
+    r.responseBytes,
+  ];
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/g;
+const HAS_COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * One field in COPY's text format (PostgreSQL docs, "COPY", File Formats → Text Format,
+ * https://www.postgresql.org/docs/current/sql-copy.html, read 2026-11-25): `\N` is null; a
+ * backslash, tab, newline or carriage return in a value is written as its backslash escape.
+ */
+function copyField(v: CallValue): string {
+  if (v === null || v === undefined) return '\\N';
+  switch (typeof v) {
+    case 'string':
+      return HAS_COPY_SPECIAL.test(v) ? v.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c]!) : v;
+    case 'boolean':
+      return v ? 't' : 'f';
+    case 'number':
+      // As the JSON path stored them: a value JSON cannot carry is null.
+      return Number.isFinite(v) ? String(v) : '\\N';
+    default:
+      return v instanceof Date ? v.toISOString() : copyField(JSON.stringify(v));
+  }
+}
+
+/** A batch as COPY text, one line per call. */
+export function copyText(records: readonly CallRecord[]): string {
+  let text = '';
+  for (const r of records) {
+    const values = callValues(r);
+    let line = copyField(values[0]);
+    for (let i = 1; i < values.length; i++) line += `\t${copyField(values[i])}`;
+    text += `${line}\n`;
+  }
+  return text;
 }
 
 /** How rows for the hourly rollups join those already there: the writer's upsert, also the benchmark's. */
-export function addToRollups(sql: Sql) {
+export function addToRollups(sql: Sql | TransactionSql) {
   return sql`
     on conflict on constraint usage_hourly_rollup_key do update set
       requests = usage_hourly.requests + excluded.requests,
@@ -205,38 +286,71 @@ export function callQueries(sql: Sql) {
       await sql`select 1`;
     },
     /**
-     * Inserts a batch and folds it into the hourly rollups, atomically; replays are ignored (a
-     * replayed record carries its first created_at, so it meets itself on the partitioned
-     * table's key (id, created_at)).
+     * Inserts a batch and folds it into the hourly rollups, atomically. COPY first: PostgreSQL
+     * spends about a third of the CPU per row that a JSON parameter costs it (8 against 22 µs,
+     * bench/RESULTS.md). A batch holding a call already stored (replayed from the spool after a
+     * lost commit acknowledgement) fails COPY on the key, and goes again through an insert that
+     * skips what is there, so no call counts twice.
      */
     async insertBatch(records: CallRecord[], opts: { statementTimeoutMs?: number } = {}): Promise<void> {
       if (records.length === 0) return;
       // A call replayed from the spool may meet itself in one batch; count it once.
       if (new Set(records.map((r) => r.id)).size !== records.length)
         records = [...new Map(records.map((r) => [r.id, r])).values()];
-      await sql.begin(async (tx) => {
-        // For this transaction only: reports and migrations may run longer.
-        if (opts.statementTimeoutMs)
-          await tx`select set_config('statement_timeout', ${String(opts.statementTimeoutMs)}, true)`;
-        // One JSON parameter rather than 28 per row: a single prepared statement whatever the
-        // batch size, and half the CPU per record, client and server together (64 → 31 µs measured).
-        const rows = records.map(callRow);
-        const columns = Object.keys(rows[0]!);
-        const inserted = await tx<{ id: string }[]>`
-          insert into calls (${tx(columns)})
-          select ${tx(columns)} from json_populate_recordset(null::calls, ${JSON.stringify(rows)}::text::json)
-          on conflict (id, created_at) do nothing returning id`;
-        // A batch retried after a lost commit acknowledgement must not count twice.
-        const fresh =
-          inserted.length === records.length
-            ? records
-            : records.filter((r) => inserted.some((i) => i.id === r.id));
-        const rollups = rollUp(fresh);
-        if (rollups.length === 0) return;
-        await tx`
-          insert into usage_hourly ${tx(rollups)}
-          ${addToRollups(sql)}`;
-      });
+      try {
+        await sql.begin(async (tx) => {
+          await statementTimeout(tx, opts);
+          const copy =
+            await tx`copy calls (${tx(CALL_COLUMNS as unknown as string[])}) from stdin`.writable();
+          copy.end(copyText(records));
+          await finished(copy);
+          await addRollups(tx, records);
+        });
+      } catch (err) {
+        if ((err as { code?: string })?.code !== UNIQUE_VIOLATION) throw err;
+        await insertSkippingStored(sql, records, opts);
+      }
     },
   };
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+async function statementTimeout(tx: TransactionSql, opts: { statementTimeoutMs?: number }): Promise<void> {
+  // For this transaction only: reports and migrations may run longer.
+  if (opts.statementTimeoutMs)
+    await tx`select set_config('statement_timeout', ${String(opts.statementTimeoutMs)}, true)`;
+}
+
+async function addRollups(tx: TransactionSql, records: CallRecord[]): Promise<void> {
+  const rollups = rollUp(records);
+  if (rollups.length === 0) return;
+  await tx`
+    insert into usage_hourly ${tx(rollups)}
+    ${addToRollups(tx)}`;
+}
+
+/** The batch again, as one JSON parameter, leaving out the calls already stored. */
+async function insertSkippingStored(
+  sql: Sql,
+  records: CallRecord[],
+  opts: { statementTimeoutMs?: number },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    await statementTimeout(tx, opts);
+    const rows = records.map((r) => {
+      const values = callValues(r);
+      return Object.fromEntries(CALL_COLUMNS.map((c, i) => [c, values[i] ?? null]));
+    });
+    const columns = CALL_COLUMNS as unknown as string[];
+    const inserted = await tx<{ id: string }[]>`
+      insert into calls (${tx(columns)})
+      select ${tx(columns)} from json_populate_recordset(null::calls, ${JSON.stringify(rows)}::text::json)
+      on conflict (id, created_at) do nothing returning id`;
+    const fresh = new Set(inserted.map((i) => i.id));
+    await addRollups(
+      tx,
+      records.filter((r) => fresh.has(r.id)),
+    );
+  });
 }
