@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openDatabase } from '../../services/gateway/src/store/database';
 import { serveArm } from '../lib/child';
 
 const SECRET = randomBytes(32).toString('base64url');
@@ -62,9 +63,16 @@ await serveArm(async () => {
     ...(GUARD ? { background: false } : {}),
   });
   const sql = gateway.store.db.sql;
-  const dropSchema = async () => {
+  // The schema goes after the gateway has stopped: its polls and jobs never meet a dropped table.
+  const closeAndDrop = async () => {
     gateway.resolver.drainLastUsed();
-    await sql`drop schema ${sql(schema)} cascade`;
+    await gateway.close();
+    const admin = await openDatabase({ url: process.env.BENCH_DATABASE_URL!, dataDir: '', max: 1 });
+    try {
+      await admin.sql`drop schema ${admin.sql(schema)} cascade`;
+    } finally {
+      await admin.close();
+    }
   };
   const deps = { store: gateway.store, box: new SecretBox(SECRET), clock: Date.now };
   let secret: string;
@@ -82,8 +90,7 @@ await serveArm(async () => {
       environment: 'bench',
     }));
   } catch (err) {
-    await dropSchema();
-    await gateway.close();
+    await closeAndDrop();
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
@@ -108,8 +115,7 @@ await serveArm(async () => {
         notServed:
           others.map((o) => `${o.n} × ${o.status} ${o.error_type ?? ''}`.trim()).join(', ') || 'none',
       };
-      await dropSchema();
-      await gateway.close();
+      await closeAndDrop();
       rmSync(dataDir, { recursive: true, force: true });
       return stats;
     },
