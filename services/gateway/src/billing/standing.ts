@@ -197,8 +197,12 @@ export class SubscriptionBook {
   admit(principal: Principal): void {
     if (!this.#enforced) return;
     const row = this.#rows.get(principal.account.id);
-    const s: Standing = row ?? { ...NO_ROW, trialEndsAt: principal.account.trialEndsAt };
-    const { block, since } = effectiveState(s, this.#clock(), this.#graceDays);
+    const now = this.#clock();
+    // No subscription row and a trial still running (most calls of a trialing account): nothing to work out.
+    const trialEnd = principal.account.trialEndsAt;
+    if (!row && (trialEnd === null || now < trialEnd.getTime())) return;
+    const s: Standing = row ?? { ...NO_ROW, trialEndsAt: trialEnd };
+    const { block, since } = effectiveState(s, now, this.#graceDays);
     if (block) throw billingRefusal(block, since, this.#checkout);
   }
 }
