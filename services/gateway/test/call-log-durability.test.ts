@@ -119,7 +119,7 @@ describe('durable call records', () => {
     await load.stop();
     const answered = ok(load.answered);
     expect(answered.length).toBeGreaterThan(50);
-    const spooled = readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).filter((f) => f.endsWith('.jsonl'));
+    const spooled = readdirSync(join(env.KEYGATE_DATA_DIR!, 'spool')).filter((f) => f.endsWith('.tsv'));
     expect(spooled.length).toBeGreaterThan(0);
 
     const second = await start(env);

@@ -120,7 +120,7 @@ describe('disk full for the spool (a 1 MB tmpfs)', () => {
       const sql = stack.gateway.store.db.sql;
       await sql`alter table calls rename to calls_offline`;
       const later = await call(stack, 3);
-      await waitFor(() => readdirSync(spoolDir).some((f) => f.endsWith('.jsonl')), {
+      await waitFor(() => readdirSync(spoolDir).some((f) => f.endsWith('.tsv')), {
         timeout: 2_000,
         what: 'a spool segment on disk again',
       });

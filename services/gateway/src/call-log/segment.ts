@@ -1,13 +1,15 @@
 import { crc32 } from 'node:zlib';
 import type { CallRecord } from '../lib/call-record';
+import { recordOfCopyLine } from '../store/call-copy';
 
 /**
- * One spool line: the CRC-32 of the JSON in 8 hex digits, a space, the JSON, a newline. A line
- * torn by a crash (no newline, or a checksum that does not match) is skipped on reading.
+ * One spool line: the CRC-32 of the record's line in 8 hex digits, a space, the line, a newline.
+ * The record's line is its COPY line (store/call-copy.ts), the one the insert sends; segments an
+ * earlier version wrote hold the record's JSON there instead, and are read too. A line torn by a
+ * crash (no newline, or a checksum that does not match) is skipped on reading.
  */
-export function encodeLine(record: CallRecord): string {
-  const json = JSON.stringify(record);
-  return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+export function spoolLine(copyLine: string): string {
+  return `${crc32(copyLine).toString(16).padStart(8, '0')} ${copyLine}\n`;
 }
 
 export interface DecodedSegment {
@@ -33,10 +35,11 @@ export function decodeSegment(text: string): DecodedSegment {
 
 function decodeLine(line: string): CallRecord | null {
   if (line.length < 10 || line[8] !== ' ') return null;
-  const json = line.slice(9);
-  if (crc32(json).toString(16).padStart(8, '0') !== line.slice(0, 8)) return null;
+  const body = line.slice(9);
+  if (crc32(body).toString(16).padStart(8, '0') !== line.slice(0, 8)) return null;
   try {
-    const record = JSON.parse(json) as CallRecord & { createdAt: string };
+    if (!body.startsWith('{')) return recordOfCopyLine(body);
+    const record = JSON.parse(body) as CallRecord & { createdAt: string };
     if (typeof record?.id !== 'string' || typeof record.createdAt !== 'string') return null;
     return { ...record, createdAt: new Date(record.createdAt) };
   } catch {

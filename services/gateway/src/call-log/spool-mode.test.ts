@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { waitFor } from '../../test/kit/wait';
 import { silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { Spool } from './spool';
@@ -29,13 +30,13 @@ it('keeps call records to this user: the folder 0700, the lock and every segment
     ping: async () => {},
   };
   const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, spool, logger: silentLogger });
-  w.enqueue({ id: 'req_1', accountId: 'acct_1', createdAt: new Date() } as CallRecord);
-  const deadline = Date.now() + 5_000;
-  while (readdirSync(dir).filter((f) => f.endsWith('.jsonl')).length < 2 && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 5));
+  w.enqueue({ id: 'req_1', accountId: 'acct_1', endpoint: 'messages', createdAt: new Date() } as CallRecord);
+  // The earlier version's segment and the one this record opened.
+  const segments = () => readdirSync(dir).filter((f) => /\.(tsv|jsonl)$/.test(f));
+  await waitFor(() => segments().length === 2, { timeout: 5_000, interval: 5, what: 'the new segment' });
   expect(mode(dir)).toBe(0o700);
   const files = readdirSync(dir);
-  expect(files.filter((f) => f.endsWith('.jsonl')).length).toBe(2);
+  expect(segments()).toEqual(['calls-000000000001.jsonl', 'calls-000000000002.tsv']);
   for (const f of files) expect([f, mode(join(dir, f))]).toEqual([f, 0o600]);
   await spool.close();
 });

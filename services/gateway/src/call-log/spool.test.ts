@@ -2,22 +2,38 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { callAt } from '../../test/harness';
 import { waitFor } from '../../test/kit/wait';
 import { createLogger, silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import { encodeLine } from './segment';
+import { crc32 } from 'node:zlib';
+import { copyLine } from '../store/call-copy';
+import { spoolLine } from './segment';
 import { Spool } from './spool';
 import { CallLogWriter } from './writer';
 
-const record = (i: number) =>
-  ({ id: `req_${i}`, accountId: 'acct_1', createdAt: new Date(1_700_000_000_000 + i) }) as CallRecord;
+const record = (i: number): CallRecord =>
+  callAt('acct_1', new Date(1_700_000_000_000 + i).toISOString(), {
+    id: `req_${i}`,
+    keyId: 'key_1',
+    usage: { input_tokens: i, output_tokens: 1 },
+  });
+/** A spool line as this version writes it. */
+const encodeLine = (r: CallRecord) => spoolLine(copyLine(r));
+/** A spool line as the versions before COPY wrote it: the record's JSON. */
+const jsonLine = (r: CallRecord) => {
+  const json = JSON.stringify(r);
+  return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+};
 
 class Sink {
   ids: string[] = [];
+  records: CallRecord[] = [];
   down = false;
   async insertBatch(records: CallRecord[]) {
     if (this.down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     this.ids.push(...records.map((r) => r.id));
+    this.records.push(...records);
   }
   async ping() {
     if (this.down) throw new Error('down');
@@ -27,7 +43,7 @@ class Sink {
 const until = (cond: () => boolean, timeout = 5000) => waitFor(cond, { timeout, interval: 5 });
 
 let dir: string;
-const segments = () => readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+const segments = () => readdirSync(dir).filter((f) => /\.(tsv|jsonl)$/.test(f));
 const spoolOpts = (extra = {}) => ({ dir, maxBytes: 1 << 20, syncMs: 5, logger: silentLogger, ...extra });
 
 beforeEach(() => {
@@ -77,13 +93,14 @@ describe('Spool', () => {
     await w.close();
   });
 
-  it('replays what an earlier run left, each call once, skipping a torn last line', async () => {
+  it('replays what an earlier run left, each call once, skipping a torn last line, from this version and the one before', async () => {
+    // The version before COPY wrote JSON lines in .jsonl segments.
     writeFileSync(
       join(dir, 'calls-000000000007.jsonl'),
-      encodeLine(record(1)) + encodeLine(record(2)) + encodeLine(record(1)),
+      jsonLine(record(1)) + jsonLine(record(2)) + jsonLine(record(1)),
     );
-    appendFileSync(join(dir, 'calls-000000000007.jsonl'), encodeLine(record(3)).slice(0, 40));
-    writeFileSync(join(dir, 'calls-000000000008.jsonl'), `${encodeLine(record(4))}deadbeef {"id":"req_9"}\n`);
+    appendFileSync(join(dir, 'calls-000000000007.jsonl'), jsonLine(record(3)).slice(0, 40));
+    writeFileSync(join(dir, 'calls-000000000008.tsv'), `${encodeLine(record(4))}deadbeef req_9\tacct_1\n`);
     const logs: string[] = [];
     const spool = await Spool.open(spoolOpts({ logger: createLogger('warn', (l) => logs.push(l)) }));
     expect(spool.recovered.map((s) => s.seq)).toEqual([7, 8]);
@@ -91,13 +108,16 @@ describe('Spool', () => {
     const w = new CallLogWriter(sink, { flushIntervalMs: 5, spool, logger: silentLogger });
     await until(() => sink.ids.length === 3 && segments().length === 0);
     expect(sink.ids).toEqual(['req_1', 'req_2', 'req_4']);
+    // Every field as it was spooled, from either format.
+    expect(sink.records[0]).toEqual(record(1));
+    expect(sink.records[2]).toMatchObject(record(4));
     expect(spool.skippedLines).toBe(2);
     expect(logs.filter((l) => l.includes('torn or damaged'))).toHaveLength(2);
     // New segments continue the numbering, never overwrite an old one.
     sink.down = true;
     w.enqueue(record(5));
     await until(() => segments().length === 1);
-    expect(segments()).toEqual(['calls-000000000009.jsonl']);
+    expect(segments()).toEqual(['calls-000000000009.tsv']);
     await w.close(0);
   });
 

@@ -2,12 +2,14 @@ import { chmod, mkdir, open, readdir, readFile, stat, unlink, type FileHandle } 
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import { decodeSegment, encodeLine } from './segment';
+import { decodeSegment, spoolLine } from './segment';
 import { lock, syncDir } from './spool-dir';
 
 /** A call record on its way to PostgreSQL, and the spool segment that holds it, if any. */
 export interface SpoolEntry {
   record: CallRecord;
+  /** The record's COPY line (store/call-copy.ts): what the spool keeps and the insert sends. */
+  line: string;
   seg: Segment | null;
   /** PostgreSQL has committed it. */
   done: boolean;
@@ -56,7 +58,8 @@ export interface SpoolStatus {
   oldestSegmentAt: number | null;
 }
 
-const NAME = /^calls-(\d{12})\.jsonl$/;
+// Segments hold COPY lines (`.tsv`); an earlier version's hold JSON lines (`.jsonl`), read the same way.
+const NAME = /^calls-(\d{12})\.(?:tsv|jsonl)$/;
 const RETRY_AFTER_ERROR_MS = 1_000;
 const WRITE_NOW_BYTES = 1 << 20;
 
@@ -129,7 +132,7 @@ export class Spool {
   /** Buffers the entry's line and sets `entry.seg`; false when there is no room (or the disk is failing). */
   append(entry: SpoolEntry): boolean {
     if (this.#closed || Date.now() < this.#failedUntil) return this.#refuse();
-    const line = encodeLine(entry.record);
+    const line = spoolLine(entry.line);
     const size = Buffer.byteLength(line);
     if (this.#bytes + size > this.#opts.maxBytes) {
       if (!this.#full) {
@@ -177,7 +180,7 @@ export class Spool {
     const seq = this.#nextSeq++;
     const seg = new Segment(
       seq,
-      join(this.#opts.dir, `calls-${String(seq).padStart(12, '0')}.jsonl`),
+      join(this.#opts.dir, `calls-${String(seq).padStart(12, '0')}.tsv`),
       Date.now(),
     );
     this.#segments.set(seq, seg);

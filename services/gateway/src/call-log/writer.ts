@@ -1,10 +1,17 @@
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
+import { copyLine } from '../store/call-copy';
 import type { Segment, Spool, SpoolEntry } from './spool';
 
 export interface CallSink {
-  /** `statementTimeoutMs`: the database cancels the insert past it (0: no bound). */
-  insertBatch(records: CallRecord[], opts?: { statementTimeoutMs?: number }): Promise<void>;
+  /**
+   * `statementTimeoutMs`: the database cancels the insert past it (0: no bound). `lines`: the
+   * records' COPY lines, made once when each was enqueued.
+   */
+  insertBatch(
+    records: CallRecord[],
+    opts?: { statementTimeoutMs?: number; lines?: readonly string[] },
+  ): Promise<void>;
   /** A cheap round trip that succeeds when the database answers again. */
   ping?(): Promise<void>;
 }
@@ -107,7 +114,8 @@ export class CallLogWriter {
 
   enqueue(record: CallRecord): void {
     this.#backlogSince ??= Date.now();
-    const entry: SpoolEntry = { record, seg: null, done: false, inMemory: false };
+    // Serialized once, here, a call at a time: the spool keeps this line and the insert sends it.
+    const entry: SpoolEntry = { record, line: copyLine(record), seg: null, done: false, inMemory: false };
     const seg = this.#spool?.append(entry) ? entry.seg! : null;
     if (seg?.spilled) return;
     if (seg && this.#memoryFull()) this.#spill(seg);
@@ -195,7 +203,7 @@ export class CallLogWriter {
       if (batch.length === 0) continue;
       const rejectedBefore = this.rejected;
       try {
-        await this.#write(batch.map((e) => e.record));
+        await this.#write(batch);
       } catch (err) {
         this.#failed(err);
         return;
@@ -211,7 +219,8 @@ export class CallLogWriter {
     if (!seg || !this.#spool) return false;
     const records = await this.#spool.read(seg);
     this.#onDisk.shift();
-    for (const record of records) this.#queue.push({ record, seg, done: false, inMemory: true });
+    for (const record of records)
+      this.#queue.push({ record, line: copyLine(record), seg, done: false, inMemory: true });
     return true;
   }
 
@@ -273,15 +282,18 @@ export class CallLogWriter {
    * records it cannot store are found, and sets only those aside, so one bad record never
    * holds back the ones behind it.
    */
-  async #write(batch: CallRecord[]): Promise<void> {
+  async #write(batch: SpoolEntry[]): Promise<void> {
     try {
-      await this.#sink.insertBatch(batch, { statementTimeoutMs: this.#opts.statementTimeoutMs });
+      await this.#sink.insertBatch(
+        batch.map((e) => e.record),
+        { statementTimeoutMs: this.#opts.statementTimeoutMs, lines: batch.map((e) => e.line) },
+      );
     } catch (err) {
       if (!isDataError(err)) throw err;
       if (batch.length === 1) {
         this.rejected++;
         this.#opts.logger.error('call record refused by the database; set aside', {
-          id: batch[0]!.id,
+          id: batch[0]!.record.id,
           error: err,
         });
         return;

@@ -1,6 +1,7 @@
 import { finished } from 'node:stream/promises';
 import type { TransactionSql } from 'postgres';
 import type { CallRecord } from '../lib/call-record';
+import { CALL_COLUMNS, callValues, copyText } from './call-copy';
 import { promptBand } from '../usage/usage';
 import { usageFigures } from '../usage/usage';
 import type { Sql } from './database';
@@ -102,128 +103,6 @@ export function rollUp(records: CallRecord[]): Rollup[] {
   return [...byKey.values()];
 }
 
-/** The call log's columns, in the order `callValues` gives them. */
-const CALL_COLUMNS = [
-  'id',
-  'account_id',
-  'key_id',
-  'member_id',
-  'app',
-  'environment',
-  'group_id',
-  'client',
-  'endpoint',
-  'model',
-  'stream',
-  'status',
-  'error_type',
-  'input_tokens',
-  'output_tokens',
-  'cache_creation_input_tokens',
-  'cache_creation_5m_tokens',
-  'cache_creation_1h_tokens',
-  'cache_read_input_tokens',
-  'web_search_requests',
-  'service_tier',
-  'speed',
-  'inference_geo',
-  'batch',
-  'usage',
-  'upstream_message_id',
-  'upstream_request_id',
-  'retry_count',
-  'latency_ms',
-  'ttfb_ms',
-  'partial',
-  'estimated',
-  'created_at',
-  'agent_id',
-  'parent_agent_id',
-  'request_bytes',
-  'response_bytes',
-] as const;
-
-type CallValue = string | number | boolean | Date | object | null | undefined;
-
-function callValues(r: CallRecord): CallValue[] {
-  const u = usageFigures(r.usage, r.batch);
-  return [
-    r.id,
-    r.accountId,
-    r.keyId,
-    r.memberId,
-    r.app,
-    r.environment,
-    r.groupId,
-    r.client,
-    r.endpoint,
-    r.model,
-    r.stream,
-    r.status,
-    r.errorType,
-    u.inputTokens,
-    u.outputTokens,
-    u.cacheCreationInputTokens,
-    u.cacheCreation5mTokens,
-    u.cacheCreation1hTokens,
-    u.cacheReadInputTokens,
-    u.webSearchRequests,
-    u.serviceTier,
-    u.speed,
-    u.inferenceGeo,
-    u.batch,
-    r.usage,
-    r.upstreamMessageId,
-    r.upstreamRequestId,
-    r.retryCount,
-    r.latencyMs,
-    r.ttfbMs,
-    r.partial,
-    r.estimated,
-    r.createdAt,
-    r.agentId,
-    r.parentAgentId,
-    r.requestBytes,
-    r.responseBytes,
-  ];
-}
-
-const COPY_SPECIAL = /[\\\t\n\r]/g;
-const HAS_COPY_SPECIAL = /[\\\t\n\r]/;
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-
-/**
- * One field in COPY's text format (PostgreSQL docs, "COPY", File Formats → Text Format,
- * https://www.postgresql.org/docs/current/sql-copy.html, read 2026-11-25): `\N` is null; a
- * backslash, tab, newline or carriage return in a value is written as its backslash escape.
- */
-function copyField(v: CallValue): string {
-  if (v === null || v === undefined) return '\\N';
-  switch (typeof v) {
-    case 'string':
-      return HAS_COPY_SPECIAL.test(v) ? v.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c]!) : v;
-    case 'boolean':
-      return v ? 't' : 'f';
-    case 'number':
-      // As the JSON path stored them: a value JSON cannot carry is null.
-      return Number.isFinite(v) ? String(v) : '\\N';
-    default:
-      return v instanceof Date ? v.toISOString() : copyField(JSON.stringify(v));
-  }
-}
-
-/** A batch as COPY text, one line per call. */
-export function copyText(records: readonly CallRecord[]): string {
-  let text = '';
-  for (const r of records) {
-    const values = callValues(r);
-    let line = copyField(values[0]);
-    for (let i = 1; i < values.length; i++) line += `\t${copyField(values[i])}`;
-    text += `${line}\n`;
-  }
-  return text;
-}
-
 /** How rows for the hourly rollups join those already there: the writer's upsert, also the benchmark's. */
 export function addToRollups(sql: Sql | TransactionSql) {
   return sql`
@@ -292,17 +171,20 @@ export function callQueries(sql: Sql) {
      * lost commit acknowledgement) fails COPY on the key, and goes again through an insert that
      * skips what is there, so no call counts twice.
      */
-    async insertBatch(records: CallRecord[], opts: { statementTimeoutMs?: number } = {}): Promise<void> {
+    async insertBatch(records: CallRecord[], opts: InsertOptions = {}): Promise<void> {
       if (records.length === 0) return;
+      let lines = opts.lines?.length === records.length ? opts.lines : null;
       // A call replayed from the spool may meet itself in one batch; count it once.
-      if (new Set(records.map((r) => r.id)).size !== records.length)
+      if (new Set(records.map((r) => r.id)).size !== records.length) {
         records = [...new Map(records.map((r) => [r.id, r])).values()];
+        lines = null;
+      }
       try {
         await sql.begin(async (tx) => {
           await statementTimeout(tx, opts);
           const copy =
             await tx`copy calls (${tx(CALL_COLUMNS as unknown as string[])}) from stdin`.writable();
-          copy.end(copyText(records));
+          copy.end(lines ? `${lines.join('\n')}\n` : copyText(records));
           await finished(copy);
           await addRollups(tx, records);
         });
@@ -312,6 +194,13 @@ export function callQueries(sql: Sql) {
       }
     },
   };
+}
+
+export interface InsertOptions {
+  /** The database cancels the insert past it (0 or absent: no bound). */
+  statementTimeoutMs?: number;
+  /** The records' COPY lines (call-copy.ts), when already made: each record is serialized once. */
+  lines?: readonly string[];
 }
 
 const UNIQUE_VIOLATION = '23505';

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import type { CallRecord } from '../lib/call-record';
+import { CALL_COLUMNS, copyLine, copyText, recordOfCopyLine } from './call-copy';
+
+const awkward = 'tab\there\nnew\r\\back \\N \\t "q" é中😀';
+
+const full: CallRecord = {
+  id: 'req_01',
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  memberId: 'user_1',
+  app: awkward,
+  environment: '\\',
+  groupId: 'grp\t1',
+  client: 'claude_code',
+  endpoint: 'messages',
+  model: 'claude-opus-5-5',
+  stream: true,
+  status: 529,
+  errorType: 'overloaded_error',
+  usage: {
+    input_tokens: 12,
+    output_tokens: 3,
+    cache_creation: { ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 1 },
+    cache_creation_input_tokens: 5,
+    service_tier: awkward,
+  } as never,
+  upstreamMessageId: 'msg_1',
+  upstreamRequestId: 'req_up_1',
+  retryCount: 2,
+  latencyMs: 12.345,
+  ttfbMs: 0.5,
+  partial: true,
+  estimated: true,
+  batch: true,
+  createdAt: new Date('2026-11-25T23:59:59.999Z'),
+  agentId: 'agent\n2',
+  parentAgentId: null,
+  requestBytes: 2_000_000_000_000,
+  responseBytes: 0,
+};
+
+describe('a call record as a COPY line', () => {
+  it('is one line of one field per column, and reads back as the same record', () => {
+    const line = copyLine(full);
+    expect(line).not.toMatch(/[\n\r]/);
+    expect(line.split('\t')).toHaveLength(CALL_COLUMNS.length);
+    expect(recordOfCopyLine(line)).toEqual(full);
+  });
+
+  it('writes absent fields as null and reads them back as null (the optional ones included)', () => {
+    const bare: CallRecord = {
+      ...full,
+      keyId: null,
+      memberId: null,
+      app: null,
+      usage: null,
+      ttfbMs: null,
+      batch: false,
+    };
+    delete bare.agentId;
+    delete bare.requestBytes;
+    const line = copyLine(bare);
+    // The eight left out, and the usage's tier, speed and region, which it no longer has.
+    expect(line.split('\t').filter((f) => f === '\\N').length).toBe(11);
+    expect(recordOfCopyLine(line)).toEqual({ ...bare, agentId: null, requestBytes: null });
+  });
+
+  it('a batch is its lines, each ended by a newline', () => {
+    const other = { ...full, id: 'req_02' };
+    expect(copyText([full, other])).toBe(`${copyLine(full)}\n${copyLine(other)}\n`);
+  });
+
+  it('refuses a line that is not a record: another column count, no id, no time', () => {
+    expect(recordOfCopyLine('req_1\tacct_1')).toBeNull();
+    const fields = copyLine(full).split('\t');
+    expect(recordOfCopyLine(['\\N', ...fields.slice(1)].join('\t'))).toBeNull();
+    const time = CALL_COLUMNS.indexOf('created_at');
+    expect(recordOfCopyLine(fields.map((f, i) => (i === time ? 'not a time' : f)).join('\t'))).toBeNull();
+  });
+});
