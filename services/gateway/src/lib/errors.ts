@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { ERROR_STATUS, type ErrorType } from '@keygate/protocol';
 import { STATUS_CODES } from 'node:http';
-import { newId } from './ids';
+import { newTimeOrderedId } from './ids';
 
 export { ERROR_STATUS, type ErrorType };
 
@@ -29,7 +29,7 @@ export function errorBody(type: string, message: string, requestId: string): str
 }
 
 export function newRequestId(): string {
-  return newId('req');
+  return newTimeOrderedId('req');
 }
 
 /** The provider's error shape, with its status and a request id. */
