@@ -11,6 +11,7 @@ import { createLogger, stderrSink, type LineSink } from '../services/gateway/src
 import { AccessLog } from '../services/gateway/src/metrics/access-log';
 import { GatewayMetrics } from '../services/gateway/src/metrics/metrics';
 import type { CallRecord } from '../services/gateway/src/lib/call-record';
+import { callAt } from '../services/gateway/test/kit/call-records';
 import { spawnArm, type Arm } from './lib/arms';
 import { serialRounds } from './lib/phases';
 import { percentile } from './lib/stats';
@@ -31,35 +32,26 @@ function cpuPerCall(n: number, fn: (i: number) => void): number {
   return (t.user + t.system) / n;
 }
 
-const record = (i: number): CallRecord => ({
-  id: `req_${i}`,
-  accountId: `acct_${i % 20}`,
-  keyId: `key_${i % 50}`,
-  memberId: null,
-  app: null,
-  environment: null,
-  groupId: null,
-  client: null,
-  endpoint: 'messages',
-  model: i % 3 ? 'claude-opus-4-5' : 'claude-sonnet-4-5',
-  stream: i % 2 === 0,
-  status: i % 17 ? 200 : 529,
-  errorType: i % 17 ? null : 'overloaded_error',
-  usage: {
-    input_tokens: 12,
-    output_tokens: 40,
-    cache_read_input_tokens: 100,
-    cache_creation_input_tokens: 0,
-  },
-  upstreamMessageId: 'msg_1',
-  upstreamRequestId: 'req_up',
-  retryCount: i % 10 === 0 ? 1 : 0,
-  latencyMs: 12.5,
-  ttfbMs: 3.2,
-  partial: false,
-  estimated: false,
-  createdAt: new Date(),
-});
+const record = (i: number): CallRecord =>
+  callAt(`acct_${i % 20}`, new Date().toISOString(), {
+    id: `req_${i}`,
+    keyId: `key_${i % 50}`,
+    model: i % 3 ? 'claude-opus-4-5' : 'claude-sonnet-4-5',
+    stream: i % 2 === 0,
+    status: i % 17 ? 200 : 529,
+    errorType: i % 17 ? null : 'overloaded_error',
+    usage: {
+      input_tokens: 12,
+      output_tokens: 40,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 0,
+    },
+    upstreamMessageId: 'msg_1',
+    upstreamRequestId: 'req_up',
+    retryCount: i % 10 === 0 ? 1 : 0,
+    latencyMs: 12.5,
+    ttfbMs: 3.2,
+  });
 const records = Array.from({ length: 1000 }, (_, i) => record(i));
 const metrics = new GatewayMetrics();
 const observe = cpuPerCall(200_000, (i) => metrics.observeCall(records[i % 1000]!));

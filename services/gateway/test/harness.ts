@@ -10,7 +10,9 @@ import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { afterAll, beforeAll } from 'vitest';
 import { createStore, migrate, openDatabase, type Store } from '../src/store';
-import type { CallRecord } from '../src/lib/call-record';
+import { callAt } from './kit/call-records';
+
+export { callAt };
 import { COMPILED, spawnCompiledGateway } from './compiled-gateway';
 import { newDataDir } from './data-dir';
 
@@ -339,35 +341,6 @@ export interface ReportFixture {
   keyA: string;
   keyB: string;
   member: string;
-}
-
-type Usage = Record<string, any>;
-
-export function callAt(accountId: string, at: string, o: Partial<CallRecord> & { usage: Usage }): CallRecord {
-  return {
-    id: `req_${randomBase62(24)}`,
-    accountId,
-    keyId: null,
-    memberId: null,
-    app: null,
-    environment: null,
-    groupId: null,
-    client: null,
-    endpoint: 'messages',
-    model: 'claude-opus-4-5',
-    stream: false,
-    status: 200,
-    errorType: null,
-    upstreamMessageId: null,
-    upstreamRequestId: null,
-    retryCount: 0,
-    latencyMs: 12,
-    ttfbMs: 5,
-    partial: false,
-    estimated: false,
-    createdAt: new Date(at),
-    ...o,
-  };
 }
 
 /**

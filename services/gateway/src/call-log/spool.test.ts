@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { callAt } from '../../test/harness';
+import { callAt } from '../../test/kit/call-records';
 import { waitFor } from '../../test/kit/wait';
 import { createLogger, silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
