@@ -1,20 +1,28 @@
 /**
- * Two builds of the gateway side by side with the floor, in one run (interleaved rounds): c=1
- * latency, then wrk at 16 and 64 connections, with each arm's CPU and PostgreSQL's per request.
- *   BENCH_BASE=/path/to/other/checkout/bench/servers/gateway.ts tsx bench/before-after.ts
+ * Two builds of the gateway side by side with the floor and nginx, in one run (interleaved
+ * rounds): c=1 latency, then wrk at 16 and 64 connections, with each arm's CPU and PostgreSQL's
+ * per request. Writes its table into the "Before and after" section of bench/RESULTS.md.
+ *   BENCH_BASE=/path/to/other/checkout/bench/servers/gateway.ts \
+ *   BENCH_BASE_LABEL='main at 52d71ab' tsx bench/before-after.ts
  * The other checkout needs its own `pnpm install`; its gateway runs from its own sources.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
-import { spawnArm, type Arm } from './lib/arms';
+import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { NGINX, startNginx } from './lib/nginx';
 import { serialRounds, wrkRounds, type Target } from './lib/phases';
 import { ensureWrk } from './lib/wrk';
 const DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BASE = process.env.BENCH_BASE;
 if (!BASE) throw new Error("BENCH_BASE: the other build's bench/servers/gateway.ts");
 const KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
+const NGINX_APP_KEY = 'kg_live_nginxbench0123456789abcdefghij';
+const BASE_LABEL = process.env.BENCH_BASE_LABEL ?? 'before';
+const THIS_LABEL = `this tree (${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()})`;
+const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 ensureWrk();
 const arms: Arm[] = [];
 try {
@@ -32,6 +40,10 @@ try {
     spawnArm('gateway-this', 'bench/servers/gateway.ts', up),
   ]);
   arms.push(floor!, base!, after!);
+  const nginx = existsSync(NGINX)
+    ? await startNginx(mkdtempSync(join(tmpdir(), 'keygate-sbs-nginx-')), emu.url, NGINX_APP_KEY, KEY)
+    : null;
+  if (nginx) arms.push(nginx);
   const t = (name: string, arm: Arm, h: Record<string, string>): Target => ({
     name,
     arm,
@@ -40,6 +52,7 @@ try {
   });
   const targets = [
     t('direct', emu, { 'x-api-key': KEY }),
+    ...(nginx ? [t('nginx', nginx, { authorization: `Bearer ${NGINX_APP_KEY}` })] : []),
     t('floor', floor!, { 'x-api-key': KEY }),
     t('gateway-base', base!, { authorization: `Bearer ${base!.info.appKey}` }),
     t('gateway-this', after!, { authorization: `Bearer ${after!.info.appKey}` }),
@@ -48,24 +61,62 @@ try {
   writeFileSync(bodyFile, BODY_1K);
   await wrkRounds(targets, { bodyFile, connections: 32, seconds: 2, rounds: 1 });
   const lat = await serialRounds(targets, { body: readFileSync(bodyFile), seconds: 2, rounds: 4 });
+  const started = new Date();
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const d = med(lat.get('direct')!.samples);
-  for (const [n, f] of lat)
-    console.log(
-      `c=1 ${n}: p50 ${med(f.samples).toFixed(3)} ms, added ${(med(f.samples) - d).toFixed(3)} ms, n=${f.samples.length}`,
-    );
+  const names = targets.map((x) => x.name);
+  const cells = new Map<string, string[]>(names.map((n) => [n, []]));
+  for (const [n, f] of lat) {
+    const line = `c=1 ${n}: p50 ${med(f.samples).toFixed(3)} ms, added ${(med(f.samples) - d).toFixed(3)} ms, n=${f.samples.length}`;
+    console.log(line);
+    cells.get(n)!.push(n === 'direct' ? med(f.samples).toFixed(3) : `+${(med(f.samples) - d).toFixed(3)}`);
+  }
   for (const c of [16, 64]) {
     const runs = await wrkRounds(targets, { bodyFile, connections: c, seconds: 3, rounds: 4 });
+    const floorRps = mean(runs.get('floor')!.map((r) => r.rps));
     for (const [n, rs] of runs) {
-      const rps = rs.reduce((s, r) => s + r.rps, 0) / rs.length;
+      const rps = mean(rs.map((r) => r.rps));
       const reqs = rs.reduce((s, r) => s + r.requests, 0);
       const cpu = (rs.reduce((s, r) => s + r.armCpuMs, 0) * 1000) / reqs;
       const pg = (rs.reduce((s, r) => s + r.postgresCpuMs, 0) * 1000) / reqs;
       console.log(
         `c=${c} ${n}: ${rps.toFixed(0)} req/s (${rs.map((r) => r.rps.toFixed(0)).join(', ')}), CPU ${cpu.toFixed(0)} µs/req, PostgreSQL ${pg.toFixed(1)} µs/req`,
       );
+      cells
+        .get(n)!
+        .push(`${rps.toFixed(0)} (${(rps / floorRps).toFixed(2)}×)`, cpu.toFixed(0), pg.toFixed(1));
     }
   }
+  const label = (n: string) =>
+    n === 'gateway-base' ? `gateway, ${BASE_LABEL}` : n === 'gateway-this' ? `gateway, ${THIS_LABEL}` : n;
+  const rows = [
+    'c=1 p50 (ms; added vs direct)',
+    ...[16, 64].flatMap((c) => [
+      `req/s at ${c} connections (share of floor)`,
+      `CPU per request at ${c}, own process (µs)`,
+      `PostgreSQL CPU per request at ${c} (µs)`,
+    ]),
+  ];
+  const section = [
+    '<!-- before-after -->',
+    '## Before and after in one run (`bench/before-after.ts`)',
+    '',
+    `${started.toISOString()}, ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} load average at the end; interleaved rounds, 1 KB body, call log on to the local PostgreSQL (fresh schema per gateway); nginx does only the key swap.`,
+    '',
+    `| figure | ${names.map(label).join(' | ')} |`,
+    `|---|${names.map(() => '---:').join('|')}|`,
+    ...rows.map((r, i) => `| ${r} | ${names.map((n) => cells.get(n)![i] ?? '—').join(' | ')} |`),
+    '<!-- /before-after -->',
+    '',
+  ].join('\n');
+  const file = join(ROOT, 'bench', 'RESULTS.md');
+  const current = readFileSync(file, 'utf8');
+  const marked = /<!-- before-after -->[\s\S]*<!-- \/before-after -->\n?/;
+  writeFileSync(
+    file,
+    marked.test(current) ? current.replace(marked, section) : `${current.trimEnd()}\n\n${section}`,
+  );
+  console.log(section);
 } finally {
   for (const a of arms.reverse()) await a.close().catch(() => {});
 }

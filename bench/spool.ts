@@ -109,7 +109,7 @@ try {
 | RPS at 64 connections (mean of rounds) | ${f(r.on.rps, 0)} | ${f(r.off.rps, 0)} | ${f((100 * (r.on.rps - r.off.rps)) / r.off.rps, 1)}% |
 | call records written / served | ${stats.on.callsWritten} / ${stats.on.callsServed} | ${stats.off.callsWritten} / ${stats.off.callsServed} | |
 
-Errors: ${errors}. The request path never waits for the disk (append only buffers a line); the cost is the JSON line, its CRC-32 and the write, off the answer.
+Errors: ${errors}. The request path never waits for the disk (append only buffers a line); the cost is the record's COPY line (the one the insert sends), its CRC-32 and the write, off the answer.
 <!-- /spool -->
 `;
   const file = join(ROOT, 'bench', 'RESULTS.md');
