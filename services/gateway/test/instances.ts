@@ -313,3 +313,38 @@ export function useCluster(opts: {
   });
   return ctx;
 }
+
+/** Each capped call answers with all of its max_tokens: 400 Opus 4.5 output tokens, one cent. */
+export const CAPPED_MAX_TOKENS = 400;
+export const CAPPED_BODY = JSON.stringify({
+  model: 'claude-opus-4-5',
+  max_tokens: CAPPED_MAX_TOKENS,
+  messages: [{ role: 'user', content: 'hello' }],
+});
+
+export interface CappedAnswer {
+  status: number;
+  error: string | null;
+  retry: string | null;
+  instance: string | null;
+}
+
+/** One Opus 4.5 call of CAPPED_MAX_TOKENS through `url` (a cluster's HAProxy or one instance). */
+export async function cappedCall(url: string, key: string): Promise<CappedAnswer> {
+  const res = await fetch(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'x-emulator-output-tokens': String(CAPPED_MAX_TOKENS),
+    },
+    body: CAPPED_BODY,
+  });
+  const body = (await res.json()) as { error?: { type: string } };
+  return {
+    status: res.status,
+    error: body.error?.type ?? null,
+    retry: res.headers.get('x-should-retry'),
+    instance: res.headers.get('x-keygate-instance'),
+  };
+}

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { UsageRow } from '../src/store';
 import { PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { handCents } from './kit/published-rates';
-import { type Seeded, useCluster } from './instances';
+import {
+  CAPPED_BODY as BODY,
+  CAPPED_MAX_TOKENS as MAX_TOKENS,
+  type CappedAnswer as Answer,
+  cappedCall as call,
+  type Seeded,
+  useCluster,
+} from './instances';
 
 /**
  * Issue 16 item 5: a hard spend cap and a tokens-per-minute limit hold under 240 concurrent
@@ -13,37 +20,6 @@ import { type Seeded, useCluster } from './instances';
  */
 const REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 const CONCURRENCY = 240;
-// Each call answers with all of its max_tokens: 400 Opus 4.5 output tokens, one cent.
-const MAX_TOKENS = 400;
-const BODY = JSON.stringify({
-  model: 'claude-opus-4-5',
-  max_tokens: MAX_TOKENS,
-  messages: [{ role: 'user', content: 'hello' }],
-});
-
-interface Answer {
-  status: number;
-  error: string | null;
-  instance: string | null;
-}
-
-async function call(url: string, key: string): Promise<Answer> {
-  const res = await fetch(`${url}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      'x-emulator-output-tokens': String(MAX_TOKENS),
-    },
-    body: BODY,
-  });
-  const body = (await res.json()) as { error?: { type: string } };
-  return {
-    status: res.status,
-    error: body.error?.type ?? null,
-    instance: res.headers.get('x-keygate-instance'),
-  };
-}
 
 /** Waves of CONCURRENCY calls at once until a wave admits none (the limit is reached). */
 async function waves(url: string, key: string, max = 10): Promise<Answer[]> {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { UsageRow } from '../src/store';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
-import { useCluster } from './instances';
+import { cappedCall as call, useCluster } from './instances';
+import { handCents } from './kit/published-rates';
 import { waitFor } from './kit/wait';
 
 /**
@@ -13,36 +15,7 @@ import { waitFor } from './kit/wait';
  */
 const REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 const CONCURRENCY = 240;
-const MAX_TOKENS = 400;
 const LIMIT_CENTS = 5;
-const BODY = JSON.stringify({
-  model: 'claude-opus-4-5',
-  max_tokens: MAX_TOKENS,
-  messages: [{ role: 'user', content: 'hello' }],
-});
-// Claude Opus 4.5: $5 per million input tokens, $25 per million output tokens
-// (https://docs.claude.com/en/docs/about-claude/pricing, read 2026-11-25): cents per token.
-const OPUS_IN = (5 * 100) / 1e6;
-const OPUS_OUT = (25 * 100) / 1e6;
-
-async function call(url: string, key: string) {
-  const res = await fetch(`${url}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      'x-emulator-output-tokens': String(MAX_TOKENS),
-    },
-    body: BODY,
-  });
-  const body = (await res.json()) as { error?: { type: string } };
-  return {
-    status: res.status,
-    error: body.error?.type ?? null,
-    retry: res.headers.get('x-should-retry'),
-    instance: res.headers.get('x-keygate-instance'),
-  };
-}
 
 for (const shared of ['redis', 'postgresql'] as const) {
   describe.runIf(TEST_DATABASE_URL && (shared === 'postgresql' || REDIS_URL))(
@@ -92,15 +65,9 @@ for (const shared of ['redis', 'postgresql'] as const) {
 
         const rows = await waitFor(
           async () => {
-            const r = await ctx.seeded.store.db.sql<
-              {
-                input_tokens: number;
-                output_tokens: number;
-                cache_read_input_tokens: number;
-                cache_creation_5m_tokens: number;
-              }[]
-            >`
-              select input_tokens, output_tokens, cache_read_input_tokens, cache_creation_5m_tokens
+            const r = await ctx.seeded.store.db.sql<UsageRow[]>`
+              select model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_5m_tokens,
+                     cache_creation_1h_tokens, web_search_requests
               from calls where member_id = ${member.id} and status = 200`;
             return r.length >= admitted.length ? r : null;
           },
@@ -110,7 +77,7 @@ for (const shared of ['redis', 'postgresql'] as const) {
         expect(rows.every((r) => r.cache_read_input_tokens === 0 && r.cache_creation_5m_tokens === 0)).toBe(
           true,
         );
-        const spent = rows.reduce((sum, r) => sum + r.input_tokens * OPUS_IN + r.output_tokens * OPUS_OUT, 0);
+        const spent = rows.reduce((sum, r) => sum + handCents(r.model, r), 0);
         console.info(
           `spend limit (${shared}): ${answers.length} calls, ${admitted.length} admitted, ${spent.toFixed(4)} of ${LIMIT_CENTS} cents spent, over the limit by ${Math.max(0, spent - LIMIT_CENTS).toFixed(4)} (bound 0)`,
         );
