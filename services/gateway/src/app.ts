@@ -19,7 +19,7 @@ import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
-import { BODY_LIMITS, limitBody, lingerOnClose } from './lib/body-limit';
+import { BODY_LIMITS, discardUnread, limitBody } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import type { OtlpRelay } from './otlp/relay';
@@ -100,11 +100,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // Refused before its body was read (a wrong key on a large upload): the answer closes the
     // connection and the rest is discarded after it, so the client reads the answer, not a reset.
     const incoming = c.env?.incoming;
-    if (incoming && !incoming.complete) {
-      lingerOnClose(incoming.socket);
-      incoming.resume();
-      if (res instanceof Response) res.headers.set('connection', 'close');
-    }
+    if (incoming && discardUnread(incoming) && res instanceof Response)
+      res.headers.set('connection', 'close');
     return res;
   });
 

@@ -44,6 +44,18 @@ export function lingerOnClose(socket: Socket | undefined): void {
   };
 }
 
+/**
+ * For a request answered before its body was read (a refusal on a large upload): the rest is
+ * discarded and the connection lingers, then closes. True when it did: the answer must then say
+ * `connection: close`. False for a request already read whole.
+ */
+export function discardUnread(req: IncomingMessage): boolean {
+  if (req.complete || req.readableEnded) return false;
+  lingerOnClose(req.socket);
+  req.resume();
+  return true;
+}
+
 /** Refuses a body over `maxBytes` with 413 request_too_large (HTML on the dashboard, by its error handler). */
 export function limitBody(maxBytes: number): MiddlewareHandler {
   const limit = bodyLimit({

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { KeyKind } from '../auth/keys';
-import { lingerOnClose } from '../lib/body-limit';
+import { discardUnread } from '../lib/body-limit';
 import { presentedCredential } from '../lib/credentials';
 import { errorBody, GatewayError, newRequestId } from '../lib/errors';
 import type { Logger } from '../lib/logger';
@@ -87,11 +87,7 @@ function answerError(
   if (refusal.type === 'request_too_large') headers.connection = 'close';
   // Refused before its body was read (a wrong key on a large upload): the answer closes the
   // connection and the rest is discarded after it, so the client reads the answer, not a reset.
-  if (!req.complete) {
-    lingerOnClose(req.socket);
-    req.resume();
-    headers.connection = 'close';
-  }
+  if (discardUnread(req)) headers.connection = 'close';
   res.writeHead(refusal.status, headers);
   res.end(errorBody(refusal.type, refusal.message, requestId));
 }

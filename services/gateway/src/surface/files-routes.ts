@@ -3,7 +3,7 @@ import { Hono, type Context } from 'hono';
 import { Transform } from 'node:stream';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
-import { lingerOnClose } from '../lib/body-limit';
+import { discardUnread } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import { forward, type ForwardCall } from '../proxy/forward';
 import { sendError } from '../proxy/in-flight';
@@ -62,13 +62,11 @@ export async function run<D extends Pick<SurfaceDeps, 'proxy'>>(
     if (!(err instanceof GatewayError)) throw err;
     if (!forwarded.has(err)) deps.proxy.record(refused(call, err));
     if (call.res.headersSent) return RESPONSE_ALREADY_SENT;
-    if (call.req.complete || call.req.readableEnded) throw err;
-    // Refused before its body was read (an upload over the limit): answer, then close once the
-    // rest is discarded, or the client still sending gets a reset in place of its answer.
-    lingerOnClose(call.req.socket);
+    // Refused before its body was read (an upload over the limit): the rest is discarded and the
+    // connection closes after the answer, or the client still sending gets a reset in its place.
+    if (!discardUnread(call.req)) throw err;
     call.res.setHeader('connection', 'close');
     sendError(call.res, err, call.requestId);
-    call.req.resume();
   }
   return RESPONSE_ALREADY_SENT;
 }
