@@ -139,13 +139,16 @@ function field(raw: string): string | null {
   return raw.includes('\\') ? raw.replace(UNESCAPE, (_, c: string) => UNESCAPED[c] ?? c) : raw;
 }
 
+type Column = (typeof CALL_COLUMNS)[number];
+const COLUMN_INDEX = Object.fromEntries(CALL_COLUMNS.map((c, i) => [c, i])) as Record<Column, number>;
+
 /** A line back into the record it was made from (the spool's replay); null when it is not one. */
 export function recordOfCopyLine(line: string): CallRecord | null {
   const raw = line.split('\t');
   if (raw.length !== CALL_COLUMNS.length) return null;
   const f = raw.map(field);
-  const at = (column: (typeof CALL_COLUMNS)[number]) => f[CALL_COLUMNS.indexOf(column)] ?? null;
-  const num = (column: (typeof CALL_COLUMNS)[number]) => {
+  const at = (column: Column) => f[COLUMN_INDEX[column]] ?? null;
+  const num = (column: Column) => {
     const v = at(column);
     return v === null ? null : Number(v);
   };
