@@ -2,7 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { FC } from 'hono/jsx';
 import type { BudgetRecord, KeyRecord, MemberRecord, WebhookEndpointRecord } from '../../store';
-import { PostForm } from './controls';
+import { PeriodSelect, PostForm } from './controls';
 
 /** Create a budget (on the account, a member or a key), or delete one. */
 export const BudgetForms: FC<{
@@ -35,14 +35,7 @@ export const BudgetForms: FC<{
         <label>
           Limit (USD) <input name="limit_usd" type="number" min="0" step="0.01" required />
         </label>
-        <label>
-          Resets
-          <select name="period">
-            <option value="monthly">monthly</option>
-            <option value="weekly">weekly</option>
-            <option value="daily">daily</option>
-          </select>
-        </label>
+        <PeriodSelect label="Resets" />
         <label>
           Alert at (percent of the limit, comma-separated){' '}
           <input name="thresholds" value="50, 80, 100" maxlength={60} />

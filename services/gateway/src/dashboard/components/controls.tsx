@@ -78,3 +78,15 @@ export const PostForm: FC<{ action: string; csrf: string; class?: string; childr
     {p.children as never}
   </form>
 );
+
+/** A budget's or spend limit's reset period, as the forms post it (`period`). */
+export const PeriodSelect: FC<{ label: string }> = ({ label }) => (
+  <label>
+    {label}
+    <select name="period">
+      <option value="monthly">monthly</option>
+      <option value="weekly">weekly</option>
+      <option value="daily">daily</option>
+    </select>
+  </label>
+);

@@ -2,7 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { effectiveReport, type EffectiveRow } from '../../budgets/effective';
 import type { IncreaseRequestRecord, SpendLimitRecord } from '../../store';
-import { PostForm } from '../components/controls';
+import { PeriodSelect, PostForm } from '../components/controls';
 import { TableView } from '../components/table-view';
 import { usd, when, type Table } from '../table';
 import type { PageCtx, PageResult } from './page';
@@ -91,14 +91,7 @@ export async function spendLimitsPage(p: PageCtx): Promise<PageResult> {
         <details class="form-block" open>
           <summary>Ask for a higher limit</summary>
           <PostForm action="/dashboard/spend-limits/request" csrf={viewer.csrf} class="stack">
-            <label>
-              Period
-              <select name="period">
-                <option value="monthly">monthly</option>
-                <option value="weekly">weekly</option>
-                <option value="daily">daily</option>
-              </select>
-            </label>
+            <PeriodSelect label="Period" />
             <label>
               New limit (USD) <input name="amount_usd" type="number" min="0" step="0.01" required />
             </label>
