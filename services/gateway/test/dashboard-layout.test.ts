@@ -85,13 +85,21 @@ async function inside(inner: Locator, outer: Locator, what: string): Promise<voi
 }
 
 describe('the dashboard on a 1366 px screen', () => {
-  it('the call log shows time, member, key, model, status and cost without scrolling; each call names its member', async () => {
+  it('the call log shows time, member, key, model, endpoint, status and cost without scrolling; each call names its member', async () => {
     await page.goto(`${base}/dashboard/calls?period=30d`);
     await screenshot(page, '40-calls-1366');
-    await headersOnScreen('calls', ['Member', 'Key', 'Model', 'Status', 'Cost (USD)']);
+    await headersOnScreen('calls', ['Member', 'Key', 'Model', 'Endpoint', 'Status', 'Cost (USD)']);
     const [head, ...rows] = await tableText(page, 'calls');
     const col = (label: string) => head!.indexOf(label);
-    expect(head!.slice(0, 6)).toEqual(['Time (UTC)', 'Member', 'Key', 'Model', 'Status', 'Cost (USD)']);
+    expect(head!.slice(0, 7)).toEqual([
+      'Time (UTC)',
+      'Member',
+      'Key',
+      'Model',
+      'Endpoint',
+      'Status',
+      'Cost (USD)',
+    ]);
     const members = new Map(rows.map((r) => [r[col('Key')], r[col('Member')]]));
     expect(members.get('alice laptop')).toBe('alice@dash.test');
     expect(members.get('bob ci')).toBe('bob@dash.test');

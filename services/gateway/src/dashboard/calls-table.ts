@@ -1,5 +1,5 @@
 import type { CallRecord } from '../lib/call-record';
-import { callCost, figureCounts, figureDims } from '../pricing/prices';
+import { BATCH_ENDPOINT, SESSION_ENDPOINT, callCost, figureCounts, figureDims } from '../pricing/prices';
 import type { Store } from '../store';
 import { usageFigures } from '../usage/usage';
 import { localTime } from '../reports/time-zone';
@@ -11,6 +11,7 @@ const columns = (zone: string): Column[] => [
   { label: 'Member' },
   { label: 'Key' },
   { label: 'Model' },
+  { label: 'Endpoint' },
   { label: 'Status' },
   { label: 'Cost (USD)', numeric: true },
   { label: 'Group' },
@@ -26,6 +27,56 @@ const columns = (zone: string): Column[] => [
     'Retries',
   ].map((label) => ({ label, numeric: true })),
 ];
+
+/** Endpoints the call log names by a word rather than a method and path. */
+const NAMED = new Map([
+  ['messages', 'Messages'],
+  ['count_tokens', 'Count tokens'],
+  ['models', 'Models'],
+  [BATCH_ENDPOINT, 'Messages (batch)'],
+  [SESSION_ENDPOINT, 'Sessions: usage'],
+]);
+// The provider's other APIs are logged as `METHOD /v1/<family>/{id}/…` (surface/call.ts).
+const FAMILIES = [
+  ['/v1/files', 'Files'],
+  ['/v1/messages/batches', 'Batches'],
+  ['/v1/skills', 'Skills'],
+  ['/v1/sessions', 'Sessions'],
+  ['/v1/agents', 'Agents'],
+  ['/v1/environments', 'Environments'],
+] as const;
+const ACTIONS = new Map([
+  ['POST', 'create'],
+  ['GET', 'list'],
+  ['GET /{id}', 'get'],
+  ['POST /{id}', 'update'],
+  ['DELETE /{id}', 'delete'],
+  ['GET /{id}/content', 'download'],
+  ['POST /{id}/cancel', 'cancel'],
+  ['GET /{id}/results', 'results'],
+  ['POST /{id}/events', 'send events'],
+  ['GET /{id}/events', 'events'],
+  ['GET /{id}/events/stream', 'event stream'],
+  ['POST /{id}/versions', 'create version'],
+  ['GET /{id}/versions', 'list versions'],
+  ['GET /{id}/versions/{id}', 'get version'],
+  ['DELETE /{id}/versions/{id}', 'delete version'],
+]);
+
+/**
+ * What a call was, in a few words (`Files: upload`), so a call that has no model and costs
+ * nothing does not read as a failed Messages call; an endpoint not known here shows as logged.
+ */
+export function endpointLabel(endpoint: string): string {
+  const named = NAMED.get(endpoint);
+  if (named) return named;
+  const [method, path = ''] = endpoint.split(' ', 2);
+  const family = FAMILIES.find(([base]) => path === base || path.startsWith(`${base}/`));
+  if (!family) return endpoint;
+  const what = `${method} ${path.slice(family[0].length)}`.trim();
+  const action = family[1] === 'Files' && what === 'POST' ? 'upload' : ACTIONS.get(what);
+  return action ? `${family[1]}: ${action}` : endpoint;
+}
 
 /** Names of the keys and members that made `calls`, to label their rows. */
 export interface CallNames {
@@ -54,7 +105,7 @@ export async function callNames(
   return { keys, members };
 }
 
-/** Calls one per row: status, latency, time to first byte, and the usage each one was served with. */
+/** Calls one per row: what was called, status, latency, time to first byte, and the usage each one was served with. */
 export function callsTable(
   id: string,
   caption: string,
@@ -84,6 +135,7 @@ export function callsTable(
           ? { text: names.keys.get(r.keyId) ?? r.keyId, href: href(`/dashboard/keys/${r.keyId}`, {}) }
           : '(none)',
         r.model ?? '',
+        endpointLabel(r.endpoint),
         status,
         cost.priced ? usd(cost.cents) : 'unpriced',
         r.groupId
