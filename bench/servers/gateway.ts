@@ -53,6 +53,12 @@ await serveArm(async () => {
     // The held-streams phase opens thousands of streams from one loopback client.
     KEYGATE_MAX_SOCKETS_PER_ADDRESS: process.env.BENCH_MAX_SOCKETS_PER_ADDRESS ?? '100000',
     ...quietTimers,
+    // BENCH_SET_KEYGATE_X=v sets KEYGATE_X=v for this arm only (experiments: flush interval, spool).
+    ...Object.fromEntries(
+      Object.entries(process.env)
+        .filter(([k]) => k.startsWith('BENCH_SET_KEYGATE_'))
+        .map(([k, v]) => [k.slice('BENCH_SET_'.length), v]),
+    ),
   });
   // BENCH_LOG_SINK: log lines written synchronously (`sync`, as before) or one asynchronous write per line (`unbatched`) instead of the default.
   const sinks = { sync: { sync: true }, unbatched: { minLength: 0, flushMs: 0 } } as const;

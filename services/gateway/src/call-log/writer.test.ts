@@ -34,6 +34,43 @@ describe('CallLogWriter', () => {
     expect(w.pending).toBe(0);
   });
 
+  it('does not send records that arrive during a write as a string of small batches', async () => {
+    // One transaction per dozen calls at a low steady rate kept PostgreSQL busy between every
+    // call (bench/RESULTS.md, fourth round): a part batch waits for the interval instead.
+    const batches: string[][] = [];
+    const pending: Array<() => void> = [];
+    const sink = {
+      insertBatch: (records: CallRecord[]) =>
+        new Promise<void>((resolve) => {
+          batches.push(records.map((r) => r.id));
+          pending.push(resolve);
+        }),
+    };
+    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, batchSize: 3, logger: silentLogger });
+    for (let i = 0; i < 3; i++) w.enqueue(record(i));
+    expect(batches).toEqual([['req_0', 'req_1', 'req_2']]);
+    w.enqueue(record(3));
+    pending.shift()!();
+    await until(() => w.written === 3);
+    expect(batches).toHaveLength(1);
+    w.enqueue(record(4));
+    w.enqueue(record(5));
+    expect(batches).toEqual([
+      ['req_0', 'req_1', 'req_2'],
+      ['req_3', 'req_4', 'req_5'],
+    ]);
+    pending.shift()!();
+    // flush() still writes a part batch at once.
+    w.enqueue(record(6));
+    const flushed = w.flush();
+    await until(() => batches.length === 3);
+    expect(batches[2]).toEqual(['req_6']);
+    pending.shift()!();
+    await flushed;
+    expect(w.pending).toBe(0);
+    await w.close();
+  });
+
   it('keeps a failed batch and retries it: the database going down loses nothing', async () => {
     const sink = new FakeSink();
     sink.failNext = 3;

@@ -73,6 +73,8 @@ export class CallLogWriter {
   #timer: NodeJS.Timeout | null = null;
   #probe: NodeJS.Timeout | null = null;
   #flushing: Promise<void> | null = null;
+  /** `flush()` asked for everything waiting, not only whole batches. */
+  #all = false;
   #failures = 0;
   #outageStart = 0;
   #closed = false;
@@ -122,7 +124,7 @@ export class CallLogWriter {
     else this.#keep([entry]);
     if (this.#closed) return;
     if (this.#queue.length - this.#head >= this.#opts.batchSize && !this.#flushing && this.#failures === 0)
-      void this.flush();
+      void this.#start();
     else this.#schedule(this.#opts.flushIntervalMs);
   }
 
@@ -177,7 +179,7 @@ export class CallLogWriter {
     if (this.#timer || this.#closed) return;
     this.#timer = setTimeout(() => {
       this.#timer = null;
-      void this.flush();
+      void this.#start();
     }, delay);
     this.#timer.unref();
   }
@@ -190,15 +192,32 @@ export class CallLogWriter {
 
   /** Writes everything waiting now; resolves when done or when a batch fails (it is retried later). */
   flush(): Promise<void> {
+    // A timed write in progress, which would leave a part batch for later, now writes it too.
+    this.#all = true;
+    return this.#start();
+  }
+
+  #start(): Promise<void> {
     this.#flushing ??= this.#drain().finally(() => {
       this.#flushing = null;
+      this.#all = false;
+      // A part batch left for the next interval, or a database that failed and is retried.
+      if (this.#queue.length > this.#head) this.#schedule(this.#opts.flushIntervalMs);
     });
     return this.#flushing;
   }
 
+  /**
+   * Writes batches in order. A timed write (not `flush()`) writes the batch waiting, then more only
+   * while whole batches wait or the spool holds a backlog: records arriving while a batch is in
+   * the database wait for the next interval instead of going as a string of small batches (one
+   * transaction per dozen calls at a low steady rate, each paying PostgreSQL's per-statement work).
+   */
   async #drain(): Promise<void> {
-    for (;;) {
-      if (this.#head >= this.#queue.length && !(await this.#readBack())) return;
+    for (let first = true; ; first = false) {
+      const waiting = this.#queue.length - this.#head;
+      if (!this.#all && !first && waiting < this.#opts.batchSize && this.#onDisk.length === 0) return;
+      if (waiting === 0 && !(await this.#readBack())) return;
       const batch = this.#queue.slice(this.#head, this.#head + this.#opts.batchSize);
       if (batch.length === 0) continue;
       const rejectedBefore = this.rejected;
