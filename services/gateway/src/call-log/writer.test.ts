@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { callAt } from '../../test/kit/call-records';
 import { waitFor } from '../../test/kit/wait';
 import { silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { CallLogWriter } from './writer';
 
-const record = (i: number) => ({ id: `req_${i}` }) as CallRecord;
+const record = (i: number) => callAt('acct_1', '2026-11-28T00:00:00Z', { id: `req_${i}`, usage: {} });
 
 class FakeSink {
   batches: string[][] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../lib/call-record';
-import { CALL_COLUMNS, copyLine, copyText, recordOfCopyLine } from './call-copy';
+import { CALL_COLUMNS, callValues, copyLine, copyText, recordOfCopyLine } from './call-copy';
 
 const awkward = 'tab\there\nnew\r\\back \\N \\t "q" é中😀';
 
@@ -23,7 +23,10 @@ const full: CallRecord = {
     output_tokens: 3,
     cache_creation: { ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 1 },
     cache_creation_input_tokens: 5,
+    cache_read_input_tokens: 7,
+    server_tool_use: { web_search_requests: 2 },
     service_tier: awkward,
+    speed: 'fast',
   } as never,
   upstreamMessageId: 'msg_1',
   upstreamRequestId: 'req_up_1',
@@ -46,6 +49,28 @@ describe('a call record as a COPY line', () => {
     expect(line).not.toMatch(/[\n\r]/);
     expect(line.split('\t')).toHaveLength(CALL_COLUMNS.length);
     expect(recordOfCopyLine(line)).toEqual(full);
+  });
+
+  it('puts each value in its own column: the one the JSON insert gives it', () => {
+    // The usage figures' columns are derived (the round trip reads usage back from its JSON), so
+    // a swap between two of them would read back unseen: each field is checked where it stands.
+    const escaped = (v: string) =>
+      v.replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
+    const expected = (v: unknown): string =>
+      v == null
+        ? '\\N'
+        : typeof v === 'boolean'
+          ? v
+            ? 't'
+            : 'f'
+          : v instanceof Date
+            ? v.toISOString()
+            : escaped(typeof v === 'object' ? JSON.stringify(v) : String(v));
+    for (const r of [full, { ...full, stream: false, partial: false, usage: null, batch: false }]) {
+      const fields = copyLine(r).split('\t');
+      const values = callValues(r);
+      CALL_COLUMNS.forEach((column, i) => expect(fields[i], column).toBe(expected(values[i])));
+    }
   });
 
   it('writes absent fields as null and reads them back as null (the optional ones included)', () => {

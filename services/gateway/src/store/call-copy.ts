@@ -100,28 +100,31 @@ const COPY_SPECIAL = /[\\\t\n\r]/g;
 const HAS_COPY_SPECIAL = /[\\\t\n\r]/;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
-/** One field of a line. */
-function copyField(v: CallValue): string {
-  if (v === null || v === undefined) return '\\N';
-  switch (typeof v) {
-    case 'string':
-      return HAS_COPY_SPECIAL.test(v) ? v.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c]!) : v;
-    case 'boolean':
-      return v ? 't' : 'f';
-    case 'number':
-      // As the JSON path stored them: a value JSON cannot carry is null.
-      return Number.isFinite(v) ? String(v) : '\\N';
-    default:
-      return v instanceof Date ? v.toISOString() : copyField(JSON.stringify(v));
-  }
-}
+// One field of each kind. copyLine names each column's kind: a generic field writer, switching on
+// `typeof` over an array of mixed values, was the gateway's largest own frame in the profile
+// (bench/RESULTS.md, fourth round).
+const text = (v: string | null | undefined): string =>
+  v == null ? '\\N' : HAS_COPY_SPECIAL.test(v) ? v.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c]!) : v;
+// As the JSON path stored them: a value JSON cannot carry is null.
+const num = (v: number | null | undefined): string => (v != null && Number.isFinite(v) ? `${v}` : '\\N');
+const bool = (v: boolean | null | undefined): string => (v == null ? '\\N' : v ? 't' : 'f');
+const json = (v: object | null | undefined): string => (v == null ? '\\N' : text(JSON.stringify(v)));
 
-/** A record as one line, without its newline. */
+/** A record as one line, without its newline: the fields in CALL_COLUMNS' order. */
 export function copyLine(r: CallRecord): string {
-  const values = callValues(r);
-  let line = copyField(values[0]);
-  for (let i = 1; i < values.length; i++) line += `\t${copyField(values[i])}`;
-  return line;
+  const u = usageFigures(r.usage, r.batch);
+  return (
+    `${text(r.id)}\t${text(r.accountId)}\t${text(r.keyId)}\t${text(r.memberId)}\t${text(r.app)}` +
+    `\t${text(r.environment)}\t${text(r.groupId)}\t${text(r.client)}\t${text(r.endpoint)}` +
+    `\t${text(r.model)}\t${bool(r.stream)}\t${num(r.status)}\t${text(r.errorType)}` +
+    `\t${num(u.inputTokens)}\t${num(u.outputTokens)}\t${num(u.cacheCreationInputTokens)}` +
+    `\t${num(u.cacheCreation5mTokens)}\t${num(u.cacheCreation1hTokens)}\t${num(u.cacheReadInputTokens)}` +
+    `\t${num(u.webSearchRequests)}\t${text(u.serviceTier)}\t${text(u.speed)}\t${text(u.inferenceGeo)}` +
+    `\t${bool(u.batch)}\t${json(r.usage)}\t${text(r.upstreamMessageId)}\t${text(r.upstreamRequestId)}` +
+    `\t${num(r.retryCount)}\t${num(r.latencyMs)}\t${num(r.ttfbMs)}\t${bool(r.partial)}` +
+    `\t${bool(r.estimated)}\t${r.createdAt.toISOString()}\t${text(r.agentId)}\t${text(r.parentAgentId)}` +
+    `\t${num(r.requestBytes)}\t${num(r.responseBytes)}`
+  );
 }
 
 /** A batch as COPY text, one line per call. */
