@@ -72,6 +72,31 @@ describe('CallLogWriter', () => {
     await w.close();
   });
 
+  it('flush() resolves only once every record enqueued before it is written, whatever a timed write was doing', async () => {
+    // A timed write that has just decided to leave a part batch for later may still be finishing
+    // when flush() is called: flush() must not take its end for its own.
+    for (let depth = 0; depth < 16; depth++) {
+      const batches: string[][] = [];
+      const sink = {
+        insertBatch: async (records: CallRecord[]) => {
+          batches.push(records.map((r) => r.id));
+          await Promise.resolve();
+        },
+      };
+      const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, batchSize: 3, logger: silentLogger });
+      for (let i = 0; i < 4; i++) w.enqueue(record(i));
+      for (let d = 0; d < depth; d++) await Promise.resolve();
+      await w.flush();
+      expect(batches.flat(), `flush called ${depth} microtasks in`).toEqual([
+        'req_0',
+        'req_1',
+        'req_2',
+        'req_3',
+      ]);
+      await w.close();
+    }
+  });
+
   it('keeps a failed batch and retries it: the database going down loses nothing', async () => {
     const sink = new FakeSink();
     sink.failNext = 3;

@@ -194,10 +194,14 @@ export class CallLogWriter {
   }
 
   /** Writes everything waiting now; resolves when done or when a batch fails (it is retried later). */
-  flush(): Promise<void> {
-    // A timed write in progress, which would leave a part batch for later, now writes it too.
-    this.#all = true;
-    return this.#start();
+  async flush(): Promise<void> {
+    for (let round = 0; round < 2; round++) {
+      // A timed write in progress, which would leave a part batch for later, now writes it too;
+      // one that had already decided to stop when this was called leaves it to the second round.
+      this.#all = true;
+      await this.#start();
+      if (this.#failures > 0 || this.#queue.length === this.#head) return;
+    }
   }
 
   #start(): Promise<void> {
