@@ -71,7 +71,7 @@ await serveArm(async () => {
   const sql = gateway.store.db.sql;
   // BENCH_CALL_LOG_SINK=none: the call log does all its own work (COPY line, spool, queue,
   // batches) but sends nothing to PostgreSQL, which parts the gateway's cost from the database's.
-  if (process.env.BENCH_CALL_LOG_SINK === 'none') gateway.store.calls.insertBatch = async () => {};
+  if (process.env.BENCH_CALL_LOG_SINK === 'none') gateway.store.calls.insertLines = async () => {};
   // The schema goes after the gateway has stopped: its polls and jobs never meet a dropped table.
   const closeAndDrop = async () => {
     gateway.resolver.drainLastUsed();

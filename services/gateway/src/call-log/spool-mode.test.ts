@@ -26,7 +26,7 @@ it('keeps call records to this user: the folder 0700, the lock and every segment
   const spool = await Spool.open({ dir, maxBytes: 1 << 20, syncMs: 5, logger: silentLogger });
   const sink = {
     ids: [] as string[],
-    insertBatch: async () => new Promise<void>(() => {}),
+    insertLines: async () => new Promise<void>(() => {}),
     ping: async () => {},
   };
   const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, spool, logger: silentLogger });

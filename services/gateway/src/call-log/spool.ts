@@ -2,14 +2,18 @@ import { chmod, mkdir, open, readdir, readFile, stat, unlink, type FileHandle } 
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
+import type { RollupShare } from '../store/calls';
 import { decodeSegment, spoolLine } from './segment';
 import { lock, syncDir } from './spool-dir';
 
 /** A call record on its way to PostgreSQL, and the spool segment that holds it, if any. */
 export interface SpoolEntry {
-  record: CallRecord;
   /** The record's COPY line (store/call-copy.ts): what the spool keeps and the insert sends. */
   line: string;
+  /** What the call adds to its hourly rollup row. */
+  share: RollupShare;
+  /** When the call was made (epoch ms). */
+  at: number;
   seg: Segment | null;
   /** PostgreSQL has committed it. */
   done: boolean;
@@ -62,6 +66,8 @@ export interface SpoolStatus {
 const NAME = /^calls-(\d{12})\.(?:tsv|jsonl)$/;
 const RETRY_AFTER_ERROR_MS = 1_000;
 const WRITE_NOW_BYTES = 1 << 20;
+/** A spool line's bytes around its COPY line: 8 hex digits of CRC-32, a space, a newline. */
+const SPOOL_LINE_EXTRA = 10;
 
 /**
  * The call log's local, append-only spool. `append` only buffers (the request path never
@@ -75,7 +81,7 @@ export class Spool {
   #active: Segment | null = null;
   #nextSeq: number;
   #bytes = 0;
-  #buffer: Array<{ entry: SpoolEntry; line: string; size: number; seg: Segment }> = [];
+  #buffer: Array<{ entry: SpoolEntry; size: number; seg: Segment }> = [];
   #bufferedBytes = 0;
   #timer: NodeJS.Timeout | null = null;
   #writing: Promise<void> | null = null;
@@ -132,8 +138,8 @@ export class Spool {
   /** Buffers the entry's line and sets `entry.seg`; false when there is no room (or the disk is failing). */
   append(entry: SpoolEntry): boolean {
     if (this.#closed || Date.now() < this.#failedUntil) return this.#refuse();
-    const line = spoolLine(entry.line);
-    const size = Buffer.byteLength(line);
+    // The spool's line (CRC, space, COPY line, newline) is made when it is written.
+    const size = Buffer.byteLength(entry.line) + SPOOL_LINE_EXTRA;
     if (this.#bytes + size > this.#opts.maxBytes) {
       if (!this.#full) {
         this.#full = true;
@@ -164,7 +170,7 @@ export class Spool {
     seg.outstanding++;
     seg.buffered++;
     this.#bytes += size;
-    this.#buffer.push({ entry, line, size, seg });
+    this.#buffer.push({ entry, size, seg });
     this.#bufferedBytes += size;
     if (this.#bufferedBytes >= WRITE_NOW_BYTES) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#opts.syncMs);
@@ -249,7 +255,7 @@ export class Spool {
           seg.handle = await open(seg.path, 'a', 0o600);
           created = true;
         }
-        const data = group.map((g) => g.line).join('');
+        const data = group.map((g) => spoolLine(g.entry.line)).join('');
         await seg.handle.appendFile(data);
         seg.written += Buffer.byteLength(data);
         seg.buffered -= group.length;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { callAt } from '../../test/kit/call-records';
 import { waitFor } from '../../test/kit/wait';
 import { silentLogger } from '../lib/logger';
-import type { CallRecord } from '../lib/call-record';
+import { idOfLine } from '../store/call-copy';
+import type { Rollup } from '../store/calls';
 import { CallLogWriter } from './writer';
 
 const record = (i: number) => callAt('acct_1', '2026-11-28T00:00:00Z', { id: `req_${i}`, usage: {} });
@@ -10,12 +11,12 @@ const record = (i: number) => callAt('acct_1', '2026-11-28T00:00:00Z', { id: `re
 class FakeSink {
   batches: string[][] = [];
   failNext = 0;
-  async insertBatch(records: CallRecord[]) {
+  async insertLines(lines: readonly string[]) {
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('connection refused');
     }
-    this.batches.push(records.map((r) => r.id));
+    this.batches.push(lines.map(idOfLine));
   }
   get ids() {
     return this.batches.flat();
@@ -41,9 +42,9 @@ describe('CallLogWriter', () => {
     const batches: string[][] = [];
     const pending: Array<() => void> = [];
     const sink = {
-      insertBatch: (records: CallRecord[]) =>
+      insertLines: (lines: readonly string[]) =>
         new Promise<void>((resolve) => {
-          batches.push(records.map((r) => r.id));
+          batches.push(lines.map(idOfLine));
           pending.push(resolve);
         }),
     };
@@ -78,8 +79,8 @@ describe('CallLogWriter', () => {
     for (let depth = 0; depth < 16; depth++) {
       const batches: string[][] = [];
       const sink = {
-        insertBatch: async (records: CallRecord[]) => {
-          batches.push(records.map((r) => r.id));
+        insertLines: async (lines: readonly string[]) => {
+          batches.push(lines.map(idOfLine));
           await Promise.resolve();
         },
       };
@@ -95,6 +96,34 @@ describe('CallLogWriter', () => {
       ]);
       await w.close();
     }
+  });
+
+  it('sends the batch as lines with the rollups they add up to, a call met twice counted once', async () => {
+    const sent: Array<{ ids: string[]; rollups: Rollup[] }> = [];
+    const sink = {
+      insertLines: async (lines: readonly string[], rollups: Rollup[]) => {
+        sent.push({ ids: lines.map(idOfLine), rollups });
+      },
+    };
+    const w = new CallLogWriter(sink, { flushIntervalMs: 60_000, logger: silentLogger });
+    const usage = { input_tokens: 10, output_tokens: 3 };
+    const a = callAt('acct_1', '2026-11-28T10:05:00Z', { id: 'req_a', usage });
+    // The same call again (a spool replay meeting it in memory), then another in the same hour.
+    for (const r of [a, a, callAt('acct_1', '2026-11-28T10:40:00Z', { id: 'req_b', usage, status: 529 })])
+      w.enqueue(r);
+    await w.flush();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.ids).toEqual(['req_a', 'req_b']);
+    expect(sent[0]!.rollups).toEqual([
+      expect.objectContaining({
+        account_id: 'acct_1',
+        hour: new Date('2026-11-28T10:00:00Z'),
+        requests: 2,
+        errors: 1,
+        input_tokens: 20,
+        output_tokens: 6,
+      }),
+    ]);
   });
 
   it('keeps a failed batch and retries it: the database going down loses nothing', async () => {
@@ -129,11 +158,11 @@ describe('CallLogWriter', () => {
   it('sets aside only the records the database refuses as data, and writes the rest', async () => {
     const sink = new FakeSink();
     const bad = new Set(['req_3', 'req_8']);
-    const inner = sink.insertBatch.bind(sink);
-    sink.insertBatch = async (records: CallRecord[]) => {
-      if (records.some((r) => bad.has(r.id)))
+    const inner = sink.insertLines.bind(sink);
+    sink.insertLines = async (lines: readonly string[]) => {
+      if (lines.some((l) => bad.has(idOfLine(l))))
         throw Object.assign(new Error('value out of range for type integer'), { code: '22003' });
-      return inner(records);
+      return inner(lines);
     };
     const w = new CallLogWriter(sink, { flushIntervalMs: 5, batchSize: 10, logger: silentLogger });
     for (let i = 0; i < 12; i++) w.enqueue(record(i));
@@ -157,7 +186,7 @@ describe('CallLogWriter', () => {
   it('keeps everything queued on an outage (no bisecting on connection errors)', async () => {
     const sink = new FakeSink();
     let calls = 0;
-    sink.insertBatch = async () => {
+    sink.insertLines = async () => {
       calls++;
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     };

@@ -1,16 +1,18 @@
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import { copyLine } from '../store/call-copy';
+import { copyLine, idOfLine } from '../store/call-copy';
+import { rollupShare, sumShares, type Rollup } from '../store/calls';
 import type { Segment, Spool, SpoolEntry } from './spool';
 
 export interface CallSink {
   /**
-   * `statementTimeoutMs`: the database cancels the insert past it (0: no bound). `lines`: the
-   * records' COPY lines, made once when each was enqueued.
+   * Stores the calls (their COPY lines, store/call-copy.ts) and adds `rollups` to the hourly
+   * rollups, in one transaction. `statementTimeoutMs`: the database cancels it past that (0: no bound).
    */
-  insertBatch(
-    records: CallRecord[],
-    opts?: { statementTimeoutMs?: number; lines?: readonly string[] },
+  insertLines(
+    lines: readonly string[],
+    rollups: Rollup[],
+    opts?: { statementTimeoutMs?: number },
   ): Promise<void>;
   /** A cheap round trip that succeeds when the database answers again. */
   ping?(): Promise<void>;
@@ -58,7 +60,25 @@ export interface CallLogStatus {
 }
 
 /** What a committed entry's slot holds until the queue is compacted. */
-const EMPTY: SpoolEntry = { record: null as never, line: '', seg: null, done: true, inMemory: false };
+const EMPTY: SpoolEntry = { line: '', share: null as never, at: 0, seg: null, done: true, inMemory: false };
+
+/**
+ * What the writer keeps of a call until it is committed: its COPY line, made once (the spool
+ * keeps it and the insert sends it), and its share of the hourly rollups. Not the record: a
+ * record, its parsed usage and its line waiting a batch long (about 100 ms at saturation)
+ * outlived young-generation collections, and the collector's work for them cost more of the
+ * gateway's throughput than the call log's own frames (bench/RESULTS.md, fourth round).
+ */
+function entryOf(record: CallRecord, seg: Segment | null, inMemory: boolean): SpoolEntry {
+  return {
+    line: copyLine(record),
+    share: rollupShare(record),
+    at: record.createdAt.getTime(),
+    seg,
+    done: false,
+    inMemory,
+  };
+}
 
 /**
  * The call log: each finished call is appended to the spool (durable within the spool's sync
@@ -120,7 +140,7 @@ export class CallLogWriter {
   enqueue(record: CallRecord): void {
     this.#backlogSince ??= Date.now();
     // Serialized once, here, a call at a time: the spool keeps this line and the insert sends it.
-    const entry: SpoolEntry = { record, line: copyLine(record), seg: null, done: false, inMemory: false };
+    const entry = entryOf(record, null, false);
     const seg = this.#spool?.append(entry) ? entry.seg! : null;
     if (seg?.spilled) return;
     if (seg && this.#memoryFull()) this.#spill(seg);
@@ -245,8 +265,7 @@ export class CallLogWriter {
     if (!seg || !this.#spool) return false;
     const records = await this.#spool.read(seg);
     this.#onDisk.shift();
-    for (const record of records)
-      this.#queue.push({ record, line: copyLine(record), seg, done: false, inMemory: true });
+    for (const record of records) this.#queue.push(entryOf(record, seg, true));
     return true;
   }
 
@@ -314,16 +333,21 @@ export class CallLogWriter {
    */
   async #write(batch: SpoolEntry[]): Promise<void> {
     try {
-      await this.#sink.insertBatch(
-        batch.map((e) => e.record),
-        { statementTimeoutMs: this.#opts.statementTimeoutMs, lines: batch.map((e) => e.line) },
+      // A call replayed from the spool may meet itself in one batch; count it once.
+      const ids = batch.map((e) => idOfLine(e.line));
+      const once =
+        new Set(ids).size === batch.length ? batch : [...new Map(batch.map((e, i) => [ids[i]!, e])).values()];
+      await this.#sink.insertLines(
+        once.map((e) => e.line),
+        sumShares(once.map((e) => e.share)),
+        { statementTimeoutMs: this.#opts.statementTimeoutMs },
       );
     } catch (err) {
       if (!isDataError(err)) throw err;
       if (batch.length === 1) {
         this.rejected++;
         this.#opts.logger.error('call record refused by the database; set aside', {
-          id: batch[0]!.record.id,
+          id: idOfLine(batch[0]!.line),
           error: err,
         });
         return;
@@ -336,7 +360,7 @@ export class CallLogWriter {
 
   status(): CallLogStatus {
     const spool = this.#spool?.status();
-    const oldestRecord = this.#queue[this.#head]?.record.createdAt.getTime();
+    const oldestRecord = this.#queue[this.#head]?.at;
     const oldest = Math.min(oldestRecord ?? Infinity, spool?.oldestSegmentAt ?? Infinity);
     return {
       queued: this.#queue.length - this.#head,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../lib/call-record';
-import { CALL_COLUMNS, callValues, copyLine, copyText, recordOfCopyLine } from './call-copy';
+import { CALL_COLUMNS, callValues, copyLine, idOfLine, recordOfCopyLine } from './call-copy';
 
 const awkward = 'tab\there\nnew\r\\back \\N \\t "q" é中😀';
 
@@ -91,9 +91,8 @@ describe('a call record as a COPY line', () => {
     expect(recordOfCopyLine(line)).toEqual({ ...bare, agentId: null, requestBytes: null });
   });
 
-  it('a batch is its lines, each ended by a newline', () => {
-    const other = { ...full, id: 'req_02' };
-    expect(copyText([full, other])).toBe(`${copyLine(full)}\n${copyLine(other)}\n`);
+  it('names its call by its first field', () => {
+    expect(idOfLine(copyLine(full))).toBe('req_01');
   });
 
   it('refuses a line that is not a record: another column count, no id, no time', () => {

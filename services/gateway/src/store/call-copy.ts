@@ -127,11 +127,10 @@ export function copyLine(r: CallRecord): string {
   );
 }
 
-/** A batch as COPY text, one line per call. */
-export function copyText(records: readonly CallRecord[]): string {
-  let text = '';
-  for (const r of records) text += `${copyLine(r)}\n`;
-  return text;
+/** A line's call id (its first field: ids are the gateway's own and never escaped). */
+export function idOfLine(line: string): string {
+  const tab = line.indexOf('\t');
+  return tab < 0 ? line : line.slice(0, tab);
 }
 
 const UNESCAPE = /\\(.)/g;

@@ -1,7 +1,7 @@
 import { finished } from 'node:stream/promises';
 import type { TransactionSql } from 'postgres';
 import type { CallRecord } from '../lib/call-record';
-import { CALL_COLUMNS, callValues, copyText } from './call-copy';
+import { CALL_COLUMNS, callValues, copyLine, recordOfCopyLine } from './call-copy';
 import { promptBand } from '../usage/usage';
 import { usageFigures } from '../usage/usage';
 import type { Sql } from './database';
@@ -24,7 +24,7 @@ export interface RollupSums {
   web_search_requests: number;
 }
 
-interface Rollup extends RollupSums {
+export interface Rollup extends RollupSums {
   account_id: string;
   hour: Date;
   endpoint: string;
@@ -44,42 +44,61 @@ const HOUR = 3_600_000;
 /** A call that ended in an error: an error status, or a 200 whose stream then failed. */
 export const isError = (r: Pick<CallRecord, 'status' | 'errorType'>) => r.status >= 400 || !!r.errorType;
 
-/** Sums a batch per (account, endpoint, hour, key, member, model, group) before it meets the database. */
-export function rollUp(records: CallRecord[]): Rollup[] {
+/** One call as its hourly rollup row would count it alone (the hour as epoch ms): what the call log keeps of a call instead of its record while the call waits for its batch. */
+export interface RollupShare extends Omit<Rollup, 'hour'> {
+  hourMs: number;
+}
+
+export function rollupShare(r: CallRecord): RollupShare {
+  const u = usageFigures(r.usage, r.batch);
+  return {
+    account_id: r.accountId,
+    endpoint: r.endpoint,
+    hourMs: Math.floor(r.createdAt.getTime() / HOUR) * HOUR,
+    key_id: r.keyId,
+    member_id: r.memberId,
+    model: r.model,
+    group_id: r.groupId,
+    speed: u.speed,
+    service_tier: u.serviceTier,
+    inference_geo: u.inferenceGeo,
+    batch: u.batch,
+    prompt_band: promptBand(u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens),
+    requests: 1,
+    errors: isError(r) ? 1 : 0,
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cache_creation_5m_tokens: u.cacheCreation5mTokens,
+    cache_creation_1h_tokens: u.cacheCreation1hTokens,
+    cache_read_input_tokens: u.cacheReadInputTokens,
+    web_search_requests: u.webSearchRequests,
+  };
+}
+
+/** Sums calls' shares per (account, endpoint, hour, key, member, model, group, …) before they meet the database. */
+export function sumShares(shares: readonly RollupShare[]): Rollup[] {
   const byKey = new Map<string, Rollup>();
-  for (const r of records) {
-    const hourMs = Math.floor(r.createdAt.getTime() / HOUR) * HOUR;
-    const u = usageFigures(r.usage, r.batch);
-    const band = promptBand(u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens);
+  for (const c of shares) {
     const id = rollupKey(
-      r.accountId,
-      r.endpoint,
-      hourMs,
-      r.keyId,
-      r.memberId,
-      r.model,
-      r.groupId,
-      u.speed,
-      u.serviceTier,
-      u.inferenceGeo,
-      u.batch,
-      band,
+      c.account_id,
+      c.endpoint,
+      c.hourMs,
+      c.key_id,
+      c.member_id,
+      c.model,
+      c.group_id,
+      c.speed,
+      c.service_tier,
+      c.inference_geo,
+      c.batch,
+      c.prompt_band,
     );
     let row = byKey.get(id);
     if (!row) {
+      const { hourMs, ...rest } = c;
       row = {
-        account_id: r.accountId,
-        endpoint: r.endpoint,
+        ...rest,
         hour: new Date(hourMs),
-        key_id: r.keyId,
-        member_id: r.memberId,
-        model: r.model,
-        group_id: r.groupId,
-        speed: u.speed,
-        service_tier: u.serviceTier,
-        inference_geo: u.inferenceGeo,
-        batch: u.batch,
-        prompt_band: band,
         requests: 0,
         errors: 0,
         input_tokens: 0,
@@ -91,16 +110,21 @@ export function rollUp(records: CallRecord[]): Rollup[] {
       };
       byKey.set(id, row);
     }
-    row.requests += 1;
-    if (isError(r)) row.errors += 1;
-    row.input_tokens += u.inputTokens;
-    row.output_tokens += u.outputTokens;
-    row.cache_creation_5m_tokens += u.cacheCreation5mTokens;
-    row.cache_creation_1h_tokens += u.cacheCreation1hTokens;
-    row.cache_read_input_tokens += u.cacheReadInputTokens;
-    row.web_search_requests += u.webSearchRequests;
+    row.requests += c.requests;
+    row.errors += c.errors;
+    row.input_tokens += c.input_tokens;
+    row.output_tokens += c.output_tokens;
+    row.cache_creation_5m_tokens += c.cache_creation_5m_tokens;
+    row.cache_creation_1h_tokens += c.cache_creation_1h_tokens;
+    row.cache_read_input_tokens += c.cache_read_input_tokens;
+    row.web_search_requests += c.web_search_requests;
   }
   return [...byKey.values()];
+}
+
+/** Sums a batch per (account, endpoint, hour, key, member, model, group) before it meets the database. */
+export function rollUp(records: CallRecord[]): Rollup[] {
+  return sumShares(records.map(rollupShare));
 }
 
 /**
@@ -186,35 +210,54 @@ export function callQueries(sql: Sql) {
      * skips what is there, so no call counts twice.
      */
     async insertBatch(records: CallRecord[], opts: InsertOptions = {}): Promise<void> {
-      if (records.length === 0) return;
-      let lines = opts.lines?.length === records.length ? opts.lines : null;
       // A call replayed from the spool may meet itself in one batch; count it once.
-      if (new Set(records.map((r) => r.id)).size !== records.length) {
+      if (new Set(records.map((r) => r.id)).size !== records.length)
         records = [...new Map(records.map((r) => [r.id, r])).values()];
-        lines = null;
-      }
-      try {
-        await sql.begin(async (tx) => {
-          await statementTimeout(tx, opts);
-          const copy =
-            await tx`copy calls (${tx(CALL_COLUMNS as unknown as string[])}) from stdin`.writable();
-          copy.end(lines ? `${lines.join('\n')}\n` : copyText(records));
-          await finished(copy);
-          await addRollups(tx, records);
-        });
-      } catch (err) {
-        if ((err as { code?: string })?.code !== UNIQUE_VIOLATION) throw err;
-        await insertSkippingStored(sql, records, opts);
-      }
+      await insertLines(sql, records.map(copyLine), rollUp(records), opts);
     },
+    /**
+     * The call log writer's insert: the batch as the COPY lines made when each call ended, and the
+     * rollup rows they add up to (`sumShares`), so the writer need not keep the records themselves.
+     */
+    insertLines: (lines: readonly string[], rollups: Rollup[], opts: InsertOptions = {}) =>
+      insertLines(sql, lines, rollups, opts),
   };
+}
+
+/**
+ * Inserts a batch and folds it into the hourly rollups, atomically. COPY first: PostgreSQL spends
+ * about a third of the CPU per row that a JSON parameter costs it (8 against 22 µs,
+ * bench/RESULTS.md). A batch holding a call already stored (replayed from the spool after a lost
+ * commit acknowledgement) fails COPY on the key, and goes again through an insert that skips what
+ * is there, so no call counts twice.
+ */
+async function insertLines(
+  sql: Sql,
+  lines: readonly string[],
+  rollups: Rollup[],
+  opts: InsertOptions,
+): Promise<void> {
+  if (lines.length === 0) return;
+  try {
+    await sql.begin(async (tx) => {
+      await statementTimeout(tx, opts);
+      const copy = await tx`copy calls (${tx(CALL_COLUMNS as unknown as string[])}) from stdin`.writable();
+      copy.end(`${lines.join('\n')}\n`);
+      await finished(copy);
+      if (rollups.length > 0) await tx`insert into usage_hourly ${tx(rollups)} ${addToRollups(tx)}`;
+    });
+  } catch (err) {
+    if ((err as { code?: string })?.code !== UNIQUE_VIOLATION) throw err;
+    const records = lines.map(recordOfCopyLine);
+    if (records.some((r) => r === null))
+      throw Object.assign(new Error('a call log line does not read back as a record'), { code: '22000' });
+    await insertSkippingStored(sql, records as CallRecord[], opts);
+  }
 }
 
 export interface InsertOptions {
   /** The database cancels the insert past it (0 or absent: no bound). */
   statementTimeoutMs?: number;
-  /** The records' COPY lines (call-copy.ts), when already made: each record is serialized once. */
-  lines?: readonly string[];
 }
 
 const UNIQUE_VIOLATION = '23505';
