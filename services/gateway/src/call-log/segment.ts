@@ -2,6 +2,9 @@ import { crc32 } from 'node:zlib';
 import type { CallRecord } from '../lib/call-record';
 import { recordOfCopyLine } from '../store/call-copy';
 
+/** A spool line's bytes around its COPY line: 8 hex digits of CRC-32, a space, a newline. */
+export const SPOOL_LINE_EXTRA = 10;
+
 /**
  * One spool line: the CRC-32 of the record's line in 8 hex digits, a space, the line, a newline.
  * The record's line is its COPY line (store/call-copy.ts), the one the insert sends; segments an
@@ -9,6 +12,7 @@ import { recordOfCopyLine } from '../store/call-copy';
  * crash (no newline, or a checksum that does not match) is skipped on reading.
  */
 export function spoolLine(copyLine: string): string {
+  // SPOOL_LINE_EXTRA bytes around the COPY line.
   return `${crc32(copyLine).toString(16).padStart(8, '0')} ${copyLine}\n`;
 }
 

@@ -8,7 +8,7 @@ import { createLogger, silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { crc32 } from 'node:zlib';
 import { copyLine, recordOfCopyLine } from '../store/call-copy';
-import { spoolLine } from './segment';
+import { SPOOL_LINE_EXTRA, spoolLine } from './segment';
 import { Spool } from './spool';
 import { CallLogWriter } from './writer';
 
@@ -53,6 +53,11 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('Spool', () => {
+  it('counts a line as the bytes it writes: its COPY line and SPOOL_LINE_EXTRA around it', () => {
+    for (const r of [record(1), { ...record(2), app: 'é中😀\t' }])
+      expect(Buffer.byteLength(encodeLine(r))).toBe(Buffer.byteLength(copyLine(r)) + SPOOL_LINE_EXTRA);
+  });
+
   it('puts each record on disk within the sync interval, before PostgreSQL takes it', async () => {
     const sink = new Sink();
     sink.down = true;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import type { RollupShare } from '../store/calls';
-import { decodeSegment, spoolLine } from './segment';
+import { decodeSegment, SPOOL_LINE_EXTRA, spoolLine } from './segment';
 import { lock, syncDir } from './spool-dir';
 
 /** A call record on its way to PostgreSQL, and the spool segment that holds it, if any. */
@@ -66,8 +66,6 @@ export interface SpoolStatus {
 const NAME = /^calls-(\d{12})\.(?:tsv|jsonl)$/;
 const RETRY_AFTER_ERROR_MS = 1_000;
 const WRITE_NOW_BYTES = 1 << 20;
-/** A spool line's bytes around its COPY line: 8 hex digits of CRC-32, a space, a newline. */
-const SPOOL_LINE_EXTRA = 10;
 
 /**
  * The call log's local, append-only spool. `append` only buffers (the request path never

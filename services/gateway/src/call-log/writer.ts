@@ -2,6 +2,7 @@ import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { copyLine, idOfLine } from '../store/call-copy';
 import { rollupShare, sumShares, type Rollup } from '../store/calls';
+import { usageFigures } from '../usage/usage';
 import type { Segment, Spool, SpoolEntry } from './spool';
 
 export interface CallSink {
@@ -70,9 +71,11 @@ const EMPTY: SpoolEntry = { line: '', share: null as never, at: 0, seg: null, do
  * gateway's throughput than the call log's own frames (bench/RESULTS.md, fourth round).
  */
 function entryOf(record: CallRecord, seg: Segment | null, inMemory: boolean): SpoolEntry {
+  // The usage figures once, for the line and the share.
+  const u = usageFigures(record.usage, record.batch);
   return {
-    line: copyLine(record),
-    share: rollupShare(record),
+    line: copyLine(record, u),
+    share: rollupShare(record, u),
     at: record.createdAt.getTime(),
     seg,
     done: false,

@@ -1,6 +1,6 @@
 import type { ProviderUsage } from '@keygate/protocol';
 import type { CallRecord } from '../lib/call-record';
-import { usageFigures } from '../usage/usage';
+import { usageFigures, type UsageFigures } from '../usage/usage';
 
 /**
  * A call record as one line of COPY's text format (PostgreSQL docs, "COPY", File Formats → Text
@@ -111,8 +111,7 @@ const bool = (v: boolean | null | undefined): string => (v == null ? '\\N' : v ?
 const json = (v: object | null | undefined): string => (v == null ? '\\N' : text(JSON.stringify(v)));
 
 /** A record as one line, without its newline: the fields in CALL_COLUMNS' order. */
-export function copyLine(r: CallRecord): string {
-  const u = usageFigures(r.usage, r.batch);
+export function copyLine(r: CallRecord, u: UsageFigures = usageFigures(r.usage, r.batch)): string {
   return (
     `${text(r.id)}\t${text(r.accountId)}\t${text(r.keyId)}\t${text(r.memberId)}\t${text(r.app)}` +
     `\t${text(r.environment)}\t${text(r.groupId)}\t${text(r.client)}\t${text(r.endpoint)}` +

@@ -3,7 +3,7 @@ import type { TransactionSql } from 'postgres';
 import type { CallRecord } from '../lib/call-record';
 import { CALL_COLUMNS, callValues, copyLine, recordOfCopyLine } from './call-copy';
 import { promptBand } from '../usage/usage';
-import { usageFigures } from '../usage/usage';
+import { usageFigures, type UsageFigures } from '../usage/usage';
 import type { Sql } from './database';
 import { keyset, type Page, type PageQuery } from './pagination';
 
@@ -49,8 +49,7 @@ export interface RollupShare extends Omit<Rollup, 'hour'> {
   hourMs: number;
 }
 
-export function rollupShare(r: CallRecord): RollupShare {
-  const u = usageFigures(r.usage, r.batch);
+export function rollupShare(r: CallRecord, u: UsageFigures = usageFigures(r.usage, r.batch)): RollupShare {
   return {
     account_id: r.accountId,
     endpoint: r.endpoint,
@@ -124,7 +123,7 @@ export function sumShares(shares: readonly RollupShare[]): Rollup[] {
 
 /** Sums a batch per (account, endpoint, hour, key, member, model, group) before it meets the database. */
 export function rollUp(records: CallRecord[]): Rollup[] {
-  return sumShares(records.map(rollupShare));
+  return sumShares(records.map((r) => rollupShare(r)));
 }
 
 /**
@@ -213,7 +212,12 @@ export function callQueries(sql: Sql) {
       // A call replayed from the spool may meet itself in one batch; count it once.
       if (new Set(records.map((r) => r.id)).size !== records.length)
         records = [...new Map(records.map((r) => [r.id, r])).values()];
-      await insertLines(sql, records.map(copyLine), rollUp(records), opts);
+      await insertLines(
+        sql,
+        records.map((r) => copyLine(r)),
+        rollUp(records),
+        opts,
+      );
     },
     /**
      * The call log writer's insert: the batch as the COPY lines made when each call ended, and the
