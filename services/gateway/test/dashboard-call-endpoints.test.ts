@@ -90,6 +90,55 @@ describe('the call log names the endpoint of each call', () => {
     expect(csv[0]!.indexOf('Endpoint')).toBe(csv[0]!.indexOf('Model') + 1);
   });
 
+  it('the Endpoint filter offers the endpoints called, by name, and narrows the log and its CSV to one', async () => {
+    await page.goto(`${base}/dashboard/calls?period=7d&key=${s.alice.keyId}`);
+    const select = page.getByLabel('Endpoint');
+    const options = await select
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => [o.getAttribute('value'), o.textContent]));
+    expect(options).toEqual([
+      ['', 'any'],
+      ['GET /v1/files', 'Files: list'],
+      ['GET /v1/files/{id}', 'Files: get'],
+      ['GET /v1/files/{id}/content', 'Files: download'],
+      ['POST /v1/files', 'Files: upload'],
+      ['messages', 'Messages'],
+    ]);
+    await select.selectOption({ label: 'Files: upload' });
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/endpoint=/);
+    // The other filters are kept, and the choice stays selected.
+    expect(new URL(page.url()).searchParams.get('endpoint')).toBe('POST /v1/files');
+    expect(new URL(page.url()).searchParams.get('key')).toBe(s.alice.keyId);
+    expect(await select.inputValue()).toBe('POST /v1/files');
+    expect(pick(await callRows())).toEqual([['Files: upload', '', '200']]);
+    await screenshot(page, '61-calls-endpoint-filter');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: /CSV of the whole filtered log/ }).click(),
+    ]);
+    const csv = parseCsv(await readFile((await download.path())!, 'utf8'));
+    expect(csv).toEqual(await tableText(page, 'calls'));
+    expect(csv).toHaveLength(2);
+
+    // An endpoint with no call in the period stays chosen and shows an empty log, not every call.
+    await page.goto(`${base}/dashboard/calls?period=7d&endpoint=${encodeURIComponent('POST /v1/skills')}`);
+    expect(await page.getByLabel('Endpoint').inputValue()).toBe('POST /v1/skills');
+    expect((await callRows()).map((r) => Object.values(r))).toEqual([['No calls match.']]);
+  });
+
+  it('the account API filters the call log by endpoint too, and refuses an empty one', async () => {
+    const get = (q: string) =>
+      fetch(`${base}/v1/organizations/requests?${q}`, { headers: { 'x-api-key': s.adminKey } });
+    const res = await get(`api_key_id=${s.alice.keyId}&endpoint=${encodeURIComponent('GET /v1/files/{id}')}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: { endpoint: string; status: number }[] };
+    expect(body.data.map((r) => [r.endpoint, r.status])).toEqual([['GET /v1/files/{id}', 404]]);
+    const empty = await get('endpoint=');
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');
+  });
+
   it("a group's page lists its calls in order with their endpoints", async () => {
     await page.goto(`${base}/dashboard/groups/${GROUP}?period=7d`);
     expect((await callRows()).map((r) => r.Endpoint)).toEqual([

@@ -18,6 +18,8 @@ const ListCalls = z.object({
   user_id: z.string().min(1).optional(),
   group_id: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
+  /** As the call log records it: `messages`, `count_tokens`, `POST /v1/files`, … */
+  endpoint: z.string().min(1).max(200).optional(),
   status: z
     .union([z.enum(['ok', 'error']), z.coerce.number().int().min(100).max(599)], {
       error: "must be 'ok', 'error' or an HTTP status code",
@@ -133,6 +135,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
           memberId: q.user_id ?? null,
           groupId: q.group_id ?? null,
           model: q.model ?? null,
+          endpoint: q.endpoint ?? null,
           status: q.status ?? null,
           from: q.starting_at ?? null,
           to: q.ending_at ?? null,

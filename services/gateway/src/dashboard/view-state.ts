@@ -41,6 +41,8 @@ const State = z.object({
   group: id,
   app: id,
   env: id,
+  /** The call log's endpoint, as logged (`messages`, `POST /v1/files`, …). */
+  endpoint: id,
   /** The operator's read-only look at one account. */
   account: id,
   status: z
@@ -52,7 +54,7 @@ const State = z.object({
 });
 
 export type ViewState = z.infer<typeof State>;
-export const FILTERS = ['key', 'member', 'model', 'group', 'app', 'env', 'status'] as const;
+export const FILTERS = ['key', 'member', 'model', 'group', 'app', 'env', 'endpoint', 'status'] as const;
 const KEPT = ['period', 'from', 'to', 'split', ...FILTERS, 'account'] as const;
 
 export function parseState(query: Record<string, string>): ViewState {

@@ -161,6 +161,8 @@ export interface CallFilter {
   app?: string | null;
   environment?: string | null;
   model?: string | null;
+  /** As logged: `messages`, `count_tokens`, `POST /v1/files`, … */
+  endpoint?: string | null;
   /** `ok` (below 400, no error), `error`, or one HTTP status. */
   status?: 'ok' | 'error' | number | null;
   from?: Date | null;
@@ -188,6 +190,7 @@ export function callQueries(sql: Sql) {
           and (${f.app ?? null}::text is null or t.app = ${f.app ?? null})
           and (${f.environment ?? null}::text is null or t.environment = ${f.environment ?? null})
           and (${f.model ?? null}::text is null or t.model = ${f.model ?? null})
+          and (${f.endpoint ?? null}::text is null or t.endpoint = ${f.endpoint ?? null})
           and (${code}::int is null or t.status = ${code})
           and (${outcome}::text is null
                or (${outcome} = 'ok' and t.status < 400 and t.error_type is null)
@@ -197,6 +200,14 @@ export function callQueries(sql: Sql) {
           ${k.where}
         ${k.order} limit ${k.limit}`;
       return k.finish(rows);
+    },
+    /** The endpoints an account's calls went to in [from, to), from the hourly rollups (the call log page's filter). */
+    async endpoints(accountId: string, from: Date, to: Date): Promise<string[]> {
+      const rows = await sql<{ endpoint: string }[]>`
+        select distinct endpoint from usage_hourly
+        where account_id = ${accountId} and hour >= date_trunc('hour', ${from}::timestamptz) and hour < ${to}
+        order by endpoint`;
+      return rows.map((r) => r.endpoint);
     },
     async ping(): Promise<void> {
       await sql`select 1`;

@@ -2,7 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { z } from 'zod';
 import { parseOr400 } from '../../lib/validation';
-import { callNames, callsTable } from '../calls-table';
+import { callNames, callsTable, endpointLabel } from '../calls-table';
 import { KeptFields } from '../components/controls';
 import { TableView } from '../components/table-view';
 import { queryOf } from '../view-state';
@@ -40,12 +40,13 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
     app: state.app ?? null,
     environment: state.env ?? null,
     model: state.model ?? null,
+    endpoint: state.endpoint ?? null,
     groupId: state.group ?? null,
     status,
     from: range.from,
     to: range.to,
   };
-  const [page, keys, members] = await Promise.all([
+  const [page, keys, members, endpoints] = await Promise.all([
     deps.store.calls.list(viewer.accountId, filter, {
       limit: PAGE_SIZE,
       afterId: cursor.after ?? null,
@@ -59,7 +60,10 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
     viewer.kind === 'admin'
       ? deps.store.members.list(viewer.accountId, { status: 'all' }, { limit: 1000 })
       : Promise.resolve({ rows: [], hasMore: false }),
+    deps.store.calls.endpoints(viewer.accountId, range.from, range.to),
   ]);
+  // The one asked for stays a choice when the period holds no call to it.
+  if (state.endpoint && !endpoints.includes(state.endpoint)) endpoints.push(state.endpoint);
   const tableOf = async (caption: string, calls: typeof page.rows) =>
     callsTable(
       'calls',
@@ -96,7 +100,7 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
   const body = (
     <>
       <form method="get" action="/dashboard/calls" class="filters" aria-label="Filter calls">
-        <KeptFields state={state} except={['key', 'member', ...TEXT_FILTERS.map(([k]) => k)]} />
+        <KeptFields state={state} except={['key', 'member', 'endpoint', ...TEXT_FILTERS.map(([k]) => k)]} />
         <label>
           Key
           <select name="key">
@@ -121,6 +125,17 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
             </select>
           </label>
         )}
+        <label>
+          Endpoint
+          <select name="endpoint">
+            <option value="">any</option>
+            {endpoints.map((e) => (
+              <option value={e} selected={state.endpoint === e}>
+                {endpointLabel(e)}
+              </option>
+            ))}
+          </select>
+        </label>
         {TEXT_FILTERS.map(([name, label]) => (
           <label>
             {label} <input name={name} value={state[name] ?? ''} />
