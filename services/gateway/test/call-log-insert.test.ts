@@ -90,6 +90,23 @@ describe('the call log insert (COPY, with a path for replays)', () => {
     expect(await rollup(acct)).toEqual({ requests: 3, errors: 0, input: 6, output: 60 });
   });
 
+  it('a batch larger than one COPY message arrives whole, and a replay met in a later message still counts once', async () => {
+    const acct = await account();
+    const at = '2026-11-25T13:00:00Z';
+    // 300 calls: several of the insert's COPY data messages (64 lines each), the last one short.
+    const calls = Array.from({ length: 300 }, (_, i) =>
+      callAt(acct, at, { app: `app\t${i}`, usage: { input_tokens: i, output_tokens: 1 } }),
+    );
+    await db.store.calls.insertBatch(calls.slice(0, 250));
+    // Calls 200-249 are stored already: the COPY fails in its fourth message and the batch goes
+    // again through the insert that skips them.
+    await db.store.calls.insertBatch(calls.slice(200));
+    const rows = await db.store.db.sql<{ app: string; input_tokens: number }[]>`
+      select app, input_tokens from calls where account_id = ${acct} order by input_tokens`;
+    expect(rows).toEqual(calls.map((_, i) => ({ app: `app\t${i}`, input_tokens: i })));
+    expect(await rollup(acct)).toEqual({ requests: 300, errors: 0, input: (299 * 300) / 2, output: 300 });
+  });
+
   it('a record PostgreSQL cannot store is set aside alone by the writer; the rest of its batch is stored', async () => {
     const acct = await account();
     const at = '2026-11-25T12:00:00Z';
