@@ -15,6 +15,7 @@ import { ROOT, spawnArm, type Arm } from './lib/arms';
 import { NGINX, startNginx } from './lib/nginx';
 import { serialRounds, wrkRounds, type Target } from './lib/phases';
 import { ensureWrk } from './lib/wrk';
+import { writeResultsSection } from './lib/results-section';
 const DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BASE = process.env.BENCH_BASE;
 if (!BASE) throw new Error("BENCH_BASE: the other build's bench/servers/gateway.ts");
@@ -109,13 +110,7 @@ try {
     '<!-- /before-after -->',
     '',
   ].join('\n');
-  const file = join(ROOT, 'bench', 'RESULTS.md');
-  const current = readFileSync(file, 'utf8');
-  const marked = /<!-- before-after -->[\s\S]*<!-- \/before-after -->\n?/;
-  writeFileSync(
-    file,
-    marked.test(current) ? current.replace(marked, section) : `${current.trimEnd()}\n\n${section}`,
-  );
+  writeResultsSection('before-after', section);
   console.log(section);
 } finally {
   for (const a of arms.reverse()) await a.close().catch(() => {});

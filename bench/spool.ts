@@ -4,13 +4,14 @@
  * Run: `pnpm exec tsx bench/spool.ts` (PostgreSQL at TEST_DATABASE_URL); it rewrites the
  * "Call spool" section of bench/RESULTS.md.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { spawnArm, type Arm } from './lib/arms';
 import { serialRun } from './lib/serial';
 import { median, percentile, shuffled } from './lib/stats';
 import { ensureWrk, runWrk } from './lib/wrk';
+import { writeResultsSection } from './lib/results-section';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DATABASE_URL =
@@ -112,13 +113,7 @@ try {
 Errors: ${errors}. The request path never waits for the disk (append only buffers a line); the cost is the record's COPY line (the one the insert sends), its CRC-32 and the write, off the answer.
 <!-- /spool -->
 `;
-  const file = join(ROOT, 'bench', 'RESULTS.md');
-  const current = readFileSync(file, 'utf8');
-  const marked = /<!-- spool -->[\s\S]*<!-- \/spool -->\n?/;
-  writeFileSync(
-    file,
-    marked.test(current) ? current.replace(marked, section) : `${current.trimEnd()}\n\n${section}`,
-  );
+  writeResultsSection('spool', section);
   console.log(section);
 } finally {
   for (const a of arms.reverse()) await a.close();
