@@ -21,7 +21,12 @@ export const EnvSchema = z.object({
   DATABASE_URL: z
     .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
     .optional()
-    .meta(doc('PostgreSQL URL; without it an embedded PostgreSQL runs in the data dir', '(embedded)')),
+    .meta(
+      doc(
+        "PostgreSQL URL, libpq's `host`, `port`, `user` and `dbname` query parameters included (`?host=/var/run/postgresql` for a Unix socket); without it an embedded PostgreSQL runs in the data dir",
+        '(embedded)',
+      ),
+    ),
   KEYGATE_DATA_DIR: z
     .string()
     .min(1)

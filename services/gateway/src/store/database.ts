@@ -39,6 +39,34 @@ export interface OpenOptions {
 
 const POOL_SIZE = 10;
 
+/** The connection parameters libpq takes in a URL's query that the driver would send to the server as settings. */
+const TARGET_PARAMS = { host: 'host', port: 'port', user: 'user', dbname: 'database' } as const;
+
+/**
+ * A postgres:// URL as the driver takes it. libpq (psql, pg_dump) also reads `host`, `port`,
+ * `user` and `dbname` from the query, which is how a URL names a Unix socket directory
+ * (`postgresql://localhost/keygate?host=/var/run/postgresql`); the driver would pass them to the
+ * server as settings, and the server refuses the connection. They become driver options here,
+ * and override the URL's own host, port, user and database as they do in libpq (libpq's
+ * connection URIs: https://www.postgresql.org/docs/current/libpq-connect.html, read 2026-11-28).
+ */
+export function driverTarget(url: string): {
+  url: string;
+  options: { host?: string; port?: number; user?: string; database?: string };
+} {
+  const parsed = new URL(url);
+  const options: { host?: string; port?: number; user?: string; database?: string } = {};
+  for (const [param, option] of Object.entries(TARGET_PARAMS)) {
+    const value = parsed.searchParams.get(param);
+    if (value === null) continue;
+    parsed.searchParams.delete(param);
+    if (option === 'port') options.port = Number(value);
+    else options[option] = value;
+  }
+  if (Object.keys(options).length === 0) return { url, options };
+  return { url: parsed.toString(), options };
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) return connect(opts.url, opts, false, async () => {});
   return openEmbedded(opts);
@@ -51,12 +79,14 @@ async function connect(
   onClose: () => Promise<void>,
 ): Promise<Database> {
   const max = opts.max ?? POOL_SIZE;
+  const target = driverTarget(url);
   if (opts.schema) {
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    const admin = postgres(target.url, { ...target.options, max: 1, onnotice: () => {} });
     await admin`create schema if not exists ${admin(opts.schema)}`;
     await admin.end();
   }
-  const sql = postgres(url, {
+  const sql = postgres(target.url, {
+    ...target.options,
     max,
     onnotice: () => {},
     idle_timeout: 60,
