@@ -17,6 +17,13 @@ describe("libpq's connection parameters in a DATABASE_URL's query", () => {
     });
   });
 
+  it('refuse a port that is no port number, naming it', () => {
+    for (const port of ['abc', '0', '70000', '5432.5'])
+      expect(() => driverTarget(`postgresql://localhost/k?port=${port}`)).toThrow(
+        `DATABASE_URL: port=${port} is not a port number`,
+      );
+  });
+
   it('leave a URL without them exactly as it was, other settings included', () => {
     for (const url of [
       'postgres://postgres@127.0.0.1:5432/test',

@@ -60,8 +60,12 @@ export function driverTarget(url: string): {
     const value = parsed.searchParams.get(param);
     if (value === null) continue;
     parsed.searchParams.delete(param);
-    if (option === 'port') options.port = Number(value);
-    else options[option] = value;
+    if (option === 'port') {
+      const port = Number(value);
+      if (!Number.isInteger(port) || port < 1 || port > 65_535)
+        throw new StartupError(`DATABASE_URL: port=${value} is not a port number (1 to 65535).`);
+      options.port = port;
+    } else options[option] = value;
   }
   if (Object.keys(options).length === 0) return { url, options };
   return { url: parsed.toString(), options };
