@@ -169,6 +169,14 @@ export const EnvSchema = z.object({
     .enum(['on', 'off'])
     .default('on')
     .meta(doc('keeps the call log; `off` is for benchmarks only')),
+  KEYGATE_CALL_LOG_THREAD: z
+    .enum(['on', 'off'])
+    .default('on')
+    .meta(
+      doc(
+        "writes the call log (spool and inserts) from a thread of its own, off the event loop that serves requests; `off` writes it from the gateway's own thread",
+      ),
+    ),
   KEYGATE_SPOOL_DIR: z
     .string()
     .min(1)
@@ -411,6 +419,8 @@ export interface Config {
   keyCacheTtlMs: number;
   flushIntervalMs: number;
   callLog: boolean;
+  /** The call log is written from its own worker thread (call-log/thread.ts). */
+  callLogThread: boolean;
   openPassthrough: boolean;
   maxFileBytes: number;
   modelsCacheMs: number;
@@ -526,6 +536,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
+    callLogThread: e.KEYGATE_CALL_LOG_THREAD === 'on',
     openPassthrough: e.KEYGATE_OPEN_PASSTHROUGH === 'on',
     maxFileBytes: e.KEYGATE_MAX_FILE_BYTES,
     modelsCacheMs: e.KEYGATE_MODELS_CACHE_MS,

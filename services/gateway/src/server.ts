@@ -41,8 +41,7 @@ import { OtlpRelay } from './otlp/relay';
 import { providerKeyCheck } from './proxy/provider-key-check';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
 import { watchInvalidations, type Database, type Store } from './store';
-import { Spool } from './call-log/spool';
-import { CallLogWriter } from './call-log/writer';
+import { openCallLog, type CallLog } from './call-log/open';
 import { BatchFollower } from './surface/batch-follower';
 
 export interface GatewayOptions {
@@ -64,7 +63,7 @@ export interface Gateway {
   config: Config;
   store: Store;
   resolver: KeyResolver;
-  writer: CallLogWriter;
+  writer: CallLog;
   limits: Limits;
   follower: BatchFollower;
   /** Null when metrics are off (neither KEYGATE_METRICS_TOKEN nor KEYGATE_METRICS_PORT). */
@@ -106,25 +105,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const cleanup: Array<() => Promise<unknown> | unknown> = [() => rt.close()];
   try {
     // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
-    const spool =
-      config.callLog && config.spoolMaxBytes > 0
-        ? await Spool.open({
-            dir: config.spoolDir,
-            maxBytes: config.spoolMaxBytes,
-            syncMs: config.spoolSyncMs,
-            logger,
-          })
-        : null;
-    if (spool?.recovered.length)
-      logger.info('call spool: replaying segments left by an earlier run', {
-        segments: spool.recovered.length,
-      });
-    const writer = new CallLogWriter(store.calls, {
-      flushIntervalMs: config.flushIntervalMs,
-      statementTimeoutMs: config.callLogStatementTimeoutMs,
-      spool,
-      logger,
-    });
+    const spooled = config.callLog && config.spoolMaxBytes > 0;
+    const writer = await openCallLog(config, store.db, spooled, logger);
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
     const background = opts.background ?? true;
@@ -149,7 +131,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     const metrics: GatewayMetrics | null = metricsFor(
       config,
       {
-        ...(config.callLog ? { callLog: { status: () => writer.status(), spooled: spool !== null } } : {}),
+        ...(config.callLog ? { callLog: { status: () => writer.status(), spooled } } : {}),
         limits: () => limits.status(),
         keyCacheEntries: (): number => resolver.size,
       },

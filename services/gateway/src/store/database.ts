@@ -20,6 +20,8 @@ export interface Database {
   sql: Sql;
   /** The URL a second client (such as a LISTEN connection) can use. */
   url: string;
+  /** The schema the client works in, when not the default (test runs). */
+  schema?: string;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -71,6 +73,18 @@ export function driverTarget(url: string): {
   return { url: parsed.toString(), options };
 }
 
+/** The driver's settings for every client of the gateway's database (the call log's thread opens its own). */
+export function clientOptions(schema?: string) {
+  return {
+    onnotice: () => {},
+    idle_timeout: 60,
+    // The driver's own reconnect delay reaches 20 s within a few failures: a stopped database
+    // would hold every query that long after it is back. Seconds, capped at 2.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 2),
+    ...(schema ? { connection: { search_path: schema } } : {}),
+  };
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) return connect(opts.url, opts, false, async () => {});
   return openEmbedded(opts);
@@ -89,21 +103,13 @@ async function connect(
     await admin`create schema if not exists ${admin(opts.schema)}`;
     await admin.end();
   }
-  const sql = postgres(target.url, {
-    ...target.options,
-    max,
-    onnotice: () => {},
-    idle_timeout: 60,
-    // The driver's own reconnect delay reaches 20 s within a few failures: a stopped database
-    // would hold every query that long after it is back. Seconds, capped at 2.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 2),
-    ...(opts.schema ? { connection: { search_path: opts.schema } } : {}),
-  });
+  const sql = postgres(target.url, { ...target.options, ...clientOptions(opts.schema), max });
   // Fail fast with a clear message rather than on the first request.
   await sql`select 1`;
   return {
     sql,
     url,
+    ...(opts.schema ? { schema: opts.schema } : {}),
     embedded,
     async close() {
       await sql.end({ timeout: 5 });

@@ -1,0 +1,39 @@
+import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
+import { callQueries } from '../store/calls';
+import type { Database } from '../store/database';
+import { Spool } from './spool';
+import { CallLogThread, type CallLog } from './thread';
+import { CallLogWriter } from './writer';
+
+export type { CallLog } from './thread';
+
+/**
+ * The gateway's call log: on its own thread (KEYGATE_CALL_LOG_THREAD, on by default), or
+ * in-process. With the call log off nothing is ever enqueued, and no thread is started.
+ */
+export async function openCallLog(
+  config: Config,
+  db: Database,
+  spooled: boolean,
+  logger: Logger,
+): Promise<CallLog> {
+  const spool = spooled
+    ? { dir: config.spoolDir, maxBytes: config.spoolMaxBytes, syncMs: config.spoolSyncMs }
+    : null;
+  const writer = {
+    flushIntervalMs: config.flushIntervalMs,
+    statementTimeoutMs: config.callLogStatementTimeoutMs,
+  };
+  if (config.callLog && config.callLogThread)
+    return CallLogThread.start(
+      { url: db.url, ...(db.schema ? { schema: db.schema } : {}), spool, writer },
+      logger,
+    );
+  const opened = spool ? await Spool.open({ ...spool, logger }) : null;
+  if (opened?.recovered.length)
+    logger.info('call spool: replaying segments left by an earlier run', {
+      segments: opened.recovered.length,
+    });
+  return new CallLogWriter(callQueries(db.sql), { ...writer, spool: opened, logger });
+}

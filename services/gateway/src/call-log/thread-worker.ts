@@ -1,0 +1,111 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import postgres from 'postgres';
+import type { CallRecord } from '../lib/call-record';
+import type { Logger } from '../lib/logger';
+import { callQueries } from '../store/calls';
+import { clientOptions, driverTarget } from '../store/database';
+import { Spool } from './spool';
+import type { FromThread, ThreadData, ToThread } from './thread';
+import { CallLogWriter } from './writer';
+
+/**
+ * The call log's thread (call-log/thread.ts starts it): the writer, its spool and a database
+ * connection of its own. Each finished call's COPY line, spool line and rollup share are made
+ * here, and the inserts sent from here, off the event loop that serves requests.
+ */
+const port = parentPort;
+if (!port) throw new Error('call-log/thread-worker runs as a worker thread only');
+const data = workerData as ThreadData;
+
+const send = (m: FromThread): void => port.postMessage(m);
+
+/** Lines go to the gateway's own logger, on the main thread. */
+function forwardingLogger(bindings: Record<string, unknown> = {}): Logger {
+  const at =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (msg: string, fields?: Record<string, unknown>): void =>
+      send({ t: 'log', level, msg, fields: { ...bindings, ...fields } });
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (more) => forwardingLogger({ ...bindings, ...more }),
+    flush: () => {},
+  };
+}
+
+const logger = forwardingLogger();
+// One connection: the writer sends one batch at a time. Connected on the first insert, so a
+// database that is down when the gateway starts is an outage the writer rides out, as in-process.
+const target = driverTarget(data.url);
+const sql = postgres(target.url, { ...target.options, ...clientOptions(data.schema), max: 1 });
+const spool = data.spool ? await Spool.open({ ...data.spool, logger }) : null;
+if (spool?.recovered.length)
+  logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
+const writer = new CallLogWriter(callQueries(sql), { ...data.writer, spool, logger });
+let received = 0;
+
+const snapshot = () => ({
+  status: writer.status(),
+  pending: writer.pending,
+  backlogSince: writer.backlogSince,
+  received,
+});
+
+// The main thread reads status without asking (metrics, /readyz, tests): a change of state (the
+// spool full or failing, the database down, records lost) is sent as soon as the records that
+// caused it are taken; counts are sent every STATUS_MS while they move; a flush's answer
+// carries its own.
+const STATUS_MS = 50;
+let sentState = '';
+let sentCounts = '';
+function report(counts: boolean): void {
+  const s = writer.status();
+  const state = `${s.spoolFull}|${s.spoolError}|${s.databaseUp}|${s.dropped}|${s.rejected}|${s.segmentsOnDisk}`;
+  const moved = counts && `${received}|${s.written}|${s.queued}|${s.databaseErrors}` !== sentCounts;
+  if (state === sentState && !moved) return;
+  sentState = state;
+  sentCounts = `${received}|${s.written}|${s.queued}|${s.databaseErrors}`;
+  send({ t: 'status', status: s, pending: writer.pending, backlogSince: writer.backlogSince, received });
+}
+const statusTimer = setInterval(() => report(true), STATUS_MS);
+statusTimer.unref();
+
+port.on('message', (m: ToThread) => {
+  switch (m.t) {
+    case 'calls':
+      for (const record of m.records as CallRecord[]) take(record);
+      received += m.records.length;
+      report(false);
+      return;
+    case 'flush':
+    case 'settle':
+    case 'close': {
+      const work = m.t === 'close' ? close(m.timeoutMs) : m.t === 'flush' ? writer.flush() : writer.settle();
+      void work.then(
+        () => send({ t: 'done', id: m.id, ...snapshot() }),
+        (err: unknown) => send({ t: 'done', id: m.id, ...snapshot(), error: String(err) }),
+      );
+      return;
+    }
+  }
+});
+
+/** A record the writer cannot take (a bug elsewhere) is logged and counted, and the thread goes on. */
+function take(record: CallRecord): void {
+  try {
+    writer.enqueue(record);
+  } catch (err) {
+    writer.dropped++;
+    logger.error('call log: a record could not be taken', { id: record?.id, error: err });
+  }
+}
+
+async function close(timeoutMs: number): Promise<void> {
+  clearInterval(statusTimer);
+  await writer.close(timeoutMs);
+  await sql.end({ timeout: 5 });
+}
+
+send({ t: 'ready', ...snapshot() });

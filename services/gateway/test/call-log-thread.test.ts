@@ -1,0 +1,167 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallLogThread, type Spawn, type ThreadData } from '../src/call-log/thread';
+import { CallLogWriter } from '../src/call-log/writer';
+import type { CallRecord } from '../src/lib/call-record';
+import { randomBase62 } from '../src/lib/ids';
+import { createLogger } from '../src/lib/logger';
+import { callAt, startStack, useTestStore } from './harness';
+import { waitFor } from './kit/wait';
+
+const db = useTestStore();
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function account(): Promise<string> {
+  const id = `acct_${randomBase62(12)}`;
+  await db.store.db.sql`insert into accounts (id, name, plan_id) values (${id}, 'Thread test', 'team')`;
+  return id;
+}
+
+function records(acct: string, n: number, from = 0): CallRecord[] {
+  return Array.from({ length: n }, (_, i) =>
+    callAt(acct, `2026-11-28T0${(from + i) % 2}:10:00.000Z`, {
+      usage: { input_tokens: 100 + from + i, output_tokens: 10 },
+    }),
+  );
+}
+
+function threadData(): ThreadData {
+  const dir = mkdtempSync(join(tmpdir(), 'keygate-thread-'));
+  dirs.push(dir);
+  const { url, schema } = db.store.db;
+  return {
+    url,
+    ...(schema ? { schema } : {}),
+    spool: { dir: join(dir, 'spool'), maxBytes: 64 * 1024 * 1024, syncMs: 20 },
+    writer: { flushIntervalMs: 10, statementTimeoutMs: 0 },
+  };
+}
+
+const stored = (acct: string) =>
+  db.store.db.sql<{ id: string; input_tokens: number }[]>`
+    select id, input_tokens from calls where account_id = ${acct} order by input_tokens`;
+
+const rollup = (acct: string) =>
+  db.store.db.sql<{ requests: number; input: number }[]>`
+    select sum(requests)::int as requests, sum(input_tokens)::int as input
+    from usage_hourly where account_id = ${acct}`.then((rows) => rows[0]!);
+
+describe("the call log's thread", () => {
+  it('stores what it is handed, with the hourly rollups, by the time flush answers; status follows', async () => {
+    const acct = await account();
+    const lines: string[] = [];
+    const log = await CallLogThread.start(
+      threadData(),
+      createLogger('debug', (l) => lines.push(l)),
+    );
+    try {
+      const batch = records(acct, 50);
+      for (const r of batch) log.enqueue(r);
+      // Handed over, not yet taken or written: counted as pending all the same.
+      expect(log.pending).toBe(50);
+      expect(log.backlogSince).not.toBeNull();
+      await log.flush();
+      expect((await stored(acct)).map((r) => r.id)).toEqual(batch.map((r) => r.id));
+      const input = batch.reduce((n, r) => n + (r.usage?.input_tokens ?? 0), 0);
+      expect(await rollup(acct)).toEqual({ requests: 50, input });
+      expect(log.status()).toMatchObject({
+        written: 50,
+        queued: 0,
+        dropped: 0,
+        databaseUp: true,
+        spoolFull: false,
+      });
+      expect(log.pending).toBe(0);
+      expect(log.backlogSince).toBeNull();
+    } finally {
+      await log.close();
+    }
+    expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
+  });
+
+  it('a thread that stops is started again on the same spool: what it had spooled is written once, and later records too', async () => {
+    const acct = await account();
+    const lines: string[] = [];
+    const workers: Worker[] = [];
+    const spawn: Spawn = (file, data) => {
+      const w = new Worker(file, { workerData: data });
+      workers.push(w);
+      return w;
+    };
+    const data = threadData();
+    const log = await CallLogThread.start(
+      data,
+      createLogger('debug', (l) => lines.push(l)),
+      spawn,
+    );
+    const sql = db.store.db.sql;
+    try {
+      // The database refuses (as in an outage): the records wait in the spool, made durable by settle.
+      await sql`alter table usage_hourly rename to usage_hourly_offline`;
+      const first = records(acct, 20);
+      for (const r of first) log.enqueue(r);
+      await log.settle();
+      expect(readdirSync(data.spool!.dir).some((f) => f.endsWith('.tsv'))).toBe(true);
+      expect(log.status().databaseUp).toBe(false);
+      // The thread stops as a crash would, then the database is back.
+      await workers[0]!.terminate();
+      await sql`alter table usage_hourly_offline rename to usage_hourly`;
+      await waitFor(() => lines.some((l) => l.includes('its thread is running again')), {
+        timeout: 10_000,
+        what: 'the thread started again',
+      });
+      expect(workers).toHaveLength(2);
+      const later = records(acct, 5, 20);
+      for (const r of later) log.enqueue(r);
+      await waitFor(async () => (await stored(acct)).length === 25 && log.pending === 0, {
+        timeout: 10_000,
+        what: 'all 25 records stored',
+      });
+      await log.flush();
+      expect((await stored(acct)).map((r) => r.id).sort()).toEqual(
+        [...first, ...later].map((r) => r.id).sort(),
+      );
+      expect((await rollup(acct)).requests).toBe(25);
+      expect(log.dropped).toBe(0);
+      expect(lines.filter((l) => l.includes('its thread stopped'))).toHaveLength(1);
+    } finally {
+      await sql`alter table if exists usage_hourly_offline rename to usage_hourly`;
+      await log.close();
+    }
+  });
+});
+
+describe('KEYGATE_CALL_LOG_THREAD', () => {
+  it('on by default; off writes the call log from the gateway thread, to the same effect', async () => {
+    for (const [env, kind] of [
+      [{}, CallLogThread],
+      [{ KEYGATE_CALL_LOG_THREAD: 'off' }, CallLogWriter],
+    ] as const) {
+      const stack = await startStack(env);
+      try {
+        expect(stack.gateway.writer).toBeInstanceOf(kind);
+        const res = await fetch(`${stack.gateway.url}/v1/messages`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${stack.appKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'claude-sonnet-4-5',
+            max_tokens: 8,
+            messages: [{ role: 'user', content: 'hi' }],
+          }),
+        });
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+        await stack.gateway.writer.flush();
+        expect((await stack.calls()).map((c) => c.id)).toEqual([res.headers.get('keygate-request-id')]);
+      } finally {
+        await stack.close();
+      }
+    }
+  });
+});
