@@ -85,10 +85,14 @@ try {
     callgrindControl(['--instr=off', String(gateway.pid)]);
     callgrindControl(['--dump', String(gateway.pid)]);
   }
-  const windows = instructions(work).map((n) => Math.round(n / CALLS));
-  const perCall = Math.min(...windows);
+  const windows = instructions(work).map((w) => ({
+    total: Math.round(w.total / CALLS),
+    serving: Math.round(w.serving / CALLS),
+  }));
+  const smallest = windows.reduce((a, b) => (b.total < a.total ? b : a));
+  const perCall = smallest.total;
   console.log(
-    `guard: windows ${windows.map((n) => n.toLocaleString('en')).join(', ')} instructions per call`,
+    `guard: windows ${windows.map((w) => w.total.toLocaleString('en')).join(', ')} instructions per call; the serving thread ${smallest.serving.toLocaleString('en')} of the smaller, other threads (the call log's) ${(smallest.total - smallest.serving).toLocaleString('en')}`,
   );
   await dispatcher.close();
 
@@ -144,16 +148,31 @@ function callgrindControl(args: string[]): void {
  * `callgrind_annotate --inclusive=yes` gives its runtime entry, `Runtime_CompileOptimized`.
  * (Switching collection off around it with `--toggle-collect` left only the compiler counted.)
  */
-function instructions(dir: string): number[] {
-  const counts: number[] = [];
-  for (const name of readdirSync(dir).filter((f) => /^callgrind\.out\.\d+\.\d+$/.test(f))) {
+interface Window {
+  /** Every thread of the process, the guard's figure. */
+  total: number;
+  /** The thread that serves requests (callgrind's thread 1). */
+  serving: number;
+}
+
+function instructions(dir: string): Window[] {
+  // With --separate-threads=yes each dump is one file per thread: callgrind.out.<pid>.<dump>-<thread>.
+  const windows = new Map<string, Window>();
+  for (const name of readdirSync(dir)) {
+    const f = /^callgrind\.out\.\d+\.(\d+)-(\d+)$/.exec(name);
+    if (!f) continue;
     const path = join(dir, name);
     // `summary:` in the header is 0 for a dump requested while running; `totals:` at the end counts.
     const m = /^totals: (\d+)/m.exec(readFileSync(path, 'utf8'));
-    if (m) counts.push(Number(m[1]) - compilerInstructions(path));
+    if (!m) continue;
+    const count = Number(m[1]) - compilerInstructions(path);
+    const w = windows.get(f[1]!) ?? { total: 0, serving: 0 };
+    w.total += count;
+    if (Number(f[2]) === 1) w.serving += count;
+    windows.set(f[1]!, w);
   }
-  if (counts.length === 0) throw new Error(`callgrind wrote no counts (${readdirSync(dir).join(', ')})`);
-  return counts;
+  if (windows.size === 0) throw new Error(`callgrind wrote no counts (${readdirSync(dir).join(', ')})`);
+  return [...windows.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([, w]) => w);
 }
 
 /** The bench's gateway arm (call log on) as a child of valgrind, instrumentation off until switched on. */
@@ -173,6 +192,9 @@ function underCallgrind(
     [
       '--tool=callgrind',
       '--instr-atstart=no',
+      // Counted per thread (summed for the figure), so the serving thread's share shows apart
+      // from the call log's thread (call-log/thread.ts).
+      '--separate-threads=yes',
       `--callgrind-out-file=${join(dir, 'callgrind.out.%p')}`,
       process.execPath,
       '--single-threaded',

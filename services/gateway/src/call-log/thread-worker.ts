@@ -43,7 +43,14 @@ const sql = postgres(target.url, { ...target.options, ...clientOptions(data.sche
 const spool = data.spool ? await Spool.open({ ...data.spool, logger }) : null;
 if (spool?.recovered.length)
   logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
-const writer = new CallLogWriter(callQueries(sql), { ...data.writer, spool, logger });
+const queries = callQueries(sql);
+const writer = new CallLogWriter(
+  {
+    insertLines: (lines, rollups, opts) => queries.insertLines(lines, rollups, opts).finally(reportSoon),
+    ping: () => queries.ping(),
+  },
+  { ...data.writer, spool, logger },
+);
 let received = 0;
 
 const snapshot = () => ({
@@ -53,24 +60,31 @@ const snapshot = () => ({
   received,
 });
 
-// The main thread reads status without asking (metrics, /readyz, tests): a change of state (the
-// spool full or failing, the database down, records lost) is sent as soon as the records that
-// caused it are taken; counts are sent every STATUS_MS while they move; a flush's answer
-// carries its own.
-const STATUS_MS = 50;
+// The main thread reads status without asking (metrics, /readyz, tests). Nothing here follows
+// the clock more than it must: a change of state (the spool full or failing, the database down,
+// records lost) is sent as soon as the records that caused it are taken, the counts after each
+// insert the writer tries, and both with each flush's answer; a slow tick catches what changes
+// in between (the spool's own writes).
+const STATE_TICK_MS = 1_000;
 let sentState = '';
-let sentCounts = '';
-function report(counts: boolean): void {
+function report(always: boolean): void {
   const s = writer.status();
   const state = `${s.spoolFull}|${s.spoolError}|${s.databaseUp}|${s.dropped}|${s.rejected}|${s.segmentsOnDisk}`;
-  const moved = counts && `${received}|${s.written}|${s.queued}|${s.databaseErrors}` !== sentCounts;
-  if (state === sentState && !moved) return;
+  if (state === sentState && !always) return;
   sentState = state;
-  sentCounts = `${received}|${s.written}|${s.queued}|${s.databaseErrors}`;
   send({ t: 'status', status: s, pending: writer.pending, backlogSince: writer.backlogSince, received });
 }
-const statusTimer = setInterval(() => report(true), STATUS_MS);
-statusTimer.unref();
+let reportQueued = false;
+const reportSoon = () => {
+  if (reportQueued) return;
+  reportQueued = true;
+  setImmediate(() => {
+    reportQueued = false;
+    report(true);
+  });
+};
+const stateTick = setInterval(() => report(false), STATE_TICK_MS);
+stateTick.unref();
 
 port.on('message', (m: ToThread) => {
   switch (m.t) {
@@ -103,7 +117,7 @@ function take(record: CallRecord): void {
 }
 
 async function close(timeoutMs: number): Promise<void> {
-  clearInterval(statusTimer);
+  clearInterval(stateTick);
   await writer.close(timeoutMs);
   await sql.end({ timeout: 5 });
 }

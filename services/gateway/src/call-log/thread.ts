@@ -103,7 +103,7 @@ const RESTART_CAP_MS = 30_000;
  * message per turn of the event loop, however many calls ended in it); the thread makes the
  * COPY line, the spool line and the rollup share and sends the inserts, off the event loop
  * that serves requests (bench/RESULTS.md, sixth round). Status is what the thread last
- * reported (a change of state at once, counts every 50 ms, and with each flush), plus what is
+ * reported (a change of state at once, counts after each insert it tries, and with each flush), plus what is
  * on its way to it. A thread that stops (a bug, not an outage: the writer rides those out) is
  * started again on the same spool, which replays what it had made durable.
  */
