@@ -2,11 +2,13 @@
  * What the call log costs, parted between the gateway and PostgreSQL on the same cores, in one
  * run of interleaved rounds (wrk, 1 KB body, 32 connections):
  *   - call log off, twice (two processes of one build: how far two processes of one build differ);
- *   - call log on with a sink that sends nothing (the gateway's part: COPY lines, spool, batches);
+ *   - call log on with a sink that sends nothing (the gateway's part: COPY lines, spool, batches),
+ *     written in-process (the bench replaces the sink on the gateway's own thread);
  *   - the same process, with PostgreSQL doing the call log's inserts for another process at the
  *     rate the call log on reached (bench/servers/pg-load.ts): the database's part without the
  *     gateway's, measured on one process so that no difference between processes enters it;
- *   - call log on.
+ *   - call log on, in-process (KEYGATE_CALL_LOG_THREAD=off);
+ *   - call log on, on its own thread (the default).
  * Writes its table into the "shared cores" section of bench/RESULTS.md.
  *   tsx bench/shared-cores.ts            (BENCH_ROUNDS, BENCH_SECONDS to change the run)
  */
@@ -43,20 +45,27 @@ const VARIANTS: Variant[] = [
     process: 'off-again',
     env: { BENCH_CALL_LOG: 'off' },
   },
+  // The sink is replaced in the gateway's own thread, so these arms write the call log in-process.
   {
     name: 'null',
-    label: 'call log on, sink sends nothing',
+    label: 'call log in-process, sink sends nothing',
     process: 'null',
-    env: { BENCH_CALL_LOG_SINK: 'none' },
+    env: { BENCH_CALL_LOG_SINK: 'none', BENCH_SET_KEYGATE_CALL_LOG_THREAD: 'off' },
   },
   {
     name: 'null-load',
     label: 'the same process, PostgreSQL inserting the call log of another process',
     process: 'null',
-    env: { BENCH_CALL_LOG_SINK: 'none' },
+    env: { BENCH_CALL_LOG_SINK: 'none', BENCH_SET_KEYGATE_CALL_LOG_THREAD: 'off' },
     load: true,
   },
-  { name: 'on', label: 'call log on', process: 'on', env: {} },
+  {
+    name: 'in-process',
+    label: 'call log on, in-process (KEYGATE_CALL_LOG_THREAD=off)',
+    process: 'in-process',
+    env: { BENCH_SET_KEYGATE_CALL_LOG_THREAD: 'off' },
+  },
+  { name: 'on', label: 'call log on, on its thread (the default)', process: 'on', env: {} },
 ];
 
 interface Round {

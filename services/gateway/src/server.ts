@@ -106,7 +106,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   try {
     // Call records reach the spool before PostgreSQL; what an earlier run left there is replayed.
     const spooled = config.callLog && config.spoolMaxBytes > 0;
-    const writer = await openCallLog(config, store.db, spooled, logger);
+    const writer = await openCallLog(config, store, spooled, logger);
     cleanup.unshift(() => writer.close());
     // Partitions ahead of time and retention per plan: at start, then daily.
     const background = opts.background ?? true;

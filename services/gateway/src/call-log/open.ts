@@ -1,7 +1,6 @@
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
-import { callQueries } from '../store/calls';
-import type { Database } from '../store/database';
+import type { Store } from '../store';
 import { Spool } from './spool';
 import { CallLogThread, type CallLog } from './thread';
 import { CallLogWriter } from './writer';
@@ -14,7 +13,7 @@ export type { CallLog } from './thread';
  */
 export async function openCallLog(
   config: Config,
-  db: Database,
+  store: Pick<Store, 'db' | 'calls'>,
   spooled: boolean,
   logger: Logger,
 ): Promise<CallLog> {
@@ -25,6 +24,7 @@ export async function openCallLog(
     flushIntervalMs: config.flushIntervalMs,
     statementTimeoutMs: config.callLogStatementTimeoutMs,
   };
+  const { db } = store;
   if (config.callLog && config.callLogThread)
     return CallLogThread.start(
       { url: db.url, ...(db.schema ? { schema: db.schema } : {}), spool, writer },
@@ -35,5 +35,5 @@ export async function openCallLog(
     logger.info('call spool: replaying segments left by an earlier run', {
       segments: opened.recovered.length,
     });
-  return new CallLogWriter(callQueries(db.sql), { ...writer, spool: opened, logger });
+  return new CallLogWriter(store.calls, { ...writer, spool: opened, logger });
 }
