@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import postgres from 'postgres';
 import type { CallRecord } from '../lib/call-record';
-import type { Logger } from '../lib/logger';
+import { type Logger, serializeError } from '../lib/logger';
 import { callQueries } from '../store/calls';
 import { clientOptions, driverTarget } from '../store/database';
 import { Spool } from './spool';
@@ -19,12 +19,24 @@ const data = workerData as ThreadData;
 
 const send = (m: FromThread): void => port.postMessage(m);
 
-/** Lines go to the gateway's own logger, on the main thread. */
+/**
+ * Lines go to the gateway's own logger, on the main thread. Fields cross as data: an error as the
+ * logger would write it (name, message, code), and a field that cannot be cloned as its text, so
+ * a log line can never stop the thread.
+ */
 function forwardingLogger(bindings: Record<string, unknown> = {}): Logger {
   const at =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
-    (msg: string, fields?: Record<string, unknown>): void =>
-      send({ t: 'log', level, msg, fields: { ...bindings, ...fields } });
+    (msg: string, fields?: Record<string, unknown>): void => {
+      const plain: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries({ ...bindings, ...fields })) plain[k] = serializeError(v);
+      try {
+        send({ t: 'log', level, msg, fields: plain });
+      } catch {
+        const text = Object.fromEntries(Object.entries(plain).map(([k, v]) => [k, String(v)]));
+        send({ t: 'log', level, msg, fields: text });
+      }
+    };
   return {
     debug: at('debug'),
     info: at('info'),

@@ -179,9 +179,10 @@ export class CallLogThread implements CallLog {
     this.#lostCount += unconfirmed;
     this.#last = { ...this.#last, received: 0 };
     this.#sent = 0;
+    // Records it took but had not reported are counted too: an upper bound of what is lost.
     this.#logger.error(
       'call log: its thread stopped; starting it again (what it had spooled is replayed, records it had not taken are lost)',
-      { error: err, lost: unconfirmed },
+      { error: err, unconfirmed },
     );
     for (const w of this.#waiting.values()) w.reject(err);
     this.#waiting.clear();
@@ -198,6 +199,12 @@ export class CallLogThread implements CallLog {
       // Stopped again before it was running: the next try waits longer.
       this.#worker = worker;
       return this.#stopped(worker, err as Error);
+    }
+    if (this.#closing) {
+      // The gateway began to stop meanwhile; close() found no thread to ask.
+      this.#terminating = true;
+      await worker.terminate();
+      return;
     }
     this.#restarting = null;
     this.#last = first;

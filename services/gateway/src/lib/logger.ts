@@ -41,7 +41,7 @@ const REDACT_PATHS = [
   'headers["x-api-key"]',
 ];
 
-function serializeError(value: unknown): unknown {
+export function serializeError(value: unknown): unknown {
   if (!(value instanceof Error)) return value;
   const code = (value as { code?: unknown }).code;
   return { name: value.name, message: value.message, ...(typeof code === 'string' ? { code } : {}) };
