@@ -85,6 +85,30 @@ describe("the call log's thread", () => {
     expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
   });
 
+  it('a record that cannot be handed over is counted and logged; the others in its batch land', async () => {
+    const acct = await account();
+    const lines: string[] = [];
+    const log = await CallLogThread.start(
+      threadData(),
+      createLogger('debug', (l) => lines.push(l)),
+    );
+    try {
+      const [a, b, c] = records(acct, 3);
+      // A value structured clone refuses (a function), as a bug where records are made could leave.
+      const broken = { ...b!, usage: { ...b!.usage, note: () => 'not data' } } as unknown as CallRecord;
+      for (const r of [a!, broken, c!]) log.enqueue(r);
+      await log.flush();
+      expect((await stored(acct)).map((r) => r.id).sort()).toEqual([a!.id, c!.id].sort());
+      expect(log.dropped).toBe(1);
+      expect(log.status().dropped).toBe(1);
+      expect(
+        lines.filter((l) => l.includes('could not be handed to its thread') && l.includes(b!.id)),
+      ).toHaveLength(1);
+    } finally {
+      await log.close();
+    }
+  });
+
   it('a thread that stops is started again on the same spool: what it had spooled is written once, and later records too', async () => {
     const acct = await account();
     const lines: string[] = [];

@@ -133,7 +133,7 @@ export class CallLogThread implements CallLog {
   #nextId = 1;
   readonly #waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   #restarts = 0;
-  /** Records handed to a thread that stopped before it took them. */
+  /** Records handed to a thread that stopped before it took them, or that could not be handed over. */
   #lostCount = 0;
   #restarting: Promise<void> | null = null;
   #closing: Promise<void> | null = null;
@@ -223,9 +223,28 @@ export class CallLogThread implements CallLog {
     // While a stopped thread is started again, records wait here; it posts them once running.
     if (records.length === 0 || !this.#worker) return;
     this.#batch = [];
-    this.#sent += records.length;
-    this.#worker.postMessage({ t: 'calls', records } satisfies ToThread);
+    try {
+      this.#worker.postMessage({ t: 'calls', records } satisfies ToThread);
+      this.#sent += records.length;
+    } catch {
+      // A record that cannot be cloned (a bug where it is made) must not take the others with it,
+      // nor throw on the request path: the rest go one by one, and that one is counted and logged.
+      for (const record of records) this.#postOne(record);
+    }
   };
+
+  #postOne(record: CallRecord): void {
+    try {
+      this.#worker!.postMessage({ t: 'calls', records: [record] } satisfies ToThread);
+      this.#sent++;
+    } catch (err) {
+      this.#lostCount++;
+      this.#logger.error('call log: a record could not be handed to its thread', {
+        id: record.id,
+        error: err,
+      });
+    }
+  }
 
   flush(): Promise<void> {
     return this.#ask('flush');
