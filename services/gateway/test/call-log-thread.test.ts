@@ -52,14 +52,20 @@ const rollup = (acct: string) =>
     select sum(requests)::int as requests, sum(input_tokens)::int as input
     from usage_hourly where account_id = ${acct}`.then((rows) => rows[0]!);
 
+/** A thread on a fresh spool, and the lines it logs. */
+async function started(): Promise<{ log: CallLogThread; lines: string[] }> {
+  const lines: string[] = [];
+  const log = await CallLogThread.start(
+    threadData(),
+    createLogger('debug', (l) => lines.push(l)),
+  );
+  return { log, lines };
+}
+
 describe("the call log's thread", () => {
   it('stores what it is handed, with the hourly rollups, by the time flush answers; status follows', async () => {
     const acct = await account();
-    const lines: string[] = [];
-    const log = await CallLogThread.start(
-      threadData(),
-      createLogger('debug', (l) => lines.push(l)),
-    );
+    const { log, lines } = await started();
     try {
       const batch = records(acct, 50);
       for (const r of batch) log.enqueue(r);
@@ -87,11 +93,7 @@ describe("the call log's thread", () => {
 
   it('a record that cannot be handed over is counted and logged; the others in its batch land', async () => {
     const acct = await account();
-    const lines: string[] = [];
-    const log = await CallLogThread.start(
-      threadData(),
-      createLogger('debug', (l) => lines.push(l)),
-    );
+    const { log, lines } = await started();
     try {
       const [a, b, c] = records(acct, 3);
       // A value structured clone refuses (a function), as a bug where records are made could leave.
