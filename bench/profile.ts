@@ -59,7 +59,10 @@ try {
   for (const a of arms.reverse()) await a.close();
 }
 
-const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+// One file per thread (CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile): the serving thread is 0;
+// the call log's thread (call-log/thread.ts) has its own, listed at the end.
+const profiles = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+const file = profiles.find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ?? profiles[0];
 if (!file) throw new Error('no .cpuprofile written');
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
 summarize(profile);
@@ -67,6 +70,8 @@ console.log('\nby part of the call path (bench/lib/parts.ts):');
 for (const { part, share } of partsOf(profile as CpuProfile))
   console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${part}`);
 console.log(`profile: bench/profiles/${file}`);
+for (const other of profiles.filter((f) => f !== file))
+  console.log(`another thread's profile: bench/profiles/${other}`);
 const heapFile = readdirSync(dir).find((f) => f.endsWith('.heapprofile'));
 if (heapFile) summarizeHeap(JSON.parse(readFileSync(join(dir, heapFile), 'utf8')));
 

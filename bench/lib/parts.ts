@@ -16,7 +16,8 @@ const RULES: [RegExp, string][] = [
   [/metrics\/access-log|pino/, 'access line (pino)'],
   [/metrics\/metrics|prom-client/, 'metrics'],
   [/call-log\/(spool|segment)/, 'spool (append, group commit)'],
-  [/call-log\/writer|store\/calls|postgres@/, 'call log (writer, insert)'],
+  // The call log's thread has a profile of its own (--cpu-prof writes one per thread); its hand-over is here.
+  [/call-log\/(writer|thread)|store\/calls|postgres@/, 'call log (writer, insert, hand-over)'],
   [/proxy\/(forward|headers|call-result|routes|in-flight)|undici/, 'forward (undici, headers)'],
   [/src\/streams\/|proxy\/(keep-alive|resume)/, 'streams (keep-alive, resumable)'],
   [/hono/, 'hono routing + node-server adapter'],
