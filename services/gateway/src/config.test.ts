@@ -40,6 +40,19 @@ describe('loadConfig', () => {
     ).toBe('postgres://u@h/db');
   });
 
+  it("takes libpq's user with no host, as psql does, and still refuses what is no postgres URL", () => {
+    const secret = randomBytes(32).toString('base64');
+    const url = (DATABASE_URL: string) => loadConfig({ DATABASE_URL, KEYGATE_SECRET: secret }).databaseUrl;
+    expect(url('postgres://me@/keygate?host=/var/run/postgresql')).toBe(
+      'postgres://me@localhost/keygate?host=/var/run/postgresql',
+    );
+    expect(url('postgresql://me:pw@/keygate')).toBe('postgresql://me:pw@localhost/keygate');
+    // The forms WHATWG URLs take already are left as they are.
+    expect(url('postgresql:///keygate?host=/tmp')).toBe('postgresql:///keygate?host=/tmp');
+    expect(url('postgres://me@db.internal/keygate')).toBe('postgres://me@db.internal/keygate');
+    expect(() => url('mysql://me@/keygate')).toThrow(/DATABASE_URL/);
+  });
+
   it('refuses a weak secret at start, in one line', () => {
     for (const weak of [
       'x'.repeat(32),

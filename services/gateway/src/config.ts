@@ -19,7 +19,13 @@ export const EnvSchema = z.object({
   PORT: port().default(8080).meta(doc('port the gateway listens on (0: any free port)')),
   HOST: z.string().min(1).default('127.0.0.1').meta(doc('address the gateway listens on')),
   DATABASE_URL: z
-    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })
+    .preprocess(
+      // libpq takes a user with no host (`postgres://me@/db?host=/var/run/postgresql`); a WHATWG
+      // URL does not, so the host the driver would assume for an empty one is written in. A
+      // `host` query parameter still overrides it (store/database.ts, driverTarget).
+      (v) => (typeof v === 'string' ? v.replace(/^(postgres(?:ql)?:\/\/[^/@?#]*@)\//, '$1localhost/') : v),
+      z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }),
+    )
     .optional()
     .meta(
       doc(
