@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -106,6 +106,54 @@ describe("the call log's thread", () => {
       expect(
         lines.filter((l) => l.includes('could not be handed to its thread') && l.includes(b!.id)),
       ).toHaveLength(1);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('a thread that cannot open its spool fails the start, with the reason', async () => {
+    const data = threadData();
+    // The spool's directory would have to be made inside a regular file.
+    const file = join(data.spool!.dir, '..', 'not-a-dir');
+    writeFileSync(file, 'x');
+    await expect(
+      CallLogThread.start(
+        { ...data, spool: { ...data.spool!, dir: join(file, 'spool') } },
+        createLogger('error', () => {}),
+      ),
+    ).rejects.toThrow(/ENOTDIR/);
+  });
+
+  it('a restart that fails is tried again, later; records wait for the thread and then land', async () => {
+    const acct = await account();
+    const lines: string[] = [];
+    const workers: Worker[] = [];
+    const spawn: Spawn = (file, data) => {
+      // The second start fails before the thread is ready, as a broken start would.
+      const w =
+        workers.length === 1
+          ? new Worker('throw new Error("broken start")', { eval: true })
+          : new Worker(file, { workerData: data });
+      workers.push(w);
+      return w;
+    };
+    const log = await CallLogThread.start(
+      threadData(),
+      createLogger('debug', (l) => lines.push(l)),
+      spawn,
+    );
+    try {
+      await workers[0]!.terminate();
+      const batch = records(acct, 4);
+      for (const r of batch) log.enqueue(r);
+      // flush waits for a running thread: the third start.
+      await log.flush();
+      expect(workers).toHaveLength(3);
+      expect((await stored(acct)).map((r) => r.id).sort()).toEqual(batch.map((r) => r.id).sort());
+      expect(lines.filter((l) => l.includes('its thread stopped'))).toHaveLength(2);
+      expect(lines.some((l) => l.includes('broken start'))).toBe(true);
+      expect(lines.filter((l) => l.includes('its thread is running again'))).toHaveLength(1);
+      expect(log.dropped).toBe(0);
     } finally {
       await log.close();
     }

@@ -31,9 +31,5 @@ export async function openCallLog(
       logger,
     );
   const opened = spool ? await Spool.open({ ...spool, logger }) : null;
-  if (opened?.recovered.length)
-    logger.info('call spool: replaying segments left by an earlier run', {
-      segments: opened.recovered.length,
-    });
   return new CallLogWriter(store.calls, { ...writer, spool: opened, logger });
 }

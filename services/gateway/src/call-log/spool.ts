@@ -126,6 +126,10 @@ export class Spool {
       Object.assign(seg, { bytes: s.size, written: s.size, sealed: true, spilled: true });
       recovered.push(seg);
     }
+    if (recovered.length)
+      opts.logger.info('call spool: replaying segments left by an earlier run', {
+        segments: recovered.length,
+      });
     return new Spool(opts, recovered);
   }
 

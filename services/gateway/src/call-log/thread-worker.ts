@@ -53,8 +53,6 @@ const logger = forwardingLogger();
 const target = driverTarget(data.url);
 const sql = postgres(target.url, { ...target.options, ...clientOptions(data.schema), max: 1 });
 const spool = data.spool ? await Spool.open({ ...data.spool, logger }) : null;
-if (spool?.recovered.length)
-  logger.info('call spool: replaying segments left by an earlier run', { segments: spool.recovered.length });
 const queries = callQueries(sql);
 const writer = new CallLogWriter(
   {
@@ -65,8 +63,8 @@ const writer = new CallLogWriter(
 );
 let received = 0;
 
-const snapshot = () => ({
-  status: writer.status(),
+const snapshot = (status = writer.status()) => ({
+  status,
   pending: writer.pending,
   backlogSince: writer.backlogSince,
   received,
@@ -84,7 +82,7 @@ function report(always: boolean): void {
   const state = `${s.spoolFull}|${s.spoolError}|${s.databaseUp}|${s.dropped}|${s.rejected}|${s.segmentsOnDisk}`;
   if (state === sentState && !always) return;
   sentState = state;
-  send({ t: 'status', status: s, pending: writer.pending, backlogSince: writer.backlogSince, received });
+  send({ t: 'status', ...snapshot(s) });
 }
 let reportQueued = false;
 const reportSoon = () => {

@@ -223,26 +223,28 @@ export class CallLogThread implements CallLog {
     // While a stopped thread is started again, records wait here; it posts them once running.
     if (records.length === 0 || !this.#worker) return;
     this.#batch = [];
-    try {
-      this.#worker.postMessage({ t: 'calls', records } satisfies ToThread);
-      this.#sent += records.length;
-    } catch {
-      // A record that cannot be cloned (a bug where it is made) must not take the others with it,
-      // nor throw on the request path: the rest go one by one, and that one is counted and logged.
-      for (const record of records) this.#postOne(record);
-    }
-  };
-
-  #postOne(record: CallRecord): void {
-    try {
-      this.#worker!.postMessage({ t: 'calls', records: [record] } satisfies ToThread);
-      this.#sent++;
-    } catch (err) {
+    // A record that cannot be cloned (a bug where it is made) must not take the others with it,
+    // nor throw on the request path: the rest go one by one, and that one is counted and logged.
+    if (this.#handOver(records) === true) return;
+    for (const record of records) {
+      const refused = this.#handOver([record]);
+      if (refused === true) continue;
       this.#lostCount++;
       this.#logger.error('call log: a record could not be handed to its thread', {
         id: record.id,
-        error: err,
+        error: refused,
       });
+    }
+  };
+
+  /** True once the thread has the records; the clone's error when it refused them. */
+  #handOver(records: CallRecord[]): true | unknown {
+    try {
+      this.#worker!.postMessage({ t: 'calls', records } satisfies ToThread);
+      this.#sent += records.length;
+      return true;
+    } catch (err) {
+      return err;
     }
   }
 
