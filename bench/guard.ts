@@ -6,6 +6,7 @@ import { Agent, request } from 'undici';
 import { BODY_1K } from './lib/body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import type { ArmMessage } from './lib/child';
+import { compileArm } from './lib/compile';
 
 /**
  * The call path's regression guard, independent of the clock: the gateway's CPU instructions
@@ -51,7 +52,7 @@ try {
     BENCH_PROVIDER_KEY: PROVIDER_KEY,
   });
   arms.push(emulator);
-  const gateway = await underCallgrind(emulator, work);
+  const gateway = await underCallgrind(await compileArm('bench/servers/gateway.ts'), emulator, work);
   arms.push(gateway);
   const dispatcher = new Agent({ connections: 1, pipelining: 1 });
   const call = async () => {
@@ -175,8 +176,9 @@ function instructions(dir: string): Window[] {
   return [...windows.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([, w]) => w);
 }
 
-/** The bench's gateway arm (call log on) as a child of valgrind, instrumentation off until switched on. */
+/** The bench's gateway arm (`file`, built; call log on) as a child of valgrind, instrumentation off until switched on. */
 function underCallgrind(
+  file: string,
   emulator: Arm,
   dir: string,
 ): Promise<{
@@ -203,9 +205,7 @@ function underCallgrind(
       '--predictable-gc-schedule',
       '--expose-gc',
       '--max-semi-space-size=16',
-      '--import',
-      'tsx',
-      'bench/servers/gateway.ts',
+      file,
     ],
     {
       cwd: ROOT,

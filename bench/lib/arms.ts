@@ -2,6 +2,7 @@ import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ArmMessage } from './child';
+import { compileArm } from './compile';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -23,17 +24,17 @@ export interface Arm {
   close(): Promise<Record<string, unknown>>;
 }
 
-/** Forks `script` (TypeScript, through tsx) as one arm in its own process and waits for it to listen. */
-export function spawnArm(
+/** Forks `script` (TypeScript, built first: lib/compile.ts) as one arm in its own process and waits for it to listen. */
+export async function spawnArm(
   name: string,
   script: string,
   env: Record<string, string>,
   execArgv: string[] = [],
 ): Promise<Arm> {
-  const child = fork(script, [], {
+  const child = fork(await compileArm(script), [], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    execArgv: ['--import', 'tsx', ...execArgv],
+    execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {

@@ -83,7 +83,7 @@ export function renderResults(r: Results): string {
     `- Date: ${r.startedAt.toISOString()} (run took ${r.minutes.toFixed(1)} min)`,
     `- Machine: ${r.machine.cpu}, ${r.machine.cores} cores, ${r.machine.ramGb.toFixed(1)} GB RAM; Node ${r.machine.node}; load generator ${r.machine.wrk} (1 thread)`,
     `- Command: \`${r.command}\` (from the repository root; PostgreSQL at TEST_DATABASE_URL / DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test)`,
-    '- Arms, each in its own process, all calling one emulator process (0 ms think time): **direct** (client → emulator), **floor** (bench/floor.ts: node:http + undici.request + stream.pipeline), **gateway** (auth, validation, usage tap, call log to PostgreSQL with hourly rollups), **gateway, call log off** (KEYGATE_CALL_LOG=off).',
+    '- Arms, each in its own process, all calling one emulator process (0 ms think time): **direct** (client → emulator), **floor** (bench/floor.ts: node:http + undici.request + stream.pipeline), **gateway** (auth, validation, usage tap, call log to PostgreSQL with hourly rollups), **gateway, call log off** (KEYGATE_CALL_LOG=off). Every arm is built JavaScript run by plain `node` (bench/lib/compile.ts), never tsx; the gateway arms run the compiled build of the gateway (services/gateway/dist), the code `keygate serve` runs.',
     `- Rounds are interleaved (each round visits every arm once in a shuffled order), after a warm-up. Plan: \`${JSON.stringify(r.plan)}\``,
     '',
     '## Side by side',

@@ -3,6 +3,7 @@ import {
   createKey,
   createLogger,
   loadConfig,
+  openDatabase,
   SecretBox,
   startGateway,
   stderrSink,
@@ -11,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../services/gateway/src/store/database';
 import { serveArm } from '../lib/child';
 
 const SECRET = randomBytes(32).toString('base64url');
