@@ -4,7 +4,8 @@
  * per request. Writes its table into the "Before and after" section of bench/RESULTS.md.
  *   BENCH_BASE=/path/to/other/checkout/bench/servers/gateway.ts \
  *   BENCH_BASE_LABEL='main at 52d71ab' tsx bench/before-after.ts
- * The other checkout needs its own `pnpm install`; its gateway runs from its own sources.
+ * The other checkout needs its own `pnpm install`. Both arms run built (lib/compile.ts): each
+ * checkout's compiled gateway where its build has the library entry, else bundled from its sources.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import { partsOf, type CpuProfile } from './lib/parts';
+import { toSources } from './lib/source-maps';
 import { ensureWrk, runWrk } from './lib/wrk';
 
 /**
@@ -62,9 +63,13 @@ try {
 // One file per thread (CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile): the serving thread is 0;
 // the call log's thread (call-log/thread.ts) has its own, listed at the end.
 const profiles = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-const file = profiles.find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) ?? profiles[0];
+// PROFILE_THREAD=1 summarizes the call log's thread instead.
+const thread = process.env.PROFILE_THREAD ?? '0';
+const file = profiles.find((f) => f.split('.').at(-3) === thread) ?? profiles[0];
 if (!file) throw new Error('no .cpuprofile written');
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+// The arms run built code (lib/compile.ts): frames are read back to their sources first.
+toSources((profile as { nodes: ProfileNode[] }).nodes.map((n) => n.callFrame));
 summarize(profile);
 console.log('\nby part of the call path (bench/lib/parts.ts):');
 for (const { part, share } of partsOf(profile as CpuProfile))
@@ -73,7 +78,17 @@ console.log(`profile: bench/profiles/${file}`);
 for (const other of profiles.filter((f) => f !== file))
   console.log(`another thread's profile: bench/profiles/${other}`);
 const heapFile = readdirSync(dir).find((f) => f.endsWith('.heapprofile'));
-if (heapFile) summarizeHeap(JSON.parse(readFileSync(join(dir, heapFile), 'utf8')));
+if (heapFile) {
+  const heapProfile = JSON.parse(readFileSync(join(dir, heapFile), 'utf8')) as { head: HeapNode };
+  const frames: HeapNode['callFrame'][] = [];
+  const collect = (n: HeapNode) => {
+    frames.push(n.callFrame);
+    n.children.forEach(collect);
+  };
+  collect(heapProfile.head);
+  toSources(frames);
+  summarizeHeap(heapProfile);
+}
 
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -15,7 +15,9 @@ const compiled = new Map<string, Promise<string>>();
  *
  * - `@keygate/gateway` is its compiled build (services/gateway/dist/cli/index.js, brought up to
  *   date first), so the gateway arm runs the code `keygate serve` runs. A checkout from before
- *   that entry existed (bench/before-after.ts's other arm) is bundled from its sources instead.
+ *   that entry existed (bench/before-after.ts's other arm) gets the same kind of build made here,
+ *   in its services/gateway/.bench-build/ (at dist's depth, so paths the code takes from its own
+ *   file, such as ../../migrations, hold).
  * - Every other npm package stays a package: imported from where it is installed, by absolute path,
  *   so the bundle can sit anywhere. The workspace's TypeScript packages and the bench's own files
  *   are bundled.
@@ -61,10 +63,8 @@ function packagesWhereInstalled(): Plugin {
         });
         if (found.errors.length > 0) return { errors: found.errors };
         if (found.external) return { external: true };
-        if (args.path === '@keygate/gateway') {
-          const built = await builtGateway(dirname(dirname(found.path)));
-          if (built) return { path: built, external: true };
-        }
+        if (args.path === '@keygate/gateway')
+          return { path: await builtGateway(dirname(dirname(found.path))), external: true };
         // Workspace packages resolve to their TypeScript sources (outside any node_modules).
         if (!found.path.includes('/node_modules/')) return { path: found.path };
         return { path: found.path, external: true };
@@ -73,14 +73,34 @@ function packagesWhereInstalled(): Plugin {
   };
 }
 
-/** The gateway's compiled library entry in the checkout at `pkg`, built if stale; null when that checkout has none. */
-async function builtGateway(pkg: string): Promise<string | null> {
+/** The gateway's compiled library entry in the checkout at `pkg`, built if stale (or built here when that checkout's build has none). */
+async function builtGateway(pkg: string): Promise<string> {
   const script = join(pkg, 'scripts/build.mjs');
-  if (!existsSync(script)) return null;
-  const { ensureBuilt } = (await import(pathToFileURL(script).href)) as {
-    ensureBuilt?: () => Promise<void>;
-  };
-  await ensureBuilt?.();
+  if (existsSync(script)) {
+    const { ensureBuilt } = (await import(pathToFileURL(script).href)) as {
+      ensureBuilt?: () => Promise<void>;
+    };
+    await ensureBuilt?.();
+  }
   const entry = join(pkg, 'dist/cli/index.js');
-  return existsSync(entry) ? entry : null;
+  if (existsSync(entry)) return entry;
+  const out = join(pkg, '.bench-build');
+  const worker = join(pkg, 'src/call-log/thread-worker.ts');
+  await build({
+    entryPoints: {
+      'cli/index': join(pkg, 'src/index.ts'),
+      ...(existsSync(worker) ? { 'call-log/thread-worker': worker } : {}),
+    },
+    outdir: out,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    plugins: [packagesWhereInstalled()],
+  });
+  const assets = join(pkg, 'src/dashboard/assets');
+  if (existsSync(assets)) cpSync(assets, join(out, 'cli/assets'), { recursive: true });
+  return join(out, 'cli/index.js');
 }
