@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const compiled = new Map<string, Promise<string>>();
@@ -36,18 +36,23 @@ async function bundle(entry: string): Promise<string> {
   await build({
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
+    ...BUNDLE,
     sourcemap: 'linked',
-    logLevel: 'warning',
-    plugins: [packagesWhereInstalled()],
   });
   return outfile;
 }
 
 const SKIP = Symbol('resolving');
+
+/** One ES module for Node 20, npm packages left where they are installed. */
+const BUNDLE: BuildOptions = {
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  plugins: [packagesWhereInstalled()],
+};
 
 function packagesWhereInstalled(): Plugin {
   return {
@@ -92,13 +97,8 @@ async function builtGateway(pkg: string): Promise<string> {
       ...(existsSync(worker) ? { 'call-log/thread-worker': worker } : {}),
     },
     outdir: out,
-    bundle: true,
+    ...BUNDLE,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'warning',
-    plugins: [packagesWhereInstalled()],
   });
   const assets = join(pkg, 'src/dashboard/assets');
   if (existsSync(assets)) cpSync(assets, join(out, 'cli/assets'), { recursive: true });
