@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const compiled = new Map<string, Promise<string>>();
@@ -11,16 +11,16 @@ const compiled = new Map<string, Promise<string>>();
  * The arms run as built JavaScript under plain `node`, never through tsx. tsx keeps a loader
  * thread and its own isolate in every process it starts (34 MB of RSS at idle here, against 39 MB
  * for a bare `node`), and it loads the gateway as hundreds of separate modules. Each arm's script
- * is bundled into bench/.build/, with two rules:
+ * is bundled into bench/.build/, with three rules:
  *
  * - `@keygate/gateway` is its compiled build (services/gateway/dist/cli/index.js, brought up to
- *   date first), so the gateway arm runs the code `keygate serve` runs. A checkout from before
- *   that entry existed (bench/before-after.ts's other arm) gets the same kind of build made here,
- *   in its services/gateway/.bench-build/ (at dist's depth, so paths the code takes from its own
- *   file, such as ../../migrations, hold).
- * - Every other npm package stays a package: imported from where it is installed, by absolute path,
- *   so the bundle can sit anywhere. The workspace's TypeScript packages and the bench's own files
- *   are bundled.
+ *   date first), so the gateway arm runs the code `keygate serve` runs. A checkout whose build has
+ *   no such entry (bench/before-after.ts's other arm, from before it existed) is bundled from its
+ *   sources, as are files an arm imports from the gateway's sources directly (servers/pg-load.ts).
+ * - In a bundled TypeScript file, `import.meta.url` stays that file's own address, so paths the
+ *   code takes from it (../../migrations, the dashboard's assets) hold in the bundle.
+ * - Every other npm package stays a package: imported from where it is installed, by absolute
+ *   path, so the bundle can sit anywhere.
  */
 export function compileArm(script: string): Promise<string> {
   const entry = resolve(ROOT, script);
@@ -36,23 +36,18 @@ async function bundle(entry: string): Promise<string> {
   await build({
     entryPoints: [entry],
     outfile,
-    ...BUNDLE,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
     sourcemap: 'linked',
+    logLevel: 'warning',
+    plugins: [packagesWhereInstalled()],
   });
   return outfile;
 }
 
 const SKIP = Symbol('resolving');
-
-/** One ES module for Node 20, npm packages left where they are installed. */
-const BUNDLE: BuildOptions = {
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
-  plugins: [packagesWhereInstalled()],
-};
 
 function packagesWhereInstalled(): Plugin {
   return {
@@ -68,39 +63,32 @@ function packagesWhereInstalled(): Plugin {
         });
         if (found.errors.length > 0) return { errors: found.errors };
         if (found.external) return { external: true };
-        if (args.path === '@keygate/gateway')
-          return { path: await builtGateway(dirname(dirname(found.path))), external: true };
+        if (args.path === '@keygate/gateway') {
+          const built = await builtGateway(dirname(dirname(found.path)));
+          if (built) return { path: built, external: true };
+        }
         // Workspace packages resolve to their TypeScript sources (outside any node_modules).
         if (!found.path.includes('/node_modules/')) return { path: found.path };
         return { path: found.path, external: true };
+      });
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes('/node_modules/')) return undefined;
+        const source = readFileSync(args.path, 'utf8');
+        const here = JSON.stringify(pathToFileURL(args.path).href);
+        return { contents: source.replaceAll('import.meta.url', here), loader: 'ts' };
       });
     },
   };
 }
 
-/** The gateway's compiled library entry in the checkout at `pkg`, built if stale (or built here when that checkout's build has none). */
-async function builtGateway(pkg: string): Promise<string> {
+/** The gateway's compiled library entry in the checkout at `pkg`, built if stale; null when its build has none. */
+async function builtGateway(pkg: string): Promise<string | null> {
   const script = join(pkg, 'scripts/build.mjs');
-  if (existsSync(script)) {
-    const { ensureBuilt } = (await import(pathToFileURL(script).href)) as {
-      ensureBuilt?: () => Promise<void>;
-    };
-    await ensureBuilt?.();
-  }
+  if (!existsSync(script)) return null;
+  const { ensureBuilt } = (await import(pathToFileURL(script).href)) as {
+    ensureBuilt?: () => Promise<void>;
+  };
+  await ensureBuilt?.();
   const entry = join(pkg, 'dist/cli/index.js');
-  if (existsSync(entry)) return entry;
-  const out = join(pkg, '.bench-build');
-  const worker = join(pkg, 'src/call-log/thread-worker.ts');
-  await build({
-    entryPoints: {
-      'cli/index': join(pkg, 'src/index.ts'),
-      ...(existsSync(worker) ? { 'call-log/thread-worker': worker } : {}),
-    },
-    outdir: out,
-    ...BUNDLE,
-    splitting: true,
-  });
-  const assets = join(pkg, 'src/dashboard/assets');
-  if (existsSync(assets)) cpSync(assets, join(out, 'cli/assets'), { recursive: true });
-  return join(out, 'cli/index.js');
+  return existsSync(entry) ? entry : null;
 }
