@@ -53,7 +53,7 @@ export type FromThread =
 
 /**
  * The thread's code is the compiled build's (dist/call-log/thread-worker.js): Node 20 cannot load
- * TypeScript in a worker, so the gateway run from its sources (tests, the bench) builds first,
+ * TypeScript in a worker, so the gateway run from its sources (the tests) builds first,
  * as `bin/keygate.js` does, and uses the same file the compiled gateway does.
  */
 async function workerFile(): Promise<URL> {
