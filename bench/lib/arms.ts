@@ -19,6 +19,8 @@ export interface Arm {
   peak(): number;
   /** CPU time (user + system) used so far, ms. */
   cpuMs(): number;
+  /** CPU time used so far by the process's main thread alone (the one that serves requests), ms. */
+  mainThreadCpuMs(): number;
   /** Runs a full garbage collection in the arm (spawned with --expose-gc), so RSS shows what is retained; resolves with the JS heap in use, MB. */
   gc(): Promise<number>;
   close(): Promise<Record<string, unknown>>;
@@ -59,6 +61,7 @@ function armOf(name: string, child: ChildProcess, info: Record<string, unknown>)
     resetPeak: () => writeFileSync(`/proc/${pid}/clear_refs`, '5'),
     peak: () => statusField(pid, 'VmHWM'),
     cpuMs: () => cpuMsOf(pid),
+    mainThreadCpuMs: () => cpuMsOf(pid, `/proc/${pid}/task/${pid}/stat`),
     gc: () =>
       new Promise((resolve) => {
         const onMessage = (m: ArmMessage) => {
@@ -93,9 +96,10 @@ function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
 
-function cpuMsOf(pid: number): number {
+/** A process's CPU time (or one thread's, from its /proc/<pid>/task/<tid>/stat), ms. */
+function cpuMsOf(pid: number, stat = `/proc/${pid}/stat`): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
   } catch {
     return 0;

@@ -91,6 +91,8 @@ http {
     },
     peak: () => field(worker, 'VmHWM') + field(master.pid!, 'VmHWM'),
     cpuMs: () => cpu(worker) + cpu(master.pid!),
+    // One worker process with one thread serves every request.
+    mainThreadCpuMs: () => cpu(worker),
     gc: async () => 0,
     close: () =>
       new Promise((resolve) => {

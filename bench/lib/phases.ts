@@ -19,6 +19,8 @@ export interface Target {
 export interface LoadRun extends WrkRun {
   /** CPU used by the arm's own process during the run, ms. */
   armCpuMs: number;
+  /** CPU used by the arm's main thread (the one serving requests) during the run, ms. */
+  mainThreadCpuMs: number;
   /** CPU used by the local PostgreSQL server during the run, ms. */
   postgresCpuMs: number;
 }
@@ -31,7 +33,7 @@ export async function wrkRounds(
   const out = new Map<string, LoadRun[]>(targets.map((t) => [t.name, []]));
   for (let r = 0; r < o.rounds; r++) {
     for (const t of shuffled(targets)) {
-      const [arm0, pg0] = [t.arm.cpuMs(), postgresCpuMs()];
+      const [arm0, main0, pg0] = [t.arm.cpuMs(), t.arm.mainThreadCpuMs(), postgresCpuMs()];
       const run = await runWrk({
         url: t.url,
         headers: t.headers,
@@ -39,7 +41,12 @@ export async function wrkRounds(
         connections: o.connections,
         seconds: o.seconds,
       });
-      out.get(t.name)!.push({ ...run, armCpuMs: t.arm.cpuMs() - arm0, postgresCpuMs: postgresCpuMs() - pg0 });
+      out.get(t.name)!.push({
+        ...run,
+        armCpuMs: t.arm.cpuMs() - arm0,
+        mainThreadCpuMs: t.arm.mainThreadCpuMs() - main0,
+        postgresCpuMs: postgresCpuMs() - pg0,
+      });
     }
   }
   return out;
