@@ -45,18 +45,19 @@ const VARIANTS: Variant[] = [
     process: 'off-again',
     env: { BENCH_CALL_LOG: 'off' },
   },
-  // The sink is replaced in the gateway's own thread, so these arms write the call log in-process.
+  // The sink is replaced on the gateway's own thread, so these arms write the call log in-process
+  // (servers/gateway.ts turns the thread off with BENCH_CALL_LOG_SINK=none).
   {
     name: 'null',
     label: 'call log in-process, sink sends nothing',
     process: 'null',
-    env: { BENCH_CALL_LOG_SINK: 'none', BENCH_SET_KEYGATE_CALL_LOG_THREAD: 'off' },
+    env: { BENCH_CALL_LOG_SINK: 'none' },
   },
   {
     name: 'null-load',
     label: 'the same process, PostgreSQL inserting the call log of another process',
     process: 'null',
-    env: { BENCH_CALL_LOG_SINK: 'none', BENCH_SET_KEYGATE_CALL_LOG_THREAD: 'off' },
+    env: { BENCH_CALL_LOG_SINK: 'none' },
     load: true,
   },
   {

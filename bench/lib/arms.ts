@@ -89,7 +89,8 @@ function armOf(name: string, child: ChildProcess, info: Record<string, unknown>)
   };
 }
 
-function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+/** A memory figure of a process from /proc/<pid>/status, MB. */
+export function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
@@ -97,7 +98,7 @@ function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
 
 /** A process's CPU time (or one thread's, from its /proc/<pid>/task/<tid>/stat), ms. */
-function cpuMsOf(pid: number, stat = `/proc/${pid}/stat`): number {
+export function cpuMsOf(pid: number, stat = `/proc/${pid}/stat`): number {
   try {
     const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_MS;

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import type { Arm } from './arms';
+import { cpuMsOf, statusField, type Arm } from './arms';
 
 export const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 
@@ -70,29 +70,20 @@ http {
   const worker = Number(
     readFileSync(`/proc/${master.pid}/task/${master.pid}/children`, 'utf8').trim().split(/\s+/)[0],
   );
-  const field = (pid: number, name: string) => {
-    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : Number.NaN;
-  };
-  const tick = 10;
-  const cpu = (pid: number) => {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * tick;
-  };
   return {
     name: 'nginx',
     pid: worker,
     info: { url },
     url,
-    rss: () => field(worker, 'VmRSS') + field(master.pid!, 'VmRSS'),
+    rss: () => statusField(worker, 'VmRSS') + statusField(master.pid!, 'VmRSS'),
     resetPeak: () => {
       for (const pid of [worker, master.pid!])
         if (existsSync(`/proc/${pid}/clear_refs`)) writeFileSync(`/proc/${pid}/clear_refs`, '5');
     },
-    peak: () => field(worker, 'VmHWM') + field(master.pid!, 'VmHWM'),
-    cpuMs: () => cpu(worker) + cpu(master.pid!),
+    peak: () => statusField(worker, 'VmHWM') + statusField(master.pid!, 'VmHWM'),
+    cpuMs: () => cpuMsOf(worker) + cpuMsOf(master.pid!),
     // One worker process with one thread serves every request.
-    mainThreadCpuMs: () => cpu(worker),
+    mainThreadCpuMs: () => cpuMsOf(worker),
     gc: async () => 0,
     close: () =>
       new Promise((resolve) => {

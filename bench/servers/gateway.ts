@@ -45,6 +45,8 @@ await serveArm(async () => {
     KEYGATE_UPSTREAM_URL: process.env.BENCH_UPSTREAM!,
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_CALL_LOG: process.env.BENCH_CALL_LOG ?? 'on',
+    // The sink below is replaced on this thread, so with it the call log is written here too.
+    ...(process.env.BENCH_CALL_LOG_SINK === 'none' ? { KEYGATE_CALL_LOG_THREAD: 'off' } : {}),
     ...(process.env.BENCH_SPOOL_MAX_BYTES
       ? { KEYGATE_SPOOL_MAX_BYTES: process.env.BENCH_SPOOL_MAX_BYTES }
       : {}),

@@ -225,10 +225,10 @@ export class CallLogThread implements CallLog {
     this.#batch = [];
     // A record that cannot be cloned (a bug where it is made) must not take the others with it,
     // nor throw on the request path: the rest go one by one, and that one is counted and logged.
-    if (this.#handOver(records) === true) return;
+    if (this.#handOver(records) === null) return;
     for (const record of records) {
       const refused = this.#handOver([record]);
-      if (refused === true) continue;
+      if (refused === null) continue;
       this.#lostCount++;
       this.#logger.error('call log: a record could not be handed to its thread', {
         id: record.id,
@@ -237,12 +237,12 @@ export class CallLogThread implements CallLog {
     }
   };
 
-  /** True once the thread has the records; the clone's error when it refused them. */
-  #handOver(records: CallRecord[]): true | unknown {
+  /** Null once the thread has the records; what the clone threw when it refused them. */
+  #handOver(records: CallRecord[]): unknown {
     try {
       this.#worker!.postMessage({ t: 'calls', records } satisfies ToThread);
       this.#sent += records.length;
-      return true;
+      return null;
     } catch (err) {
       return err;
     }
