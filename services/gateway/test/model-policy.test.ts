@@ -36,9 +36,12 @@ async function memberWithKey(email: string) {
   };
 }
 
-/** Upstream calls the emulator has answered so far: a refused call never reaches it. */
-const upstreamCalls = async () =>
-  (await stack.gateway.store.db.sql`select 1 from calls where status = 200`).length;
+/**
+ * Requests the emulator has received so far: a refused call never reaches it. Read from the
+ * emulator's ledger, which counts a request as it arrives; the call log is written after the
+ * answer, so counting its rows raced with the records of earlier calls still on their way.
+ */
+const upstreamCalls = () => stack.emulator.ledger.entries.length;
 
 const ask = (client: Anthropic, model: string, max_tokens = 16) =>
   client.messages.create({ model, max_tokens, messages: [{ role: 'user', content: 'hi' }] });
@@ -155,7 +158,6 @@ describe('model policy', () => {
       allowed_models: null,
       max_tokens: 512,
     });
-    const before = await upstreamCalls();
     const err = await waitFor(
       () =>
         ask(dev.client, 'claude-haiku-4-5', 1000).then(
@@ -171,7 +173,11 @@ describe('model policy', () => {
     expect((err as Error).message).toContain(
       `max_tokens: 1000 is above the ceiling of 512 set by the model policy of key 'ceiling@policy.test' (${dev.keyId}).`,
     );
-    expect(await upstreamCalls()).toBe(before);
+    // Once the ceiling applies, a refused call never reaches the provider. (Counted from here:
+    // while the policy was on its way, a try could still pass.)
+    const before = upstreamCalls();
+    await expect(ask(dev.client, 'claude-haiku-4-5', 1000)).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    expect(upstreamCalls()).toBe(before);
     expect((await ask(dev.client, 'claude-haiku-4-5', 512)).type).toBe('message');
     // Removing the key's rule leaves the member's.
     await admin('/model_policies', { scope: { type: 'api_key', api_key_id: dev.keyId } }, 'DELETE');
