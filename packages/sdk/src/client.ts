@@ -10,7 +10,7 @@ import {
   type KeygateOptions,
 } from './options';
 import { runToolLoop, type ToolLoopOptions, type ToolLoopResult, type ToolSpec } from './tool-loop';
-import { resumeMiddleware } from './resume';
+import { resumeMiddleware, resumePolicy } from './resume';
 import { UsageTap } from './usage-tap';
 import { UsageTracker } from './usage-tracker';
 import type { UsageRecord } from './usage-types';
@@ -75,8 +75,7 @@ export class Keygate extends Anthropic {
       deliver: (record) => this.#deliver(record, onUsage),
     });
     // The tap outside the resumption: it reads one stream however many connections carried it.
-    const resumes = resumeStreams === true ? 3 : resumeStreams || 0;
-    this.#backend = [this.#tap.middleware, resumeMiddleware(resumes)];
+    this.#backend = [this.#tap.middleware, resumeMiddleware(resumePolicy(resumeStreams))];
   }
 
   /**

@@ -26,10 +26,13 @@ export interface KeygateOptions extends ClientOptions {
   /** Sends `keygate-group-id` on every call; `client.group()` sets it for you. */
   groupId?: string | null | undefined;
   /**
-   * Streams pick up where they broke off after a dropped connection: streaming calls ask the
-   * gateway to keep their events (`keygate-resumable: true`), and the SDK fetches the rest on its
-   * own. `true` allows 3 resumptions per stream, a number that many; off by default, because the
-   * gateway then reads a stream to its end even when the app aborts it (so it is billed whole).
+   * Streams pick up where they broke off after a dropped connection: the gateway keeps a
+   * stream's events, and the SDK fetches the rest on its own. `true` asks the gateway to keep
+   * every streaming call (`keygate-resumable: true`) and allows 3 resumptions per stream, a
+   * number that many; `false` (or 0) tells it not to (`keygate-resumable: false`). Unset, the
+   * key decides: a key created with resumable streams has them kept, and the SDK resumes them
+   * (3 times at most). A kept stream is read to its end by the gateway even when the app aborts
+   * it, so it is billed whole.
    */
   resumeStreams?: boolean | number | undefined;
 }

@@ -4,19 +4,38 @@ import { eventName, SseFramer } from '@keygate/protocol';
 export const RESUMABLE_HEADER = 'keygate-resumable';
 const encoder = new TextEncoder();
 
+/** What the client's `resumeStreams` option asks of streaming Messages calls. */
+export interface ResumePolicy {
+  /** `true`/`false`: sent as `keygate-resumable`; null: nothing sent, the key's setting decides. */
+  ask: boolean | null;
+  /** Resumptions per stream the gateway kept. */
+  maxResumes: number;
+}
+
+/** `resumeStreams`: true → ask, 3 resumptions; N → ask, N; false or 0 → say no; unset → follow the key. */
+export function resumePolicy(option: boolean | number | undefined): ResumePolicy {
+  if (option === undefined) return { ask: null, maxResumes: DEFAULT_RESUMES };
+  if (option === true) return { ask: true, maxResumes: DEFAULT_RESUMES };
+  if (option === false || option === 0) return { ask: false, maxResumes: 0 };
+  return { ask: true, maxResumes: option };
+}
+
+const DEFAULT_RESUMES = 3;
+
 /**
- * Streams that survive a dropped connection: each streaming Messages call asks the gateway to
- * keep its events (`keygate-resumable: true`). If the connection drops before the stream's last
- * event, this asks for the rest (`GET /v1/messages/{call id}/events` with `Last-Event-ID`) and
- * hands it on, so the app reads one stream with every event once. Only whole events are
- * handed on, so a resumed stream never repeats or splits one.
+ * Streams that survive a dropped connection: a streaming Messages call the gateway keeps
+ * (asked with `keygate-resumable: true`, or kept because its key is set so) answers with
+ * `keygate-call-id`. If the connection drops before the stream's last event, this asks for the
+ * rest (`GET /v1/messages/{call id}/events` with `Last-Event-ID`) and hands it on, so the app
+ * reads one stream with every event once. Only whole events are handed on, so a resumed stream
+ * never repeats or splits one.
  */
-export function resumeMiddleware(maxResumes: number): Middleware {
+export function resumeMiddleware({ ask, maxResumes }: ResumePolicy): Middleware {
   return async function resume(request, next, ctx) {
-    if (maxResumes <= 0 || !ctx.options?.stream || request.method !== 'POST' || !isMessages(request.url))
-      return next(request);
-    request.headers.set(RESUMABLE_HEADER, 'true');
+    if (!ctx.options?.stream || request.method !== 'POST' || !isMessages(request.url)) return next(request);
+    if (ask !== null) request.headers.set(RESUMABLE_HEADER, String(ask));
     const response = await next(request);
+    if (maxResumes <= 0) return response;
     const callId = response.headers.get('keygate-call-id');
     if (!response.ok || !callId || !response.body) return response;
     const reopen = async (lastEventId: string): Promise<ReadableStream<Uint8Array>> => {

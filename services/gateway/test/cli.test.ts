@@ -25,7 +25,7 @@ describe('help and exit codes scripts can trust', () => {
     expect(top.stdout).toMatch(/member remove/);
     expect(group).toMatchObject({
       code: 0,
-      stdout: expect.stringMatching(/keygate key <create\|list\|rotate\|revoke>/),
+      stdout: expect.stringMatching(/keygate key <create\|list\|rotate\|update\|revoke>/),
     });
     expect(command).toMatchObject({ code: 0, stdout: expect.stringMatching(/--monthly-cap-usd/) });
   });
@@ -176,6 +176,75 @@ describe('members, keys and usage from the CLI', () => {
       interval: 10,
       what: 'the revoked key to be refused',
     });
+  }, 180_000);
+
+  it('key create --resumable | key update: limits lifted with none, resumable streams on and off', async () => {
+    const k = await json([
+      'key',
+      'create',
+      '--account',
+      account.id,
+      '--name',
+      'phone',
+      '--rpm',
+      '50',
+      '--resumable',
+    ]);
+    expect(k).toMatchObject({ resumable_streams: true, limits: { requests_per_minute: 50 } });
+    const stream = () =>
+      fetch(`${stack.gateway.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'claude-haiku-4-5',
+          max_tokens: 8,
+          stream: true,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      }).then(async (r) => {
+        await r.text();
+        return r.headers.get('keygate-call-id');
+      });
+    expect(await stream()).toMatch(/^req_/);
+
+    const updated = await keygate([
+      'key',
+      'update',
+      k.id,
+      '--rpm',
+      'none',
+      '--tpm',
+      '9000',
+      '--resumable',
+      'off',
+    ]);
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toMatch(/Updated key/);
+    expect(updated.stdout).toMatch(/rpm\s+none/);
+    expect(updated.stdout).toMatch(/resumable_streams\s+off/);
+    const shown = (await json(['key', 'list', '--account', account.id])).find((x: any) => x.id === k.id);
+    expect(shown).toMatchObject({
+      resumable_streams: false,
+      limits: { requests_per_minute: null, tokens_per_minute: 9000 },
+    });
+    await waitFor(async () => (await stream()) === null, {
+      timeout: 2_000,
+      what: 'the change to reach the gateway',
+    });
+
+    const [nothing, bad, badRpm, missing] = await Promise.all([
+      keygate(['key', 'update', k.id]),
+      keygate(['key', 'update', k.id, '--resumable', 'yes']),
+      keygate(['key', 'update', k.id, '--rpm', 'lots']),
+      keygate(['key', 'update', 'key_doesnotexist', '--name', 'x']),
+    ]);
+    expect(nothing).toMatchObject({ code: 2, stderr: expect.stringMatching(/Nothing to change/) });
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/--resumable: expected on or off/) });
+    expect(badRpm).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--rpm: expected a whole number/),
+    });
+    expect(missing.code).toBe(4);
   }, 180_000);
 
   it('usage --by key|day|model as a table or JSON rows with the provider field names', async () => {

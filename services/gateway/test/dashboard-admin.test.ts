@@ -245,12 +245,23 @@ describe('dashboard, signed in as an account admin', () => {
     await page.goto(`${base}/dashboard/keys`);
     await page.getByText('Create a key').click();
     await page.getByLabel('Name').fill('made in the browser');
+    await page.getByLabel(/Resumable streams/).check();
     await page.getByRole('button', { name: 'Create key' }).click();
     await screenshot(page, '11-key-created');
     const secret = (await page.locator('#new-secret').textContent())!;
     expect(secret).toMatch(/^kg_live_/);
     expect((await callModel(base, secret)).status).toBe(200);
     await page.getByRole('link', { name: 'made in the browser' }).first().click();
+    // Created with resumable streams; turned off from its page.
+    const resumable = page.locator('dl.facts div', { hasText: 'Resumable streams' }).locator('dd');
+    expect(await resumable.textContent()).toBe('on');
+    await page.getByRole('button', { name: 'Stop keeping streams' }).click();
+    expect(await resumable.textContent()).toMatch(/^off/);
+    await screenshot(page, '12-key-streams-off');
+    const [stored] = await stack.gateway.store.db
+      .sql`select resumable_streams from api_keys where name = 'made in the browser'`;
+    expect(stored).toEqual({ resumable_streams: false });
+    expect(await page.getByRole('button', { name: 'Make streams resumable' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Revoke' }).click();
     const revokedAt = Date.now();
     let status = 200;

@@ -39,6 +39,8 @@ const CreateKey = z.strictObject({
   environment: label.optional(),
   expires_at: timestamp.optional(),
   limits: Limits.optional(),
+  /** Keygate's: streaming Messages calls are resumable without the `keygate-resumable` header. */
+  resumable_streams: z.boolean().optional(),
 });
 
 const UpdateKey = z
@@ -47,8 +49,12 @@ const UpdateKey = z
     status: status.optional(),
     expires_at: timestamp.nullable().optional(),
     limits: Limits.optional(),
+    resumable_streams: z.boolean().optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, 'Send at least one of name, status, expires_at and limits.');
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'Send at least one of name, status, expires_at, limits and resumable_streams.',
+  );
 
 const Rotate = z.strictObject({
   grace_period_seconds: z
@@ -119,6 +125,7 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
         environment: body.environment ?? null,
         expiresAt: body.expires_at ?? null,
         ...limitPatch(body.limits),
+        resumableStreams: body.resumable_streams ?? false,
         createdBy: c.var.scope.actor,
         planDefaults: true,
       });
@@ -135,13 +142,18 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AdminEnv> {
 
   app.post(
     '/api_keys/:id',
-    operation({ tag, summary: 'Rename a key, change its status, expiry or limits', body: UpdateKey }),
+    operation({
+      tag,
+      summary: 'Rename a key, change its status, expiry, limits or whether its streams are resumable',
+      body: UpdateKey,
+    }),
     async (c) => {
       const body = c.req.valid('json');
       const patch: KeyPatch = { ...limitPatch(body.limits) };
       if (body.name !== undefined) patch.name = body.name;
       if (body.status !== undefined) patch.status = body.status;
       if (body.expires_at !== undefined) patch.expiresAt = body.expires_at;
+      if (body.resumable_streams !== undefined) patch.resumableStreams = body.resumable_streams;
       return c.json(keyJson(await updateKey(deps, c.var.scope, c.req.param('id'), patch)));
     },
   );

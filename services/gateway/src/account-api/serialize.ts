@@ -56,6 +56,7 @@ export function keyJson(k: KeyRecord) {
       tokens_per_minute: k.limitTpm,
       monthly_spend_cap_cents: k.limitMonthlySpendCents,
     },
+    resumable_streams: k.resumableStreams,
     created_at: iso(k.createdAt),
     created_by: k.createdBy,
     last_used_at: iso(k.lastUsedAt),

@@ -16,6 +16,8 @@ export interface NewKey {
   limitRpm?: number | null;
   limitTpm?: number | null;
   limitMonthlySpendCents?: number | null;
+  /** Streaming Messages calls keep their events for a resume without asking (see KeyRecord). */
+  resumableStreams?: boolean;
   /** Who created it (an admin key id, `operator` or `cli`); also the audit log's actor. */
   createdBy?: string | null;
   /**
@@ -26,6 +28,12 @@ export interface NewKey {
 }
 
 const MAX_GRACE_SECONDS = 7 * 86_400;
+
+const adminStreams = () =>
+  new GatewayError(
+    'invalid_request_error',
+    'resumable_streams: admin keys cannot call models, so they have no streams to resume.',
+  );
 
 const notFound = (id: string) => new GatewayError('not_found_error', `No API key with id '${id}'.`);
 
@@ -71,6 +79,7 @@ export async function createKey(
       'invalid_request_error',
       'limits: admin keys cannot call models, so they take no limits.',
     );
+  if (input.kind === 'admin' && input.resumableStreams) throw adminStreams();
   if (input.expiresAt && input.expiresAt.getTime() <= deps.clock())
     throw new GatewayError('invalid_request_error', 'expires_at: must be in the future.');
   const secret = generateKey(input.kind);
@@ -87,6 +96,7 @@ export async function createKey(
     limitRpm: input.limitRpm ?? null,
     limitTpm: input.limitTpm ?? null,
     limitMonthlySpendCents: input.limitMonthlySpendCents ?? null,
+    resumableStreams: input.resumableStreams ?? false,
     createdBy: input.createdBy ?? null,
   };
   const key = await deps.store.keys.create(
@@ -142,6 +152,7 @@ export async function updateKey(
       'limits: admin keys cannot call models, so they take no limits.',
     );
   }
+  if (current.kind === 'admin' && patch.resumableStreams) throw adminStreams();
   if (patch.expiresAt && patch.expiresAt.getTime() <= deps.clock())
     throw new GatewayError('invalid_request_error', 'expires_at: must be in the future.');
   const updated = await deps.store.keys.update(scope.accountId, id, patch, (before) => {
@@ -176,6 +187,7 @@ function auditPatch(p: KeyPatch): Record<string, unknown> {
   if ('limitRpm' in p) out.requests_per_minute = p.limitRpm;
   if ('limitTpm' in p) out.tokens_per_minute = p.limitTpm;
   if ('limitMonthlySpendCents' in p) out.monthly_spend_cap_cents = p.limitMonthlySpendCents;
+  if ('resumableStreams' in p) out.resumable_streams = p.resumableStreams;
   return out;
 }
 

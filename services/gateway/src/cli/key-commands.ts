@@ -26,14 +26,27 @@ const keyRow = (k: Json) => ({
   expires: shortDate(k.expires_at),
 });
 
-function limitsFrom(values: Values): Json | undefined {
+/** A key as `key update` shows it: its row, its limits and whether its streams are resumable. */
+const keyDetails = (k: Json) => ({
+  ...keyRow(k),
+  rpm: k.limits?.requests_per_minute ?? 'none',
+  tpm: k.limits?.tokens_per_minute ?? 'none',
+  monthly_cap_usd:
+    k.limits?.monthly_spend_cap_cents == null ? 'none' : (k.limits.monthly_spend_cap_cents / 100).toFixed(2),
+  resumable_streams: k.resumable_streams ? 'on' : 'off',
+});
+
+/** The limits the flags give; with `orNone` (key update), `none` lifts a limit. */
+function limitsFrom(values: Values, orNone = false): Json | undefined {
   const limits: Json = {};
-  const rpm = positiveInt(values, 'rpm');
-  const tpm = positiveInt(values, 'tpm');
+  const lifted = (flag: string) => orNone && str(values[flag]) === 'none';
+  const rpm = lifted('rpm') ? null : positiveInt(values, 'rpm');
+  const tpm = lifted('tpm') ? null : positiveInt(values, 'tpm');
   if (rpm !== undefined) limits.requests_per_minute = rpm;
   if (tpm !== undefined) limits.tokens_per_minute = tpm;
   const cap = str(values['monthly-cap-usd']);
-  if (cap !== undefined) {
+  if (lifted('monthly-cap-usd')) limits.monthly_spend_cap_cents = null;
+  else if (cap !== undefined) {
     const dollars = Number(cap);
     if (!Number.isFinite(dollars) || dollars < 0)
       throw new CliError(`--monthly-cap-usd: expected an amount in US dollars, got '${cap}'.`, EXIT.usage);
@@ -46,13 +59,16 @@ export const keyCommands: Record<string, Command> = {
   'key create': {
     summary: 'Create an app key (or a --test / --admin key)',
     usage: `Usage: keygate key create --account ID [--member USER_ID|EMAIL] [--app APP] [--env ENV] [--name NAME]
-                          [--test | --admin] [--expires WHEN] [--rpm N] [--tpm N] [--monthly-cap-usd N] [--json]
+                          [--test | --admin] [--expires WHEN] [--rpm N] [--tpm N] [--monthly-cap-usd N]
+                          [--resumable] [--json]
 
   --test               a kg_test_ key: served by the built-in emulator, never billed upstream
   --admin              a kg_admin_ key for the account API (cannot call models)
   --expires WHEN       RFC 3339 timestamp or date after which the key is refused
   --rpm / --tpm N      requests / tokens per minute for this key (429 with retry-after beyond)
   --monthly-cap-usd N  estimated spend per calendar month (UTC) after which calls get 429
+  --resumable          its streams can be picked up again after a dropped connection, without the
+                       keygate-resumable header (the gateway then reads each stream to its end)
 
 The secret is printed once (with --json at .key); only its hash is stored.`,
     options: {
@@ -67,6 +83,7 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
       rpm: { type: 'string' },
       tpm: { type: 'string' },
       'monthly-cap-usd': { type: 'string' },
+      resumable: { type: 'boolean' },
     },
     async call(values, backend) {
       const path = accountPath(values, this.usage);
@@ -84,6 +101,7 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
       }
       const limits = limitsFrom(values);
       if (limits) body.limits = limits;
+      if (values.resumable) body.resumable_streams = true;
       const key = await backend.request('POST', `${path}/api_keys`, { body });
       const { key: secret, ...shown } = key;
       return {
@@ -141,6 +159,47 @@ The new secret is printed once (with --json at .key).`,
         json: key,
         text: `Rotated key ${key.id}; the old secret is refused from ${shortDate(key.previous_key_expires_at)}.\n\nNew secret (shown once, store it now):\n  ${key.key}`,
       };
+    },
+  },
+
+  'key update': {
+    summary: "Change a key's name, limits or whether its streams are resumable",
+    usage: `Usage: keygate key update KEY_ID [--name NAME] [--rpm N|none] [--tpm N|none]
+                          [--monthly-cap-usd N|none] [--resumable on|off] [--json]
+
+  --rpm / --tpm N|none     requests / tokens per minute for this key; none lifts the limit
+  --monthly-cap-usd N|none estimated spend per calendar month (UTC); none lifts the cap
+  --resumable on|off       whether its streams can be picked up again without the keygate-resumable
+                           header (a request can still say keygate-resumable: true or false)
+
+What is not given stays as it is. Every gateway applies the change within a second.`,
+    options: {
+      account: { type: 'string' },
+      key: { type: 'string' },
+      name: { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      'monthly-cap-usd': { type: 'string' },
+      resumable: { type: 'string' },
+    },
+    positional: 'key',
+    async call(values, backend) {
+      const id = required(values, 'key', this.usage);
+      const body: Json = {};
+      if (str(values.name)) body.name = str(values.name);
+      const limits = limitsFrom(values, true);
+      if (limits) body.limits = limits;
+      const resumable = str(values.resumable);
+      if (resumable !== undefined) {
+        if (resumable !== 'on' && resumable !== 'off')
+          throw new CliError(`--resumable: expected on or off, got '${resumable}'.`, EXIT.usage);
+        body.resumable_streams = resumable === 'on';
+      }
+      if (Object.keys(body).length === 0)
+        throw new CliError(`Nothing to change: give at least one option.\n\n${this.usage}`, EXIT.usage);
+      const { accountPath: path } = await findKey(backend, id, str(values.account));
+      const key = await backend.request('POST', `${path}/api_keys/${enc(id)}`, { body });
+      return { json: key, text: `Updated key ${key.id}.\n${details(keyDetails(key))}` };
     },
   },
 

@@ -4,7 +4,7 @@ import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
 import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
-import { createKey, deleteKey, rotateKey } from '../accounts/keys';
+import { createKey, deleteKey, rotateKey, updateKey } from '../accounts/keys';
 import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
 import { errorResponse, GatewayError } from '../lib/errors';
@@ -54,7 +54,10 @@ const CreateKey = z.object({
   member_id: label,
   app: label,
   environment: label,
+  /** A checkbox: present ('on') when ticked. */
+  resumable_streams: z.literal('on').optional(),
 });
+const Streams = z.object({ resumable_streams: z.enum(['on', 'off']) });
 const Rotate = z.object({
   grace_period_seconds: z.coerce
     .number()
@@ -310,10 +313,11 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
     '/keys',
     page(async (p, c) => {
       const scope = await rights(p);
-      const body = parseOr400(CreateKey, await c.req.parseBody());
+      const { resumable_streams, ...body } = parseOr400(CreateKey, await c.req.parseBody());
       const memberId = scope.ownMemberId ?? body.member_id;
       const { key, secret } = await createKey(deps, {
         ...body,
+        resumableStreams: resumable_streams === 'on',
         accountId: scope.accountId,
         memberId,
         createdBy: scope.actor,
@@ -336,6 +340,13 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
       return keyPage(p, key.id, { name: key.name, secret });
     }),
   );
+  app.post('/keys/:id/streams', async (c) => {
+    const p = pageCtx(c, deps);
+    const scope = await rights(p, idOf(c));
+    const body = parseOr400(Streams, await c.req.parseBody());
+    await updateKey(deps, scope, idOf(c), { resumableStreams: body.resumable_streams === 'on' });
+    return c.redirect(p.href(`/dashboard/keys/${idOf(c)}`), 303);
+  });
   app.post('/keys/:id/revoke', async (c) => {
     const p = pageCtx(c, deps);
     await deleteKey(deps, await rights(p, idOf(c)), idOf(c));

@@ -65,6 +65,13 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
 
 export type Endpoint = keyof typeof CANONICAL_PATH;
 
+/** `keygate-resumable: true | false` decides for the request; without it, the key's setting does. */
+function wantsResume(header: string | string[] | undefined, principal: Principal): boolean {
+  if (header === 'true') return true;
+  if (header === 'false') return false;
+  return principal.key.resumableStreams;
+}
+
 async function handle(c: Context<AppEnv>, endpoint: Endpoint, opts: ProxyOptions): Promise<Response> {
   const { incoming: req, outgoing: res } = c.env;
   if (!req || !res) throw new Error('the proxy routes need @hono/node-server bindings');
@@ -93,7 +100,7 @@ export async function proxyCall(
     body: null,
     model: null,
     stream: false,
-    resumable: endpoint === 'messages' && req.headers['keygate-resumable'] === 'true',
+    resumable: endpoint === 'messages' && wantsResume(req.headers['keygate-resumable'], principal),
     requestId,
     groupId: null,
     ...callerOf(req.headers),

@@ -24,6 +24,8 @@ export interface KeyRecord {
   limitRpm: number | null;
   limitTpm: number | null;
   limitMonthlySpendCents: number | null;
+  /** Its streaming Messages calls keep their events for a resume unless a request says otherwise. */
+  resumableStreams: boolean;
   createdBy: string | null;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -68,7 +70,12 @@ export type NewKey = Pick<
   KeyRecord,
   'id' | 'accountId' | 'memberId' | 'kind' | 'name' | 'app' | 'environment' | 'hint'
 > &
-  Partial<Pick<KeyRecord, 'expiresAt' | 'limitRpm' | 'limitTpm' | 'limitMonthlySpendCents' | 'createdBy'>>;
+  Partial<
+    Pick<
+      KeyRecord,
+      'expiresAt' | 'limitRpm' | 'limitTpm' | 'limitMonthlySpendCents' | 'resumableStreams' | 'createdBy'
+    >
+  >;
 
 export interface KeyFilter {
   status?: KeyStatus | null;
@@ -85,23 +92,25 @@ export interface KeyPatch {
   limitRpm?: number | null;
   limitTpm?: number | null;
   limitMonthlySpendCents?: number | null;
+  resumableStreams?: boolean;
 }
 
 export const keyCols = (sql: Sql, t = 'k') => sql`
   ${sql(t)}.id, ${sql(t)}.account_id as "accountId", ${sql(t)}.member_id as "memberId", ${sql(t)}.kind, ${sql(t)}.name,
   ${sql(t)}.app, ${sql(t)}.environment, ${sql(t)}.hint, ${sql(t)}.status, ${sql(t)}.expires_at as "expiresAt",
   ${sql(t)}.limit_rpm as "limitRpm", ${sql(t)}.limit_tpm as "limitTpm",
-  ${sql(t)}.limit_monthly_spend_cents as "limitMonthlySpendCents", ${sql(t)}.created_by as "createdBy",
+  ${sql(t)}.limit_monthly_spend_cents as "limitMonthlySpendCents", ${sql(t)}.resumable_streams as "resumableStreams",
+  ${sql(t)}.created_by as "createdBy",
   ${sql(t)}.created_at as "createdAt", ${sql(t)}.last_used_at as "lastUsedAt"`;
 
 /** Inserts a key and its first secret; part of a caller's transaction. */
 export async function insertKey(t: Sql, k: NewKey, hash: Buffer): Promise<KeyRecord> {
   const [row] = await t<KeyRecord[]>`
     insert into api_keys (id, account_id, member_id, kind, name, app, environment, hint, expires_at,
-                          limit_rpm, limit_tpm, limit_monthly_spend_cents, created_by)
+                          limit_rpm, limit_tpm, limit_monthly_spend_cents, resumable_streams, created_by)
     values (${k.id}, ${k.accountId}, ${k.memberId}, ${k.kind}, ${k.name}, ${k.app}, ${k.environment}, ${k.hint},
             ${k.expiresAt ?? null}, ${k.limitRpm ?? null}, ${k.limitTpm ?? null}, ${k.limitMonthlySpendCents ?? null},
-            ${k.createdBy ?? null})
+            ${k.resumableStreams ?? false}, ${k.createdBy ?? null})
     returning ${keyCols(t, 'api_keys')}`;
   await t`insert into key_secrets (hash, key_id) values (${hash}, ${k.id})`;
   return row!;
@@ -203,7 +212,8 @@ export function keyQueries(sql: Sql) {
             expires_at = ${has('expiresAt') ? (patch.expiresAt ?? null) : before.expiresAt},
             limit_rpm = ${has('limitRpm') ? (patch.limitRpm ?? null) : before.limitRpm},
             limit_tpm = ${has('limitTpm') ? (patch.limitTpm ?? null) : before.limitTpm},
-            limit_monthly_spend_cents = ${has('limitMonthlySpendCents') ? (patch.limitMonthlySpendCents ?? null) : before.limitMonthlySpendCents}
+            limit_monthly_spend_cents = ${has('limitMonthlySpendCents') ? (patch.limitMonthlySpendCents ?? null) : before.limitMonthlySpendCents},
+            resumable_streams = ${patch.resumableStreams ?? before.resumableStreams}
           where k.id = ${id}
           returning ${keyCols(t)}`;
           return row;

@@ -51,18 +51,30 @@ export const CreateKeyForm: FC<{ csrf: string; action: string; members: MemberRe
       <label>
         Environment <input name="environment" maxlength={100} />
       </label>
+      <label class="check">
+        <input type="checkbox" name="resumable_streams" /> Resumable streams: a stream whose connection drops
+        can be picked up again (the gateway reads it to its end, so it is billed whole)
+      </label>
       <button type="submit">Create key</button>
     </PostForm>
   </details>
 );
 
-export const KeyActions: FC<{ csrf: string; base: string; query: string; rotate: boolean }> = ({
-  csrf,
-  base,
-  query,
-  rotate,
-}) => (
+export const KeyActions: FC<{
+  csrf: string;
+  base: string;
+  query: string;
+  rotate: boolean;
+  /** The key's streams are resumable now; null for a key that makes no calls (admin). */
+  resumable: boolean | null;
+}> = ({ csrf, base, query, rotate, resumable }) => (
   <div class="actions">
+    {resumable !== null && (
+      <PostForm action={`${base}/streams${query}`} csrf={csrf} class="inline">
+        <input type="hidden" name="resumable_streams" value={resumable ? 'off' : 'on'} />
+        <button type="submit">{resumable ? 'Stop keeping streams' : 'Make streams resumable'}</button>
+      </PostForm>
+    )}
     {rotate && (
       <PostForm action={`${base}/rotate${query}`} csrf={csrf} class="inline">
         <label>

@@ -118,6 +118,12 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
           <dt>Last used</dt>
           <dd>{when(key.lastUsedAt)}</dd>
         </div>
+        {key.kind !== 'admin' && (
+          <div>
+            <dt>Resumable streams</dt>
+            <dd>{key.resumableStreams ? 'on' : 'off (a request may ask with keygate-resumable: true)'}</dd>
+          </div>
+        )}
         <div>
           <dt>Created</dt>
           <dd>{when(key.createdAt)}</dd>
@@ -129,6 +135,7 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
           base={`/dashboard/keys/${key.id}`}
           query={queryOf(p.state)}
           rotate={rights.canRotate}
+          resumable={key.kind === 'admin' ? null : key.resumableStreams}
         />
       )}
       <p>
