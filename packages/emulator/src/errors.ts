@@ -27,9 +27,14 @@ export function errorBody(type: string, message: string, requestId: string): str
 
 /** A JSON request body (none: an empty object), or the provider's 400 for one that is not JSON. */
 export function jsonBody(body: Buffer | null): Record<string, unknown> {
+  let parsed: unknown;
   try {
-    return JSON.parse(body?.toString('utf8') || '{}') as Record<string, unknown>;
+    parsed = JSON.parse(body?.toString('utf8') || '{}');
   } catch {
     throw invalid('The request body is not valid JSON.');
   }
+  // `null`, an array or a scalar is valid JSON but no request: the provider answers 400.
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalid('The request body must be a JSON object.');
+  return parsed as Record<string, unknown>;
 }

@@ -129,6 +129,22 @@ describe('validation, like the provider', () => {
   });
 });
 
+describe('a body that is JSON but not an object', () => {
+  it('is a 400 invalid_request_error on the agent, environment and session routes, not a crash', async () => {
+    const beta = { 'anthropic-beta': 'managed-agents-2026-04-01' };
+    for (const path of ['/v1/agents', '/v1/environments', '/v1/sessions']) {
+      for (const body of ['null', '[]', '7', '"agent"']) {
+        const res = await post(ctx.emulator, path, body, beta);
+        expect(res.status, `${path} ${body}`).toBe(400);
+        expect(await res.json()).toMatchObject({
+          type: 'error',
+          error: { type: 'invalid_request_error', message: 'The request body must be a JSON object.' },
+        });
+      }
+    }
+  });
+});
+
 describe('error scenarios through the SDK', () => {
   const scenario = (name: string, extra: Record<string, string> = {}) => ({
     headers: { 'x-emulator-scenario': name, ...extra },
