@@ -14,6 +14,7 @@ import { billingPage } from './pages/billing';
 import { operatorBillingPage } from './pages/operator-billing';
 import { pageCtx, type PageResult } from './pages/page';
 import { securityHeaders } from './security-headers';
+import { readForm } from './form';
 
 /** Renders a page inside the dashboard's layout (or as CSV). */
 export type Render = (c: Context<DashboardEnv>, page: PageResult) => Promise<Response>;
@@ -72,7 +73,7 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
 
   app.post('/billing/plan', async (c) => {
     const { accountId, cause } = admin(c);
-    const { plan } = parseOr400(PlanChoice, await c.req.parseBody());
+    const { plan } = parseOr400(PlanChoice, await readForm(c));
     if (!deps.billing.stripe) {
       await changePlan(deps.billing, accountId, plan, cause);
       return c.redirect('/dashboard/billing?done=plan', 303);
@@ -112,7 +113,7 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
     app.post(`/billing/${path}`, async (c) => {
       if (c.var.viewer.kind !== 'operator')
         throw new GatewayError('not_found_error', 'Only the operator records payments and sets trials.');
-      const body = parseOr400(UntilDay, await c.req.parseBody());
+      const body = parseOr400(UntilDay, await readForm(c));
       const until = new Date(Date.parse(`${body.through}T00:00:00Z`) + DAY);
       await change(deps.billing, body.account_id, until, 'operator');
       return c.redirect(`/dashboard/billing?${done}=${encodeURIComponent(body.account_id)}`, 303);

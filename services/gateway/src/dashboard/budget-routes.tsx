@@ -10,6 +10,7 @@ import type { Render } from './billing-routes';
 import type { DashboardDeps, DashboardEnv } from './env';
 import { budgetsPage } from './pages/budgets';
 import { pageCtx } from './pages/page';
+import { readForm } from './form';
 
 const label = z
   .string()
@@ -62,7 +63,7 @@ export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render
 
   app.post('/budgets', async (c) => {
     const who = admin(c);
-    const b = parseOr400(NewBudget, await c.req.parseBody());
+    const b = parseOr400(NewBudget, await readForm(c));
     const [scope, targetId] =
       b.target === 'account'
         ? (['account', undefined] as const)
@@ -81,7 +82,7 @@ export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render
 
   app.post('/budgets/delete', async (c) => {
     const who = admin(c);
-    await deleteBudget(deps, who, parseOr400(ById, await c.req.parseBody()).id);
+    await deleteBudget(deps, who, parseOr400(ById, await readForm(c)).id);
     return c.redirect('/dashboard/budgets', 303);
   });
 
@@ -99,7 +100,7 @@ export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render
 
   app.post('/budgets/webhooks/delete', async (c) => {
     const who = admin(c);
-    const { id } = parseOr400(ById, await c.req.parseBody());
+    const { id } = parseOr400(ById, await readForm(c));
     const removed = await deps.store.alerts.removeEndpoint(who.accountId, id, {
       actor: who.actor,
       action: 'webhook.delete',

@@ -12,6 +12,7 @@ import { PostForm } from './components/controls';
 import { TableView } from './components/table-view';
 import type { DashboardDeps, DashboardEnv } from './env';
 import type { Table } from './table';
+import { readForm } from './form';
 
 const PATH = '/dashboard/settings/identity-provider';
 const list = z
@@ -147,7 +148,7 @@ export function idpSettingsPages(app: Hono<DashboardEnv>, deps: DashboardDeps, r
     if (v.kind !== 'admin' || v.readOnly || !deps.identity)
       throw new GatewayError('permission_error', 'Only an account admin can connect the identity provider.');
     try {
-      const b = parseOr400(ConnectProvider, parseOr400(Form, await c.req.parseBody()));
+      const b = parseOr400(ConnectProvider, parseOr400(Form, await readForm(c)));
       await connectProvider(deps.identity.deps, deps.identity.oidc, v.accountId, connectInput(b), v.keyId);
     } catch (err) {
       if (err instanceof GatewayError && err.type === 'invalid_request_error')

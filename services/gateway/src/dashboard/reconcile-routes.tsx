@@ -7,6 +7,7 @@ import type { Render } from './billing-routes';
 import type { DashboardDeps, DashboardEnv } from './env';
 import { pageCtx } from './pages/page';
 import { reconciliationPage } from './pages/reconciliation';
+import { readForm } from './form';
 
 const DAY = 86_400_000;
 const utcDay = z
@@ -39,14 +40,14 @@ export function reconcilePages(
 
   app.post('/reconciliation', async (c) => {
     const accountId = admin(c);
-    const { from, through } = parseOr400(Run, await c.req.parseBody());
+    const { from, through } = parseOr400(Run, await readForm(c));
     await reconcileOnDemand(deps, accountId, { from, to: new Date(through.getTime() + DAY) });
     return render(c, await reconciliationPage(pageCtx(c, deps), { kind: 'ran' }));
   });
 
   app.post('/reconciliation/admin-key', async (c) => {
     const accountId = admin(c);
-    await saveAdminKey(deps, accountId, parseOr400(AdminKey, await c.req.parseBody()).admin_key);
+    await saveAdminKey(deps, accountId, parseOr400(AdminKey, await readForm(c)).admin_key);
     return render(c, await reconciliationPage(pageCtx(c, deps), { kind: 'saved' }));
   });
 

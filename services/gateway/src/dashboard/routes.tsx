@@ -41,6 +41,7 @@ import { SignInLimiter } from './sign-in-limiter';
 import { csvResponse } from './table';
 import { parseState, queryOf, rangeOf } from './view-state';
 import { whoLabel } from './who';
+import { readForm } from './form';
 
 const label = z
   .string()
@@ -297,7 +298,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
     page(async (p, c) => {
       if (p.viewer.kind !== 'admin' || p.viewer.readOnly)
         throw new GatewayError('permission_error', 'Only an account admin can change the settings.');
-      const body = parseOr400(Settings, await c.req.parseBody());
+      const body = parseOr400(Settings, await readForm(c));
       const account = await updateAccount(
         deps,
         p.viewer.accountId,
@@ -313,7 +314,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
     '/keys',
     page(async (p, c) => {
       const scope = await rights(p);
-      const { resumable_streams, ...body } = parseOr400(CreateKey, await c.req.parseBody());
+      const { resumable_streams, ...body } = parseOr400(CreateKey, await readForm(c));
       const memberId = scope.ownMemberId ?? body.member_id;
       const { key, secret } = await createKey(deps, {
         ...body,
@@ -335,7 +336,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
           'permission_error',
           'Only an account admin can rotate keys; revoke this one and create another.',
         );
-      const body = parseOr400(Rotate, await c.req.parseBody());
+      const body = parseOr400(Rotate, await readForm(c));
       const { key, secret } = await rotateKey(deps, scope, idOf(c), body.grace_period_seconds);
       return keyPage(p, key.id, { name: key.name, secret });
     }),
@@ -343,7 +344,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   app.post('/keys/:id/streams', async (c) => {
     const p = pageCtx(c, deps);
     const scope = await rights(p, idOf(c));
-    const body = parseOr400(Streams, await c.req.parseBody());
+    const body = parseOr400(Streams, await readForm(c));
     await updateKey(deps, scope, idOf(c), { resumableStreams: body.resumable_streams === 'on' });
     return c.redirect(p.href(`/dashboard/keys/${idOf(c)}`), 303);
   });

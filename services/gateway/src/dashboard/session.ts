@@ -5,6 +5,7 @@ import { GatewayError } from '../lib/errors';
 import { randomBase62 } from '../lib/ids';
 import type { SessionKind, Store } from '../store';
 import type { DashboardEnv, Viewer } from './env';
+import { readForm } from './form';
 
 export const SESSION_COOKIE = 'kg_session';
 export const SESSION_HOURS = 12;
@@ -98,7 +99,7 @@ export function sessionAuth(
         csrf: s.csrfToken,
       };
     if (c.req.method === 'POST') {
-      const body = await c.req.parseBody();
+      const body = await readForm(c);
       if (typeof body._csrf !== 'string' || !sameSecret(body._csrf, s.csrfToken)) {
         throw new GatewayError(
           'permission_error',

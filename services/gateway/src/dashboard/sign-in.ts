@@ -6,6 +6,7 @@ import { randomBase62 } from '../lib/ids';
 import type { DashboardDeps } from './env';
 import { cookieOptions, sameSecret, startSession } from './session';
 import { keyPrefix, type SignInLimiter } from './sign-in-limiter';
+import { readForm } from './form';
 
 const FORM_COOKIE = 'kg_signin';
 
@@ -21,7 +22,7 @@ export function signInToken(c: Context): string {
  * rows only) or the operator token (every account). Throws the reason to show on the form.
  */
 export async function signIn(c: Context, deps: DashboardDeps, limiter: SignInLimiter): Promise<void> {
-  const body = await c.req.parseBody();
+  const body = await readForm(c);
   const formToken = getCookie(c, FORM_COOKIE);
   if (typeof body._csrf !== 'string' || !formToken || !sameSecret(body._csrf, formToken)) {
     throw new GatewayError('permission_error', 'This form has expired: reload the page and sign in again.');

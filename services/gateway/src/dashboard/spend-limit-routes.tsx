@@ -7,6 +7,7 @@ import type { Render } from './billing-routes';
 import type { DashboardDeps, DashboardEnv } from './env';
 import { pageCtx } from './pages/page';
 import { spendLimitsPage } from './pages/spend-limits';
+import { readForm } from './form';
 
 const period = z.enum(['daily', 'weekly', 'monthly']);
 const usdCents = z.coerce
@@ -34,7 +35,7 @@ export function spendLimitPages(app: Hono<DashboardEnv>, deps: DashboardDeps, re
     const v = c.var.viewer;
     if (v.kind !== 'member' && !(v.kind === 'admin' && v.memberId && !v.readOnly))
       throw new GatewayError('permission_error', 'Only a member can ask for a higher limit of their own.');
-    const b = parseOr400(Ask, await c.req.parseBody());
+    const b = parseOr400(Ask, await readForm(c));
     await deps.store.spendLimits.request({
       accountId: v.accountId,
       memberId: v.memberId!,
@@ -52,13 +53,13 @@ export function spendLimitPages(app: Hono<DashboardEnv>, deps: DashboardDeps, re
   };
   app.post('/spend-limits/approve', async (c) => {
     const who = admin(c.var.viewer);
-    const b = parseOr400(Approve, await c.req.parseBody());
+    const b = parseOr400(Approve, await readForm(c));
     await resolveIncrease(deps, who, b.id, { status: 'approved', amountCents: b.amount_usd, period: null });
     return c.redirect('/dashboard/spend-limits', 303);
   });
   app.post('/spend-limits/deny', async (c) => {
     const who = admin(c.var.viewer);
-    await resolveIncrease(deps, who, parseOr400(ById, await c.req.parseBody()).id, { status: 'denied' });
+    await resolveIncrease(deps, who, parseOr400(ById, await readForm(c)).id, { status: 'denied' });
     return c.redirect('/dashboard/spend-limits', 303);
   });
 }
