@@ -89,6 +89,38 @@ describe("lists of a member's own objects", () => {
     });
   });
 
+  // Found by the property test of hostile-routes (seed 1369394513): a cursor with a NUL reached
+  // PostgreSQL, which refused the byte, and the list answered 500.
+  it('a cursor that is no object id (NUL, non-ASCII, too long) is a 400 naming it, on every list', async () => {
+    const lists = [
+      '/v1/files',
+      '/v1/messages/batches',
+      '/v1/skills',
+      '/v1/agents',
+      '/v1/environments',
+      '/v1/sessions',
+    ];
+    for (const list of lists) {
+      for (const [name, value] of [
+        ['after_id', 'a%00b'],
+        ['before_id', '%C3%A9t%C3%A9'],
+        ['page', 'x'.repeat(300)],
+      ] as const) {
+        const res = await fetch(`${s.stack.gateway.url}${list}?${name}=${value}`, {
+          headers: { authorization: `Bearer ${s.alice.key}`, 'anthropic-beta': FILES_BETA },
+        });
+        expect(res.status, `${list} ${name}`).toBe(400);
+        expect(await res.json()).toMatchObject({
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            message: `${name}: not an object id (visible ASCII, at most 256 characters).`,
+          },
+        });
+      }
+    }
+  });
+
   it('batches, agents and sessions page the same way', async () => {
     const batch = (seat: Seat, tag: string) =>
       seat.client.messages.batches.create({

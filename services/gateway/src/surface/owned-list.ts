@@ -9,6 +9,20 @@ type Fetch = (id: string) => Promise<Record<string, unknown> | null>;
 
 const MAX_LIMIT = 1000;
 
+/** An object id as the provider makes them: visible ASCII. Anything else is no cursor of ours. */
+const OBJECT_ID = /^[\x21-\x7e]{1,256}$/;
+
+function cursor(query: URLSearchParams, name: string): string | null {
+  const value = query.get(name);
+  if (value === null || value === '') return null;
+  if (!OBJECT_ID.test(value))
+    throw new GatewayError(
+      'invalid_request_error',
+      `${name}: not an object id (visible ASCII, at most 256 characters).`,
+    );
+  return value;
+}
+
 /**
  * A member's list (files, batches, skills, sessions, agents, environments) from Keygate's own
  * table of who made what, not the provider's page filtered: full pages of the caller's objects,
@@ -29,8 +43,8 @@ export async function ownedList(
   const limit = Number(query.get('limit') ?? 20);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
     throw new GatewayError('invalid_request_error', `limit: must be an integer from 1 to ${MAX_LIMIT}.`);
-  const beforeId = query.get('before_id');
-  let afterId = query.get('after_id') ?? query.get('page');
+  const beforeId = cursor(query, 'before_id');
+  let afterId = cursor(query, 'after_id') ?? cursor(query, 'page');
   if (beforeId && afterId)
     throw new GatewayError('invalid_request_error', 'Pass either after_id or before_id, not both.');
   const { key } = call.principal;
