@@ -249,6 +249,36 @@ describe('resumable streams', () => {
     await readStream(asked);
   });
 
+  it("a member's other key resumes the member's stream; another member's key of the same account cannot", async () => {
+    const acct = await stack.seedAccount({ name: 'Members resume' });
+    const admin = (path: string, body?: unknown) =>
+      api(stack.gateway.url, `/v1/organizations${path}`, { key: acct.adminKey, body });
+    const alice = (await admin('/users', { email: 'alice@resume.test' })).body.id as string;
+    const bob = (await admin('/users', { email: 'bob@resume.test' })).body.id as string;
+    const keyOf = async (member: string, name: string) =>
+      (await admin('/api_keys', { member_id: member, name })).body.key as string;
+    const [laptop, phone, bobs] = [
+      await keyOf(alice, 'laptop'),
+      await keyOf(alice, 'phone'),
+      await keyOf(bob, 'bob'),
+    ];
+    const res = await streamCall(stack.gateway.url, { ...PACED, 'keygate-resumable': 'true' }, laptop);
+    const callId = res.headers.get('keygate-call-id')!;
+    const first = parseSse(await readStream(res, (events) => events.length >= 3)).events;
+    const resume = (key: string) =>
+      fetch(`${peer.url}/v1/messages/${callId}/events`, {
+        headers: { authorization: `Bearer ${key}`, 'last-event-id': first.at(-1)!.id! },
+      });
+    const refused = await resume(bobs);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    const again = await resume(phone);
+    expect(again.status).toBe(200);
+    const rest = parseSse(await readStream(again)).events;
+    expect(rest[0]!.id).toBe(`${callId}:${first.length + 1}`);
+    expect(rest.at(-1)!.event).toBe('message_stop');
+  });
+
   it('resumable streams are refused on an admin key, in the provider error shape', async () => {
     const acct = await stack.seedAccount({ name: 'Admin streams' });
     const refused = await api(stack.gateway.url, '/v1/organizations/api_keys', {
