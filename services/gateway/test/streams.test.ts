@@ -293,6 +293,13 @@ describe('resumable streams', () => {
         message: expect.stringMatching(/^resumable_streams: admin keys/),
       },
     });
+    // Nor can an existing admin key be switched to it.
+    const switched = await api(stack.gateway.url, `/v1/organizations/api_keys/${acct.adminKeyId}`, {
+      key: acct.adminKey,
+      body: { resumable_streams: true },
+    });
+    expect(switched.status).toBe(400);
+    expect(switched.body.error.message).toMatch(/^resumable_streams: admin keys/);
     const wrongType = await api(stack.gateway.url, '/v1/organizations/api_keys', {
       key: acct.adminKey,
       body: { resumable_streams: 'yes' },

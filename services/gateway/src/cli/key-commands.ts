@@ -36,6 +36,13 @@ const keyDetails = (k: Json) => ({
   resumable_streams: k.resumable_streams ? 'on' : 'off',
 });
 
+/** The flags `limitsFrom` reads, for the commands that set limits. */
+const LIMIT_OPTIONS = {
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  'monthly-cap-usd': { type: 'string' },
+} as const;
+
 /** The limits the flags give; with `orNone` (key update), `none` lifts a limit. */
 function limitsFrom(values: Values, orNone = false): Json | undefined {
   const limits: Json = {};
@@ -80,9 +87,7 @@ The secret is printed once (with --json at .key); only its hash is stored.`,
       test: { type: 'boolean' },
       admin: { type: 'boolean' },
       expires: { type: 'string' },
-      rpm: { type: 'string' },
-      tpm: { type: 'string' },
-      'monthly-cap-usd': { type: 'string' },
+      ...LIMIT_OPTIONS,
       resumable: { type: 'boolean' },
     },
     async call(values, backend) {
@@ -177,9 +182,7 @@ What is not given stays as it is. Every gateway applies the change within a seco
       account: { type: 'string' },
       key: { type: 'string' },
       name: { type: 'string' },
-      rpm: { type: 'string' },
-      tpm: { type: 'string' },
-      'monthly-cap-usd': { type: 'string' },
+      ...LIMIT_OPTIONS,
       resumable: { type: 'string' },
     },
     positional: 'key',

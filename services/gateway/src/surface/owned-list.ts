@@ -2,6 +2,7 @@ import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
 import type { ObjectKind } from '../store';
 import { relay } from './exchange';
+import { isObjectId } from './ownership';
 import type { SurfaceDeps } from './files-routes';
 
 /** Reads one object of the page from the provider: its JSON, or null when the provider no longer has it. */
@@ -9,13 +10,10 @@ type Fetch = (id: string) => Promise<Record<string, unknown> | null>;
 
 const MAX_LIMIT = 1000;
 
-/** An object id as the provider makes them: visible ASCII. Anything else is no cursor of ours. */
-const OBJECT_ID = /^[\x21-\x7e]{1,256}$/;
-
 function cursor(query: URLSearchParams, name: string): string | null {
   const value = query.get(name);
   if (value === null || value === '') return null;
-  if (!OBJECT_ID.test(value))
+  if (!isObjectId(value))
     throw new GatewayError(
       'invalid_request_error',
       `${name}: not an object id (visible ASCII, at most 256 characters).`,

@@ -26,6 +26,9 @@ export function canSee(p: Principal, owner: ObjectOwner | undefined): boolean {
 
 const OBJECT_ID = /^[\x21-\x7e]{1,256}$/;
 
+/** Provider ids are short visible ASCII: anything else (a NUL, a control character) names no object. */
+export const isObjectId = (id: string): boolean => OBJECT_ID.test(id);
+
 /** Another member's object answers exactly like a missing one: the provider's 404. */
 export function notFound(kind: ObjectKind, id: string): GatewayError {
   return new GatewayError('not_found_error', `${NOUN[kind]} not found: ${id}`);
@@ -37,9 +40,8 @@ export async function assertVisible(
   kind: ObjectKind,
   id: string,
 ): Promise<void> {
-  // Provider ids are short visible ASCII: anything else (a NUL, a control character) names no
-  // object, and answers like a missing one before it reaches a query.
-  if (!OBJECT_ID.test(id)) throw notFound(kind, id.replace(/[^\x21-\x7e]/g, '?'));
+  // Not an id: answers like a missing object before it reaches a query.
+  if (!isObjectId(id)) throw notFound(kind, id.replace(/[^\x21-\x7e]/g, '?'));
   if (p.memberRole === 'admin') return;
   const owners = await objects.owners(p.key.accountId, [id]);
   if (!canSee(p, owners.get(id))) throw notFound(kind, id);
