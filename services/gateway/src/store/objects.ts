@@ -122,6 +122,10 @@ export function objectQueries(sql: Sql) {
                        else jsonb_build_object('id', hold_id, 'counters', hold_counters) end as hold`;
       return row ?? null;
     },
+    /** Gives back the lease of batches taken but not checked (a follower that stops): due now again. */
+    async releaseBatches(ids: string[]): Promise<void> {
+      if (ids.length > 0) await sql`update batches set next_check_at = now() where id = any(${ids}::text[])`;
+    },
     async rescheduleBatch(id: string, backoffMs: number): Promise<void> {
       await sql`
         update batches set backoff_ms = ${backoffMs}, next_check_at = now() + make_interval(secs => ${backoffMs / 1000})

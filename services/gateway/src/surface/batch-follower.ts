@@ -70,8 +70,10 @@ export class BatchFollower {
     for (;;) {
       const due = await this.#deps.store.objects.dueBatches(10, LEASE_MS);
       if (due.length === 0) return;
-      for (const batch of due) {
-        if (this.#stopped) return;
+      for (const [i, batch] of due.entries()) {
+        // Stopping: the batches taken and not checked go back at once, not after the lease
+        // (another instance, or this one restarted, takes them over without waiting 2 minutes).
+        if (this.#stopped) return this.#deps.store.objects.releaseBatches(due.slice(i).map((b) => b.id));
         await this.#follow(batch).catch(async (error) => {
           this.#deps.logger.warn('batch follower: batch check failed', { batchId: batch.id, error });
           await this.#later(batch, null);
