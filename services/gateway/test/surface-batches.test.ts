@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callCost, figureCounts } from '../src/pricing/prices';
 import type { Sql } from '../src/store';
+import { BatchFollower, type FollowerDeps } from '../src/surface/batch-follower';
 import { usageFigures } from '../src/usage/usage';
 import { handCentsOfUsage, type ProviderUsage } from './kit/published-rates';
 import { failure, startSurfaceStack, type SurfaceStack } from './surface-kit';
@@ -142,6 +143,32 @@ describe('Message Batches through the gateway', () => {
     expect((await s.bob.client.messages.batches.list()).data.map((b) => b.id)).not.toContain(batch.id);
     expect((await s.admin.client.messages.batches.list()).data.map((b) => b.id)).toContain(batch.id);
     expect((await s.admin.client.messages.batches.retrieve(batch.id)).id).toBe(batch.id);
+  });
+
+  it('a follower that stops gives back the batches it took and did not check: due at once, not after the lease', async () => {
+    const store = s.stack.gateway.store;
+    const id = 'msgbatch_011release';
+    await store.objects.followBatch({
+      id,
+      accountId: s.stack.account.id,
+      keyId: s.bob.keyId,
+      memberId: s.bob.memberId,
+      app: null,
+      environment: null,
+      groupId: id,
+      live: true,
+      requestCount: 1,
+      reservedCents: 0,
+      hold: null,
+    });
+    // Stopped before its check runs: it takes the due batches (pushing them past the lease),
+    // then must give them back untouched.
+    const follower = new BatchFollower({ store } as unknown as FollowerDeps);
+    await follower.stop();
+    await follower.check();
+    const [row] = await store.db.sql`select next_check_at <= now() as due from batches where id = ${id}`;
+    expect(row).toEqual({ due: true });
+    await store.db.sql`delete from batches where id = ${id}`;
   });
 
   it('records in full at the batch price, grouped by batch id, a batch whose client never fetches results, across a gateway restart', async () => {
