@@ -28,6 +28,8 @@ const quietTimers = GUARD
       KEYGATE_WEBHOOK_POLL_MS: HOUR,
       KEYGATE_ERROR_RATE_CHECK_MS: HOUR,
       KEYGATE_BILLING_CLOCK_MS: HOUR,
+      // Calls go to the call log's thread 64 at a time or when the guard settles, not by the clock.
+      KEYGATE_CALL_LOG_HANDOVER_MS: HOUR,
       // Cached keys and budgets do not expire in the window (a refill is a database round trip).
       KEYGATE_KEY_CACHE_TTL_MS: HOUR,
     }

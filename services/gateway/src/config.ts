@@ -183,6 +183,11 @@ export const EnvSchema = z.object({
         "writes the call log (spool and inserts) from a thread of its own, off the event loop that serves requests; `off` writes it from the gateway's own thread",
       ),
     ),
+  KEYGATE_CALL_LOG_HANDOVER_MS: msOrZero(10).meta(
+    doc(
+      "how long a finished call waits to go to the call log's thread with the calls ending after it (one wake-up of the thread per batch, not per call; 64 calls go at once); 0 hands them over every turn of the event loop",
+    ),
+  ),
   KEYGATE_SPOOL_DIR: z
     .string()
     .min(1)
@@ -427,6 +432,8 @@ export interface Config {
   callLog: boolean;
   /** The call log is written from its own worker thread (call-log/thread.ts). */
   callLogThread: boolean;
+  /** Milliseconds a finished call waits to be handed to the call log's thread with others (0: every turn of the event loop). */
+  callLogHandOverMs: number;
   openPassthrough: boolean;
   maxFileBytes: number;
   modelsCacheMs: number;
@@ -543,6 +550,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
     callLogThread: e.KEYGATE_CALL_LOG_THREAD === 'on',
+    callLogHandOverMs: e.KEYGATE_CALL_LOG_HANDOVER_MS,
     openPassthrough: e.KEYGATE_OPEN_PASSTHROUGH === 'on',
     maxFileBytes: e.KEYGATE_MAX_FILE_BYTES,
     modelsCacheMs: e.KEYGATE_MODELS_CACHE_MS,

@@ -13,9 +13,11 @@ import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
 import { waitFor } from './kit/wait';
 
 const SYNC_MS = 50;
-// The documented window: a record is on disk within KEYGATE_SPOOL_SYNC_MS plus one write and
-// fdatasync. The margin covers that write on a machine this busy (load average above 10 seen).
-const KILL_MARGIN_MS = SYNC_MS + 250;
+const HAND_OVER_MS = 10;
+// The documented window: a record is on disk within the hand-over to the call log's thread
+// (KEYGATE_CALL_LOG_HANDOVER_MS) and KEYGATE_SPOOL_SYNC_MS plus one write and fdatasync. The
+// margin covers that write on a machine this busy (load average above 10 seen).
+const KILL_MARGIN_MS = HAND_OVER_MS + SYNC_MS + 250;
 
 let cluster: PrivatePostgres;
 let emulator: Emulator;
@@ -48,6 +50,7 @@ function gatewayEnv(extra: Record<string, string> = {}): Record<string, string> 
     KEYGATE_DATA_DIR: dataDir,
     KEYGATE_UPSTREAM_URL: emulator.url,
     KEYGATE_SPOOL_SYNC_MS: String(SYNC_MS),
+    KEYGATE_CALL_LOG_HANDOVER_MS: String(HAND_OVER_MS),
     PROVIDER_KEY,
     ...extra,
   };

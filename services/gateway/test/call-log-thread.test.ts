@@ -91,6 +91,63 @@ describe("the call log's thread", () => {
     expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
   });
 
+  it('hands calls over in batches: 64 at once, fewer when the wait ends or a flush asks, one message each', async () => {
+    const acct = await account();
+    // The records of each message the main side posts to the thread.
+    const posted: number[] = [];
+    const spawn: Spawn = (file, data) => {
+      const w = new Worker(file, { workerData: data });
+      const post = w.postMessage.bind(w);
+      w.postMessage = (m: { t: string; records?: unknown[] }) => {
+        if (m.t === 'calls') posted.push(m.records!.length);
+        post(m);
+      };
+      return w;
+    };
+    const log = await CallLogThread.start(
+      threadData(),
+      createLogger('error', () => {}),
+      spawn,
+      60_000,
+    );
+    try {
+      const batch = records(acct, 70);
+      for (const r of batch.slice(0, 63)) log.enqueue(r);
+      // An hour-long wait: nothing goes until the 64th call.
+      expect(posted).toEqual([]);
+      log.enqueue(batch[63]!);
+      expect(posted).toEqual([64]);
+      for (const r of batch.slice(64)) log.enqueue(r);
+      expect(log.pending).toBe(70);
+      await log.flush();
+      expect(posted).toEqual([64, 6]);
+      expect((await stored(acct)).map((r) => r.id)).toEqual(batch.map((r) => r.id));
+    } finally {
+      await log.close();
+    }
+    // A short wait: calls that end within it go in one message, without a flush.
+    posted.length = 0;
+    const quick = await CallLogThread.start(
+      threadData(),
+      createLogger('error', () => {}),
+      spawn,
+      20,
+    );
+    try {
+      const more = records(acct, 5, 70);
+      for (const r of more) quick.enqueue(r);
+      expect(posted).toEqual([]);
+      await waitFor(() => posted.length > 0, { timeout: 5_000, interval: 5, what: 'the hand-over' });
+      expect(posted).toEqual([5]);
+      await waitFor(async () => (await stored(acct)).length === 75, {
+        timeout: 10_000,
+        what: 'the 5 calls stored',
+      });
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('a record that cannot be handed over is counted and logged; the others in its batch land', async () => {
     const acct = await account();
     const { log, lines } = await started();

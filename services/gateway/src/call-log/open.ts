@@ -29,6 +29,8 @@ export async function openCallLog(
     return CallLogThread.start(
       { url: db.url, ...(db.schema ? { schema: db.schema } : {}), spool, writer },
       logger,
+      undefined,
+      config.callLogHandOverMs,
     );
   const opened = spool ? await Spool.open({ ...spool, logger }) : null;
   return new CallLogWriter(store.calls, { ...writer, spool: opened, logger });

@@ -105,6 +105,18 @@ function ready(worker: Worker, logger: Logger): Promise<Snapshot> {
   });
 }
 
+/**
+ * How long a finished call waits to be handed to the thread with the calls that end after it
+ * (KEYGATE_CALL_LOG_HANDOVER_MS), and how many calls go at once without waiting. Each hand-over
+ * wakes the thread, and a wake-up from one core to another costs the serving thread more than the
+ * record's clone: handed over once per turn of the event loop (one call per turn at low load), the
+ * call log added 0.07 ms to the median at one connection on a 2-core VM; every 10 ms, next to
+ * nothing (bench/RESULTS.md, ninth round). The wait adds at most this long to the time a call
+ * takes to reach the spool.
+ */
+export const HAND_OVER_MS = 10;
+const HAND_OVER_MAX = 64;
+
 /** A thread that stopped is started again after this long, doubling while it keeps stopping. */
 const RESTART_MS = 100;
 const RESTART_CAP_MS = 30_000;
@@ -126,6 +138,8 @@ export class CallLogThread implements CallLog {
   /** Null while a stopped thread is being started again. */
   #worker: Worker | null = null;
   #batch: CallRecord[] = [];
+  readonly #handOverMs: number;
+  #handOverTimer: NodeJS.Timeout | null = null;
   /** Records handed to the current thread. */
   #sent = 0;
   #last: Snapshot;
@@ -147,7 +161,9 @@ export class CallLogThread implements CallLog {
     logger: Logger,
     worker: Worker,
     first: Snapshot,
+    handOverMs: number,
   ) {
+    this.#handOverMs = handOverMs;
     this.#file = file;
     this.#data = data;
     this.#spawn = spawn;
@@ -157,11 +173,16 @@ export class CallLogThread implements CallLog {
   }
 
   /** Starts the thread; resolves once its spool is open (segments left by an earlier run are replayed). */
-  static async start(data: ThreadData, logger: Logger, spawn: Spawn = spawnWorker): Promise<CallLogThread> {
+  static async start(
+    data: ThreadData,
+    logger: Logger,
+    spawn: Spawn = spawnWorker,
+    handOverMs = HAND_OVER_MS,
+  ): Promise<CallLogThread> {
     const file = await workerFile();
     if (!existsSync(file)) throw new Error(`the call log's thread code is missing: ${file.pathname}`);
     const worker = spawn(file, data);
-    return new CallLogThread(file, data, spawn, logger, worker, await ready(worker, logger));
+    return new CallLogThread(file, data, spawn, logger, worker, await ready(worker, logger), handOverMs);
   }
 
   #attach(worker: Worker): void {
@@ -215,7 +236,23 @@ export class CallLogThread implements CallLog {
 
   enqueue(record: CallRecord): void {
     this.#backlogSince ??= Date.now();
-    if (this.#batch.push(record) === 1) setImmediate(this.#post);
+    const waiting = this.#batch.push(record);
+    if (waiting >= HAND_OVER_MAX) this.#post();
+    else if (waiting === 1) this.#armHandOver();
+  }
+
+  /** The first call of a batch: the batch goes to the thread `handOverMs` later, with the calls ending meanwhile. */
+  #armHandOver(): void {
+    if (this.#handOverMs === 0) {
+      setImmediate(this.#post);
+      return;
+    }
+    // One timer, re-armed per batch (a timer per batch would be a new object each time).
+    if (this.#handOverTimer) this.#handOverTimer.refresh();
+    else {
+      this.#handOverTimer = setTimeout(this.#post, this.#handOverMs);
+      this.#handOverTimer.unref();
+    }
   }
 
   readonly #post = (): void => {
