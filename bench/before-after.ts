@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
-import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { ROOT, spawnArm, upstreamArm, type Arm } from './lib/arms';
 import { NGINX, startNginx } from './lib/nginx';
 import { serialRounds, wrkRounds, type Target } from './lib/phases';
 import { ensureWrk } from './lib/wrk';
@@ -28,14 +28,8 @@ const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 ensureWrk();
 const arms: Arm[] = [];
 try {
-  const emu = await spawnArm('emulator', 'bench/servers/emulator.ts', { BENCH_PROVIDER_KEY: KEY });
+  const { emulator: emu, env: up } = await upstreamArm(KEY, DB);
   arms.push(emu);
-  const up = {
-    BENCH_UPSTREAM: emu.url,
-    BENCH_PROVIDER_KEY: KEY,
-    BENCH_DATABASE_URL: DB,
-    BENCH_CALL_LOG: 'on',
-  };
   const [floor, base, after] = await Promise.all([
     spawnArm('floor', 'bench/servers/floor.ts', up),
     spawnArm('gateway-base', BASE, up),

@@ -50,6 +50,26 @@ export async function spawnArm(
   });
 }
 
+/**
+ * The emulator as an arm, and what a proxy arm is started with to call it: its address, the
+ * provider key it accepts, the database, and the call log on.
+ */
+export async function upstreamArm(
+  providerKey: string,
+  databaseUrl: string,
+): Promise<{ emulator: Arm; env: Record<string, string> }> {
+  const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {
+    BENCH_PROVIDER_KEY: providerKey,
+  });
+  const env = {
+    BENCH_UPSTREAM: emulator.url,
+    BENCH_PROVIDER_KEY: providerKey,
+    BENCH_DATABASE_URL: databaseUrl,
+    BENCH_CALL_LOG: 'on',
+  };
+  return { emulator, env };
+}
+
 function armOf(name: string, child: ChildProcess, info: Record<string, unknown>): Arm {
   const pid = child.pid!;
   return {
