@@ -64,7 +64,12 @@ describe('spool full (KEYGATE_SPOOL_MAX_BYTES)', () => {
     const sql = stack.gateway.store.db.sql;
     try {
       await sql`alter table calls rename to calls_offline`;
-      const { result: ids, seen } = await watching(stack, () => call(stack, 20));
+      // The calls reach the thread in batches after their answers: the state is waited for, not assumed.
+      const { result: ids, seen } = await watching(
+        stack,
+        () => call(stack, 20),
+        (s) => s.some((x) => x.spoolFull) && !stack.gateway.writer.status().databaseUp,
+      );
       expect(seen.some((s) => s.spoolFull)).toBe(true);
       expect(stack.gateway.writer.status()).toMatchObject({ spoolFull: true, databaseUp: false, dropped: 0 });
       expect(stack.gateway.writer.status().spoolBytes).toBeLessThanOrEqual(3000);

@@ -148,6 +148,40 @@ describe("the call log's thread", () => {
     }
   });
 
+  it('reports as its backlog the oldest call not yet written, not the first since it was last empty', async () => {
+    const acct = await account();
+    const log = await CallLogThread.start(
+      threadData(),
+      createLogger('error', () => {}),
+      undefined,
+      60_000,
+    );
+    try {
+      const calls = records(acct, 129);
+      // 64 go at once; the 65th waits for the next batch, as calls always wait under steady load.
+      for (const r of calls.slice(0, 65)) log.enqueue(r);
+      const first = Date.now();
+      await waitFor(() => log.status().written >= 64, { timeout: 10_000, what: 'the first 64 written' });
+      await waitFor(() => Date.now() > first + 20, {
+        timeout: 1_000,
+        interval: 5,
+        what: 'the clock to move',
+      });
+      // The waiting call goes with 63 more; one call waits again, newer than the first batch.
+      for (const r of calls.slice(65, 128)) log.enqueue(r);
+      const second = Date.now();
+      log.enqueue(calls[128]!);
+      await waitFor(() => log.status().written >= 128, { timeout: 10_000, what: '128 written' });
+      expect(log.pending).toBe(1);
+      expect(log.backlogSince).not.toBeNull();
+      expect(log.backlogSince!).toBeGreaterThanOrEqual(second);
+      await log.flush();
+      expect(log.backlogSince).toBeNull();
+    } finally {
+      await log.close();
+    }
+  });
+
   it('a record that cannot be handed over is counted and logged; the others in its batch land', async () => {
     const acct = await account();
     const { log, lines } = await started();

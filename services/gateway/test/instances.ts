@@ -340,7 +340,16 @@ export async function cappedCall(url: string, key: string): Promise<CappedAnswer
     },
     body: CAPPED_BODY,
   });
-  const body = (await res.json()) as { error?: { type: string } };
+  // The balancer answers in HTML when no instance can take a call: say which answer it was.
+  const text = await res.text();
+  let body: { error?: { type: string } };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(
+      `${res.status} from ${res.headers.get('x-keygate-instance') ?? 'the balancer'}: ${text.slice(0, 200)}`,
+    );
+  }
   return {
     status: res.status,
     error: body.error?.type ?? null,

@@ -143,7 +143,13 @@ export class CallLogThread implements CallLog {
   /** Records handed to the current thread. */
   #sent = 0;
   #last: Snapshot;
-  #backlogSince: number | null = null;
+  /** When the first call of the batch waiting here ended. */
+  #batchSince = 0;
+  /**
+   * Hand-overs the thread has not yet reported taking: the count sent up to and including each,
+   * and when its first call ended. What waits here or on its way is the main side's backlog.
+   */
+  #unconfirmed: { upTo: number; since: number }[] = [];
   #nextId = 1;
   readonly #waiting = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   #restarts = 0;
@@ -200,6 +206,7 @@ export class CallLogThread implements CallLog {
     this.#lostCount += unconfirmed;
     this.#last = { ...this.#last, received: 0 };
     this.#sent = 0;
+    this.#unconfirmed = [];
     // Records it took but had not reported are counted too: an upper bound of what is lost.
     this.#logger.error(
       'call log: its thread stopped; starting it again (what it had spooled is replayed, records it had not taken are lost)',
@@ -235,8 +242,8 @@ export class CallLogThread implements CallLog {
   }
 
   enqueue(record: CallRecord): void {
-    this.#backlogSince ??= Date.now();
     const waiting = this.#batch.push(record);
+    if (waiting === 1) this.#batchSince = Date.now();
     if (waiting >= HAND_OVER_MAX) this.#post();
     else if (waiting === 1) this.#armHandOver();
   }
@@ -260,6 +267,13 @@ export class CallLogThread implements CallLog {
     // While a stopped thread is started again, records wait here; it posts them once running.
     if (records.length === 0 || !this.#worker) return;
     this.#batch = [];
+    const sentBefore = this.#sent;
+    this.#send(records);
+    if (this.#sent > sentBefore) this.#unconfirmed.push({ upTo: this.#sent, since: this.#batchSince });
+  };
+
+  /** Posts the records; one the clone refuses is counted and logged, and the rest still go. */
+  #send(records: CallRecord[]): void {
     // A record that cannot be cloned (a bug where it is made) must not take the others with it,
     // nor throw on the request path: the rest go one by one, and that one is counted and logged.
     if (this.#handOver(records) === null) return;
@@ -272,7 +286,7 @@ export class CallLogThread implements CallLog {
         error: refused,
       });
     }
-  };
+  }
 
   /** Null once the thread has the records; what the clone threw when it refused them. */
   #handOver(records: CallRecord[]): unknown {
@@ -324,7 +338,8 @@ export class CallLogThread implements CallLog {
   #onMessage(m: FromThread): void {
     if (m.t === 'log') return forward(this.#logger, m);
     this.#last = m;
-    if (this.#inFlight() === 0 && this.#batch.length === 0) this.#backlogSince = m.backlogSince;
+    const taken = this.#last.received;
+    while (this.#unconfirmed.length > 0 && this.#unconfirmed[0]!.upTo <= taken) this.#unconfirmed.shift();
     if (m.t !== 'done') return;
     const waiter = this.#waiting.get(m.id);
     this.#waiting.delete(m.id);
@@ -343,9 +358,11 @@ export class CallLogThread implements CallLog {
   }
 
   get backlogSince(): number | null {
+    // The oldest of: what the thread holds, what is on its way to it, what waits to be handed over.
+    const ours = this.#unconfirmed[0]?.since ?? (this.#batch.length > 0 ? this.#batchSince : null);
     const theirs = this.#last.backlogSince;
-    if (theirs === null) return this.#backlogSince;
-    return this.#backlogSince === null ? theirs : Math.min(theirs, this.#backlogSince);
+    if (theirs === null) return ours;
+    return ours === null ? theirs : Math.min(theirs, ours);
   }
 
   get dropped(): number {
