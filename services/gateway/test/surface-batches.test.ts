@@ -162,12 +162,29 @@ describe('Message Batches through the gateway', () => {
       hold: null,
     });
     // Stopped before its check runs: it takes the due batches (pushing them past the lease),
-    // then must give them back untouched.
-    const follower = new BatchFollower({ store } as unknown as FollowerDeps);
+    // then must give them back untouched. It takes this batch alone (the stack's own follower
+    // runs too and could take it first), and the row is read as it is given back.
+    const given: { ids: string[]; due: unknown }[] = [];
+    let taken = false;
+    const objects = {
+      ...store.objects,
+      dueBatches: async () => {
+        if (taken) return [];
+        taken = true;
+        const batch = await store.objects.takeBatch(id, 120_000);
+        return batch ? [batch] : [];
+      },
+      releaseBatches: async (ids: string[]) => {
+        await store.objects.releaseBatches(ids);
+        const [row] = await store.db.sql`select next_check_at <= now() as due from batches where id = ${id}`;
+        given.push({ ids, due: row });
+      },
+    };
+    const follower = new BatchFollower({ store: { ...store, objects } } as unknown as FollowerDeps);
     await follower.stop();
     await follower.check();
-    const [row] = await store.db.sql`select next_check_at <= now() as due from batches where id = ${id}`;
-    expect(row).toEqual({ due: true });
+    expect(taken).toBe(true);
+    expect(given).toEqual([{ ids: [id], due: { due: true } }]);
     await store.db.sql`delete from batches where id = ${id}`;
   });
 
