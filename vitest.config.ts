@@ -23,6 +23,8 @@ const COMPILED_SUITES = [
   'surface-files',
   // Member lists and their cursors (a cursor that is no object id is a 400, not a 500).
   'surface-lists',
+  // Readiness as a balancer sees it: its own database connection, the database going away.
+  'health',
 ];
 
 // Unit tests sit beside the code; integration tests (real PostgreSQL, real HTTP servers on

@@ -1,11 +1,12 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { rmSync } from 'node:fs';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config';
 import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
-import { api, startStack, type Stack } from './harness';
+import { api, startStack, TEST_DATABASE_URL, type Stack } from './harness';
 import { freePort } from './kit/free-port';
 import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
 import { waitFor } from './kit/wait';
@@ -46,6 +47,32 @@ describe('/healthz and /readyz on a running gateway', () => {
       },
       upstream: { reachable: true, url: stack.emulator.url },
     });
+  });
+
+  it('a pool busy with calls leaves the instance ready: readiness asks on a connection of its own', async () => {
+    const sql = stack.gateway.store.db.sql;
+    const busy = Array.from({ length: sql.options.max }, () =>
+      sql`select pg_sleep(3), 'keygate-busy-pool'`.execute(),
+    );
+    const watcher = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await waitFor(
+        async () => {
+          const [row] = await watcher<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity
+            where state = 'active' and query like '%keygate-busy-pool%' and pid <> pg_backend_pid()`;
+          return row!.n >= sql.options.max;
+        },
+        { timeout: 5_000, interval: 20, what: 'every pooled connection busy' },
+      );
+      // The readiness check answers within its 1 s timeout while every pooled connection sleeps 3 s.
+      const res = await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'ready', checks: { database: { ok: true } } });
+    } finally {
+      await Promise.all(busy);
+      await watcher.end();
+    }
   });
 
   it('a migration file not recorded as applied makes the instance unready', async () => {

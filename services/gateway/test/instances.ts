@@ -57,16 +57,9 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   /** One instance directly, without the balancer in front (bench). */
   balancer?: boolean;
-  /** Checks that fail only after this many tries in a row (default 2): for load tests that stop no instance. */
-  checkFall?: number;
 }
 
-function haproxyConfig(
-  port: number,
-  socket: string,
-  servers: { name: string; url: string }[],
-  fall = 2,
-): string {
+function haproxyConfig(port: number, socket: string, servers: { name: string; url: string }[]): string {
   return `global
   maxconn 4096
   stats socket ${socket} mode 600 level admin
@@ -91,7 +84,7 @@ backend gateways
   option httpchk GET /readyz
   http-check expect status 200
   timeout check 2s
-  default-server inter 250ms fall ${fall} rise 2
+  default-server inter 250ms fall 2 rise 2
   http-response set-header x-keygate-instance %[srv_name]
 ${servers.map((s) => `  server ${s.name} ${new URL(s.url).host} check`).join('\n')}
 `;
@@ -151,7 +144,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   if (opts.balancer !== false) {
     const port = await freePort();
     const config = join(work, 'haproxy.cfg');
-    writeFileSync(config, haproxyConfig(port, socket, instances, opts.checkFall));
+    writeFileSync(config, haproxyConfig(port, socket, instances));
     let out = '';
     haproxy = spawn(HAPROXY, ['-f', config, '-db'], { stdio: ['ignore', 'pipe', 'pipe'] });
     haproxy.stdout!.on('data', (d) => (out += d));
@@ -299,7 +292,6 @@ export function useCluster(opts: {
   providerKey: string;
   count?: number;
   timeoutMs?: number;
-  checkFall?: number;
 }): ClusterContext {
   const ctx = {} as ClusterContext;
   const count = opts.count ?? 3;
@@ -310,7 +302,6 @@ export function useCluster(opts: {
       databaseUrl: opts.databaseUrl,
       redisUrl: opts.redisUrl,
       upstreamUrl: ctx.emulator.url,
-      ...(opts.checkFall ? { checkFall: opts.checkFall } : {}),
     });
     ctx.seeded = await seedCluster(ctx.cluster, opts.providerKey);
     await ctx.cluster.waitFor(`gw${count}`, 'UP');

@@ -61,9 +61,6 @@ for (const shared of ['redis', 'postgresql'] as const) {
         databaseUrl: TEST_DATABASE_URL!,
         redisUrl: shared === 'redis' ? REDIS_URL : null,
         providerKey: PROVIDER_KEY,
-        // /readyz pings the database within 1 s; under this load, with the rest of the suite, a
-        // ping can wait longer on every instance at once and the balancer would drop them all.
-        checkFall: 40,
       });
 
       it('a 5-cent monthly spend cap: the admitted calls spend at most 5 cents, the rest get 429', async () => {

@@ -26,9 +26,6 @@ for (const shared of ['redis', 'postgresql'] as const) {
         redisUrl: shared === 'redis' ? REDIS_URL : null,
         providerKey: PROVIDER_KEY,
         timeoutMs: 180_000,
-        // /readyz pings the database within 1 s; under this load, with the rest of the suite, a
-        // ping can wait longer on every instance at once and the balancer would drop them all.
-        checkFall: 40,
       });
 
       it(`a group's ${LIMIT_CENTS}-cent monthly limit per member: spend never passes it, the rest get 429 billing_error`, async () => {

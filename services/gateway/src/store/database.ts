@@ -18,6 +18,12 @@ export function inTransaction<T>(sql: Sql, work: (t: Sql) => Promise<T>): Promis
 
 export interface Database {
   sql: Sql;
+  /**
+   * One connection of its own, for readiness: a ping that waited behind the calls filling the
+   * pool would call a busy instance down, and a balancer would drop every busy instance at once.
+   * Connected on its first query.
+   */
+  probe: Sql;
   /** The URL a second client (such as a LISTEN connection) can use. */
   url: string;
   /** The schema the client works in, when not the default (test runs). */
@@ -106,13 +112,15 @@ async function connect(
   const sql = postgres(target.url, { ...target.options, ...clientOptions(opts.schema), max });
   // Fail fast with a clear message rather than on the first request.
   await sql`select 1`;
+  const probe = postgres(target.url, { ...target.options, ...clientOptions(opts.schema), max: 1 });
   return {
     sql,
+    probe,
     url,
     ...(opts.schema ? { schema: opts.schema } : {}),
     embedded,
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 5 })]);
       await onClose();
     },
   };

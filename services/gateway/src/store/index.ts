@@ -123,10 +123,10 @@ export function createStore(db: Database) {
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),
     sealed: sealedQueries(db.sql),
-    /** What readiness asks: does the database answer, and is every migration applied. */
+    /** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
     health: {
-      ping: async () => void (await db.sql`select 1`),
-      pendingMigrations: () => pendingMigrations(db.sql),
+      ping: async () => void (await db.probe`select 1`),
+      pendingMigrations: () => pendingMigrations(db.probe),
     },
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
