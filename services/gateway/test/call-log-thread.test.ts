@@ -53,11 +53,15 @@ const rollup = (acct: string) =>
     from usage_hourly where account_id = ${acct}`.then((rows) => rows[0]!);
 
 /** A thread on a fresh spool, and the lines it logs. */
-async function started(): Promise<{ log: CallLogThread; lines: string[] }> {
+async function started(
+  opts: { spawn?: Spawn; handOverMs?: number } = {},
+): Promise<{ log: CallLogThread; lines: string[] }> {
   const lines: string[] = [];
   const log = await CallLogThread.start(
     threadData(),
     createLogger('debug', (l) => lines.push(l)),
+    opts.spawn,
+    opts.handOverMs,
   );
   return { log, lines };
 }
@@ -104,16 +108,11 @@ describe("the call log's thread", () => {
       };
       return w;
     };
-    const log = await CallLogThread.start(
-      threadData(),
-      createLogger('error', () => {}),
-      spawn,
-      60_000,
-    );
+    const { log } = await started({ spawn, handOverMs: 60_000 });
     try {
       const batch = records(acct, 70);
       for (const r of batch.slice(0, 63)) log.enqueue(r);
-      // An hour-long wait: nothing goes until the 64th call.
+      // A minute-long wait: nothing goes until the 64th call.
       expect(posted).toEqual([]);
       log.enqueue(batch[63]!);
       expect(posted).toEqual([64]);
@@ -127,12 +126,7 @@ describe("the call log's thread", () => {
     }
     // A short wait: calls that end within it go in one message, without a flush.
     posted.length = 0;
-    const quick = await CallLogThread.start(
-      threadData(),
-      createLogger('error', () => {}),
-      spawn,
-      20,
-    );
+    const { log: quick } = await started({ spawn, handOverMs: 20 });
     try {
       const more = records(acct, 5, 70);
       for (const r of more) quick.enqueue(r);
@@ -150,12 +144,7 @@ describe("the call log's thread", () => {
 
   it('reports as its backlog the oldest call not yet written, not the first since it was last empty', async () => {
     const acct = await account();
-    const log = await CallLogThread.start(
-      threadData(),
-      createLogger('error', () => {}),
-      undefined,
-      60_000,
-    );
+    const { log } = await started({ handOverMs: 60_000 });
     try {
       const calls = records(acct, 129);
       // 64 go at once; the 65th waits for the next batch, as calls always wait under steady load.

@@ -243,9 +243,10 @@ export class CallLogThread implements CallLog {
 
   enqueue(record: CallRecord): void {
     const waiting = this.#batch.push(record);
-    if (waiting === 1) this.#batchSince = Date.now();
-    if (waiting >= HAND_OVER_MAX) this.#post();
-    else if (waiting === 1) this.#armHandOver();
+    if (waiting === 1) {
+      this.#batchSince = Date.now();
+      this.#armHandOver();
+    } else if (waiting >= HAND_OVER_MAX) this.#post();
   }
 
   /** The first call of a batch: the batch goes to the thread `handOverMs` later, with the calls ending meanwhile. */
@@ -316,6 +317,7 @@ export class CallLogThread implements CallLog {
             count: this.#batch.length,
           });
       } finally {
+        if (this.#handOverTimer) clearTimeout(this.#handOverTimer);
         this.#terminating = true;
         await this.#worker?.terminate();
       }
