@@ -49,6 +49,35 @@ describe('help and exit codes scripts can trust', () => {
     });
     expect(badBy).toMatchObject({ code: 2, stderr: expect.stringMatching(/need --account/) });
   }, 180_000);
+
+  it('a mistyped command, option or value is answered with the nearest one', async () => {
+    const [group, sub, option, by, far] = await Promise.all([
+      keygate(['acount', 'create', '--name', 'Typo']),
+      keygate(['key', 'craete', '--account', 'x']),
+      keygate(['key', 'list', '--acount', 'x']),
+      keygate(['usage', '--account', 'acct_x', '--by', 'membr']),
+      keygate(['zzzzzzzz']),
+    ]);
+    expect(group).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("Did you mean 'keygate account create'?"),
+    });
+    expect(sub).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("Did you mean 'keygate key create'?"),
+    });
+    expect(option).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        "unknown option '--acount' for 'keygate key list'. Did you mean '--account'?",
+      ),
+    });
+    expect(by).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("got 'membr'. Did you mean 'member'?"),
+    });
+    expect(far).toMatchObject({ code: 2, stderr: expect.not.stringContaining('Did you mean') });
+  }, 180_000);
 });
 
 describe('a script provisions with --json and calls the gateway right after', () => {

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config';
 import { StartupError } from '../lib/data-dir';
 import { CliError, EXIT, openBackend, type Backend } from './backend';
 import { commands, type Command } from './commands';
+import { didYouMean, nearest } from './suggest';
 
 const list = (names: string[]) =>
   names.map((name) => `  ${name.padEnd(26)} ${commands[name]!.summary}`).join('\n');
@@ -34,6 +35,31 @@ function groupHelp(group: string): string | null {
     : null;
 }
 
+/** The command nearest to mistyped words (`acount create`, `key craete`), as a sentence, or ''. */
+function commandGuess(words: string[]): string {
+  const names = Object.keys(commands);
+  const first = words[0] ?? '';
+  const heads = names.map((n) => n.split(' ')[0]!);
+  const head = heads.includes(first) ? first : nearest(first, heads);
+  if (head === undefined) return '';
+  const subs = names.filter((n) => n.startsWith(`${head} `)).map((n) => n.split(' ')[1]!);
+  if (subs.length === 0) return head === first ? '' : ` Did you mean 'keygate ${head}'?`;
+  const second = words[1];
+  const sub = second === undefined ? undefined : subs.includes(second) ? second : nearest(second, subs);
+  if (sub === undefined) return head === first ? '' : ` Did you mean 'keygate ${head}'?`;
+  return ` Did you mean 'keygate ${head} ${sub}'?`;
+}
+
+/** parseArgs' unknown-option error, said with the command's name and the nearest option. */
+function unknownOption(err: unknown, name: string, options: string[]): string | undefined {
+  if ((err as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
+  const given = /'(-{1,2}[^']+)'/.exec((err as Error).message)?.[1];
+  if (given === undefined) return undefined;
+  const bare = given.replace(/^-+/, '').split('=')[0]!;
+  const guess = didYouMean(bare, [...options, 'help', 'json'], (o) => `--${o}`);
+  return `unknown option '${given}' for 'keygate ${name}'.${guess}`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'));
   const name = [words.slice(0, 2).join(' '), words[0] ?? ''].find((n) => n in commands);
@@ -44,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${group ?? USAGE}\n`);
       return EXIT.ok;
     }
-    process.stderr.write(`Unknown command: ${words.join(' ')}\n\n${group ?? USAGE}\n`);
+    process.stderr.write(`Unknown command: ${words.join(' ')}.${commandGuess(words)}\n\n${group ?? USAGE}\n`);
     return EXIT.usage;
   }
   const command: Command = commands[name]!;
@@ -66,7 +92,8 @@ export async function main(argv: string[]): Promise<number> {
       values[command.positional] = parsed.positionals[0];
     }
   } catch (err) {
-    process.stderr.write(`keygate: ${(err as Error).message}\n\n${command.usage}\n`);
+    const message = unknownOption(err, name, Object.keys(command.options)) ?? (err as Error).message;
+    process.stderr.write(`keygate: ${message}\n\n${command.usage}\n`);
     return EXIT.usage;
   }
   if (values.help) {

@@ -1,6 +1,7 @@
 import { CliError, EXIT, type Json } from './backend';
 import { enc, str, type Command } from './command';
 import { listAll } from './lookup';
+import { didYouMean } from './suggest';
 import { table } from './output';
 import { DIMENSIONS, usageRows, type Dimension, type UsageRow } from './usage-rows';
 import { parseRange } from './when';
@@ -14,8 +15,9 @@ function dimensions(value: string | undefined, account: string | undefined, usag
   const bad = by.find((d) => !(allowed as string[]).includes(d));
   if (bad !== undefined || by.length > 2 || new Set(by).size !== by.length) {
     const hint = account ? '' : ' (key, member, group, app and environment need --account)';
+    const guess = bad === undefined ? '' : didYouMean(bad, allowed);
     throw new CliError(
-      `--by: expected one or two of ${allowed.join(', ')}, comma-separated${hint}; got '${value}'.\n\n${usage}`,
+      `--by: expected one or two of ${allowed.join(', ')}, comma-separated${hint}; got '${value}'.${guess}\n\n${usage}`,
       EXIT.usage,
     );
   }
