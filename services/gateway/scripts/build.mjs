@@ -84,13 +84,34 @@ export function isStale() {
   return sources.some((s) => existsSync(s) && newest(s) > built);
 }
 
-export async function build() {
-  const { build: esbuild } = await import('esbuild');
+/** Builds into `dist` (the package's dist/ unless told: a test builds elsewhere). */
+export async function build(dist = DIST) {
+  const { build: esbuild, stop } = await import('esbuild');
   const workspace = workspacePackages();
   // Written beside dist and swapped in whole, so a process starting meanwhile never reads half a build.
-  const out = `${DIST}.tmp-${process.pid}`;
+  const out = `${dist}.tmp-${process.pid}`;
   rmSync(out, { recursive: true, force: true });
-  await esbuild({
+  // esbuild's API runs a child (`esbuild --service`) that lives until stop(): built from
+  // `keygate serve`, it stayed beside the gateway for its whole life (143 MB at start).
+  try {
+    await compile(esbuild, workspace, out);
+  } finally {
+    await stop();
+  }
+  // Files the code reads beside itself (new URL('./assets/…', import.meta.url)); every chunk sits in dist/cli.
+  cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });
+  rmSync(dist, { recursive: true, force: true });
+  try {
+    renameSync(out, dist);
+  } catch (err) {
+    // Another build of the same sources swapped its own in first (parallel test runs): keep that one.
+    rmSync(out, { recursive: true, force: true });
+    if (!existsSync(dist)) throw err;
+  }
+}
+
+function compile(esbuild, workspace, out) {
+  return esbuild({
     absWorkingDir: ROOT,
     entryPoints: ENTRIES,
     outdir: out,
@@ -105,16 +126,6 @@ export async function build() {
     logLevel: 'warning',
     banner: { js: REQUIRE },
   });
-  // Files the code reads beside itself (new URL('./assets/…', import.meta.url)); every chunk sits in dist/cli.
-  cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });
-  rmSync(DIST, { recursive: true, force: true });
-  try {
-    renameSync(out, DIST);
-  } catch (err) {
-    // Another build of the same sources swapped its own in first (parallel test runs): keep that one.
-    rmSync(out, { recursive: true, force: true });
-    if (!existsSync(DIST)) throw err;
-  }
 }
 
 /** The package name of a bare import specifier (`hono/cookie` → hono, `@hono/node-server/x` → @hono/node-server). */
