@@ -70,8 +70,13 @@ process.stdout.write(
   ].join('\n'),
 );
 
+// One Ctrl-C reaches the emulator twice under pnpm (the terminal's signal to the group, and
+// pnpm's forward of it): the second must not kill it mid-close, which pnpm reports as a failure.
+let stopping = false;
 const stop = () => {
+  if (stopping) return;
+  stopping = true;
   void emulator.close().then(() => process.exit(0));
 };
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

@@ -145,3 +145,25 @@ describe('Ctrl-C on `pnpm start`, twice', () => {
     }
   }, 120_000);
 });
+
+describe('Ctrl-C on `pnpm emulator`', () => {
+  it('stops quietly: exit code 0 and no failure lines from pnpm', async () => {
+    const port = await freePort();
+    const run = spawn('pnpm', ['emulator', '--port', String(port)], {
+      cwd: ROOT,
+      env: inherited,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    run.stdout!.on('data', (d) => (output += d));
+    run.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((r) => run.once('exit', (code) => r(code)));
+    await expect
+      .poll(() => output, { timeout: 60_000, interval: 50 })
+      .toContain('Keygate emulator listening');
+    process.kill(-run.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+    expect(output).not.toMatch(/ELIFECYCLE|ERR_PNPM|Command failed/);
+  }, 90_000);
+});
