@@ -25,6 +25,7 @@ import { operatorRoutes } from './operator/routes';
 import type { OtlpRelay } from './otlp/relay';
 import { otlpRoutes } from './otlp/routes';
 import { messagesFastPath } from './proxy/fast-path';
+import { doubledV1 } from './proxy/doubled-v1';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
 import { batchRoutes, type BatchHolds } from './surface/batch-routes';
 import { fileRefCheck } from './surface/file-refs';
@@ -143,6 +144,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/',
     modelsRoutes(deps.proxy, deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs }),
   );
+  app.all('/v1/v1/*', doubledV1);
   app.route('/', proxyRoutes(proxyOptions(deps)));
   const surface = {
     proxy: deps.proxy,

@@ -130,6 +130,30 @@ describe('Claude Code through a real gateway, unchanged', () => {
     expect(session.map((r) => [r.key_id, r.status])).toEqual(session.map(() => [key.id, 200]));
   });
 
+  it('a base URL ending in /v1 is answered with a message Claude Code shows, saying how to fix it', {
+    timeout: 60_000,
+  }, async () => {
+    const { stack } = ctx;
+    const home = join(root, 'home-doubled-v1');
+    freshHome(home);
+    const before = stack.emulator.ledger.entries.length;
+    const run = await runClaude({
+      home,
+      prompt: PROMPT,
+      sessionId: randomUUID(),
+      env: {
+        ANTHROPIC_BASE_URL: `${stack.gateway.url}/v1`,
+        ANTHROPIC_AUTH_TOKEN: stack.appKey,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      blackholePort,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/API Error: 400 .*the base URL ends in \/v1.*without \/v1/);
+    expect(run.stdout).not.toMatch(/issue with the selected model/);
+    expect(stack.emulator.ledger.entries.length).toBe(before);
+  });
+
   it('a provider key in ANTHROPIC_API_KEY is refused with the 401 that says what to send, and nothing reaches the provider', {
     timeout: 60_000,
   }, async () => {
