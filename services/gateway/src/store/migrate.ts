@@ -1,14 +1,33 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { inTransaction, type Sql } from './database';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 const LOCK_ID = 0x6b657967; // 'keyg': one migrator at a time across instances
 
-const migrationFiles = (dir: string) =>
-  readdirSync(dir)
-    .filter((f) => /^\d+_.+\.sql$/.test(f))
-    .sort();
+/**
+ * The migration files in the order they run: the folder's ORDER file (the order they were added
+ * in, the same on a fresh and an upgraded database), else by number (a folder a test made of a
+ * few of them). A file missing from ORDER, or listed but missing, fails the start.
+ */
+export function migrationFiles(dir: string): string[] {
+  const files = readdirSync(dir).filter((f) => /^\d+_.+\.sql$/.test(f));
+  const orderFile = `${dir}/ORDER`;
+  if (!existsSync(orderFile)) return files.sort();
+  const order = readFileSync(orderFile, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const listed = new Set(order);
+  const unlisted = files.filter((f) => !listed.has(f));
+  const missing = order.filter((f) => !files.includes(f));
+  if (unlisted.length || missing.length || listed.size !== order.length)
+    throw new Error(
+      `migrations/ORDER does not list each migration once: not listed ${unlisted.join(', ') || 'none'}; ` +
+        `missing files ${missing.join(', ') || 'none'}.`,
+    );
+  return order;
+}
 
 /** The migration files the database has not recorded as applied (readiness). */
 export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
