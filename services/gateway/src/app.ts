@@ -133,6 +133,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/', (c) => c.redirect('/dashboard', 302));
   // Claude Code probes this; answering keeps its startup quiet.
   app.on(['GET', 'HEAD'], '/api/hello', (c) => c.body(null, 200));
+  // Browsers ask for it on every page the gateway serves (the dashboard's pages name it too).
+  app.on(['GET', 'HEAD'], '/favicon.ico', (c) => c.redirect('/dashboard/assets/favicon.svg', 301));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
   app.use('/billing/stripe/webhook', limitBody(BODY_LIMITS.stripeWebhook));

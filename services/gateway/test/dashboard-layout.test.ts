@@ -204,6 +204,39 @@ describe('the dashboard on a 1366 px screen', () => {
     }
   });
 
+  it('no page shows raw Markdown or misses its icon: no backtick in any text, no answer of 400 or more', async () => {
+    const failed: string[] = [];
+    const watch = (res: { status(): number; url(): string }) => {
+      if (res.status() >= 400) failed.push(`${res.status()} ${res.url()}`);
+    };
+    page.on('response', watch);
+    try {
+      for (const path of [
+        '/dashboard',
+        '/dashboard/calls',
+        '/dashboard/members',
+        '/dashboard/keys',
+        '/dashboard/models',
+        '/dashboard/groups',
+        '/dashboard/budgets',
+        '/dashboard/billing',
+        '/dashboard/settings',
+      ]) {
+        await page.goto(`${base}${path}?period=30d`);
+        expect(await page.evaluate('document.body.innerText'), path).not.toContain('`');
+        expect(await page.locator('link[rel="icon"]').getAttribute('href'), path).toBe(
+          '/dashboard/assets/favicon.svg',
+        );
+      }
+    } finally {
+      page.off('response', watch);
+    }
+    expect(failed).toEqual([]);
+    const icon = await fetch(`${base}/favicon.ico`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    expect(await icon.text()).toMatch(/^<svg /);
+  });
+
   it('a trial that ended on a gateway without checkout sends the admin to the operator, on the banner and the billing page', async () => {
     const lapsed = await stack.seedAccount({ plan: 'team', name: 'Lapsed Co', trialDays: 0 });
     const other = await (await browser.newContext({ viewport: VIEWPORT })).newPage();
@@ -215,6 +248,10 @@ describe('the dashboard on a 1366 px screen', () => {
     await other.goto(`${base}/dashboard/billing`);
     expect(await other.getByRole('button', { name: /Subscribe/ }).count()).toBe(0);
     expect(await other.locator('.billing-actions').textContent()).toContain('keygate account set-trial');
+    expect(
+      await other.locator('.billing-actions code', { hasText: 'keygate account set-trial' }).count(),
+    ).toBe(1);
+    expect(await other.evaluate('document.body.innerText')).not.toContain('`');
 
     // The operator sets the trial from the dashboard: calls resume, the banner is gone.
     const key = (await api(base, '/v1/organizations/api_keys', { key: lapsed.adminKey, body: {} })).body.key;

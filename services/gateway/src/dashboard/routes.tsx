@@ -95,10 +95,10 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   });
 
   app.get('/assets/:file', (c) => {
-    const css = assets.get(c.req.param('file'));
-    if (!css) throw new GatewayError('not_found_error', 'No such asset.');
-    return c.body(css, 200, {
-      'content-type': 'text/css; charset=utf-8',
+    const asset = assets.get(c.req.param('file'));
+    if (!asset) throw new GatewayError('not_found_error', 'No such asset.');
+    return c.body(asset.body, 200, {
+      'content-type': asset.type,
       'cache-control': 'public, max-age=3600',
     });
   });

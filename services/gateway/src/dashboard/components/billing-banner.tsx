@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { Prose } from './prose';
 import type { FC } from 'hono/jsx';
 import type { standingBanner } from '../../billing/view';
 
@@ -28,7 +29,7 @@ export const StandingBanner: FC<Standing> = ({ state, banner }) => {
     >
       <h2 id="standing-title">{TITLES[kind] ?? 'Billing'}</h2>
       <p>
-        {message} <a href="/dashboard/billing">Open billing</a>
+        <Prose text={message} /> <a href="/dashboard/billing">Open billing</a>
       </p>
     </aside>
   );

@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { Prose } from './prose';
 import type { FC } from 'hono/jsx';
 import type { catalogJson, subscriptionView } from '../../billing/view';
 import { PostForm } from './controls';
@@ -48,11 +49,13 @@ export const PlanActions: FC<{ csrf: string; subscription: Subscription; plans: 
       ) : (
         <>
           <p>
-            {stripe
-              ? `Choosing a plan opens Stripe Checkout for the account's ${s.seats.charged} seat${s.seats.charged === 1 ? '' : 's'}${s.trial.days_left > 0 ? "; the trial's remaining days carry over" : ''}.`
-              : s.billing === 'off'
-                ? "Billing is off on this gateway: calls are never paused for payment. A plan change sets the account's seat rules, limits and features at once."
-                : 'Payments on this gateway are recorded by its operator (no Stripe): a plan change applies at once and shows on the upcoming invoice; the operator extends a trial with `keygate account set-trial`.'}
+            {stripe ? (
+              `Choosing a plan opens Stripe Checkout for the account's ${s.seats.charged} seat${s.seats.charged === 1 ? '' : 's'}${s.trial.days_left > 0 ? "; the trial's remaining days carry over" : ''}.`
+            ) : s.billing === 'off' ? (
+              "Billing is off on this gateway: calls are never paused for payment. A plan change sets the account's seat rules, limits and features at once."
+            ) : (
+              <Prose text="Payments on this gateway are recorded by its operator (no Stripe): a plan change applies at once and shows on the upcoming invoice; the operator extends a trial with `keygate account set-trial`." />
+            )}
             {tooSmall.map(
               (p) =>
                 ` ${p.name} has ${p.max_seats} seat${p.max_seats === 1 ? '' : 's'} and the account ${s.seats.members} members: remove members to choose it.`,
@@ -98,7 +101,9 @@ const UntilForm: FC<
 > = ({ csrf, accounts, today, id, title, text, action, who, until, button }) => (
   <section aria-labelledby={`${id}-title`} class="form-block">
     <h2 id={`${id}-title`}>{title}</h2>
-    <p>{text}</p>
+    <p>
+      <Prose text={text} />
+    </p>
     <PostForm action={action} csrf={csrf} class="inline">
       {/* Labels apart from their fields: a label's name is then its own text, not the accounts listed. */}
       <span class="field">

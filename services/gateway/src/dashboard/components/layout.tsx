@@ -39,6 +39,7 @@ export const Document: FC<PropsWithChildren<{ title: string }>> = ({ title, chil
       <title>{title} · Keygate</title>
       <link rel="stylesheet" href="/dashboard/assets/charts.css" />
       <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
+      <link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml" />
     </head>
     <body>{children}</body>
   </html>

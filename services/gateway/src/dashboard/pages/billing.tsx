@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { Prose } from '../components/prose';
 import { eur } from '../../billing/invoice-html';
 import { billingOverview } from '../../billing/view';
 import { PlanActions } from '../components/billing-forms';
@@ -188,7 +189,7 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
     <>
       {notice && (
         <p class="banner" role="status">
-          {notice}
+          <Prose text={notice} />
         </p>
       )}
       <section aria-labelledby="subscription-title">

@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { Prose } from '../components/prose';
 import type { FC } from 'hono/jsx';
 import { Document } from '../components/layout';
 
@@ -21,7 +22,7 @@ export const SignInPage: FC<{
       </p>
       {error && (
         <p class="error" role="alert">
-          {error}
+          <Prose text={error} />
         </p>
       )}
       <form method="post" action="/dashboard/sign-in" class="stack">
@@ -54,7 +55,9 @@ export const ErrorPage: FC<{ status: number; message: string }> = ({ status, mes
   <Document title={status === 404 ? 'Not found' : 'Error'}>
     <main id="main" class="sign-in">
       <h1>{status === 404 ? 'Not found' : `Error ${status}`}</h1>
-      <p role="alert">{message}</p>
+      <p role="alert">
+        <Prose text={message} />
+      </p>
       <p>
         <a href="/dashboard">Back to the dashboard</a>
       </p>
