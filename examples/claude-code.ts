@@ -17,13 +17,29 @@ export function claudeCodeEnv({ baseURL, appKey }: Connection): Record<string, s
   };
 }
 
+/** What to put in place of a gateway that stops with this example. */
+const YOURS: Connection = {
+  baseURL: '<your gateway, e.g. http://127.0.0.1:8080>',
+  appKey: '<your kg_live_ key>',
+};
+
 export async function main(connection: Connection, print: Print) {
   const env = claudeCodeEnv(connection);
+  if (connection.throwaway)
+    print(
+      [
+        'This example started a gateway of its own for this run, and stops it when it ends: its address',
+        'and key are of no use to Claude Code afterwards. For a gateway that stays up, run `pnpm start`,',
+        'make a key (`keygate key create --account ACCOUNT`), and run this example again with',
+        'KEYGATE_BASE_URL and KEYGATE_APP_KEY set: it then prints the settings for that gateway.\n',
+      ].join('\n'),
+    );
+  const shown = claudeCodeEnv(connection.throwaway ? YOURS : connection);
   print('Point Claude Code at Keygate, in your shell:\n');
-  for (const [name, value] of Object.entries(env)) print(`  export ${name}=${value}`);
+  for (const [name, value] of Object.entries(shown)) print(`  export ${name}=${value}`);
   print('  claude\n');
   print('or for every session, in ~/.claude/settings.json:\n');
-  print(JSON.stringify({ env }, null, 2).replace(/^/gm, '  '));
+  print(JSON.stringify({ env: shown }, null, 2).replace(/^/gm, '  '));
   print(
     '\nANTHROPIC_AUTH_TOKEN is sent as `Authorization: Bearer`; leave ANTHROPIC_API_KEY unset. The gateway',
   );

@@ -119,4 +119,24 @@ describe('one command each', () => {
     expect(stdout).toMatch(/official SDK {2}→ Emulated reply to: Hello from the official SDK\./);
     expect(stdout).toMatch(/usage so far {2}→ 1 call, \d+ input and 24 output tokens/);
   }, 120_000);
+
+  it('pnpm --filter @keygate/examples claude-code alone says its gateway stops with it, and prints no address of it', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, KEYGATE_BASE_URL: '', KEYGATE_APP_KEY: '' };
+    if (TEST_DATABASE_URL) env.DATABASE_URL = TEST_DATABASE_URL;
+    const { stdout } = await promisify(execFile)(
+      'pnpm',
+      ['--silent', '--filter', '@keygate/examples', 'claude-code'],
+      {
+        env,
+        timeout: 90_000,
+      },
+    );
+    const own = /^\(offline: a Keygate gateway at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
+    expect(own).toBeDefined();
+    expect(stdout).toContain('stops it when it ends');
+    expect(stdout).toContain('export ANTHROPIC_BASE_URL=<your gateway, e.g. http://127.0.0.1:8080>');
+    expect(stdout).not.toContain(`=${own}`);
+    expect(stdout).not.toMatch(/kg_test_[A-Za-z0-9]{8}/);
+    expect(stdout).toMatch(/check: \d+ models listed; a streamed reply of \d+ tokens/);
+  }, 120_000);
 });

@@ -19,6 +19,8 @@ export interface Connection {
   appKey: string;
   /** The gateway, when this process runs it (offline); its call log can then be read directly. */
   gateway?: Gateway;
+  /** A gateway started for this run alone: its address and key are gone when the example ends. */
+  throwaway?: boolean;
 }
 
 export interface OpenConnection extends Connection {
@@ -79,7 +81,7 @@ export async function startOffline(
     opts.print?.(
       `(offline: a Keygate gateway at ${gateway.url}, ${opts.databaseUrl ? 'on DATABASE_URL' : 'on an embedded database'}; a kg_test_ key, answered by its built-in emulator)\n`,
     );
-    return { baseURL: gateway.url, appKey: secret, gateway, close };
+    return { baseURL: gateway.url, appKey: secret, gateway, throwaway: true, close };
   } catch (error) {
     await close();
     throw error;
