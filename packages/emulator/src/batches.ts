@@ -7,7 +7,7 @@ import { messageJson, planReply } from './reply';
 import type { Scenario } from './scenarios';
 import { measure } from './tokens';
 import type { Json } from './types';
-import { betasOf, validateMessages } from './validate';
+import { apiVersionOf, betasOf, validateMessages } from './validate';
 
 /**
  * The provider's Message Batches API (`/v1/messages/batches`): create, retrieve, list, cancel,
@@ -71,6 +71,7 @@ export class BatchStore {
     if (requests.length > MAX_REQUESTS) throw invalid(`requests: at most ${MAX_REQUESTS} requests per batch`);
     const seen = new Set<string>();
     const betas = betasOf(headers['anthropic-beta']);
+    const version = apiVersionOf(headers['anthropic-version']);
     requests.forEach((r: Json, i) => {
       const id = r?.custom_id;
       if (typeof id !== 'string' || !CUSTOM_ID.test(id))
@@ -78,7 +79,7 @@ export class BatchStore {
       if (seen.has(id)) throw invalid(`requests.${i}.custom_id: duplicate custom_id '${id}'`);
       seen.add(id);
       try {
-        validateMessages(r.params, 'messages', betas);
+        validateMessages(r.params, 'messages', betas, version);
       } catch (err) {
         if (err instanceof EmulatorError) throw invalid(`requests.${i}.params.${err.message}`);
         throw err;

@@ -4,11 +4,17 @@ import { messageJson, planReply } from './reply';
 import type { Scenario } from './scenarios';
 import { writeStream } from './stream-writer';
 import { measure } from './tokens';
-import { betasOf, parseJson, validateMessages } from './validate';
+import { apiVersionOf, betasOf, parseJson, validateMessages } from './validate';
 
 /** `POST /v1/messages`: a JSON message, or its events when `stream: true`. */
 export function handleMessages(ex: Exchange, raw: Buffer, scenario: Scenario, cache: PromptCache): void {
-  const body = validateMessages(parseJson(raw), 'messages', betasOf(ex.req.headers['anthropic-beta']));
+  const { headers } = ex.req;
+  const body = validateMessages(
+    parseJson(raw),
+    'messages',
+    betasOf(headers['anthropic-beta']),
+    apiVersionOf(headers['anthropic-version']),
+  );
   const entry = ex.entry!;
   entry.model = body.model;
   entry.stream = body.stream === true;
@@ -28,7 +34,13 @@ export function handleMessages(ex: Exchange, raw: Buffer, scenario: Scenario, ca
 
 /** `POST /v1/messages/count_tokens`: the same rule, no cache split. */
 export function handleCountTokens(ex: Exchange, raw: Buffer): void {
-  const body = validateMessages(parseJson(raw), 'count_tokens', betasOf(ex.req.headers['anthropic-beta']));
+  const { headers } = ex.req;
+  const body = validateMessages(
+    parseJson(raw),
+    'count_tokens',
+    betasOf(headers['anthropic-beta']),
+    apiVersionOf(headers['anthropic-version']),
+  );
   ex.entry!.model = body.model;
   const { total } = measure(body);
   sendJson(ex, 200, `{"input_tokens":${total}}`, jsonHeaders(ex.requestId, false));

@@ -28,6 +28,16 @@ export function betasOf(header: string | string[] | undefined): Set<string> {
   );
 }
 
+/** The API version the provider assumed before 2026-10-21 was sent, and the one that made these rules. */
+export const LEGACY_VERSION = '2023-06-01';
+export const VERSION_2026_10_21 = '2026-10-21';
+
+/** A request's `anthropic-version` (the first one, when sent twice). */
+export function apiVersionOf(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value?.trim() || LEGACY_VERSION;
+}
+
 /**
  * Refuses only what the provider is known to refuse, in its wording; everything else (fields,
  * block types, tool types, values it does not know yet) is accepted and left alone, since the
@@ -37,8 +47,11 @@ export function validateMessages(
   body: unknown,
   endpoint: 'messages' | 'count_tokens',
   betas: ReadonlySet<string> = new Set(),
+  version: string = LEGACY_VERSION,
 ): MessagesBody {
   if (!isObject(body)) throw invalid('The request body must be a JSON object.');
+  // ISO dates compare as strings: a version from 2026-10-21 on takes the stricter rules.
+  if (version >= VERSION_2026_10_21) validate20261021(body);
   if (typeof body.model !== 'string' || body.model === '') throw invalid('model: Field required');
   if (endpoint === 'messages') {
     const max = body.max_tokens;
@@ -199,3 +212,40 @@ function validateThinking(body: Json): void {
 
 /** A tool the caller implements (no `type`, or `custom`), as opposed to a server tool. */
 export const isCustomTool = (tool: Json): boolean => tool.type === undefined || tool.type === 'custom';
+
+/**
+ * What version 2026-10-21 refuses that 2023-06-01 takes, for messages, token counting and each
+ * request of a batch: the sampling parameters (even at their defaults), a document block placed
+ * directly in an assistant message, and a text block with non-empty citations in a user message
+ * (a search_result block's text blocks too). Source: platform.claude.com/docs/en/api/migration-2026-10-21
+ * (read 2026-11-29); the wording of the sampling refusal as reported by clients that met it.
+ */
+function validate20261021(body: Json): void {
+  for (const name of ['temperature', 'top_p', 'top_k'])
+    if (body[name] !== undefined) throw invalid(`${name}: Extra inputs are not permitted`);
+  if (!Array.isArray(body.messages)) return;
+  body.messages.forEach((message: unknown, i: number) => {
+    if (!isObject(message) || !Array.isArray(message.content)) return;
+    message.content.forEach((block: unknown, j: number) => {
+      if (!isObject(block)) return;
+      const at = `messages.${i}.content.${j}`;
+      if (message.role === 'assistant' && block.type === 'document')
+        throw invalid(
+          `${at}: document blocks are not accepted in assistant messages; send the document in a user message.`,
+        );
+      if (message.role !== 'user') return;
+      const texts = block.type === 'search_result' && Array.isArray(block.content) ? block.content : [block];
+      texts.forEach((text: unknown, k: number) => {
+        if (
+          isObject(text) &&
+          text.type === 'text' &&
+          Array.isArray(text.citations) &&
+          text.citations.length > 0
+        )
+          throw invalid(
+            `${block === text ? at : `${at}.content.${k}`}.citations: citations are not accepted on text blocks in user messages.`,
+          );
+      });
+    });
+  });
+}
