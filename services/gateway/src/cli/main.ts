@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config';
 import { StartupError } from '../lib/data-dir';
 import { CliError, EXIT, openBackend, type Backend } from './backend';
 import { commands, type Command } from './commands';
+import { terminalJson, terminalText } from './output';
 
 const list = (names: string[]) =>
   names.map((name) => `  ${name.padEnd(26)} ${commands[name]!.summary}`).join('\n');
@@ -44,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${group ?? USAGE}\n`);
       return EXIT.ok;
     }
-    process.stderr.write(`Unknown command: ${words.join(' ')}\n\n${group ?? USAGE}\n`);
+    process.stderr.write(`Unknown command: ${terminalText(words.join(' '))}\n\n${group ?? USAGE}\n`);
     return EXIT.usage;
   }
   const command: Command = commands[name]!;
@@ -66,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
       values[command.positional] = parsed.positionals[0];
     }
   } catch (err) {
-    process.stderr.write(`keygate: ${(err as Error).message}\n\n${command.usage}\n`);
+    process.stderr.write(`keygate: ${terminalText((err as Error).message)}\n\n${command.usage}\n`);
     return EXIT.usage;
   }
   if (values.help) {
@@ -79,14 +80,14 @@ export async function main(argv: string[]): Promise<number> {
     if (command.run) return await command.run(values, config);
     backend = await openBackend(config);
     const result = await command.call!(values, backend);
-    process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
+    process.stdout.write(`${values.json ? terminalJson(result.json) : terminalText(result.text)}\n`);
     return result.exitCode ?? EXIT.ok;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof CliError || err instanceof StartupError) {
-      process.stderr.write(`keygate: ${err.message}\n`);
+      process.stderr.write(`keygate: ${terminalText(err.message)}\n`);
       return err instanceof CliError ? err.exitCode : err instanceof ConfigError ? EXIT.usage : EXIT.failure;
     }
-    process.stderr.write(`keygate: ${(err as Error).stack ?? err}\n`);
+    process.stderr.write(`keygate: ${terminalText(String((err as Error).stack ?? err))}\n`);
     return EXIT.failure;
   } finally {
     await backend?.close();
