@@ -124,7 +124,8 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
         value: p.value,
       })),
     );
-    deps.relay?.send(by.accountId, 'metrics', bytes, encoding);
+    // Relayed as kept: the same metrics and allow-listed attributes, never what the sender added.
+    deps.relay?.send(by.accountId, 'metrics', points);
     return accepted(c, encoding);
   });
 
@@ -135,7 +136,7 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
     const by = sender(c);
     await deps.store.telemetry.writeEvents(by, events);
     // What is relayed is what was kept: the same stripped events, never the prompt text.
-    deps.relay?.send(by.accountId, 'logs', bytes, encoding, events);
+    deps.relay?.send(by.accountId, 'logs', events);
     return accepted(c, encoding);
   });
   return app;
