@@ -128,7 +128,9 @@ describe('OTLP receiver: kept values are bounded', () => {
       ]),
     );
     expect(res.status).toBe(200);
-    expect((await res.json()).partialSuccess).toMatchObject({ rejectedDataPoints: '1' });
+    expect(((await res.json()) as { partialSuccess: unknown }).partialSuccess).toMatchObject({
+      rejectedDataPoints: '1',
+    });
     const rows = await stack.gateway.store.db.sql`
       select metric from claude_code_metrics where session_id = ${session}`;
     expect(rows.map((r) => r.metric)).toEqual(['claude_code.commit.count']);

@@ -87,7 +87,7 @@ function accepted(c: Context, encoding: Encoding, signal: 'metrics' | 'logs', re
   const answer = exportResponse(signal, rejected, `${rejected} refused: ${TOO_LONG}`);
   if (encoding === 'json') return c.json(answer);
   const bytes = encodeRequest(signal === 'metrics' ? METRICS_RESPONSE : LOGS_RESPONSE, answer);
-  return c.body(bytes, 200, { 'content-type': 'application/x-protobuf' });
+  return c.body(new Uint8Array(bytes), 200, { 'content-type': 'application/x-protobuf' });
 }
 
 const DAY = (d: Date) => d.toISOString().slice(0, 10);
