@@ -38,6 +38,7 @@ export class KeptBudget {
   readonly #byKey = new Map<string, number>();
   readonly #byAccount = new Map<string, number>();
   #total = 0;
+  #swept = 0;
 
   constructor(caps: KeptCaps, now: () => number = Date.now) {
     this.#caps = caps;
@@ -49,7 +50,15 @@ export class KeptBudget {
     return this.#total;
   }
 
+  /** Streams held (tests). */
+  get streams(): number {
+    return this.#held.size;
+  }
+
   hold(id: string, owner: StreamOwner, drop: () => void): Held {
+    // Expired streams are forgotten here too, so the list does not grow where no cap is reached
+    // (Redis expires the events itself); at most once a second, one pass over the kept streams.
+    if (this.#now() - this.#swept >= 1_000) this.#expire();
     this.release(id);
     const held: Held = { id, owner, bytes: 0, client: true, readers: 0, ended: false, expiresAt: 0, drop };
     this.#held.set(id, held);
@@ -114,6 +123,7 @@ export class KeptBudget {
   /** Streams whose events have expired on their own hold nothing any more. */
   #expire(): void {
     const now = this.#now();
+    this.#swept = now;
     for (const h of [...this.#held.values()])
       if (h.ended && h.readers === 0 && h.expiresAt <= now) this.evict(h);
   }
