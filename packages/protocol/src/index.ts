@@ -1,5 +1,5 @@
 export { ERROR_STATUS, type ErrorType } from './errors';
-export { overlayUsage, type ProviderUsage } from './usage';
+export { type CacheWrites, cacheWrites, overlayUsage, type ProviderUsage } from './usage';
 export { JsonUsageTap, SseUsageTap, TapResult } from './usage-tap';
 export {
   BYTES_PER_OUTPUT_TOKEN,

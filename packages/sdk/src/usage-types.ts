@@ -1,3 +1,5 @@
+import { cacheWrites } from '@keygate/protocol';
+
 /** Why a call (or one attempt of it) failed, in the buckets that matter for operations. */
 export type ErrorCategory =
   | 'rate_limit'
@@ -105,24 +107,18 @@ const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(
 const object = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 
-/**
- * Completes a provider usage object. Without the `cache_creation` breakdown (older models),
- * all cache writes count as 5-minute writes, as the provider bills them.
- */
+/** Completes a provider usage object; the 5m/1h split is the gateway's (`cacheWrites`). */
 export function normalizeUsage(raw: Readonly<Record<string, unknown>>): TokenUsage {
-  const creation = count(raw.cache_creation_input_tokens);
-  const split = object(raw.cache_creation);
-  const oneHour = count(split.ephemeral_1h_input_tokens);
-  const fiveMin =
-    'ephemeral_5m_input_tokens' in split
-      ? count(split.ephemeral_5m_input_tokens)
-      : Math.max(0, creation - oneHour);
+  const writes = cacheWrites(raw);
   return {
     input_tokens: count(raw.input_tokens),
     output_tokens: count(raw.output_tokens),
-    cache_creation_input_tokens: creation,
+    cache_creation_input_tokens: writes.total,
     cache_read_input_tokens: count(raw.cache_read_input_tokens),
-    cache_creation: { ephemeral_5m_input_tokens: fiveMin, ephemeral_1h_input_tokens: oneHour },
+    cache_creation: {
+      ephemeral_5m_input_tokens: writes.fiveMinute,
+      ephemeral_1h_input_tokens: writes.oneHour,
+    },
     server_tool_use: { web_search_requests: count(object(raw.server_tool_use).web_search_requests) },
   };
 }

@@ -8,6 +8,7 @@ const ms = (fallback: number) => z.coerce.number().int().positive().default(fall
 /** A duration where 0 is allowed (it means none, or off, as the setting says). */
 const msOrZero = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 const port = () => z.coerce.number().int().min(0).max(65535);
+const bytes = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /**
  * What a setting is for, and what happens when it is unset and has no default value. The
@@ -102,6 +103,17 @@ export const EnvSchema = z.object({
     .meta(
       doc("bytes of a resumable stream's events kept per call (in Redis with REDIS_URL, else in memory)"),
     ),
+  KEYGATE_RESUMABLE_MAX_BYTES_PER_KEY: bytes(32 * 1024 * 1024).meta(
+    doc(
+      "bytes of resumable streams' events kept over all of one key's calls; past it the key's oldest abandoned stream is dropped first (per instance with REDIS_URL)",
+    ),
+  ),
+  KEYGATE_RESUMABLE_MAX_BYTES_PER_ACCOUNT: bytes(128 * 1024 * 1024).meta(
+    doc("the same over all of one account's calls"),
+  ),
+  KEYGATE_RESUMABLE_MAX_BYTES_TOTAL: bytes(512 * 1024 * 1024).meta(
+    doc("the same over every account's calls"),
+  ),
   KEYGATE_BODY_IDLE_MS: ms(30_000).meta(doc('a request body pausing this long gets 408')),
   KEYGATE_HEADERS_TIMEOUT_MS: ms(10_000).meta(
     doc(
@@ -417,8 +429,8 @@ export interface Config {
   workers: number | null;
   /** SSE comment line after this much silence toward a client; 0: none. */
   sseKeepAliveMs: number;
-  /** How long and how many bytes of a resumable stream's events are kept. */
-  resumable: { ttlMs: number; maxBytes: number };
+  /** How long and how many bytes of a resumable stream's events are kept, per call and summed. */
+  resumable: { ttlMs: number; maxBytes: number; caps: { perKey: number; perAccount: number; total: number } };
   bodyIdleMs: number;
   headersTimeoutMs: number;
   /** 0: no bound. */
@@ -538,7 +550,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamTimeoutMs: e.KEYGATE_UPSTREAM_TIMEOUT_MS,
     workers: e.KEYGATE_WORKERS ?? null,
     sseKeepAliveMs: e.KEYGATE_SSE_KEEPALIVE_MS,
-    resumable: { ttlMs: e.KEYGATE_RESUMABLE_TTL_MS, maxBytes: e.KEYGATE_RESUMABLE_MAX_BYTES },
+    resumable: {
+      ttlMs: e.KEYGATE_RESUMABLE_TTL_MS,
+      maxBytes: e.KEYGATE_RESUMABLE_MAX_BYTES,
+      caps: {
+        perKey: e.KEYGATE_RESUMABLE_MAX_BYTES_PER_KEY,
+        perAccount: e.KEYGATE_RESUMABLE_MAX_BYTES_PER_ACCOUNT,
+        total: e.KEYGATE_RESUMABLE_MAX_BYTES_TOTAL,
+      },
+    },
     bodyIdleMs: e.KEYGATE_BODY_IDLE_MS,
     headersTimeoutMs: e.KEYGATE_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.KEYGATE_REQUEST_TIMEOUT_MS,

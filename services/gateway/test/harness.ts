@@ -1,4 +1,5 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
+import { cacheWrites } from '@keygate/protocol';
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -266,14 +267,13 @@ export function runKeygate(
 
 /** The flat usage columns a call row must carry, from a provider usage object. */
 export function expectedColumns(usage: Record<string, any>) {
-  const c1h = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  const writes = cacheWrites(usage);
   return {
     input_tokens: usage.input_tokens ?? 0,
     output_tokens: usage.output_tokens ?? 0,
-    cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
-    cache_creation_5m_tokens:
-      usage.cache_creation?.ephemeral_5m_input_tokens ?? (usage.cache_creation_input_tokens ?? 0) - c1h,
-    cache_creation_1h_tokens: c1h,
+    cache_creation_input_tokens: writes.total,
+    cache_creation_5m_tokens: writes.fiveMinute,
+    cache_creation_1h_tokens: writes.oneHour,
     cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
     web_search_requests: usage.server_tool_use?.web_search_requests ?? 0,
   };

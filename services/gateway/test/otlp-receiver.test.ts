@@ -226,16 +226,20 @@ describe('OTLP receiver: what a member sends is kept and attributed to the membe
     expect(everything.some((r) => r.t.includes('launch code'))).toBe(false);
   });
 
-  it('relays to the account collector asynchronously, without the credential or the prompt', async () => {
+  it('relays what it kept to the account collector asynchronously, without the credential or the prompt', async () => {
     const set = await api(stack.gateway.url, '/v1/organizations/otlp_relay', {
       key: admin,
       body: { url: collector.url },
     });
     expect(set.body).toEqual({ type: 'otlp_relay', url: collector.url });
     const session = randomUUID();
+    // A metric point carrying the prompt (a client configured to add it), beside a metric Keygate does not keep.
     const bytes = encodeRequest(
       METRICS_REQUEST,
-      metricsExport(session, [['claude_code.session.count', 1, []]]),
+      metricsExport(session, [
+        ['claude_code.lines_of_code.count', 7, [str('type', 'added'), str('prompt', SECRET_PROMPT)]],
+        ['custom.prompt.secret', 1, [str('text', SECRET_PROMPT)]],
+      ]),
     );
     expect((await post('/otlp/v1/metrics', bytes, { 'content-type': 'application/x-protobuf' })).status).toBe(
       200,
@@ -243,8 +247,20 @@ describe('OTLP receiver: what a member sends is kept and attributed to the membe
     expect((await json('/otlp/v1/logs', logsExport(session, 'req_relayed'))).status).toBe(200);
     await waitFor(() => collector.got.length >= 2, { timeout: 5_000, what: 'two relayed exports' });
     const metrics = collector.got.find((g) => g.path === '/otlp/v1/metrics')!;
-    expect(metrics.headers['content-type']).toBe('application/x-protobuf');
-    expect(Buffer.compare(metrics.body, Buffer.from(bytes))).toBe(0);
+    expect(metrics.headers['content-type']).toBe('application/json');
+    expect(metrics.body.toString()).not.toContain('launch code');
+    expect(metrics.body.toString()).not.toContain('someone-else@x.test');
+    const relayed = JSON.parse(metrics.body.toString()).resourceMetrics[0].scopeMetrics[0].metrics;
+    expect(relayed).toHaveLength(1);
+    expect(relayed[0].name).toBe('claude_code.lines_of_code.count');
+    expect(relayed[0].sum.aggregationTemporality).toBe(1);
+    expect(relayed[0].sum.dataPoints).toMatchObject([
+      { asDouble: 7, startTimeUnixNano: '1795636616383000000' },
+    ]);
+    expect(relayed[0].sum.dataPoints[0].attributes).toEqual([
+      str('session.id', session),
+      str('type', 'added'),
+    ]);
     const logs = collector.got.find((g) => g.path === '/otlp/v1/logs')!;
     expect(logs.body.toString()).toContain('req_relayed');
     expect(logs.body.toString()).not.toContain('launch code');

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../config';
 import { StartupError } from '../lib/data-dir';
 import { CliError, EXIT, openBackend, type Backend } from './backend';
 import { commands, type Command } from './commands';
+import { terminalJson, terminalText } from './output';
 import { didYouMean, nearest } from './suggest';
 
 const list = (names: string[]) =>
@@ -70,7 +71,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${group ?? USAGE}\n`);
       return EXIT.ok;
     }
-    process.stderr.write(`Unknown command: ${words.join(' ')}.${commandGuess(words)}\n\n${group ?? USAGE}\n`);
+    process.stderr.write(
+      `Unknown command: ${terminalText(words.join(' '))}.${terminalText(commandGuess(words))}\n\n${group ?? USAGE}\n`,
+    );
     return EXIT.usage;
   }
   const command: Command = commands[name]!;
@@ -93,7 +96,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (err) {
     const message = unknownOption(err, name, Object.keys(command.options)) ?? (err as Error).message;
-    process.stderr.write(`keygate: ${message}\n\n${command.usage}\n`);
+    process.stderr.write(`keygate: ${terminalText(message)}\n\n${command.usage}\n`);
     return EXIT.usage;
   }
   if (values.help) {
@@ -106,14 +109,14 @@ export async function main(argv: string[]): Promise<number> {
     if (command.run) return await command.run(values, config);
     backend = await openBackend(config);
     const result = await command.call!(values, backend);
-    process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
+    process.stdout.write(`${values.json ? terminalJson(result.json) : terminalText(result.text)}\n`);
     return result.exitCode ?? EXIT.ok;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof CliError || err instanceof StartupError) {
-      process.stderr.write(`keygate: ${err.message}\n`);
+      process.stderr.write(`keygate: ${terminalText(err.message)}\n`);
       return err instanceof CliError ? err.exitCode : err instanceof ConfigError ? EXIT.usage : EXIT.failure;
     }
-    process.stderr.write(`keygate: ${(err as Error).stack ?? err}\n`);
+    process.stderr.write(`keygate: ${terminalText(String((err as Error).stack ?? err))}\n`);
     return EXIT.failure;
   } finally {
     await backend?.close();

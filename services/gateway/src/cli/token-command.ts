@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as wait } from 'node:timers/promises';
 import { EXIT } from './backend';
 import { str, type Command, type Values } from './command';
+import { printable, terminalText } from './output';
 
 const USAGE = `Usage: keygate token [--url GATEWAY_URL] [--account ACCOUNT_ID]
 
@@ -69,7 +70,9 @@ async function post(base: string, path: string, body: unknown): Promise<Answer> 
   });
 }
 
-const say = (line: string) => process.stderr.write(`${line}\n`);
+// Every line carries the identity provider's or the gateway's words: shown with controls escaped.
+const say = (line: string) => process.stderr.write(`${terminalText(line)}\n`);
+const printToken = (token: unknown) => process.stdout.write(`${printable(token)}\n`);
 const reason = (a: Answer) => a.body?.error?.message ?? `HTTP ${a.status}`;
 
 async function deviceSignIn(base: string, account: string): Promise<Answer> {
@@ -110,7 +113,7 @@ async function run(values: Values): Promise<number> {
     if (saved) {
       const renewed = await post(base, '/token', { refresh_token: saved.refresh_token });
       if (renewed.status === 200) {
-        process.stdout.write(`${renewed.body.token}\n`);
+        printToken(renewed.body.token);
         return EXIT.ok;
       }
       if (renewed.status !== 401) {
@@ -132,7 +135,7 @@ async function run(values: Values): Promise<number> {
     all[slot] = { refresh_token: b.refresh_token, email: b.email, member_id: b.member_id };
     writeSaved(dir, file, all);
     say(`Signed in as ${b.email}.`);
-    process.stdout.write(`${b.token}\n`);
+    printToken(b.token);
     return EXIT.ok;
   } catch (err) {
     say(`keygate token: cannot reach the gateway at ${base}: ${(err as Error).message}`);

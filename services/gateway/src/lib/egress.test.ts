@@ -74,6 +74,53 @@ describe('egress policy', () => {
   });
 });
 
+// Every IPv6 spelling that carries a loopback, private or link-local IPv4 address inside.
+const embedded = [
+  '::7f00:1', // IPv4-compatible ::127.0.0.1
+  '::127.0.0.1',
+  '::a00:1', // ::10.0.0.1
+  '::a9fe:a9fe', // ::169.254.169.254
+  '::ffff:7f00:1', // IPv4-mapped
+  '::ffff:0:7f00:1', // IPv4-translated (RFC 2765)
+  '64:ff9b::7f00:1', // NAT64 well-known prefix
+  '64:ff9b::10.0.0.1',
+  '64:ff9b:1::5db8:d70e', // local-use NAT64: where the IPv4 sits is the operator's choice
+  '2002:7f00:1::', // 6to4
+  '2002:c0a8:101::1', // 6to4 of 192.168.1.1
+  '2001:0:5db8:d70e::80ff:fffe', // Teredo, client 127.0.0.1 (inverted)
+  '2001:0:a00:1::a2b4:26f1', // Teredo, server 10.0.0.1
+  '2606:4700::5efe:7f00:1', // ISATAP interface id
+  '2606:4700::200:5efe:a00:1',
+];
+
+// The same forms carrying a public address: judged as that address.
+const embeddedPublic = [
+  '::5db8:d70e',
+  '64:ff9b::5db8:d70e',
+  '2002:5db8:d70e::1',
+  '2001:0:5db8:d70e::a2b4:26f1', // Teredo, server 93.184.215.14, client 93.75.217.14
+];
+
+describe('egress policy: IPv6 forms of an IPv4 address', () => {
+  const policy = new EgressPolicy();
+
+  it.each(embedded)('refuses [%s], judged by the IPv4 address inside', async (address) => {
+    expect(policy.allowsAddress(address)).toBe(false);
+    await expect(policy.check(`http://[${address}]/`)).rejects.toThrow(EGRESS_BLOCKED);
+  });
+
+  it.each(embeddedPublic)('accepts [%s], whose IPv4 address inside is public', (address) => {
+    expect(policy.allowsAddress(address)).toBe(true);
+  });
+
+  it("lets an embedded address through when the operator's allow-list holds its IPv4", () => {
+    const allow = new EgressPolicy(['10.0.0.0/8']);
+    expect(allow.allowsAddress('64:ff9b::10.0.0.1')).toBe(true);
+    expect(allow.allowsAddress('::a00:1')).toBe(true);
+    expect(allow.allowsAddress('64:ff9b::7f00:1')).toBe(false);
+  });
+});
+
 describe('egress dispatcher', () => {
   let server: Server;
   let port = 0;
@@ -98,6 +145,7 @@ describe('egress dispatcher', () => {
     const before = hits;
     expect(await send(new EgressPolicy(), `http://127.0.0.1:${port}/`)).toBe(EGRESS_BLOCKED);
     expect(await send(new EgressPolicy(), `http://[::ffff:127.0.0.1]:${port}/`)).toBe(EGRESS_BLOCKED);
+    expect(await send(new EgressPolicy(), `http://[::7f00:1]:${port}/`)).toBe(EGRESS_BLOCKED);
     expect(hits).toBe(before);
   });
 

@@ -57,12 +57,21 @@ export class EgressPolicy {
     return this.#hosts.has(bare(host).toLowerCase());
   }
 
-  /** Public unicast, or inside an allowed CIDR. IPv4-mapped IPv6 is judged as the IPv4 it maps. */
+  /**
+   * Public unicast, or inside an allowed CIDR. An IPv6 address that carries an IPv4 address inside
+   * (mapped, compatible, NAT64, 6to4, Teredo, ISATAP) is judged as the IPv4 it carries.
+   */
   allowsAddress(address: string): boolean {
     if (!ipaddr.isValid(address)) return false;
-    const ip = ipaddr.process(address);
+    return this.#allows(ipaddr.process(address));
+  }
+
+  #allows(ip: ipaddr.IPv4 | ipaddr.IPv6): boolean {
     for (const [net, bits] of this.#cidrs) if (ip.kind() === net.kind() && ip.match(net, bits)) return true;
-    // NAT64, 6to4 and Teredo forms carry an IPv4 address inside: refused with the other non-unicast ranges.
+    if (ip.kind() === 'ipv6') {
+      const inner = embeddedIPv4(ip as ipaddr.IPv6);
+      if (inner) return inner.length > 0 && inner.every((v4) => this.#allows(v4));
+    }
     return ip.range() === 'unicast';
   }
 
@@ -124,4 +133,29 @@ export class EgressPolicy {
 
 function bare(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address routes to, or undefined when it embeds none; an empty list
+ * means "embeds one we cannot place" (refused). Forms (read 2026-11-29): IPv4-compatible ::/96
+ * (RFC 4291 §2.5.5.1), IPv4-mapped ::ffff:0:0/96 (§2.5.5.2), IPv4-translated ::ffff:0:0:0/96
+ * (RFC 2765 §2.1), NAT64 64:ff9b::/96 (RFC 6052 §2.1) and its local-use 64:ff9b:1::/48 (RFC 8215:
+ * the prefix length, so where the IPv4 sits, is the operator's choice), 6to4 2002::/16 (RFC 3056
+ * §2), Teredo 2001::/32 (RFC 4380 §4: server in bits 32-63, client inverted in the last 32) and
+ * ISATAP interface ids ::0:5efe:a.b.c.d / ::200:5efe:a.b.c.d (RFC 5214 §6.1).
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = ip.parts as [number, number, number, number, number, number, number, number];
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zero(0, 6)) return [v4(p[6], p[7])];
+  if (zero(0, 5) && p[5] === 0xffff) return [v4(p[6], p[7])];
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return [v4(p[6], p[7])];
+  if (p[0] === 0x64 && p[1] === 0xff9b && p[2] === 1) return [];
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return [v4(p[6], p[7])];
+  if (p[0] === 0x2002) return [v4(p[1], p[2])];
+  if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2], p[3]), v4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+  if ((p[4] === 0 || p[4] === 0x200) && p[5] === 0x5efe) return [v4(p[6], p[7])];
+  return undefined;
 }

@@ -111,10 +111,21 @@ const logs = {
   },
 };
 
-/** The success answers: an empty message (no partial success), which encodes to zero bytes. */
+/**
+ * The answers: empty (everything accepted, zero bytes) or with a partial success saying how many
+ * points or records were refused and why (collector/{metrics,logs}/v1/*_service.proto).
+ */
 const answers = {
-  ExportMetricsServiceResponse: { fields: {} },
-  ExportLogsServiceResponse: { fields: {} },
+  ExportMetricsServiceResponse: {
+    fields: { partialSuccess: { type: 'ExportMetricsPartialSuccess', id: 1 } },
+  },
+  ExportMetricsPartialSuccess: {
+    fields: { rejectedDataPoints: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } },
+  },
+  ExportLogsServiceResponse: { fields: { partialSuccess: { type: 'ExportLogsPartialSuccess', id: 1 } } },
+  ExportLogsPartialSuccess: {
+    fields: { rejectedLogRecords: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } },
+  },
 };
 
 const root = protobuf.Root.fromJSON({
@@ -123,6 +134,21 @@ const root = protobuf.Root.fromJSON({
 
 export const METRICS_REQUEST = root.lookupType('otlp.ExportMetricsServiceRequest');
 export const LOGS_REQUEST = root.lookupType('otlp.ExportLogsServiceRequest');
+export const METRICS_RESPONSE = root.lookupType('otlp.ExportMetricsServiceResponse');
+export const LOGS_RESPONSE = root.lookupType('otlp.ExportLogsServiceResponse');
+
+/** An export's answer as OTLP/JSON: `{}`, or a partial success when something was refused. */
+export function exportResponse(signal: 'metrics' | 'logs', rejected: number, message: string) {
+  if (rejected === 0) return {};
+  // OTLP/JSON writes 64-bit integers as decimal strings.
+  const count = String(rejected);
+  return {
+    partialSuccess:
+      signal === 'metrics'
+        ? { rejectedDataPoints: count, errorMessage: message }
+        : { rejectedLogRecords: count, errorMessage: message },
+  };
+}
 
 /**
  * A protobuf export request as the same plain object OTLP/JSON sends (lowerCamelCase names,

@@ -43,7 +43,7 @@ describe('readMetrics', () => {
   };
 
   it('keeps Claude Code counters with their breakdown, the session from the resource, cumulative series', () => {
-    expect(readMetrics(body, NOW)).toEqual([
+    expect(readMetrics(body, NOW).points).toEqual([
       {
         metric: 'claude_code.lines_of_code.count',
         sessionId: 'from-resource',
@@ -54,6 +54,7 @@ describe('readMetrics', () => {
         dims: { type: 'added', model: 'm', 'terminal.type': 'vscode' },
       },
     ]);
+    expect(readMetrics(body, NOW).rejected).toBe(0);
   });
 
   it('reads protobuf as it reads JSON (64-bit fields as strings)', () => {

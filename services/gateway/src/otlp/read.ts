@@ -53,6 +53,21 @@ const EVENT_ATTRIBUTES = new Set([
 
 export type Scalar = string | number | boolean;
 
+/**
+ * The longest text value a kept point or event may carry (session ids, models, tool names: tens
+ * of characters in practice). A point or record with a longer one is refused whole and counted,
+ * for the answer's partial success (OTLP/HTTP, opentelemetry.io/docs/specs/otlp/#partial-success,
+ * read 2026-11-29), rather than stored (a 15 MB `tool_name` was) or cut into another series.
+ */
+export const MAX_VALUE_LENGTH = 1024;
+
+export const TOO_LONG = `a kept attribute value is longer than ${MAX_VALUE_LENGTH} characters`;
+
+const tooLong = (values: Iterable<unknown>) => {
+  for (const v of values) if (typeof v === 'string' && v.length > MAX_VALUE_LENGTH) return true;
+  return false;
+};
+
 export interface MetricPoint {
   metric: string;
   sessionId: string;
@@ -163,10 +178,14 @@ function time(ns: string | number | undefined, fallback: Date): Date {
 const text = (v: Scalar | undefined) => (v === undefined ? null : String(v));
 const num = (v: Scalar | undefined) => (v === undefined ? null : finite(v));
 
-/** Claude Code's counters from an export request (decoded protobuf or JSON); other metrics are skipped. */
-export function readMetrics(body: unknown, now: Date): MetricPoint[] {
+/**
+ * Claude Code's counters from an export request (decoded protobuf or JSON); other metrics are
+ * skipped, points with a value over MAX_VALUE_LENGTH refused (counted in `rejected`).
+ */
+export function readMetrics(body: unknown, now: Date): { points: MetricPoint[]; rejected: number } {
   const req = parseOr400(MetricsRequest, body);
   const out: MetricPoint[] = [];
+  let rejected = 0;
   for (const rm of req.resourceMetrics ?? []) {
     const shared = attrMap(rm.resource?.attributes);
     for (const sm of rm.scopeMetrics ?? [])
@@ -184,9 +203,14 @@ export function readMetrics(body: unknown, now: Date): MetricPoint[] {
             const v = attrs.get(d);
             if (v !== undefined) dims[d] = String(v);
           }
+          const sessionId = text(attrs.get('session.id')) ?? '';
+          if (tooLong([sessionId, ...Object.values(dims)])) {
+            rejected++;
+            continue;
+          }
           out.push({
             metric: m.name,
-            sessionId: text(attrs.get('session.id')) ?? '',
+            sessionId,
             at: time(p.timeUnixNano, now),
             start: String(p.startTimeUnixNano ?? '0'),
             cumulative,
@@ -196,14 +220,21 @@ export function readMetrics(body: unknown, now: Date): MetricPoint[] {
         }
       }
   }
-  return out;
+  return { points: out, rejected };
 }
 
-/** Claude Code's events from a logs export request, stripped to what the receiver keeps. */
-export function readEvents(body: unknown, now: Date): { events: EventRow[]; dropped: number } {
+/**
+ * Claude Code's events from a logs export request, stripped to what the receiver keeps; `dropped`
+ * counts the events it does not keep, `rejected` those with a kept value over MAX_VALUE_LENGTH.
+ */
+export function readEvents(
+  body: unknown,
+  now: Date,
+): { events: EventRow[]; dropped: number; rejected: number } {
   const req = parseOr400(LogsRequest, body);
   const events: EventRow[] = [];
   let dropped = 0;
+  let rejected = 0;
   for (const rl of req.resourceLogs ?? []) {
     const shared = attrMap(rl.resource?.attributes);
     for (const sl of rl.scopeLogs ?? [])
@@ -217,13 +248,19 @@ export function readEvents(body: unknown, now: Date): { events: EventRow[]; drop
         }
         const kept: Record<string, Scalar> = {};
         for (const [k, v] of attrs) if (EVENT_ATTRIBUTES.has(k)) kept[k] = v;
+        const ids = ['session.id', 'prompt.id', 'request_id', 'model'].map((k) => text(attrs.get(k)));
+        if (tooLong([...ids, ...Object.values(kept)])) {
+          rejected++;
+          continue;
+        }
+        const [sessionId, promptId, requestId, model] = ids;
         events.push({
           name,
-          sessionId: text(attrs.get('session.id')) ?? '',
+          sessionId: sessionId ?? '',
           at: time(r.timeUnixNano ?? r.observedTimeUnixNano, now),
-          promptId: text(attrs.get('prompt.id')),
-          requestId: text(attrs.get('request_id')),
-          model: text(attrs.get('model')),
+          promptId: promptId ?? null,
+          requestId: requestId ?? null,
+          model: model ?? null,
           costUsd: num(attrs.get('cost_usd')),
           durationMs: num(attrs.get('duration_ms')),
           inputTokens: num(attrs.get('input_tokens')),
@@ -234,5 +271,5 @@ export function readEvents(body: unknown, now: Date): { events: EventRow[]; drop
         });
       }
   }
-  return { events, dropped };
+  return { events, dropped, rejected };
 }

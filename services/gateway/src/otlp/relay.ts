@@ -2,6 +2,7 @@ import { fetch, type Dispatcher } from 'undici';
 import type { EgressPolicy } from '../lib/egress';
 import type { Logger } from '../lib/logger';
 import type { EventRow, Store } from '../store';
+import type { MetricPoint } from './read';
 
 /** Relayed exports in flight at most; past it a batch is dropped (and counted), never queued without end. */
 const MAX_IN_FLIGHT = 64;
@@ -17,8 +18,9 @@ export interface RelayStats {
  * Sends what the receiver accepted on to the account's own OpenTelemetry collector
  * (`<url>/v1/metrics`, `<url>/v1/logs`), after the answer and off the receiver's path: a slow
  * or dead collector never delays or fails an export. Every connection passes the egress policy.
- * The member's credential is not forwarded. Logs are relayed as the receiver kept them
- * (OTLP/JSON of the stripped events): no prompt text leaves through the relay either.
+ * The member's credential is not forwarded. Metrics and logs are relayed as the receiver kept
+ * them (OTLP/JSON of the kept points and the stripped events, with the same allow-listed
+ * attributes): no prompt text, nor any attribute Keygate does not keep, leaves through the relay.
  */
 export class OtlpRelay {
   readonly #store: Pick<Store, 'telemetry'>;
@@ -39,20 +41,19 @@ export class OtlpRelay {
     this.#targets.delete(accountId);
   }
 
-  send(
-    accountId: string,
-    signal: 'metrics' | 'logs',
-    bytes: Uint8Array,
-    encoding: 'protobuf' | 'json',
-    events?: EventRow[],
-  ): void {
+  send(accountId: string, signal: 'metrics', kept: MetricPoint[]): void;
+  send(accountId: string, signal: 'logs', kept: EventRow[]): void;
+  send(accountId: string, signal: 'metrics' | 'logs', kept: MetricPoint[] | EventRow[]): void {
+    if (kept.length === 0) return;
     if (this.#pending.size >= MAX_IN_FLIGHT) {
       this.stats.dropped++;
       return;
     }
-    const job = this.#deliver(accountId, signal, bytes, encoding, events).finally(() =>
-      this.#pending.delete(job),
-    );
+    const body = () =>
+      JSON.stringify(
+        signal === 'metrics' ? metricsExport(kept as MetricPoint[]) : logsExport(kept as EventRow[]),
+      );
+    const job = this.#deliver(accountId, signal, body).finally(() => this.#pending.delete(job));
     this.#pending.add(job);
   }
 
@@ -75,22 +76,14 @@ export class OtlpRelay {
     return url;
   }
 
-  async #deliver(
-    accountId: string,
-    signal: 'metrics' | 'logs',
-    bytes: Uint8Array,
-    encoding: 'protobuf' | 'json',
-    events: EventRow[] | undefined,
-  ): Promise<void> {
+  async #deliver(accountId: string, signal: 'metrics' | 'logs', body: () => string): Promise<void> {
     try {
       const base = await this.#target(accountId);
       if (!base) return;
-      const body = events ? JSON.stringify(logsExport(events)) : bytes;
-      const type = events || encoding === 'json' ? 'application/json' : 'application/x-protobuf';
       const res = await fetch(`${base.replace(/\/+$/, '')}/v1/${signal}`, {
         method: 'POST',
-        headers: { 'content-type': type },
-        body,
+        headers: { 'content-type': 'application/json' },
+        body: body(),
         dispatcher: this.#dispatcher,
         signal: AbortSignal.timeout(10_000),
       });
@@ -123,17 +116,60 @@ const attr = (key: string, v: string | number | boolean | null) =>
         },
       ];
 
+const RESOURCE = { attributes: attr('service.name', 'claude-code') };
+const ns = (d: Date) => String(BigInt(d.getTime()) * 1_000_000n);
+
+/**
+ * The kept points as an OTLP/JSON metrics export request: Sums (Claude Code's counters), DELTA
+ * or CUMULATIVE as received, each point with its session and the breakdown the receiver keeps.
+ */
+export function metricsExport(points: MetricPoint[]) {
+  const metrics = new Map<string, MetricPoint[]>();
+  for (const p of points) {
+    const k = `${p.metric}\u0000${p.cumulative}`;
+    metrics.set(k, [...(metrics.get(k) ?? []), p]);
+  }
+  return {
+    resourceMetrics: [
+      {
+        resource: RESOURCE,
+        scopeMetrics: [
+          {
+            scope: { name: 'keygate' },
+            metrics: [...metrics.values()].map((ps) => ({
+              name: ps[0]!.metric,
+              sum: {
+                aggregationTemporality: ps[0]!.cumulative ? 2 : 1,
+                isMonotonic: true,
+                dataPoints: ps.map((p) => ({
+                  attributes: [
+                    ...attr('session.id', p.sessionId || null),
+                    ...Object.entries(p.dims).flatMap(([k, v]) => attr(k, v)),
+                  ],
+                  startTimeUnixNano: p.start,
+                  timeUnixNano: ns(p.at),
+                  asDouble: p.value,
+                })),
+              },
+            })),
+          },
+        ],
+      },
+    ],
+  };
+}
+
 /** The kept events as an OTLP/JSON logs export request. */
 export function logsExport(events: EventRow[]) {
   return {
     resourceLogs: [
       {
-        resource: { attributes: attr('service.name', 'claude-code') },
+        resource: RESOURCE,
         scopeLogs: [
           {
             scope: { name: 'keygate' },
             logRecords: events.map((e) => ({
-              timeUnixNano: String(BigInt(e.at.getTime()) * 1_000_000n),
+              timeUnixNano: ns(e.at),
               body: { stringValue: `claude_code.${e.name}` },
               attributes: [
                 ...attr('event.name', e.name),

@@ -7,8 +7,16 @@ import { BODY_LIMITS, limitBody } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { Store, TelemetrySender } from '../store';
-import { decodeRequest, LOGS_REQUEST, METRICS_REQUEST } from './proto';
-import { readEvents, readMetrics } from './read';
+import {
+  decodeRequest,
+  encodeRequest,
+  exportResponse,
+  LOGS_REQUEST,
+  LOGS_RESPONSE,
+  METRICS_REQUEST,
+  METRICS_RESPONSE,
+} from './proto';
+import { readEvents, readMetrics, TOO_LONG } from './read';
 import type { OtlpRelay } from './relay';
 
 interface OtlpEnv {
@@ -74,11 +82,12 @@ function decode(bytes: Uint8Array, encoding: Encoding, signal: 'metrics' | 'logs
   }
 }
 
-/** The success answer in the request's encoding: an empty export response (nothing rejected). */
-function accepted(c: Context, encoding: Encoding): Response {
-  return encoding === 'json'
-    ? c.json({})
-    : c.body(new Uint8Array(0), 200, { 'content-type': 'application/x-protobuf' });
+/** The success answer in the request's encoding, with a partial success when points or records were refused. */
+function accepted(c: Context, encoding: Encoding, signal: 'metrics' | 'logs', rejected: number): Response {
+  const answer = exportResponse(signal, rejected, `${rejected} refused: ${TOO_LONG}`);
+  if (encoding === 'json') return c.json(answer);
+  const bytes = encodeRequest(signal === 'metrics' ? METRICS_RESPONSE : LOGS_RESPONSE, answer);
+  return c.body(new Uint8Array(bytes), 200, { 'content-type': 'application/x-protobuf' });
 }
 
 const DAY = (d: Date) => d.toISOString().slice(0, 10);
@@ -110,7 +119,7 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
   app.post('/otlp/v1/metrics', async function otlpMetrics(c) {
     const encoding = encodingOf(c);
     const bytes = await bodyBytes(c);
-    const points = readMetrics(decode(bytes, encoding, 'metrics'), new Date(deps.clock()));
+    const { points, rejected } = readMetrics(decode(bytes, encoding, 'metrics'), new Date(deps.clock()));
     const by = sender(c);
     await deps.store.telemetry.writeMetrics(
       by,
@@ -124,19 +133,20 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
         value: p.value,
       })),
     );
-    deps.relay?.send(by.accountId, 'metrics', bytes, encoding);
-    return accepted(c, encoding);
+    // Relayed as kept: the same metrics and allow-listed attributes, never what the sender added.
+    deps.relay?.send(by.accountId, 'metrics', points);
+    return accepted(c, encoding, 'metrics', rejected);
   });
 
   app.post('/otlp/v1/logs', async function otlpLogs(c) {
     const encoding = encodingOf(c);
     const bytes = await bodyBytes(c);
-    const { events } = readEvents(decode(bytes, encoding, 'logs'), new Date(deps.clock()));
+    const { events, rejected } = readEvents(decode(bytes, encoding, 'logs'), new Date(deps.clock()));
     const by = sender(c);
     await deps.store.telemetry.writeEvents(by, events);
     // What is relayed is what was kept: the same stripped events, never the prompt text.
-    deps.relay?.send(by.accountId, 'logs', bytes, encoding, events);
-    return accepted(c, encoding);
+    deps.relay?.send(by.accountId, 'logs', events);
+    return accepted(c, encoding, 'logs', rejected);
   });
   return app;
 }

@@ -170,7 +170,10 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     if (this.#call.res.writableFinished) return;
     this.#clientGone = true;
     // A resumable stream is read to its end and kept: the client may come back for the rest.
-    if (this.#kept) return this.#controller?.resume();
+    if (this.#kept) {
+      this.#kept.clientLeft();
+      return this.#controller?.resume();
+    }
     this.#controller?.abort(new Error('client closed the connection'));
   };
 

@@ -27,7 +27,7 @@ export async function resumeStream(
   if (!events || !owner || !mayRead(c.var.principal, owner)) {
     throw new GatewayError(
       'not_found_error',
-      `No resumable stream ${callId}: it is unknown, expired (kept 10 minutes by default), or not this key's.`,
+      `No resumable stream ${callId}: it is unknown, expired (kept 10 minutes by default), dropped to stay within the gateway's memory caps, or not this key's.`,
     );
   }
   const requestId = c.var.requestId;

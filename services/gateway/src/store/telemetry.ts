@@ -54,6 +54,17 @@ export interface JoinRow {
   duration_ms: number;
 }
 
+/**
+ * Rows per insert statement. PostgreSQL's wire protocol takes at most 65,535 bind parameters per
+ * statement (a 16-bit count; postgresql.org/docs/current/protocol-message-formats.html, Bind,
+ * read 2026-11-29); an event row has 16 columns, so 1,000 rows stay well under it.
+ */
+const ROWS_PER_INSERT = 1_000;
+
+function* chunks<T>(rows: T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) yield rows.slice(i, i + ROWS_PER_INSERT);
+}
+
 const keyOf = (r: MetricRow) => JSON.stringify([r.day, r.sessionId, r.metric, r.dims, r.seriesStart]);
 
 export function telemetryQueries(sql: Sql) {
@@ -88,37 +99,39 @@ export function telemetryQueries(sql: Sql) {
       if (!delta.length && !cumulative.length) return;
       const conflict = sql`on conflict (account_id, day, member_id, session_id, metric, dims, series_start)`;
       await sql.begin(async (tx) => {
-        if (delta.length)
-          await tx`insert into claude_code_metrics ${tx(delta)} ${conflict}
+        for (const part of chunks(delta))
+          await tx`insert into claude_code_metrics ${tx(part)} ${conflict}
                    do update set value = claude_code_metrics.value + excluded.value, updated_at = now()`;
-        if (cumulative.length)
-          await tx`insert into claude_code_metrics ${tx(cumulative)} ${conflict}
+        for (const part of chunks(cumulative))
+          await tx`insert into claude_code_metrics ${tx(part)} ${conflict}
                    do update set value = excluded.value, updated_at = now()`;
       });
     },
 
+    /** All or nothing: one transaction, however many statements the export takes. */
     async writeEvents(by: TelemetrySender, rows: EventRow[]): Promise<void> {
       if (!rows.length) return;
-      await sql`insert into claude_code_events ${sql(
-        rows.map((r) => ({
-          account_id: by.accountId,
-          member_id: by.memberId,
-          key_id: by.keyId,
-          session_id: r.sessionId,
-          name: r.name,
-          at: r.at,
-          prompt_id: r.promptId,
-          request_id: r.requestId,
-          model: r.model,
-          cost_usd: r.costUsd,
-          duration_ms: r.durationMs,
-          input_tokens: r.inputTokens,
-          output_tokens: r.outputTokens,
-          cache_read_tokens: r.cacheReadTokens,
-          cache_creation_tokens: r.cacheCreationTokens,
-          attrs: sql.json(r.attrs),
-        })),
-      )}`;
+      const toRow = (r: EventRow) => ({
+        account_id: by.accountId,
+        member_id: by.memberId,
+        key_id: by.keyId,
+        session_id: r.sessionId,
+        name: r.name,
+        at: r.at,
+        prompt_id: r.promptId,
+        request_id: r.requestId,
+        model: r.model,
+        cost_usd: r.costUsd,
+        duration_ms: r.durationMs,
+        input_tokens: r.inputTokens,
+        output_tokens: r.outputTokens,
+        cache_read_tokens: r.cacheReadTokens,
+        cache_creation_tokens: r.cacheCreationTokens,
+        attrs: sql.json(r.attrs),
+      });
+      await sql.begin(async (tx) => {
+        for (const part of chunks(rows)) await tx`insert into claude_code_events ${tx(part.map(toRow))}`;
+      });
     },
 
     /** Counters per member and UTC day in [from, to), by metric and breakdown, with the day's session count. */

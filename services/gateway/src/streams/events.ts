@@ -1,3 +1,5 @@
+import { KeptBudget, type Held, type KeptCaps } from './budget';
+
 /** Who may pick a kept stream up again: the same account, and the same key or member. */
 export interface StreamOwner {
   accountId: string;
@@ -19,7 +21,15 @@ export interface KeptStreamOptions {
   ttlMs: number;
   /** Bytes of events kept per call (default 8 MiB); past it the rest is not kept. */
   maxBytes: number;
+  /** Bytes kept over all of a key's / an account's / every stream (see KeptBudget); none: no bound. */
+  caps?: KeptCaps;
 }
+
+const NO_CAPS: KeptCaps = { perKey: Infinity, perAccount: Infinity, total: Infinity };
+
+/** The budget a backend shares between its streams. */
+export const keptBudget = (opts: KeptStreamOptions, now?: () => number) =>
+  new KeptBudget(opts.caps ?? NO_CAPS, now);
 
 /** Where the events of resumable calls are kept, so a client can pick a stream up again. */
 export interface StreamEvents {
@@ -35,15 +45,26 @@ export interface StreamEvents {
   close(): Promise<void>;
 }
 
-/** The writing side of one call's kept events, with the per-call byte bound. */
+/** The writing side of one call's kept events, with the per-call byte bound and the shared caps. */
 export abstract class KeptStream {
   #bytes = 0;
   #seq = 0;
   #ended = false;
-  readonly #maxBytes: number;
+  readonly #opts: KeptStreamOptions;
+  readonly #budget: KeptBudget;
+  readonly #held: Held;
+  readonly #now: () => number;
 
-  constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes;
+  constructor(opts: KeptStreamOptions, budget: KeptBudget, held: Held, now: () => number = Date.now) {
+    this.#opts = opts;
+    this.#budget = budget;
+    this.#held = held;
+    this.#now = now;
+  }
+
+  /** Its client went away: the stream may go first when a cap is reached. */
+  clientLeft(): void {
+    this.#held.client = false;
   }
 
   get seq(): number {
@@ -55,17 +76,27 @@ export abstract class KeptStream {
     if (this.#ended) return;
     const seq = ++this.#seq;
     this.#bytes += frame.length;
-    if (this.#bytes > this.#maxBytes) {
+    if (this.#bytes > this.#opts.maxBytes) return this.#stop(seq, 'truncated');
+    // Past a cap with nothing older to let go: this stream is no longer kept (its events are gone).
+    if (!this.#budget.charge(this.#held, frame.length)) {
       this.#ended = true;
-      return this.finish(seq, 'truncated');
+      return;
     }
     this.keep(seq, frame);
   }
 
   end(): void {
     if (this.#ended) return;
+    this.#stop(this.#seq + 1, 'done');
+  }
+
+  #stop(seq: number, how: StreamEnd): void {
     this.#ended = true;
-    this.finish(this.#seq + 1, 'done');
+    // Dropped for a cap meanwhile: nothing of it is kept, not even how it ended.
+    if (this.#budget.reading(this.#held.id) !== this.#held) return;
+    this.#held.ended = true;
+    this.#held.expiresAt = this.#now() + this.#opts.ttlMs;
+    this.finish(seq, how);
   }
 
   protected abstract keep(seq: number, frame: string): void;

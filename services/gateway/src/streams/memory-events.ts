@@ -1,5 +1,7 @@
+import type { Held, KeptBudget } from './budget';
 import {
   KeptStream,
+  keptBudget,
   type KeptEvent,
   type KeptStreamOptions,
   type StreamEnd,
@@ -9,6 +11,7 @@ import {
 
 interface Entry {
   owner: StreamOwner;
+  held: Held;
   frames: string[];
   end: StreamEnd | null;
   expiresAt: number;
@@ -20,26 +23,35 @@ export class MemoryStreamEvents implements StreamEvents {
   readonly #calls = new Map<string, Entry>();
   readonly #opts: KeptStreamOptions;
   readonly #now: () => number;
+  readonly #budget: KeptBudget;
   // One sweep for all calls, not a timer per call.
   readonly #sweep: NodeJS.Timeout;
 
   constructor(opts: KeptStreamOptions, now: () => number = Date.now) {
     this.#opts = opts;
     this.#now = now;
+    this.#budget = keptBudget(opts, now);
     this.#sweep = setInterval(() => this.#expire(), Math.min(opts.ttlMs, 30_000));
     this.#sweep.unref();
   }
 
+  /** Bytes of events held over all streams. */
+  get bytes(): number {
+    return this.#budget.total;
+  }
+
   open(callId: string, owner: StreamOwner): KeptStream {
+    const held = this.#budget.hold(callId, owner, () => this.#drop(callId, entry));
     const entry: Entry = {
       owner,
+      held,
       frames: [],
       end: null,
       expiresAt: this.#now() + this.#opts.ttlMs,
       wake: new Set(),
     };
     this.#calls.set(callId, entry);
-    return new MemoryKeptStream(entry, this.#opts, this.#now);
+    return new MemoryKeptStream(entry, this.#opts, this.#budget, this.#now);
   }
 
   async owner(callId: string): Promise<StreamOwner | null> {
@@ -47,6 +59,20 @@ export class MemoryStreamEvents implements StreamEvents {
   }
 
   async *follow(
+    callId: string,
+    after: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<KeptEvent, StreamEnd | null> {
+    const reading = this.#live(callId) ? this.#budget.reading(callId) : undefined;
+    if (reading) reading.readers++;
+    try {
+      return yield* this.#follow(callId, after, signal);
+    } finally {
+      if (reading) reading.readers--;
+    }
+  }
+
+  async *#follow(
     callId: string,
     after: number,
     signal: AbortSignal,
@@ -78,6 +104,14 @@ export class MemoryStreamEvents implements StreamEvents {
     clearInterval(this.#sweep);
     for (const entry of this.#calls.values()) for (const wake of [...entry.wake]) wake();
     this.#calls.clear();
+    this.#budget.clear();
+  }
+
+  /** Evicted to stay within a cap: gone at once, and a follower is told it ended. */
+  #drop(callId: string, entry: Entry): void {
+    if (this.#calls.get(callId) !== entry) return;
+    this.#calls.delete(callId);
+    for (const wake of [...entry.wake]) wake();
   }
 
   #live(callId: string): Entry | null {
@@ -86,13 +120,17 @@ export class MemoryStreamEvents implements StreamEvents {
     // A stream still running is kept whatever its age; the time counts from its end.
     if (entry.end === null || entry.expiresAt > this.#now()) return entry;
     this.#calls.delete(callId);
+    this.#budget.release(callId);
     return null;
   }
 
   #expire(): void {
     const now = this.#now();
     for (const [id, entry] of this.#calls)
-      if (entry.end !== null && entry.expiresAt <= now && entry.wake.size === 0) this.#calls.delete(id);
+      if (entry.end !== null && entry.expiresAt <= now && entry.wake.size === 0) {
+        this.#calls.delete(id);
+        this.#budget.release(id);
+      }
   }
 }
 
@@ -101,8 +139,8 @@ class MemoryKeptStream extends KeptStream {
   readonly #ttlMs: number;
   readonly #now: () => number;
 
-  constructor(entry: Entry, opts: KeptStreamOptions, now: () => number) {
-    super(opts.maxBytes);
+  constructor(entry: Entry, opts: KeptStreamOptions, budget: KeptBudget, now: () => number) {
+    super(opts, budget, entry.held, now);
     this.#entry = entry;
     this.#ttlMs = opts.ttlMs;
     this.#now = now;

@@ -1,7 +1,9 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../lib/logger';
+import type { Held, KeptBudget } from './budget';
 import {
   KeptStream,
+  keptBudget,
   type KeptEvent,
   type KeptStreamOptions,
   type StreamEnd,
@@ -17,12 +19,15 @@ const BLOCK_MS = 2_000;
  * Kept events in Redis Streams, so a client resumes on any instance. One stream per call:
  * entry `0-<seq>` holds an event's frame, the entry after the last holds how it ended. The
  * owner sits beside it. Both expire `ttlMs` after the end (or after the last event). Writes
- * are pipelined (ioredis auto-pipelining): the call path never waits for Redis.
+ * are pipelined (ioredis auto-pipelining): the call path never waits for Redis. The caps on
+ * kept bytes (KeptBudget) count what this instance wrote: with N instances Redis holds at most N
+ * times them, and a stream read only by a resume on another instance counts as abandoned here.
  */
 export class RedisStreamEvents implements StreamEvents {
   readonly #redis: Redis;
   readonly #opts: KeptStreamOptions;
   readonly #logger: Logger;
+  readonly #budget: KeptBudget;
 
   constructor(url: string, opts: KeptStreamOptions, logger: Logger) {
     this.#redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1, lazyConnect: false });
@@ -30,13 +35,18 @@ export class RedisStreamEvents implements StreamEvents {
     this.#redis.on('error', (error) => logger.debug('stream events: redis error', { error }));
     this.#opts = opts;
     this.#logger = logger;
+    this.#budget = keptBudget(opts);
   }
 
   open(callId: string, owner: StreamOwner): KeptStream {
     this.#redis
       .set(`${PREFIX}${callId}:owner`, JSON.stringify(owner), 'PX', this.#opts.ttlMs)
       .catch(this.#failed);
-    return new RedisKeptStream(this.#redis, callId, this.#opts, this.#failed);
+    const key = PREFIX + callId;
+    const held = this.#budget.hold(callId, owner, () => {
+      this.#redis.del(key, `${key}:owner`).catch(this.#failed);
+    });
+    return new RedisKeptStream(this.#redis, key, this.#opts, this.#budget, held, this.#failed);
   }
 
   async owner(callId: string): Promise<StreamOwner | null> {
@@ -55,6 +65,8 @@ export class RedisStreamEvents implements StreamEvents {
     reader.on('error', () => {});
     const leave = () => reader.disconnect();
     signal.addEventListener('abort', leave, { once: true });
+    const reading = this.#budget.reading(callId);
+    if (reading) reading.readers++;
     try {
       let last = `0-${after}`;
       for (;;) {
@@ -77,12 +89,14 @@ export class RedisStreamEvents implements StreamEvents {
         }
       }
     } finally {
+      if (reading) reading.readers--;
       signal.removeEventListener('abort', leave);
       reader.disconnect();
     }
   }
 
   async close(): Promise<void> {
+    this.#budget.clear();
     await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
 
@@ -97,10 +111,17 @@ class RedisKeptStream extends KeptStream {
   readonly #ttlMs: number;
   readonly #failed: (error: unknown) => void;
 
-  constructor(redis: Redis, callId: string, opts: KeptStreamOptions, failed: (error: unknown) => void) {
-    super(opts.maxBytes);
+  constructor(
+    redis: Redis,
+    key: string,
+    opts: KeptStreamOptions,
+    budget: KeptBudget,
+    held: Held,
+    failed: (error: unknown) => void,
+  ) {
+    super(opts, budget, held);
     this.#redis = redis;
-    this.#key = PREFIX + callId;
+    this.#key = key;
     this.#ttlMs = opts.ttlMs;
     this.#failed = failed;
   }

@@ -1,4 +1,4 @@
-import type { ProviderUsage } from '@keygate/protocol';
+import { cacheWrites, type ProviderUsage } from '@keygate/protocol';
 
 export type { ProviderUsage };
 
@@ -22,19 +22,13 @@ export interface UsageFigures {
 const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 export function usageFigures(u: ProviderUsage | null, batch = false): UsageFigures {
-  const creation = n(u?.cache_creation_input_tokens);
-  const c1h = n(u?.cache_creation?.ephemeral_1h_input_tokens);
-  // Without the breakdown, creation is all 5-minute cache (the provider's default TTL).
-  const c5m =
-    u?.cache_creation?.ephemeral_5m_input_tokens != null
-      ? n(u.cache_creation.ephemeral_5m_input_tokens)
-      : creation - c1h;
+  const writes = cacheWrites(u);
   return {
     inputTokens: n(u?.input_tokens),
     outputTokens: n(u?.output_tokens),
-    cacheCreationInputTokens: creation,
-    cacheCreation5mTokens: c5m,
-    cacheCreation1hTokens: c1h,
+    cacheCreationInputTokens: writes.total,
+    cacheCreation5mTokens: writes.fiveMinute,
+    cacheCreation1hTokens: writes.oneHour,
     cacheReadInputTokens: n(u?.cache_read_input_tokens),
     webSearchRequests: n(u?.server_tool_use?.web_search_requests),
     serviceTier: typeof u?.service_tier === 'string' ? u.service_tier : null,
