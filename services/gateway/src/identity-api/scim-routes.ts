@@ -24,8 +24,10 @@ async function body(c: Context): Promise<Json> {
   try {
     b = await requestBody(c).json();
   } catch (err) {
-    // Over a bound (413, or too deep): the reader's own message, in SCIM's shape by onError.
-    if (!(err instanceof GatewayError) || err.message !== 'Request body is not valid JSON.') throw err;
+    // Not JSON, or nested too deep: the reader's message as SCIM's invalidSyntax (a 413 keeps its status).
+    if (err instanceof GatewayError && err.status === 400)
+      throw new ScimError(400, err.message, 'invalidSyntax');
+    throw err;
   }
   if (b && typeof b === 'object' && !Array.isArray(b)) return b as Json;
   throw new ScimError(400, 'The body must be a JSON object.', 'invalidSyntax');

@@ -14,8 +14,8 @@ import { boundJson } from '../proxy/json-bounds';
  */
 export type BodySpec =
   | { kind: 'none' }
-  | { kind: 'json' | 'form' | 'bytes'; maxBytes: number }
-  | { kind: 'gzip-able'; maxBytes: number; maxInflated: number };
+  | { kind: 'json' | 'form' | 'bytes'; maxBytes: number; tooLarge?: string }
+  | { kind: 'gzip-able'; maxBytes: number; maxInflated: number; tooLarge?: string };
 
 // Past this much received, the rest is copied into one buffer sized from content-length rather
 // than kept as chunks and concatenated (twice the body at the peak), as proxy/body.ts does.
@@ -31,7 +31,7 @@ export function bodyReader(spec: BodySpec): MiddlewareHandler {
   return async function bodyReader(c, next) {
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     if (spec.kind !== 'none' && Number(c.req.header('content-length')) > spec.maxBytes)
-      throw tooLarge(c, spec.maxBytes);
+      throw tooLarge(c, spec);
     if (!c.get('body')) c.set('body', declaredBody(c, spec));
     await next();
   };
@@ -67,7 +67,7 @@ function declaredBody(c: Context, spec: BodySpec): RequestBody {
 
 async function readDeclared(c: Context, spec: BodySpec): Promise<Buffer> {
   if (spec.kind === 'none') throw new Error(`${c.req.method} ${c.req.path} declared no body`);
-  const sent = await readStream(c, spec.maxBytes);
+  const sent = await readStream(c, spec);
   if (spec.kind !== 'gzip-able') return sent;
   const coding = (c.req.header('content-encoding') ?? 'identity').trim().toLowerCase();
   if (coding === 'identity' || coding === '') return sent;
@@ -93,7 +93,7 @@ export async function parseJson(body: Buffer): Promise<unknown> {
 }
 
 /** The body's bytes, counted as they arrive and refused as soon as they pass `maxBytes`. */
-async function readStream(c: Context, maxBytes: number): Promise<Buffer> {
+async function readStream(c: Context, spec: { maxBytes: number; tooLarge?: string }): Promise<Buffer> {
   const stream = c.req.raw.body;
   if (!stream) return Buffer.alloc(0);
   const declared = Number(c.req.header('content-length'));
@@ -105,7 +105,7 @@ async function readStream(c: Context, maxBytes: number): Promise<Buffer> {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (size + value.length > maxBytes) throw tooLarge(c, maxBytes);
+      if (size + value.length > spec.maxBytes) throw tooLarge(c, spec);
       if (into) into.set(value, size);
       else chunks.push(value);
       size += value.length;
@@ -147,7 +147,12 @@ function gunzipBounded(sent: Buffer, maxInflated: number): Promise<Buffer> {
   });
 }
 
-function tooLarge(c: Context, maxBytes: number): GatewayError {
+/** The 413 naming the route's bound, and what to do instead when the route says. */
+function tooLarge(c: Context, spec: { maxBytes: number; tooLarge?: string }): GatewayError {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  return bodyTooLarge(incoming, `Request body too large: this route takes at most ${maxBytes} bytes.`);
+  const then = spec.tooLarge ? ` ${spec.tooLarge}` : '';
+  return bodyTooLarge(
+    incoming,
+    `Request body too large: this route takes at most ${spec.maxBytes} bytes.${then}`,
+  );
 }

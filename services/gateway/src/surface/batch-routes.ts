@@ -55,7 +55,11 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   const auth = keyAuth(deps.proxy.resolver, ['live', 'test']);
   const one = (c: Context<AppEnv>, suffix = '') =>
     `${BATCHES}/${encodeURIComponent(c.req.param('id')!)}${suffix}`;
-  const body = bodyReader({ kind: 'json', maxBytes: BODY_LIMITS.batch });
+  const body = bodyReader({
+    kind: 'json',
+    maxBytes: BODY_LIMITS.batch,
+    tooLarge: `A batch through Keygate is at most ${BODY_LIMITS.batch / 1024 / 1024} MiB: send its requests in several batches.`,
+  });
   app.post(BATCHES, body, auth, (c) => run(c, deps, `POST ${BATCHES}`, BATCHES, create));
   app.get(BATCHES, auth, (c) => run(c, deps, `GET ${BATCHES}`, BATCHES, list));
   app.get(`${BATCHES}/:id`, auth, (c) => run(c, deps, `GET ${BATCHES}/{id}`, one(c), owned));
