@@ -125,7 +125,7 @@ async function readStream(c: Context, spec: { maxBytes: number; tooLarge?: strin
 /** Gunzips while counting what comes out, stopping at `maxInflated`: a small bomb never inflates whole. */
 function gunzipBounded(sent: Buffer, maxInflated: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const gunzip = createGunzip();
+    const gunzip = createGunzip({ chunkSize: 64 * 1024 });
     const chunks: Buffer[] = [];
     let size = 0;
     gunzip.on('data', (chunk: Buffer) => {
