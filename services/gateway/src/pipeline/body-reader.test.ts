@@ -84,6 +84,18 @@ describe('the body reader', () => {
     expect(broken.status).toBe(400);
   });
 
+  it('answers 408 to a body that stalls past its idle bound', async () => {
+    const idle = appWith({ kind: 'json', maxBytes: 100, idleMs: 50 }, (c) => requestBody(c).json());
+    const stalled = new ReadableStream<Uint8Array>({
+      start(ctl) {
+        ctl.enqueue(new TextEncoder().encode('{"a":'));
+      },
+    });
+    const res = await post(idle, stalled);
+    expect(res.status).toBe(408);
+    expect((await error(res)).message).toMatch(/stalled/);
+  });
+
   it('keeps the narrower bound when two readers are mounted on a path', async () => {
     const app = new Hono();
     app.onError((err) => errorResponse(err as GatewayError, 'req_test'));

@@ -12,10 +12,20 @@ import { boundJson } from '../proxy/json-bounds';
  * `gzip-able`: as sent, then inflated when sent with content-encoding gzip (OTLP exports).
  * JSON read from any kind is bounded in depth and values as `/v1/messages` is (boundJson).
  */
-export type BodySpec =
-  | { kind: 'none' }
-  | { kind: 'json' | 'form' | 'bytes'; maxBytes: number; tooLarge?: string }
-  | { kind: 'gzip-able'; maxBytes: number; maxInflated: number; tooLarge?: string };
+export type BodySpec = { kind: 'none' } | (Bounds & ({ kind: 'json' | 'form' | 'bytes' } | GzipAble));
+
+interface Bounds {
+  maxBytes: number;
+  /** What the 413 adds after naming the bound (what to do instead). */
+  tooLarge?: string;
+  /** How long the body may pause between bytes (408); without it, the server's request timeout. */
+  idleMs?: number;
+}
+
+interface GzipAble {
+  kind: 'gzip-able';
+  maxInflated: number;
+}
 
 // Past this much received, the rest is copied into one buffer sized from content-length rather
 // than kept as chunks and concatenated (twice the body at the peak), as proxy/body.ts does.
@@ -93,7 +103,7 @@ export async function parseJson(body: Buffer): Promise<unknown> {
 }
 
 /** The body's bytes, counted as they arrive and refused as soon as they pass `maxBytes`. */
-async function readStream(c: Context, spec: { maxBytes: number; tooLarge?: string }): Promise<Buffer> {
+async function readStream(c: Context, spec: Bounds): Promise<Buffer> {
   const stream = c.req.raw.body;
   if (!stream) return Buffer.alloc(0);
   const declared = Number(c.req.header('content-length'));
@@ -103,7 +113,7 @@ async function readStream(c: Context, spec: { maxBytes: number; tooLarge?: strin
   let size = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await nextChunk(reader, spec.idleMs);
       if (done) break;
       if (size + value.length > spec.maxBytes) throw tooLarge(c, spec);
       if (into) into.set(value, size);
@@ -120,6 +130,24 @@ async function readStream(c: Context, spec: { maxBytes: number; tooLarge?: strin
     reader.releaseLock();
   }
   return into ? into.subarray(0, size) : Buffer.concat(chunks, size);
+}
+
+/** The next chunk, or a 408 when none comes within `idleMs`. */
+async function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>, idleMs: number | undefined) {
+  if (!idleMs) return reader.read();
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const seconds = Math.max(1, Math.round(idleMs / 1000));
+      const message = `The request body stalled for ${seconds} s; send it without pauses.`;
+      reject(new GatewayError('timeout_error', message, { status: 408 }));
+    }, idleMs);
+  });
+  try {
+    return await Promise.race([reader.read(), stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Gunzips while counting what comes out, stopping at `maxInflated`: a small bomb never inflates whole. */
@@ -148,7 +176,7 @@ function gunzipBounded(sent: Buffer, maxInflated: number): Promise<Buffer> {
 }
 
 /** The 413 naming the route's bound, and what to do instead when the route says. */
-function tooLarge(c: Context, spec: { maxBytes: number; tooLarge?: string }): GatewayError {
+function tooLarge(c: Context, spec: Bounds): GatewayError {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const then = spec.tooLarge ? ` ${spec.tooLarge}` : '';
   return bodyTooLarge(

@@ -59,6 +59,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     kind: 'json',
     maxBytes: BODY_LIMITS.batch,
     tooLarge: `A batch through Keygate is at most ${BODY_LIMITS.batch / 1024 / 1024} MiB: send its requests in several batches.`,
+    idleMs: deps.proxy.bodyIdleMs ?? 30_000,
   });
   app.post(BATCHES, body, auth, (c) => run(c, deps, `POST ${BATCHES}`, BATCHES, create));
   app.get(BATCHES, auth, (c) => run(c, deps, `GET ${BATCHES}`, BATCHES, list));
