@@ -10,6 +10,7 @@
  *   account-api, identity-api, api-docs, health, metrics
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
+ *   pipeline                   the one request-body reader, with each route family's bounds
  *   proxy                      the call path; gets callbacks, never the store's writers
  *   streams                    events kept for resumable streams (Redis Streams or memory)
  *   admission, limits          who may call
@@ -47,6 +48,7 @@ export const LAYERS = [
   'metrics',
   'otlp',
   'surface',
+  'pipeline',
   'proxy',
   'streams',
   'admission',

@@ -1,12 +1,13 @@
 // A client that streams a huge request body as fast as the server takes it, in a process of its
 // own (so the test's probes do not share its event loop). argv: port, path, total bytes,
-// "chunked" or "length", extra header lines as JSON. Prints {status, contentType, body, sent}.
+// "chunked" or "length", extra header lines as JSON, and optionally the body's content type and
+// the character it repeats (a form of "a" unless told). Prints {status, contentType, body, sent}.
 import { connect } from 'node:net';
 
-const [port, path, totalArg, framing, extra] = process.argv.slice(2);
+const [port, path, totalArg, framing, extra, type, fill] = process.argv.slice(2);
 const total = Number(totalArg);
 const chunked = framing === 'chunked';
-const chunk = Buffer.alloc(64 * 1024, 'a');
+const chunk = Buffer.alloc(64 * 1024, fill || 'a');
 const framed = chunked
   ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
   : chunk;
@@ -28,7 +29,7 @@ socket.once('connect', () => {
   const lines = [
     `POST ${path} HTTP/1.1`,
     'host: g',
-    'content-type: application/x-www-form-urlencoded',
+    `content-type: ${type || 'application/x-www-form-urlencoded'}`,
     chunked ? 'transfer-encoding: chunked' : `content-length: ${total}`,
     ...JSON.parse(extra ?? '[]'),
   ];

@@ -326,6 +326,9 @@ describe('Claude Code without long-lived keys: the device flow through Keygate',
     expect(res.status).toBe(401);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(((await res.json()) as any).error.type).toBe('authentication_error');
+    const bad = await post({ token: 1 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error.type).toBe('invalid_request_error');
     // A client guessing refresh tokens is cut off: 30 refusals a minute, then 429 without a lookup.
     // (Other tests of this file refused a refresh or two from this address too.)
     let cut = res;
@@ -338,9 +341,8 @@ describe('Claude Code without long-lived keys: the device flow through Keygate',
     expect(refused).toBeLessThanOrEqual(30);
     expect(refused).toBeGreaterThanOrEqual(27);
     expect(cut.headers.get('retry-after')).toMatch(/^\d+$/);
-    const bad = await post({ token: 1 });
-    expect(bad.status).toBe(400);
-    expect(((await bad.json()) as any).error.type).toBe('invalid_request_error');
+    // Past its budget, a client is refused before its body is read: a bad body is a 429 too.
+    expect((await post({ token: 1 })).status).toBe(429);
     const none = await fetch(`${stack.gateway.url}/idp/v1/device/code`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -226,4 +226,20 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     const found = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "big@acme.test"')}`);
     expect(found.body.totalResults).toBe(0);
   });
+
+  it('refuses JSON nested past the bound with 400 invalidSyntax in the SCIM error shape', async () => {
+    const res = await fetch(`${stack.gateway.url}/scim/v2/Users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+      body: `{"userName":${'['.repeat(100_000)}`,
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toBe('application/scim+json');
+    expect(await res.json()).toMatchObject({
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+      status: '400',
+      scimType: 'invalidSyntax',
+      detail: expect.stringMatching(/deeper than 256 levels/),
+    });
+  });
 });

@@ -3,6 +3,7 @@ import type { AppEnv } from '../app-env';
 import type { BillingDeps } from '../billing/lifecycle';
 import { applyStripeEvent } from '../billing/webhook';
 import { GatewayError } from '../lib/errors';
+import { requestBody } from '../lib/request-body';
 
 /** `POST /billing/stripe/webhook`: Stripe's events, verified by signature over the raw body. */
 export function stripeWebhookRoutes(deps: BillingDeps): Hono<AppEnv> {
@@ -14,10 +15,7 @@ export function stripeWebhookRoutes(deps: BillingDeps): Hono<AppEnv> {
         'not_found_error',
         'Stripe is not configured on this gateway (STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET).',
       );
-    const event = await stripe.verify(
-      Buffer.from(await c.req.arrayBuffer()),
-      c.req.header('stripe-signature'),
-    );
+    const event = await stripe.verify(await requestBody(c).bytes(), c.req.header('stripe-signature'));
     const outcome = await applyStripeEvent({ ...deps, stripe }, event);
     deps.logger?.info('stripe event', { id: event.id, type: event.type, outcome });
     return c.json({ received: true, outcome });

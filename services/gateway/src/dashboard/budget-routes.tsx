@@ -88,7 +88,7 @@ export function budgetPages(app: Hono<DashboardEnv>, deps: DashboardDeps, render
 
   app.post('/budgets/webhooks', async (c) => {
     const who = admin(c);
-    const b = parseOr400(NewEndpoint, await c.req.parseBody({ all: true }));
+    const b = parseOr400(NewEndpoint, await readForm(c, { all: true }));
     const { endpoint, secret } = await createEndpoint(deps, who, {
       url: b.url,
       events: b.events,

@@ -1,17 +1,10 @@
 import type { Context } from 'hono';
-import { GatewayError } from '../lib/errors';
+import { type FormFields, requestBody } from '../lib/request-body';
 
 /**
- * A dashboard form's fields. A body that cannot be read as a form (multipart without its
- * boundary, a broken multipart body) is the sender's mistake: a 400 saying so, not a 500.
+ * A dashboard form's fields, through the body reader (a body that cannot be read as a form is
+ * a 400 saying so, not a 500); `all`: repeated fields as arrays.
  */
-export async function readForm(c: Context): Promise<Record<string, string | File | (string | File)[]>> {
-  try {
-    return await c.req.parseBody();
-  } catch {
-    throw new GatewayError(
-      'invalid_request_error',
-      'This form could not be read: send it as application/x-www-form-urlencoded, or as multipart/form-data with its boundary.',
-    );
-  }
+export function readForm(c: Context, opts: { all?: boolean } = {}): Promise<FormFields> {
+  return requestBody(c).form(opts);
 }

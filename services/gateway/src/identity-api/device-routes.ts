@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../app-env';
 import { FailedAttempts } from '../auth/attempts';
 import { GatewayError } from '../lib/errors';
@@ -26,6 +26,13 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const tag = 'Sign-in';
   const attempts = new FailedAttempts();
+  // Before the body is read (operation() reads it): a client past its budget costs no read.
+  const limited =
+    (kind: string, budget: number, what: string): MiddlewareHandler<AppEnv> =>
+    async (c, next) => {
+      attempts.check(kind, clientOf(c), budget, what);
+      await next();
+    };
   // no-store: these answers carry tokens (RFC 6749 §5.1).
   app.use('*', async function noStore(c, next) {
     await next();
@@ -34,13 +41,13 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
 
   app.post(
     '/device/code',
+    limited('device', STARTS_PER_MINUTE, 'or repeated device sign-ins'),
     operation({
       tag,
       summary: "Start the device authorization flow at the account's identity provider (RFC 8628 §3.1)",
       body: StartDevice,
     }),
     async (c) => {
-      attempts.check('device', clientOf(c), STARTS_PER_MINUTE, 'or repeated device sign-ins');
       attempts.fail('device', clientOf(c));
       return c.json(await tokens.startDevice(c.req.valid('json').account_id));
     },
@@ -61,6 +68,7 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
 
   app.post(
     '/token',
+    limited('refresh', BAD_REFRESHES_PER_MINUTE, 'refresh tokens'),
     operation({
       tag,
       summary:
@@ -68,7 +76,6 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
       body: Refresh,
     }),
     async (c) => {
-      attempts.check('refresh', clientOf(c), BAD_REFRESHES_PER_MINUTE, 'refresh tokens');
       try {
         return c.json(await tokens.refresh(c.req.valid('json').refresh_token));
       } catch (err) {

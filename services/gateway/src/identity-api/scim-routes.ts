@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../app-env';
-import { BODY_LIMITS, limitBody } from '../lib/body-limit';
+import { BODY_LIMITS } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
+import { requestBody } from '../lib/request-body';
+import { bodyReader } from '../pipeline/body-reader';
 import { DuplicateMemberError, SeatLimitError, type Store } from '../store';
 import { eqFilter, groupJson, listJson, ScimError, userJson } from './scim-json';
 
@@ -18,10 +20,16 @@ const MAX_COUNT = 200;
 type Json = Record<string, any>;
 
 async function body(c: Context): Promise<Json> {
+  let b: unknown;
   try {
-    const b = await c.req.json();
-    if (b && typeof b === 'object' && !Array.isArray(b)) return b as Json;
-  } catch {}
+    b = await requestBody(c).json();
+  } catch (err) {
+    // Not JSON, or nested too deep: the reader's message as SCIM's invalidSyntax (a 413 keeps its status).
+    if (err instanceof GatewayError && err.status === 400)
+      throw new ScimError(400, err.message, 'invalidSyntax');
+    throw err;
+  }
+  if (b && typeof b === 'object' && !Array.isArray(b)) return b as Json;
   throw new ScimError(400, 'The body must be a JSON object.', 'invalidSyntax');
 }
 
@@ -80,7 +88,7 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
     const out = e ?? new ScimError(500, 'Internal error.');
     return c.body(JSON.stringify(out.json()), out.status, { ...gateway?.headers, 'content-type': SCIM_JSON });
   });
-  app.use('*', limitBody(BODY_LIMITS.api));
+  app.use('*', bodyReader({ kind: 'json', maxBytes: BODY_LIMITS.api }));
   app.use('*', async function scimAuth(c, next) {
     const auth = c.req.header('authorization') ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';

@@ -1,13 +1,11 @@
-import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from './errors';
 
 /**
- * What each route family reads at most, enforced while reading (a declared length over it is
- * refused before a byte is read): nothing buffers an unbounded body. The proxy's routes have
- * their own streaming limit (KEYGATE_MAX_BODY_BYTES).
+ * What each route family reads at most, enforced while reading by pipeline/body-reader.ts (a
+ * declared length over it is refused before a byte is read): nothing buffers an unbounded body.
+ * `/v1/messages` has its own streaming limit (KEYGATE_MAX_BODY_BYTES).
  */
 export const BODY_LIMITS = {
   /** A token and a CSRF field. */
@@ -16,6 +14,16 @@ export const BODY_LIMITS = {
   dashboardForm: 64 * 1024,
   /** Account and operator API bodies: JSON objects of a few fields. */
   api: 1024 * 1024,
+  /** The sign-in API (`/idp/v1/…`, no credential): two or three short fields. */
+  idp: 16 * 1024,
+  /**
+   * A Message Batch as sent. The provider takes up to 256 MB or 100,000 requests
+   * (https://docs.anthropic.com/en/docs/build-with-claude/message-batches, "Batch limitations",
+   * read 2026-11-29), but the gateway parses a batch whole to check each request, and JSON.parse
+   * holds the event loop for every tenant: about 180 ms for 32 MB here, 40 to 120 ms for a batch
+   * of 7.9 MB. A larger batch is refused naming this limit, to be sent as several batches.
+   */
+  batch: 8 * 1024 * 1024,
   /** Stripe's event payloads are a few KB; an invoice with many lines stays well under this. */
   stripeWebhook: 1024 * 1024,
   /** One OTLP export as sent (Claude Code's batches are a few KB to tens of KB). */
@@ -56,22 +64,11 @@ export function discardUnread(req: IncomingMessage): boolean {
   return true;
 }
 
-/** Refuses a body over `maxBytes` with 413 request_too_large (HTML on the dashboard, by its error handler). */
-export function limitBody(maxBytes: number): MiddlewareHandler {
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: (c) => {
-      lingerOnClose((c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket);
-      throw new GatewayError(
-        'request_too_large',
-        `Request body too large: this route takes at most ${maxBytes} bytes.`,
-        // The rest of the upload is not read: the connection cannot carry another request.
-        { headers: { connection: 'close' } },
-      );
-    },
-  });
-  return async function limitBody(c, next) {
-    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-    return limit(c, next);
-  };
+/**
+ * The 413 for a body refused before it was read whole: the connection lingers, then closes (the
+ * rest of the upload is not read, so it cannot carry another request).
+ */
+export function bodyTooLarge(incoming: IncomingMessage | undefined, message: string): GatewayError {
+  lingerOnClose(incoming?.socket);
+  return new GatewayError('request_too_large', message, { headers: { connection: 'close' } });
 }

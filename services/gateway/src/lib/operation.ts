@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { GatewayError } from './errors';
-import { jsonBody, parseOr400 } from './validation';
+import { requestBody } from './request-body';
+import { parseOr400 } from './validation';
 
 /**
  * What one route of the account or operator API takes: the same zod schemas validate the
@@ -90,18 +91,6 @@ function refuseUnknownParams(
   );
 }
 
-async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.output<T>> {
-  const text = (await c.req.text()).trim();
-  if (!text) return parseOr400(schema, {});
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new GatewayError('invalid_request_error', 'Request body is not valid JSON.');
-  }
-  return parseOr400(schema, value);
-}
-
 /**
  * A route's validating middleware, remembered with its spec so the OpenAPI document can be
  * read off the app's route table. Handlers read the parsed values with `c.req.valid(…)`.
@@ -120,10 +109,9 @@ export function operation<
     refuseUnknownParams(c, known, arrays, spec.refused ?? {});
     if (spec.query) c.req.addValidatedData('query', parseOr400(spec.query, queryObject(c, arrays)) as object);
     if (spec.body) {
-      const body: unknown = spec.optionalBody
-        ? await optionalBody(c, spec.body)
-        : await jsonBody(c, spec.body);
-      c.req.addValidatedData('json', body as object);
+      // Read by the route family's body reader, within its bounds (pipeline/body-reader.ts).
+      const value = await requestBody(c).json({ optional: spec.optionalBody ?? false });
+      c.req.addValidatedData('json', parseOr400(spec.body, value === undefined ? {} : value) as object);
     }
     await next();
   };

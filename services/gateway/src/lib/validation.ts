@@ -1,4 +1,4 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from './errors';
 
@@ -54,17 +54,6 @@ export function parseOr400<T extends z.ZodType>(
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new GatewayError('invalid_request_error', describeIssues(parsed.error));
   return parsed.data;
-}
-
-/** Parses a JSON request body against a schema; bad JSON or bad fields answer 400 in the provider's shape. */
-export async function jsonBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  let value: unknown;
-  try {
-    value = await c.req.json();
-  } catch {
-    throw new GatewayError('invalid_request_error', 'Request body is not valid JSON.');
-  }
-  return parseOr400(schema, value);
 }
 
 /** Refuses a path or query string carrying an encoded NUL (`%00`) before it can reach a query. */

@@ -1,11 +1,12 @@
 import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import { gunzipSync } from 'node:zlib';
 import { keyAuth, type KeyAuthVariables } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
-import { BODY_LIMITS, limitBody } from '../lib/body-limit';
+import { BODY_LIMITS } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
+import { requestBody, type RequestBodyVariables } from '../lib/request-body';
+import { bodyReader } from '../pipeline/body-reader';
 import type { Store, TelemetrySender } from '../store';
 import {
   decodeRequest,
@@ -21,7 +22,7 @@ import type { OtlpRelay } from './relay';
 
 interface OtlpEnv {
   Bindings: HttpBindings;
-  Variables: KeyAuthVariables & { logger: Logger };
+  Variables: KeyAuthVariables & RequestBodyVariables & { logger: Logger };
 }
 
 export interface OtlpDeps {
@@ -45,39 +46,16 @@ function encodingOf(c: Context): Encoding {
   );
 }
 
-/** The body's bytes, gunzipped when sent with content-encoding gzip; the inflated size is bounded too. */
-async function bodyBytes(c: Context): Promise<Uint8Array> {
-  const raw = new Uint8Array(await c.req.arrayBuffer());
-  const coding = (c.req.header('content-encoding') ?? 'identity').trim().toLowerCase();
-  if (coding === 'identity' || coding === '') return raw;
-  if (coding !== 'gzip')
-    throw new GatewayError(
-      'invalid_request_error',
-      `Unsupported content encoding '${coding}': send gzip or none.`,
-      { status: 415 },
-    );
+/** The export request, decoded: JSON through the body reader's bounds, protobuf by its schema. */
+async function decode(c: Context, encoding: Encoding, signal: 'metrics' | 'logs'): Promise<unknown> {
+  if (encoding === 'json') return requestBody(c).json();
+  const bytes = await requestBody(c).bytes();
   try {
-    return gunzipSync(raw, { maxOutputLength: BODY_LIMITS.otlpInflated });
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
-      throw new GatewayError(
-        'request_too_large',
-        `Request body too large: an OTLP export inflates to at most ${BODY_LIMITS.otlpInflated} bytes.`,
-      );
-    throw new GatewayError('invalid_request_error', 'The body is not valid gzip data.');
-  }
-}
-
-function decode(bytes: Uint8Array, encoding: Encoding, signal: 'metrics' | 'logs'): unknown {
-  try {
-    if (encoding === 'json') return JSON.parse(Buffer.from(bytes).toString('utf8'));
     return decodeRequest(signal === 'metrics' ? METRICS_REQUEST : LOGS_REQUEST, bytes);
   } catch {
     throw new GatewayError(
       'invalid_request_error',
-      encoding === 'json'
-        ? `The body is not valid JSON: expected an OTLP/JSON ${signal} export request.`
-        : `The body is not a valid OTLP protobuf ${signal} export request.`,
+      `The body is not a valid OTLP protobuf ${signal} export request.`,
     );
   }
 }
@@ -109,7 +87,10 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
       );
     await next();
   });
-  app.use('/otlp/*', limitBody(BODY_LIMITS.otlp));
+  app.use(
+    '/otlp/*',
+    bodyReader({ kind: 'gzip-able', maxBytes: BODY_LIMITS.otlp, maxInflated: BODY_LIMITS.otlpInflated }),
+  );
 
   const sender = (c: Context<OtlpEnv>): TelemetrySender => {
     const { key, account } = c.var.principal;
@@ -118,8 +99,7 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
 
   app.post('/otlp/v1/metrics', async function otlpMetrics(c) {
     const encoding = encodingOf(c);
-    const bytes = await bodyBytes(c);
-    const { points, rejected } = readMetrics(decode(bytes, encoding, 'metrics'), new Date(deps.clock()));
+    const { points, rejected } = readMetrics(await decode(c, encoding, 'metrics'), new Date(deps.clock()));
     const by = sender(c);
     await deps.store.telemetry.writeMetrics(
       by,
@@ -140,8 +120,7 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
 
   app.post('/otlp/v1/logs', async function otlpLogs(c) {
     const encoding = encodingOf(c);
-    const bytes = await bodyBytes(c);
-    const { events, rejected } = readEvents(decode(bytes, encoding, 'logs'), new Date(deps.clock()));
+    const { events, rejected } = readEvents(await decode(c, encoding, 'logs'), new Date(deps.clock()));
     const by = sender(c);
     await deps.store.telemetry.writeEvents(by, events);
     // What is relayed is what was kept: the same stripped events, never the prompt text.

@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/resolver';
+import { parseJson } from '../pipeline/body-reader';
 import { notFound, visibleIds, type Objects } from './ownership';
 
 /**
@@ -35,6 +36,6 @@ export async function assertFileRefs(objects: Objects, p: Principal, ids: string
 export function fileRefCheck(objects: Objects) {
   return function checkFileRefs(p: Principal, body: Buffer): Promise<void> | undefined {
     if (p.memberRole === 'admin' || !body.includes('"file_id"')) return undefined;
-    return assertFileRefs(objects, p, fileRefs(JSON.parse(body.toString('utf8'))));
+    return parseJson(body).then((value) => assertFileRefs(objects, p, fileRefs(value)));
   };
 }
