@@ -50,7 +50,8 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
     '/device/token',
     operation({
       tag,
-      summary: 'Poll the device flow: `pending`, or a short-lived member token and a refresh token',
+      summary:
+        'Poll the device flow: `pending`, `slow_down` (polled sooner than the interval: the provider is not asked), or a short-lived member token and a refresh token',
       body: PollDevice,
     }),
     async (c) => {
@@ -64,7 +65,7 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
     operation({
       tag,
       summary:
-        'A new member token, after the identity provider renewed the sign-in (it refuses a disabled person)',
+        'A new member token and a new refresh token (the one sent is spent), after the identity provider renewed the sign-in (it refuses a disabled person)',
       body: Refresh,
     }),
     async (c) => {
