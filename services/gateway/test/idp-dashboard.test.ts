@@ -18,19 +18,7 @@ beforeAll(() => {
 });
 
 describe('"Sign in with <provider>" on the dashboard, in a real browser', () => {
-  /** The provider's login and consent pages, as a person goes through them. */
-  async function signInAt(login: string) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${stack.gateway.url}/dashboard/sign-in?account=${account.id}`);
-    await page.getByRole('link', { name: 'Sign in with Acme SSO' }).click();
-    await page.locator('input[name=login]').fill(login);
-    await page.locator('input[name=password]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    return { context, page };
-  }
+  const signInAt = ctx.dashboardSignIn;
 
   it('provisions a member of a listed group on first sign-in and opens a session for them', {
     timeout: 60_000,
@@ -156,18 +144,25 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
     const cli = cliFor(stack);
     const env = { KEYGATE_EGRESS_ALLOW: '127.0.0.1' };
     const args = ['--account', other.id, '--name', 'Acme SSO', '--client-id', idp.clientId];
-    const blocked = await cli(['idp', 'set', ...args, '--issuer', idp.issuer, '--client-secret', 'x']);
+    // A secret on the command line is refused (ps and shell history show it), before anything is sent.
+    const onLine = await cli(['idp', 'set', ...args, '--issuer', idp.issuer, '--client-secret', 'x'], env);
+    expect(onLine.code).toBe(2);
+    expect(onLine.stderr).toContain('--client-secret is refused');
+    expect(onLine.stderr).toContain('--client-secret-stdin');
+    const blocked = await cli(['idp', 'set', ...args, '--issuer', idp.issuer], {
+      KEYGATE_IDP_CLIENT_SECRET: 'x',
+    });
     expect(blocked.code).toBe(2);
     expect(blocked.stderr).toContain('issuer: blocked by the egress policy');
-    const set = await cli.json(
+    const set = await cli(
       [
         'idp',
         'set',
         ...args,
         '--issuer',
         idp.issuer,
-        '--client-secret',
-        idp.clientSecret,
+        '--client-secret-stdin',
+        '--json',
         '--domain',
         'acme.test',
         '--provision',
@@ -178,13 +173,20 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
         'claude-users',
       ],
       env,
+      `${idp.clientSecret}\n`,
     );
-    expect(set).toMatchObject({
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({
       issuer: idp.issuer,
       allowed_domains: ['acme.test'],
       provision: 'group',
       provision_groups: ['eng', 'claude-users'],
     });
+    // The secret read from stdin is the one stored (without the newline).
+    const stored = await stack.gateway.store.identity.provider(other.id);
+    expect(stack.deps.box.open(stored!.clientSecretSealed, { purpose: 'idp-client-secret', row: other.id })).toBe(
+      idp.clientSecret,
+    );
     const shown = await cli(['idp', 'show', '--account', other.id], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('by group: eng, claude-users');
