@@ -65,6 +65,7 @@ async function checkAuthorizationEndpoint(egress: EgressPolicy, endpoint: string
   let url: URL;
   try {
     url = new URL(endpoint ?? '');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refused();
     await egress.check(url.href);
   } catch {
     throw refused();
