@@ -137,7 +137,7 @@ describe('"Sign in with <provider>" on the dashboard, in a real browser', () => 
 });
 
 describe('connecting the identity provider from the CLI and the dashboard', () => {
-  it('`keygate idp set` connects it (the issuer discovered first) and `idp show` prints it without the secret', {
+  it('`keygate idp set` takes the secret from stdin, never the command line, connects (the issuer discovered first), and `idp show` prints it without the secret', {
     timeout: 60_000,
   }, async () => {
     const other = await stack.seedAccount();
@@ -184,9 +184,9 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
     });
     // The secret read from stdin is the one stored (without the newline).
     const stored = await stack.gateway.store.identity.provider(other.id);
-    expect(stack.deps.box.open(stored!.clientSecretSealed, { purpose: 'idp-client-secret', row: other.id })).toBe(
-      idp.clientSecret,
-    );
+    expect(
+      stack.deps.box.open(stored!.clientSecretSealed, { purpose: 'idp-client-secret', row: other.id }),
+    ).toBe(idp.clientSecret);
     const shown = await cli(['idp', 'show', '--account', other.id], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('by group: eng, claude-users');

@@ -2,7 +2,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import type { SeededAccount, Stack } from './harness';
@@ -20,12 +19,11 @@ const connect = ctx.connect;
 let stack: Stack;
 let idp: TestIdp;
 let account: SeededAccount;
-let browser: Browser;
 let root: string;
 let blackholePort: number;
 
 beforeAll(async () => {
-  ({ stack, idp, account, browser, root } = ctx);
+  ({ stack, idp, account, root } = ctx);
   blackholePort = await closedPort();
 });
 afterEach(killClaudeRuns);

@@ -81,7 +81,9 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     expect(await statusOf('carol@acme.test')).toBe('active');
   });
 
-  it('disconnecting the provider ends device sign-ins but deprovisions no one', { timeout: 90_000 }, async () => {
+  it('disconnecting the provider ends device sign-ins but deprovisions no one', {
+    timeout: 90_000,
+  }, async () => {
     expect((await ctx.connect()).status).toBe(200);
     const ivy = await deviceSignIn('ivy');
     const off = await fetch(`${ctx.stack.gateway.url}/v1/organizations/identity_provider`, {
@@ -95,7 +97,9 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     expect(await statusOf('ivy@acme.test')).toBe('active');
   });
 
-  it("the provider's invalid_grant never deprovisions the account's last admin", { timeout: 90_000 }, async () => {
+  it("the provider's invalid_grant never deprovisions the account's last admin", {
+    timeout: 90_000,
+  }, async () => {
     const [adminRow] = await ctx.stack.gateway.store.db.sql`
       select email from members where id = ${ctx.account.adminMemberId}`;
     const adminEmail = adminRow!.email as string;
@@ -116,7 +120,9 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     expect(me.status).toBe(200);
   });
 
-  it('a new issuer needs the client secret again, and ends the sign-ins of the old one', { timeout: 90_000 }, async () => {
+  it('a new issuer needs the client secret again, and ends the sign-ins of the old one', {
+    timeout: 90_000,
+  }, async () => {
     expect((await ctx.connect()).status).toBe(200);
     const dave = await deviceSignIn('dave');
     const other = await startTestIdp({
@@ -126,10 +132,14 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     try {
       const moved = await ctx.connect({ issuer: other.issuer, client_secret: undefined });
       expect(moved.status).toBe(400);
-      expect(((await moved.json()) as any).error.message).toMatch(/client_secret: required again when the issuer changes/);
+      expect(((await moved.json()) as any).error.message).toMatch(
+        /client_secret: required again when the issuer changes/,
+      );
       expect((await ctx.stack.gateway.store.identity.provider(ctx.account.id))!.issuer).toBe(ctx.idp.issuer);
 
-      expect((await ctx.connect({ issuer: other.issuer, client_secret: other.clientSecret })).status).toBe(200);
+      expect((await ctx.connect({ issuer: other.issuer, client_secret: other.clientSecret })).status).toBe(
+        200,
+      );
       const res = await refresh(dave.refresh());
       expect(res.status).toBe(401);
       // Neither the old provider's refresh token nor the secret went to the new issuer's token endpoint.
@@ -152,7 +162,8 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     expect(start.status).toBe(200);
     const asked = () => ctx.idp.requests.filter((r) => r === 'POST /token').length;
     const before = asked();
-    const poll = () => post('/device/token', { account_id: ctx.account.id, device_code: start.body.device_code });
+    const poll = () =>
+      post('/device/token', { account_id: ctx.account.id, device_code: start.body.device_code });
     const interval = start.body.interval as number;
     expect(await poll()).toEqual({ status: 200, body: { status: 'slow_down', interval: interval + 5 } });
     expect(await poll()).toEqual({ status: 200, body: { status: 'slow_down', interval: interval + 10 } });

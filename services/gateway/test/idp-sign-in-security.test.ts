@@ -7,7 +7,8 @@ const ctx = useIdpStack();
 let adminEmail: string;
 
 beforeAll(async () => {
-  const [row] = await ctx.stack.gateway.store.db.sql`select email from members where id = ${ctx.account.adminMemberId}`;
+  const [row] = await ctx.stack.gateway.store.db
+    .sql`select email from members where id = ${ctx.account.adminMemberId}`;
   adminEmail = row!.email as string;
 });
 
@@ -31,7 +32,12 @@ describe('company sign-in cannot take over a member by email (issue 29, finding 
   it("a second identity carrying the admin's email gets no admin session", { timeout: 120_000 }, async () => {
     expect((await ctx.connect({ allowed_domains: [] })).status).toBe(200);
     // No email_verified at all: never links to anyone.
-    ctx.idp.people.set('eve', { email: adminEmail, name: 'Eve', groups: [], claims: { email_verified: undefined } });
+    ctx.idp.people.set('eve', {
+      email: adminEmail,
+      name: 'Eve',
+      groups: [],
+      claims: { email_verified: undefined },
+    });
     expect(await signInRefusal('eve')).toContain('did not assert that this address is verified');
     expect(await sessionsOf(ctx.account.adminMemberId)).toEqual([]);
     // Verified, but the account does not allow linking existing members (the default).
@@ -55,7 +61,8 @@ describe('company sign-in cannot take over a member by email (issue 29, finding 
     expect(await sessionsOf(ctx.account.adminMemberId)).toEqual(['admin']);
     expect(await signInRefusal('eve2')).toContain('already linked to another person');
     expect(await sessionsOf(ctx.account.adminMemberId)).toEqual(['admin']);
-    const [bound] = await sql()`select idp_issuer, idp_subject from members where id = ${ctx.account.adminMemberId}`;
+    const [bound] =
+      await sql()`select idp_issuer, idp_subject from members where id = ${ctx.account.adminMemberId}`;
     expect(bound).toEqual({ idp_issuer: ctx.idp.issuer, idp_subject: 'boss' });
     const linked = await sql()`
       select actor, details from audit_log where account_id = ${ctx.account.id} and action = 'member.linked'`;
@@ -85,7 +92,7 @@ describe('company sign-in cannot take over a member by email (issue 29, finding 
   });
 });
 
-describe("the authorization endpoint a browser is sent to (issue 29, finding 10)", () => {
+describe('the authorization endpoint a browser is sent to (issue 29, finding 10)', () => {
   let server: Server;
   let origin: string;
   let authorizationEndpoint = '';
@@ -120,7 +127,9 @@ describe("the authorization endpoint a browser is sent to (issue 29, finding 10)
         body: JSON.stringify({ name: 'Odd', issuer: origin, client_id: 'k', client_secret: 'secret-secret' }),
       });
       expect(saved.status).toBe(200);
-      return fetch(`${ctx.stack.gateway.url}/dashboard/sign-in/idp?account=${other.id}`, { redirect: 'manual' });
+      return fetch(`${ctx.stack.gateway.url}/dashboard/sign-in/idp?account=${other.id}`, {
+        redirect: 'manual',
+      });
     };
     for (const endpoint of [
       'http://169.254.169.254/latest/meta-data',

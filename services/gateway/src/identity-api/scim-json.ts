@@ -92,3 +92,9 @@ export function eqFilter(filter: string | undefined, attr: string): string | nul
     throw new ScimError(400, `Only the filter '${attr} eq "…"' is supported.`, 'invalidFilter');
   return m[2]!.replace(/\\(.)/g, '$1');
 }
+
+/** PostgreSQL refuses a NUL character in text (22021): the client's value, so SCIM's 400. */
+export function refusedValue(err: unknown): ScimError | null {
+  if ((err as { code?: string }).code !== '22021') return null;
+  return new ScimError(400, 'A value contains a character that is not allowed (NUL).', 'invalidValue');
+}

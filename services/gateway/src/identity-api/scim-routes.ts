@@ -12,7 +12,7 @@ import {
   SeatLimitError,
   type Store,
 } from '../store';
-import { eqFilter, groupJson, listJson, ScimError, userJson } from './scim-json';
+import { eqFilter, groupJson, listJson, refusedValue, ScimError, userJson } from './scim-json';
 
 type ScimEnv = AppEnv & { Variables: AppEnv['Variables'] & { scimAccount: string } };
 
@@ -64,12 +64,6 @@ function operations(b: Json): Json[] {
 
 const memberValues = (v: unknown): string[] =>
   Array.isArray(v) ? v.map((m) => (m as Json)?.value).filter((x): x is string => typeof x === 'string') : [];
-
-/** PostgreSQL refuses a NUL character in text (22021): the client's value, so SCIM's 400. */
-function refusedValue(err: unknown): ScimError | null {
-  if ((err as { code?: string }).code !== '22021') return null;
-  return new ScimError(400, 'A value contains a character that is not allowed (NUL).', 'invalidValue');
-}
 
 /**
  * SCIM 2.0 for identity providers that push changes (RFC 7644): `/scim/v2/Users` are the
