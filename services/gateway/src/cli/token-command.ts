@@ -112,8 +112,10 @@ async function run(values: Values): Promise<number> {
       const renewed = await post(base, '/token', { refresh_token: saved.refresh_token });
       if (renewed.status === 200) {
         // The refresh token rotates on every renewal: the one just used is spent.
-        all[slot] = { ...saved, refresh_token: renewed.body.refresh_token };
-        writeSaved(dir, file, all);
+        if (typeof renewed.body.refresh_token === 'string') {
+          all[slot] = { ...saved, refresh_token: renewed.body.refresh_token };
+          writeSaved(dir, file, all);
+        }
         process.stdout.write(`${renewed.body.token}\n`);
         return EXIT.ok;
       }
