@@ -219,6 +219,13 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
       const saved = await stack.gateway.store.identity.provider(other.id);
       expect(saved).toMatchObject({ issuer: idp.issuer, allowedDomains: ['acme.test', 'acme.example'] });
       expect(await accessibilityProblems(page)).toEqual([]);
+      // Another issuer with the secret left empty: refused, the stored secret never goes there.
+      await page.getByLabel('Issuer URL').fill(`${idp.issuer}/elsewhere`);
+      await page.getByRole('button', { name: 'Save and check the issuer' }).click();
+      expect(await page.getByRole('alert').textContent()).toContain(
+        'client_secret: required again when the issuer changes',
+      );
+      expect((await stack.gateway.store.identity.provider(other.id))!.issuer).toBe(idp.issuer);
       // The sign-in page now offers the button for this account, and the account-id form otherwise.
       const stranger = await browser.newContext();
       const anonymous = await stranger.newPage();
