@@ -169,4 +169,23 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     expect(await poll()).toEqual({ status: 200, body: { status: 'slow_down', interval: interval + 10 } });
     expect(asked()).toBe(before);
   });
+
+  it('guessed device codes are cut off per client address', async () => {
+    expect((await ctx.connect()).status).toBe(200);
+    const poll = (code: string) =>
+      fetch(`${ctx.stack.gateway.url}/idp/v1/device/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ account_id: ctx.account.id, device_code: code }),
+      });
+    let res = await poll('guess-0');
+    let refused = 0;
+    while (res.status === 400 && refused <= 31) {
+      refused++;
+      res = await poll(`guess-${refused}`);
+    }
+    expect(res.status).toBe(429);
+    expect(refused).toBe(30);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
 });
