@@ -109,6 +109,7 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     ctx.idp.people.get('boss')!.disabled = true;
     const res = await refresh(boss.refresh());
     expect(res.status).toBe(401);
+    expect(res.body.error.message).toMatch(/identity provider no longer signs you in/);
     expect(await statusOf(adminEmail)).toBe('active');
     const audit = await ctx.stack.gateway.store.db.sql`
       select action from audit_log where account_id = ${ctx.account.id} and target_id = ${ctx.account.adminMemberId}

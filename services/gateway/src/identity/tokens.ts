@@ -35,6 +35,7 @@ const ENDED: Record<RefreshRefusal, string> = {
   removed: 'an admin removed you',
   ended: 'it was ended',
   deprovisioned: "your company's identity provider no longer signs you in",
+  'provider-refused': "your company's identity provider no longer signs you in",
 };
 
 const gone = (why: RefreshRefusal, reason?: string) =>

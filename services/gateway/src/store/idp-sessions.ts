@@ -30,7 +30,15 @@ export type RefreshOutcome<T> =
   | { kind: 'end'; reason: string };
 
 /** Why a refresh gave no token: the caller words the 401. */
-export type RefreshRefusal = 'unknown' | 'reused' | 'idle' | 'removed' | 'ended' | 'deprovisioned';
+export type RefreshRefusal =
+  | 'unknown'
+  | 'reused'
+  | 'idle'
+  | 'removed'
+  | 'ended'
+  | 'deprovisioned'
+  /** The provider refused, but the member was kept (the account's last admin). */
+  | 'provider-refused';
 
 /**
  * Ends a member's access at once: the seat is removed (its keys, member tokens included, are
@@ -118,7 +126,7 @@ export function idpSessionQueries(sql: Sql) {
             // The account's last admin keeps the seat; this device's sign-in still ends.
             await endSession(t, s);
             await writeAudit(t, s.accountId, { ...outcome.audit, action: 'member.deprovision_refused' });
-            return { refused: 'ended', reason: 'the account’s last admin is not deprovisioned' };
+            return { refused: 'provider-refused' };
           }
         }
         if (outcome.kind === 'end') {
