@@ -328,6 +328,17 @@ export const EnvSchema = z.object({
         'life of a member token issued after a sign-in through the identity provider (`keygate token`); a refresh at the provider renews it',
       ),
     ),
+  KEYGATE_IDP_REFRESH_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .max(366 * 86_400_000)
+    .default(30 * 86_400_000)
+    .meta(
+      doc(
+        "a device sign-in (`keygate token`) not renewed for this long ends; Keygate's refresh token also changes on every renewal, and a spent one used again ends its sign-in",
+      ),
+    ),
   KEYGATE_ERROR_RATE_CHECK_MS: ms(10_000).meta(
     doc('how often each instance checks the error rate of accounts whose webhooks watch it'),
   ),
@@ -476,6 +487,8 @@ export interface Config {
   egressAllow: string[];
   /** KEYGATE_MEMBER_TOKEN_TTL_MS. */
   memberTokenTtlMs: number;
+  /** KEYGATE_IDP_REFRESH_IDLE_MS. */
+  idpRefreshIdleMs: number;
   errorRateCheckMs: number;
   /** The gateway's address as customers reach it (Stripe Checkout returns there); null = its listening address. */
   publicUrl: string | null;
@@ -597,6 +610,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     egressAllow: egressAllow(e.KEYGATE_EGRESS_ALLOW),
     memberTokenTtlMs: e.KEYGATE_MEMBER_TOKEN_TTL_MS,
+    idpRefreshIdleMs: e.KEYGATE_IDP_REFRESH_IDLE_MS,
     errorRateCheckMs: e.KEYGATE_ERROR_RATE_CHECK_MS,
     publicUrl: e.KEYGATE_PUBLIC_URL?.replace(/\/+$/, '') ?? null,
     billingEnforced: e.KEYGATE_BILLING === 'on',

@@ -254,6 +254,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         egress,
         clock,
         tokenTtlMs: config.memberTokenTtlMs,
+        refreshIdleMs: config.idpRefreshIdleMs,
         publicUrl: config.publicUrl,
       }),
       flushLastUsed,

@@ -13,7 +13,7 @@ export interface Run {
   stderr: string;
 }
 
-export type Cli = ((args: string[], extra?: NodeJS.ProcessEnv) => Promise<Run>) & {
+export type Cli = ((args: string[], extra?: NodeJS.ProcessEnv, input?: string) => Promise<Run>) & {
   /** Runs with --json, expects exit 0 and exactly one JSON value on stdout, and returns it. */
   json(args: string[], extra?: NodeJS.ProcessEnv): Promise<any>;
 };
@@ -42,9 +42,9 @@ export function cliFor(stack: Stack): Cli {
         }
       : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: OPERATOR_TOKEN }),
   };
-  const run = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>
     new Promise<Run>((resolve) => {
-      execFile(
+      const child = execFile(
         process.execPath,
         [BIN, ...args],
         { env: { ...env, ...extra }, timeout: 60_000 },
@@ -52,6 +52,8 @@ export function cliFor(stack: Stack): Cli {
           resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
         },
       );
+      // What the command reads on stdin (a secret piped in); otherwise stdin ends at once.
+      child.stdin?.end(input ?? '');
     });
   return Object.assign(run, {
     async json(args: string[], extra: NodeJS.ProcessEnv = {}) {

@@ -18,19 +18,7 @@ beforeAll(() => {
 });
 
 describe('"Sign in with <provider>" on the dashboard, in a real browser', () => {
-  /** The provider's login and consent pages, as a person goes through them. */
-  async function signInAt(login: string) {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${stack.gateway.url}/dashboard/sign-in?account=${account.id}`);
-    await page.getByRole('link', { name: 'Sign in with Acme SSO' }).click();
-    await page.locator('input[name=login]').fill(login);
-    await page.locator('input[name=password]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForLoadState('domcontentloaded');
-    return { context, page };
-  }
+  const signInAt = ctx.dashboardSignIn;
 
   it('provisions a member of a listed group on first sign-in and opens a session for them', {
     timeout: 60_000,
@@ -149,25 +137,32 @@ describe('"Sign in with <provider>" on the dashboard, in a real browser', () => 
 });
 
 describe('connecting the identity provider from the CLI and the dashboard', () => {
-  it('`keygate idp set` connects it (the issuer discovered first) and `idp show` prints it without the secret', {
+  it('`keygate idp set` takes the secret from stdin, never the command line, connects (the issuer discovered first), and `idp show` prints it without the secret', {
     timeout: 60_000,
   }, async () => {
     const other = await stack.seedAccount();
     const cli = cliFor(stack);
     const env = { KEYGATE_EGRESS_ALLOW: '127.0.0.1' };
     const args = ['--account', other.id, '--name', 'Acme SSO', '--client-id', idp.clientId];
-    const blocked = await cli(['idp', 'set', ...args, '--issuer', idp.issuer, '--client-secret', 'x']);
+    // A secret on the command line is refused (ps and shell history show it), before anything is sent.
+    const onLine = await cli(['idp', 'set', ...args, '--issuer', idp.issuer, '--client-secret', 'x'], env);
+    expect(onLine.code).toBe(2);
+    expect(onLine.stderr).toContain('--client-secret is refused');
+    expect(onLine.stderr).toContain('--client-secret-stdin');
+    const blocked = await cli(['idp', 'set', ...args, '--issuer', idp.issuer], {
+      KEYGATE_IDP_CLIENT_SECRET: 'x',
+    });
     expect(blocked.code).toBe(2);
     expect(blocked.stderr).toContain('issuer: blocked by the egress policy');
-    const set = await cli.json(
+    const set = await cli(
       [
         'idp',
         'set',
         ...args,
         '--issuer',
         idp.issuer,
-        '--client-secret',
-        idp.clientSecret,
+        '--client-secret-stdin',
+        '--json',
         '--domain',
         'acme.test',
         '--provision',
@@ -178,13 +173,20 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
         'claude-users',
       ],
       env,
+      `${idp.clientSecret}\n`,
     );
-    expect(set).toMatchObject({
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({
       issuer: idp.issuer,
       allowed_domains: ['acme.test'],
       provision: 'group',
       provision_groups: ['eng', 'claude-users'],
     });
+    // The secret read from stdin is the one stored (without the newline).
+    const stored = await stack.gateway.store.identity.provider(other.id);
+    expect(
+      stack.deps.box.open(stored!.clientSecretSealed, { purpose: 'idp-client-secret', row: other.id }),
+    ).toBe(idp.clientSecret);
     const shown = await cli(['idp', 'show', '--account', other.id], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain('by group: eng, claude-users');
@@ -217,6 +219,13 @@ describe('connecting the identity provider from the CLI and the dashboard', () =
       const saved = await stack.gateway.store.identity.provider(other.id);
       expect(saved).toMatchObject({ issuer: idp.issuer, allowedDomains: ['acme.test', 'acme.example'] });
       expect(await accessibilityProblems(page)).toEqual([]);
+      // Another issuer with the secret left empty: refused, the stored secret never goes there.
+      await page.getByLabel('Issuer URL').fill(`${idp.issuer}/elsewhere`);
+      await page.getByRole('button', { name: 'Save and check the issuer' }).click();
+      expect(await page.getByRole('alert').textContent()).toContain(
+        'client_secret: required again when the issuer changes',
+      );
+      expect((await stack.gateway.store.identity.provider(other.id))!.issuer).toBe(idp.issuer);
       // The sign-in page now offers the button for this account, and the account-id form otherwise.
       const stranger = await browser.newContext();
       const anonymous = await stranger.newPage();

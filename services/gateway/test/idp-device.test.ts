@@ -1,9 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, freshHome, killClaudeRuns, runClaude } from './claude-code';
 import type { SeededAccount, Stack } from './harness';
@@ -21,65 +19,16 @@ const connect = ctx.connect;
 let stack: Stack;
 let idp: TestIdp;
 let account: SeededAccount;
-let browser: Browser;
 let root: string;
 let blackholePort: number;
 
 beforeAll(async () => {
-  ({ stack, idp, account, browser, root } = ctx);
+  ({ stack, idp, account, root } = ctx);
   blackholePort = await closedPort();
 });
 afterEach(killClaudeRuns);
 
-interface TokenRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `keygate token` as Claude Code runs it; `onCode` sees the verification URL the first run prints. */
-function keygateToken(configHome: string, onCode?: (url: string) => Promise<void>): Promise<TokenRun> {
-  const child = spawn(process.execPath, [BIN, 'token', '--url', stack.gateway.url, '--account', account.id], {
-    env: { PATH: process.env.PATH, HOME: configHome, XDG_CONFIG_HOME: join(configHome, '.config') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  let started = false;
-  const user: Promise<void>[] = [];
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    const m = /\(or open (\S+)\)/.exec(stderr);
-    if (m && onCode && !started) {
-      started = true;
-      user.push(onCode(m[1]!));
-    }
-  });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', async (code) => {
-      await Promise.all(user);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The person's side of the device flow, in a real browser on the provider's own pages. */
-async function approveDevice(url: string, login: string): Promise<void> {
-  const page = await browser.newPage();
-  try {
-    await page.goto(url);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.locator('input[name=login]').fill(login);
-    await page.locator('input[name=password]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByText('Sign-in Success').waitFor();
-  } finally {
-    await page.close();
-  }
-}
+const { keygateToken, approveDevice } = ctx;
 
 const calls = (token: string) =>
   new Anthropic({ baseURL: stack.gateway.url, apiKey: token, maxRetries: 0 }).messages.create({
@@ -222,14 +171,18 @@ describe('Claude Code without long-lived keys: the device flow through Keygate',
       clock: Date.now,
       tokenTtlMs: 1_500,
     });
-    const kgr = Object.values(
-      JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as Record<
-        string,
-        { refresh_token: string }
-      >,
-    )[0]!.refresh_token;
-    const brief = await shortLived.refresh(kgr);
+    const credentials = JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as Record<
+      string,
+      { refresh_token: string }
+    >;
+    const slot = Object.values(credentials)[0]!;
+    const brief = await shortLived.refresh(slot.refresh_token);
     await shortLived.oidc.close();
+    // The refresh token rotated: the helper's file gets the new one, as `keygate token` keeps it.
+    expect(brief.refresh_token).toMatch(/^kgr_/);
+    expect(brief.refresh_token).not.toBe(slot.refresh_token);
+    slot.refresh_token = brief.refresh_token!;
+    writeFileSync(join(dir, 'credentials.json'), JSON.stringify(credentials));
     expect((await calls(brief.token)).type).toBe('message');
     const expired = await waitFor(
       () =>

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { launchBrowser } from './dashboard-browser';
 import { startStack, type SeededAccount, type Stack } from './harness';
@@ -17,7 +18,21 @@ export interface IdpContext {
   root: string;
   /** Connects (or changes) the account's identity provider through the account API. */
   connect(body?: Record<string, unknown>): Promise<Response>;
+  /** `keygate token` as Claude Code runs it; `onCode` sees the verification URL the first run prints. */
+  keygateToken(configHome: string, onCode?: (url: string) => Promise<void>): Promise<TokenRun>;
+  /** The person's side of the device flow, in a real browser on the provider's own pages. */
+  approveDevice(url: string, login: string): Promise<void>;
+  /** "Sign in with Acme SSO" on the dashboard, through the provider's login and consent pages. */
+  dashboardSignIn(login: string): Promise<{ context: BrowserContext; page: Page }>;
 }
+
+export interface TokenRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const BIN = join(import.meta.dirname, '../bin/keygate.js');
 
 /**
  * A gateway (egress allowed to loopback), a certified OpenID provider on loopback with the test's
@@ -60,5 +75,61 @@ export function useIdpStack(env: Record<string, string> = {}): IdpContext {
         ...body,
       }),
     });
+  ctx.keygateToken = (configHome, onCode) => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'token', '--url', ctx.stack.gateway.url, '--account', ctx.account.id],
+      {
+        env: { PATH: process.env.PATH, HOME: configHome, XDG_CONFIG_HOME: join(configHome, '.config') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    let started = false;
+    const user: Promise<void>[] = [];
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const m = /\(or open (\S+)\)/.exec(stderr);
+      if (m && onCode && !started) {
+        started = true;
+        user.push(onCode(m[1]!));
+      }
+    });
+    return new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', async (code) => {
+        await Promise.all(user);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  };
+  ctx.approveDevice = async (url, login) => {
+    const page = await ctx.browser.newPage();
+    try {
+      await page.goto(url);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.locator('input[name=login]').fill(login);
+      await page.locator('input[name=password]').fill('any password');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByText('Sign-in Success').waitFor();
+    } finally {
+      await page.close();
+    }
+  };
+  ctx.dashboardSignIn = async (login) => {
+    const context = await ctx.browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${ctx.stack.gateway.url}/dashboard/sign-in?account=${ctx.account.id}`);
+    await page.getByRole('link', { name: 'Sign in with Acme SSO' }).click();
+    await page.locator('input[name=login]').fill(login);
+    await page.locator('input[name=password]').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForLoadState('domcontentloaded');
+    return { context, page };
+  };
   return ctx;
 }

@@ -8,6 +8,8 @@ export interface Person {
   name: string;
   groups: string[];
   disabled?: boolean;
+  /** Claims that replace the defaults (`email_verified: undefined` leaves it out). */
+  claims?: Record<string, unknown>;
 }
 
 export interface TestIdp {
@@ -16,6 +18,8 @@ export interface TestIdp {
   clientSecret: string;
   /** People by login (the subject); set `disabled` to take one away. */
   people: Map<string, Person>;
+  /** Every request the provider received, as `METHOD /path`, in order. */
+  requests: string[];
   close(): Promise<void>;
 }
 
@@ -73,16 +77,26 @@ export async function startTestIdp(opts: {
       if (!p || p.disabled) return undefined;
       return {
         accountId: sub,
-        claims: async () => ({ sub, email: p.email, email_verified: true, name: p.name, groups: p.groups }),
+        claims: async () => ({
+          sub,
+          email: p.email,
+          email_verified: true,
+          name: p.name,
+          groups: p.groups,
+          ...p.claims,
+        }),
       };
     },
   });
+  const requests: string[] = [];
+  server.on('request', (req) => requests.push(`${req.method} ${req.url?.split('?')[0]}`));
   server.on('request', provider.callback());
   return {
     issuer,
     clientId,
     clientSecret,
     people,
+    requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -26,6 +26,12 @@ export const ConnectProvider = z.strictObject({
   groups_claim: z.string().trim().min(1).max(200).default('groups'),
   provision: z.enum(['domain', 'group']).default('domain'),
   provision_groups: z.array(group).max(100).default([]),
+  link_existing_members: z
+    .boolean()
+    .default(false)
+    .describe(
+      'a first sign-in may take over an existing member not yet linked, when the provider asserts email_verified: true',
+    ),
 });
 
 /** The account API's (and the dashboard form's) fields, as `connectProvider` takes them. */
@@ -39,6 +45,7 @@ export function connectInput(b: z.infer<typeof ConnectProvider>): ConnectInput {
     groupsClaim: b.groups_claim,
     provision: b.provision,
     provisionGroups: b.provision_groups,
+    linkExistingMembers: b.link_existing_members,
   };
 }
 
@@ -53,6 +60,7 @@ export function identityProviderJson(p: IdentityProviderRecord) {
     groups_claim: p.groupsClaim,
     provision: p.provision,
     provision_groups: p.provisionGroups,
+    link_existing_members: p.linkExistingMembers,
     sign_in_path: `/dashboard/sign-in/idp?account=${encodeURIComponent(p.accountId)}`,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),
@@ -88,7 +96,7 @@ export function identityRoutes(deps: { store: Store; identity?: MemberTokens }):
   const connect = operation({
     tag,
     summary:
-      'Connect or change the OIDC identity provider (its issuer is discovered first; the client secret is stored encrypted)',
+      'Connect or change the OIDC identity provider (its issuer is discovered first; the client secret is stored encrypted, and needed again for a new issuer)',
     body: ConnectProvider,
   });
   app.post('/identity_provider', connect, async (c) => {

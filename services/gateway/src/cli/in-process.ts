@@ -26,6 +26,7 @@ export async function inProcessApi(config: Config) {
     egress: new EgressPolicy(config.egressAllow),
     clock: Date.now,
     tokenTtlMs: config.memberTokenTtlMs,
+    refreshIdleMs: config.idpRefreshIdleMs,
     publicUrl: config.publicUrl,
   });
   const app = operatorRoutes({

@@ -11,7 +11,8 @@ const USAGE = `Usage: keygate token [--url GATEWAY_URL] [--account ACCOUNT_ID]
 Prints a short-lived Keygate member token on stdout, for Claude Code's \`apiKeyHelper\`.
 The first run signs you in through your company's identity provider (the OAuth 2.0 device
 flow: open the address it prints and enter the code); later runs renew the token silently
-with the refresh token kept in $XDG_CONFIG_HOME/keygate/credentials.json (mode 0600).
+with the refresh token kept in $XDG_CONFIG_HOME/keygate/credentials.json (mode 0600), which
+changes on every renewal.
 
   --url      the gateway (default: ANTHROPIC_BASE_URL, as Claude Code passes it)
   --account  your Keygate account id (default: KEYGATE_ACCOUNT)`;
@@ -113,6 +114,11 @@ async function run(values: Values): Promise<number> {
     if (saved) {
       const renewed = await post(base, '/token', { refresh_token: saved.refresh_token });
       if (renewed.status === 200) {
+        // The refresh token rotates on every renewal: the one just used is spent.
+        if (typeof renewed.body.refresh_token === 'string') {
+          all[slot] = { ...saved, refresh_token: renewed.body.refresh_token };
+          writeSaved(dir, file, all);
+        }
         printToken(renewed.body.token);
         return EXIT.ok;
       }

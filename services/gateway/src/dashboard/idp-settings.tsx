@@ -32,6 +32,10 @@ const Form = z.object({
   groups_claim: z.string().transform((s) => s.trim() || 'groups'),
   provision: z.string(),
   provision_groups: list,
+  link_existing_members: z
+    .string()
+    .optional()
+    .transform((s) => s === 'on'),
 });
 
 function page(
@@ -56,6 +60,7 @@ function page(
             'New members',
             idp.provision === 'group' ? `groups: ${idp.provisionGroups.join(', ')}` : 'by domain',
           ],
+          ['Links existing members by email', idp.linkExistingMembers ? 'yes (verified emails only)' : 'no'],
           ['Sign-in link', `/dashboard/sign-in?account=${idp.accountId}`],
         ]
       : [['Provider', 'not connected']],
@@ -88,7 +93,7 @@ function page(
             <input name="client_id" value={idp?.clientId ?? ''} required />
           </label>
           <label>
-            Client secret{idp ? ' (leave empty to keep the stored one)' : ''}
+            Client secret{idp ? ' (leave empty to keep the stored one; required for a new issuer)' : ''}
             <input name="client_secret" type="password" autocomplete="off" required={!idp} />
           </label>
           <label>
@@ -113,6 +118,10 @@ function page(
           <label>
             Groups that get a seat (comma-separated, with "only members of these groups")
             <input name="provision_groups" value={idp?.provisionGroups.join(', ') ?? ''} />
+          </label>
+          <label>
+            <input name="link_existing_members" type="checkbox" checked={idp?.linkExistingMembers ?? false} />
+            Let a first sign-in take over an existing member with the same verified email
           </label>
           <button type="submit">Save and check the issuer</button>
         </PostForm>

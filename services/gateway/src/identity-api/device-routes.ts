@@ -12,9 +12,10 @@ const StartDevice = z.strictObject({ account_id: accountId });
 const PollDevice = z.strictObject({ account_id: accountId, device_code: z.string().min(1).max(2000) });
 const Refresh = z.strictObject({ refresh_token: z.string().min(1).max(200) });
 
-/** Per client address and minute: device sign-ins started (each makes Keygate call a provider), refresh tokens refused. */
+/** Per client address and minute: device sign-ins started (each makes Keygate call a provider), refresh tokens and device codes refused. */
 const STARTS_PER_MINUTE = 20;
 const BAD_REFRESHES_PER_MINUTE = 30;
+const BAD_POLLS_PER_MINUTE = 30;
 
 const clientOf = (c: Context<AppEnv>) => c.env?.incoming?.socket?.remoteAddress ?? '';
 
@@ -57,12 +58,21 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
     '/device/token',
     operation({
       tag,
-      summary: 'Poll the device flow: `pending`, or a short-lived member token and a refresh token',
+      summary:
+        'Poll the device flow: `pending`, `slow_down` (polled sooner than the interval: the provider is not asked), or a short-lived member token and a refresh token',
       body: PollDevice,
     }),
     async (c) => {
       const b = c.req.valid('json');
-      return c.json(await tokens.pollDevice(b.account_id, b.device_code));
+      // Each poll of a code Keygate has not seen may reach the provider once: guessed codes are cut off.
+      attempts.check('poll', clientOf(c), BAD_POLLS_PER_MINUTE, 'device codes');
+      try {
+        return c.json(await tokens.pollDevice(b.account_id, b.device_code));
+      } catch (err) {
+        if (err instanceof GatewayError && err.type === 'invalid_request_error')
+          attempts.fail('poll', clientOf(c));
+        throw err;
+      }
     },
   );
 
@@ -72,7 +82,7 @@ export function deviceRoutes(tokens: MemberTokens): Hono<AppEnv> {
     operation({
       tag,
       summary:
-        'A new member token, after the identity provider renewed the sign-in (it refuses a disabled person)',
+        'A new member token and a new refresh token (the one sent is spent), after the identity provider renewed the sign-in (it refuses a disabled person)',
       body: Refresh,
     }),
     async (c) => {

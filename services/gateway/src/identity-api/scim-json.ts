@@ -85,8 +85,16 @@ export function listJson<T>(total: number, startIndex: number, resources: T[]) {
 /** `attr eq "value"`, the one filter identity providers send to find a user or a group (RFC 7644 §3.4.2.2). */
 export function eqFilter(filter: string | undefined, attr: string): string | null {
   if (!filter) return null;
+  if (filter.includes('\0'))
+    throw new ScimError(400, 'The filter contains a NUL character.', 'invalidFilter');
   const m = /^\s*(\w+)\s+eq\s+"((?:[^"\\]|\\.)*)"\s*$/i.exec(filter);
   if (!m || m[1]!.toLowerCase() !== attr.toLowerCase())
     throw new ScimError(400, `Only the filter '${attr} eq "…"' is supported.`, 'invalidFilter');
   return m[2]!.replace(/\\(.)/g, '$1');
+}
+
+/** PostgreSQL refuses a NUL character in text (22021): the client's value, so SCIM's 400. */
+export function refusedValue(err: unknown): ScimError | null {
+  if ((err as { code?: string }).code !== '22021') return null;
+  return new ScimError(400, 'A value contains a character that is not allowed (NUL).', 'invalidValue');
 }

@@ -7,8 +7,14 @@ import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
-import { DuplicateMemberError, SeatLimitError, type Store } from '../store';
-import { eqFilter, groupJson, listJson, ScimError, userJson } from './scim-json';
+import {
+  DuplicateMemberError,
+  LastAdminError,
+  RemovedByAdminError,
+  SeatLimitError,
+  type Store,
+} from '../store';
+import { eqFilter, groupJson, listJson, refusedValue, ScimError, userJson } from './scim-json';
 
 type ScimEnv = AppEnv & { Variables: AppEnv['Variables'] & { scimAccount: string } };
 
@@ -83,7 +89,7 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
         ? err
         : gateway
           ? new ScimError(gateway.status as ContentfulStatusCode, gateway.message)
-          : null;
+          : refusedValue(err);
     if (!e) c.var.logger.error('scim request failed', { error: err });
     const out = e ?? new ScimError(500, 'Internal error.');
     return c.body(JSON.stringify(out.json()), out.status, { ...gateway?.headers, 'content-type': SCIM_JSON });
@@ -100,12 +106,24 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
       c.res.headers.set('content-type', SCIM_JSON);
   });
   const base = (c: Context) => `${new URL(c.req.url).origin}/scim/v2`;
-  const audit = (id: string, reason: string) => ({
-    actor: 'scim',
-    action: 'member.deprovisioned',
-    targetId: id,
-    details: { reason },
-  });
+  /** Deprovisions, but never the account's last active admin (a SCIM error says why). */
+  const deprovision = async (account: string, id: string, reason: string) => {
+    try {
+      await store.identity.deprovision(account, id, {
+        actor: 'scim',
+        action: 'member.deprovisioned',
+        targetId: id,
+        details: { reason },
+      });
+    } catch (err) {
+      if (!(err instanceof LastAdminError)) throw err;
+      throw new ScimError(
+        400,
+        "This user is the account's last active admin and cannot be deactivated: make another member admin first.",
+        'mutability',
+      );
+    }
+  };
 
   const user = async (c: Context<ScimEnv>, id: string) => {
     const m = await store.scim.user(c.var.scimAccount, id);
@@ -120,20 +138,31 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
   const change = async (c: Context<ScimEnv>, id: string, ch: ReturnType<typeof userChanges>) => {
     const account = c.var.scimAccount;
     if (!(await store.scim.user(account, id))) throw new ScimError(404, `No user '${id}'.`, 'noTarget');
+    if (ch.active === false) await deprovision(account, id, 'SCIM: active=false');
     try {
-      await store.scim.updateUser(account, id, {
-        ...(ch.name ? { name: ch.name } : {}),
-        ...(ch.email ? { email: ch.email } : {}),
-        ...(ch.active ? { active: true as const } : {}),
-      });
+      await store.scim.updateUser(
+        account,
+        id,
+        {
+          ...(ch.name ? { name: ch.name } : {}),
+          ...(ch.email ? { email: ch.email } : {}),
+          ...(ch.active ? { active: true as const } : {}),
+        },
+        'scim',
+      );
     } catch (err) {
       if (err instanceof SeatLimitError)
         throw new ScimError(403, `Every seat of the ${err.planName} plan is taken.`);
+      if (err instanceof RemovedByAdminError)
+        throw new ScimError(
+          400,
+          'This user was removed by an account admin and cannot be reactivated through SCIM: an admin adds them again.',
+          'mutability',
+        );
       if ((err as { code?: string }).code === '23505')
         throw new ScimError(409, 'userName is taken.', 'uniqueness');
       throw err;
     }
-    if (ch.active === false) await store.identity.deprovision(account, id, audit(id, 'SCIM: active=false'));
     return c.json(await user(c, id));
   };
 
@@ -166,8 +195,7 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
         { actor: 'scim', action: 'member.provisioned', targetId: null, details: { email: ch.email } },
       );
       await store.invites.acceptFor(c.var.scimAccount, m.email, m.id);
-      if (ch.active === false)
-        await store.identity.deprovision(c.var.scimAccount, m.id, audit(m.id, 'SCIM: created inactive'));
+      if (ch.active === false) await deprovision(c.var.scimAccount, m.id, 'SCIM: created inactive');
       return c.json(await user(c, m.id), 201);
     } catch (err) {
       if (err instanceof DuplicateMemberError)
@@ -202,7 +230,7 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
     const id = c.req.param('id');
     if (!(await store.scim.user(c.var.scimAccount, id)))
       throw new ScimError(404, `No user '${id}'.`, 'noTarget');
-    await store.identity.deprovision(c.var.scimAccount, id, audit(id, 'SCIM: deleted'));
+    await deprovision(c.var.scimAccount, id, 'SCIM: deleted');
     return c.body(null, 204);
   });
 

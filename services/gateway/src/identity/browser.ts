@@ -1,5 +1,7 @@
+import { isIP } from 'node:net';
 import * as client from 'openid-client';
 import { generateKey, hashKey, keyHint } from '../auth/keys';
+import { EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { MemberRecord } from '../store';
@@ -23,8 +25,15 @@ export async function beginBrowserSignIn(
   accountId: string,
   origin: string,
 ): Promise<{ url: URL; pending: PendingSignIn; provider: string }> {
+  const account = await tokens.store.accounts.get(accountId);
+  if (account?.status !== 'active')
+    throw new GatewayError(
+      'not_found_error',
+      `Account '${accountId}' cannot sign in through an identity provider.`,
+    );
   const idp = await tokens.oidc.provider(accountId);
   const config = await tokens.oidc.config(idp);
+  await checkAuthorizationEndpoint(tokens.deps.egress, config.serverMetadata().authorization_endpoint);
   const verifier = client.randomPKCECodeVerifier();
   const pending = { account: accountId, state: client.randomState(), nonce: client.randomNonce(), verifier };
   const url = client.buildAuthorizationUrl(config, {
@@ -36,6 +45,35 @@ export async function beginBrowserSignIn(
     nonce: pending.nonce,
   });
   return { url, pending, provider: idp.name };
+}
+
+/** What an egress policy with no operator allowances lets through: public unicast addresses. */
+const PUBLIC_ONLY = new EgressPolicy();
+
+/**
+ * Where the browser is sent must be a place the gateway itself may reach (the egress policy) and,
+ * as OAuth 2.0 requires of the authorization endpoint (RFC 6749 §3.1, RFC 9700 §2.6; read
+ * 2026-11-29), https; plain http only to a host the operator allowed by name or address
+ * (KEYGATE_EGRESS_ALLOW: a provider inside their network).
+ */
+async function checkAuthorizationEndpoint(egress: EgressPolicy, endpoint: string | undefined): Promise<void> {
+  const refused = () =>
+    new GatewayError(
+      'invalid_request_error',
+      "The identity provider's authorization endpoint is not allowed (it must be https, and pass the egress policy): an admin checks the provider's settings.",
+    );
+  let url: URL;
+  try {
+    url = new URL(endpoint ?? '');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refused();
+    await egress.check(url.href);
+  } catch {
+    throw refused();
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const operatorAllowed = egress.allowsHost(host) || (isIP(host) !== 0 && !PUBLIC_ONLY.allowsAddress(host));
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && operatorAllowed)) return;
+  throw refused();
 }
 
 /**

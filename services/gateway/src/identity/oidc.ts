@@ -14,6 +14,8 @@ export interface IdentityDeps {
   clock: () => number;
   /** Life of a member token issued after a sign-in or a refresh (KEYGATE_MEMBER_TOKEN_TTL_MS). */
   tokenTtlMs: number;
+  /** A device sign-in not renewed for this long ends (KEYGATE_IDP_REFRESH_IDLE_MS; 30 days if unset). */
+  refreshIdleMs?: number;
   /** KEYGATE_PUBLIC_URL: where the provider sends browsers back (else the request's origin). */
   publicUrl?: string | null;
 }
@@ -113,7 +115,10 @@ export class OidcClients {
     const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
     const all: Record<string, unknown> = { ...claims, ...info };
     const email = typeof all.email === 'string' ? all.email.toLowerCase() : '';
-    if (!email || all.email_verified === false)
+    // OpenID Connect Core 1.0 §5.1: email_verified is a JSON boolean (read 2026-11-29). Anything but
+    // `true` is not an assertion; a value other than absent or `true` is refused outright.
+    const emailVerified = all.email_verified === true;
+    if (!email || (all.email_verified !== undefined && !emailVerified))
       throw new GatewayError(
         'permission_error',
         'The identity provider did not give a verified email address for this person.',
@@ -125,7 +130,7 @@ export class OidcClients {
         ? [raw]
         : [];
     const name = typeof all.name === 'string' && all.name ? all.name : email;
-    return { subject: claims.sub, email, name, groups, active: all.active !== false };
+    return { subject: claims.sub, email, emailVerified, name, groups, active: all.active !== false };
   }
 }
 

@@ -1,6 +1,7 @@
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import {
+  IdentityLinkError,
   SeatLimitError,
   type IdentityProviderRecord,
   type IdpPerson,
@@ -14,10 +15,26 @@ export function domainAllowed(idp: IdentityProviderRecord, email: string): boole
   return idp.allowedDomains.length === 0 || idp.allowedDomains.some((d) => d.toLowerCase() === domain);
 }
 
+const LINK_REFUSALS: Record<
+  IdentityLinkError['reason'],
+  (p: IdpPerson, idp: IdentityProviderRecord) => string
+> = {
+  bound: (p) =>
+    `Sign-in refused: the member ${p.email} is already linked to another person at this identity provider.`,
+  unverified: (p) =>
+    `Sign-in refused: a member with ${p.email} exists, and the identity provider did not assert that this address is verified.`,
+  'not-linkable': (p) =>
+    `Sign-in refused: a member with ${p.email} exists and has not signed in with this identity provider before; an account admin allows linking existing members (link_existing_members) or removes and invites them.`,
+  'not-provisioned': (p, idp) =>
+    `Sign-in refused: ${p.email} is in none of the groups this account provisions (${idp.provisionGroups.join(', ') || 'none set'}).`,
+};
+
 /**
- * The member a person signs in as: an existing member with that email (added by an admin, or on
- * an earlier sign-in), else a new developer when the provisioning rule admits them: by domain
- * (any allowed address) or by group (one of the listed groups in the groups claim).
+ * The member a person signs in as: the member bound to their (issuer, subject); on a first
+ * sign-in, a member the provider's SCIM client created (or, where the account allows linking, any
+ * member not yet bound) with the same verified email; else a new developer when the provisioning
+ * rule admits them: by domain (any allowed address) or by group (one of the listed groups).
+ * An invite for the address is accepted only for a verified email.
  */
 export async function provisionMember(
   store: Store,
@@ -29,23 +46,25 @@ export async function provisionMember(
       'permission_error',
       `Sign-in refused: ${person.email} is not in this account's allowed email domains.`,
     );
-  const existing = await store.identity.memberFor(idp.accountId, person.subject, person.email);
-  if (!existing && idp.provision === 'group' && !person.groups.some((g) => idp.provisionGroups.includes(g)))
-    throw new GatewayError(
-      'permission_error',
-      `Sign-in refused: ${person.email} is in none of the groups this account provisions (${idp.provisionGroups.join(', ') || 'none set'}).`,
-    );
+  const mayCreate = idp.provision === 'domain' || person.groups.some((g) => idp.provisionGroups.includes(g));
   try {
-    const { member } = await store.identity.provision(idp.accountId, person, newId('user'), {
-      actor: 'idp',
-      action: 'member.provisioned',
-      targetId: null,
-      details: { email: person.email, issuer: idp.issuer },
-    });
+    const { member } = await store.identity.provision(
+      idp,
+      person,
+      { id: newId('user'), mayCreate },
+      {
+        actor: 'idp',
+        action: 'member.provisioned',
+        targetId: null,
+        details: { email: person.email, issuer: idp.issuer },
+      },
+    );
     // A person invited by email becomes the member of their invite, with its groups.
-    await store.invites.acceptFor(idp.accountId, member.email, member.id);
+    if (person.emailVerified) await store.invites.acceptFor(idp.accountId, member.email, member.id);
     return member;
   } catch (err) {
+    if (err instanceof IdentityLinkError)
+      throw new GatewayError('permission_error', LINK_REFUSALS[err.reason](person, idp));
     if (err instanceof SeatLimitError)
       throw new GatewayError(
         'permission_error',

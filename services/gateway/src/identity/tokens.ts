@@ -4,12 +4,16 @@ import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { GatewayError } from '../lib/errors';
 import { newId, randomBase62 } from '../lib/ids';
 import type { IdentityProviderRecord, IdpPerson, MemberRecord } from '../store';
+import type { RefreshRefusal } from '../store/idp-sessions';
+import { DevicePolls } from './device-polls';
 import { OidcClients, refusedByProvider, SCOPE, unreachable, type IdentityDeps } from './oidc';
 import { domainAllowed, provisionMember } from './provision';
 
 /** The previous member token keeps working this long after a refresh (a call in flight with it). */
 const ROTATION_GRACE_MS = 30_000;
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+/** A device sign-in not renewed for this long ends (KEYGATE_IDP_REFRESH_IDLE_MS). */
+export const DEFAULT_REFRESH_IDLE_MS = 30 * 86_400_000;
 
 /** What `keygate token` receives: a member token for the gateway, and what renews it. */
 export interface IssuedToken {
@@ -22,11 +26,22 @@ export interface IssuedToken {
 
 const refreshHash = (token: string) =>
   createHash('sha256').update('keygate-idp-refresh\0').update(token).digest();
+const newRefreshToken = () => `kgr_${randomBase62(43)}`;
 
-const gone = () =>
+const ENDED: Record<RefreshRefusal, string> = {
+  unknown: 'this refresh token is not known',
+  reused: 'this refresh token was already used, so the sign-in was ended in case it was copied',
+  idle: 'it was not renewed for too long',
+  removed: 'an admin removed you',
+  ended: 'it was ended',
+  deprovisioned: "your company's identity provider no longer signs you in",
+  'provider-refused': "your company's identity provider no longer signs you in",
+};
+
+const gone = (why: RefreshRefusal, reason?: string) =>
   new GatewayError(
     'authentication_error',
-    "This sign-in has ended (your company's identity provider no longer signs you in, or an admin removed you): run `keygate token` again to sign in.",
+    `This sign-in has ended (${reason ?? ENDED[why]}): run \`keygate token\` again to sign in.`,
   );
 
 /**
@@ -38,6 +53,7 @@ const gone = () =>
 export class MemberTokens {
   readonly deps: IdentityDeps;
   readonly oidc: OidcClients;
+  readonly #polls: DevicePolls;
 
   get store() {
     return this.deps.store;
@@ -46,6 +62,7 @@ export class MemberTokens {
   constructor(deps: IdentityDeps, oidc = new OidcClients(deps)) {
     this.deps = deps;
     this.oidc = oidc;
+    this.#polls = new DevicePolls(deps.clock);
   }
 
   async startDevice(accountId: string) {
@@ -53,6 +70,7 @@ export class MemberTokens {
     const config = await this.oidc.config(idp);
     try {
       const d = await client.initiateDeviceAuthorization(config, { scope: SCOPE });
+      this.#polls.started(accountId, d.device_code, d.interval ?? 5, d.expires_in);
       return {
         provider: idp.name,
         device_code: d.device_code,
@@ -72,11 +90,18 @@ export class MemberTokens {
     }
   }
 
-  /** One poll of the provider's token endpoint: still pending, or the first member token. */
+  /**
+   * One poll of the provider's token endpoint: still pending, slow down, or the first member
+   * token. A poll sooner than the interval is answered `slow_down` here, the provider not asked.
+   */
   async pollDevice(
     accountId: string,
     deviceCode: string,
-  ): Promise<{ status: 'pending'; interval?: number } | ({ status: 'ok' } & IssuedToken)> {
+  ): Promise<
+    { status: 'pending' } | { status: 'slow_down'; interval: number } | ({ status: 'ok' } & IssuedToken)
+  > {
+    const early = this.#polls.admit(accountId, deviceCode);
+    if (early !== null) return { status: 'slow_down', interval: early };
     const idp = await this.oidc.provider(accountId);
     const config = await this.oidc.config(idp);
     let tokens: Awaited<ReturnType<typeof client.genericGrantRequest>>;
@@ -85,7 +110,10 @@ export class MemberTokens {
     } catch (err) {
       const said = refusedByProvider(err);
       if (said === 'authorization_pending') return { status: 'pending' };
-      if (said === 'slow_down') return { status: 'pending', interval: 10 };
+      if (said === 'slow_down')
+        return { status: 'slow_down', interval: this.#polls.slowDown(accountId, deviceCode) };
+      if (said === 'access_denied' || said === 'expired_token' || said === 'invalid_grant')
+        this.#polls.finished(accountId, deviceCode);
       if (said === 'access_denied')
         throw new GatewayError('permission_error', 'The sign-in was denied at the identity provider.');
       if (said === 'expired_token' || said === 'invalid_grant')
@@ -95,6 +123,7 @@ export class MemberTokens {
         );
       throw unreachable();
     }
+    this.#polls.finished(accountId, deviceCode);
     const person = await this.#person(idp, config, tokens);
     const member = await provisionMember(this.deps.store, idp, person);
     return { status: 'ok', ...(await this.#startSession(idp, member, person, tokens.refresh_token ?? null)) };
@@ -120,7 +149,7 @@ export class MemberTokens {
     providerRefresh: string | null,
   ): Promise<IssuedToken> {
     const sessionId = newId('idps');
-    const refresh = `kgr_${randomBase62(43)}`;
+    const refresh = newRefreshToken();
     const token = generateKey('live');
     const expiresAt = new Date(this.deps.clock() + this.deps.tokenTtlMs);
     await this.deps.store.identity.startSession(
@@ -158,55 +187,68 @@ export class MemberTokens {
   }
 
   /**
-   * A new member token for a device session, after the provider renewed its own refresh token and
-   * still knows the person (userinfo answers, not inactive, domain still allowed). When the
-   * provider refuses, the member is deprovisioned at once and the answer is a 401.
+   * A new member token and a new refresh token for a device session (the one presented is spent;
+   * presented again, it ends the session), after the provider renewed its own refresh token and
+   * still knows the person. Only the provider's explicit refusal of the grant (invalid_grant) or
+   * `active: false` deprovisions the member, and never the account's last admin; an outage, a
+   * provider that is no longer connected or any other answer only fails or ends this sign-in.
    */
   async refresh(refreshToken: string): Promise<IssuedToken> {
-    if (!refreshToken.startsWith('kgr_')) throw gone();
-    const result = await this.deps.store.identity.refreshSession(refreshHash(refreshToken), async (s) => {
-      const idp = await this.deps.store.identity.provider(s.accountId);
-      const end = (reason: string) => ({
-        kind: 'deprovision' as const,
-        audit: { actor: 'idp', action: 'member.deprovisioned', targetId: s.memberId, details: { reason } },
-        value: null,
-      });
-      if (!idp) return end('identity provider disconnected');
-      if (!s.providerRefreshSealed) return end('no refresh token from the provider');
-      const config = await this.oidc.config(idp);
-      const stored = this.deps.box.open(s.providerRefreshSealed, { purpose: 'idp-refresh-token', row: s.id });
-      let person: IdpPerson & { active: boolean };
-      let next: string | null;
-      try {
-        const tokens = await client.refreshTokenGrant(config, stored);
-        next = tokens.refresh_token ?? null;
-        person = await this.oidc.person(idp, config, tokens);
-      } catch (err) {
-        const said = refusedByProvider(err);
-        // The provider's own refusal ends the person's access; an outage only fails this refresh.
-        if (said) return end(`provider refused: ${said}`);
-        if (err instanceof GatewayError) return end(err.message);
-        throw unreachable();
-      }
-      if (!person.active) return end('inactive at the provider');
-      if (person.subject !== s.subject) return end('subject changed');
-      if (!domainAllowed(idp, person.email)) return end('email domain no longer allowed');
-      await this.deps.store.identity.setGroups(s.memberId, person.groups);
-      const token = generateKey('live');
-      const expiresAt = new Date(this.deps.clock() + this.deps.tokenTtlMs);
-      return {
-        kind: 'renew' as const,
-        providerRefreshSealed: next
-          ? this.deps.box.seal(next, { purpose: 'idp-refresh-token', row: s.id })
-          : null,
-        hash: hashKey(token),
-        hint: keyHint(token),
-        expiresAt,
-        graceMs: ROTATION_GRACE_MS,
-        value: { token, expires_at: expiresAt.toISOString(), email: person.email },
-      };
-    });
-    if (!result?.value) throw gone();
+    if (!refreshToken.startsWith('kgr_')) throw gone('unknown');
+    const idleMs = this.deps.refreshIdleMs ?? DEFAULT_REFRESH_IDLE_MS;
+    const result = await this.deps.store.identity.refreshSession(
+      refreshHash(refreshToken),
+      idleMs,
+      async (s) => {
+        const idp = await this.deps.store.identity.provider(s.accountId);
+        const deprovision = (reason: string) => ({
+          kind: 'deprovision' as const,
+          audit: { actor: 'idp', action: 'member.deprovisioned', targetId: s.memberId, details: { reason } },
+        });
+        const end = (reason: string) => ({ kind: 'end' as const, reason });
+        if (!idp) return end("the account's identity provider was disconnected");
+        if (!s.providerRefreshSealed) return end('the identity provider gave no refresh token');
+        const config = await this.oidc.config(idp);
+        const stored = this.deps.box.open(s.providerRefreshSealed, {
+          purpose: 'idp-refresh-token',
+          row: s.id,
+        });
+        let person: IdpPerson & { active: boolean };
+        let next: string | null;
+        try {
+          const tokens = await client.refreshTokenGrant(config, stored);
+          next = tokens.refresh_token ?? null;
+          person = await this.oidc.person(idp, config, tokens);
+        } catch (err) {
+          // RFC 6749 §5.2: invalid_grant is the provider saying this grant is over (the person
+          // disabled or removed there, the grant revoked). Anything else fails only this refresh.
+          if (refusedByProvider(err) === 'invalid_grant')
+            return deprovision('provider refused: invalid_grant');
+          if (err instanceof GatewayError) throw err;
+          throw unreachable();
+        }
+        if (!person.active) return deprovision('inactive at the provider');
+        if (person.subject !== s.subject) return end('the identity provider named another person');
+        if (!domainAllowed(idp, person.email)) return end("the email left the account's allowed domains");
+        await this.deps.store.identity.setGroups(s.memberId, person.groups);
+        const token = generateKey('live');
+        const refresh = newRefreshToken();
+        const expiresAt = new Date(this.deps.clock() + this.deps.tokenTtlMs);
+        return {
+          kind: 'renew' as const,
+          providerRefreshSealed: next
+            ? this.deps.box.seal(next, { purpose: 'idp-refresh-token', row: s.id })
+            : null,
+          refreshHash: refreshHash(refresh),
+          hash: hashKey(token),
+          hint: keyHint(token),
+          expiresAt,
+          graceMs: ROTATION_GRACE_MS,
+          value: { token, refresh_token: refresh, expires_at: expiresAt.toISOString(), email: person.email },
+        };
+      },
+    );
+    if ('refused' in result) throw gone(result.refused, result.reason);
     return { ...result.value, member_id: result.session.memberId };
   }
 }

@@ -80,12 +80,14 @@ export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
 export type { EventRow, JoinRow, MetricRow, OutcomeRow, TelemetrySender } from './telemetry';
 export type { BatchHold, ObjectKind, ObjectOwner, OpenBatch } from './objects';
-export type {
-  IdentityProviderInput,
-  IdentityProviderRecord,
-  IdpPerson,
-  IdpSessionRecord,
+export {
+  IdentityLinkError,
+  type IdentityProviderInput,
+  type IdentityProviderRecord,
+  type IdpPerson,
+  type IdpSessionRecord,
 } from './identity';
+export { RemovedByAdminError } from './scim';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';

@@ -70,7 +70,7 @@ export async function guardSeats(t: Sql, accountId: string): Promise<void> {
 }
 
 /** Locks the account's admins; throws when `id` is the only one and would stop being one. */
-async function guardLastAdmin(t: Sql, accountId: string, id: string): Promise<void> {
+export async function guardLastAdmin(t: Sql, accountId: string, id: string): Promise<void> {
   const admins = await t<{ id: string }[]>`
     select id from members where account_id = ${accountId} and status = 'active' and role = 'admin' for update`;
   if (admins.length === 1 && admins[0]!.id === id) throw new LastAdminError(id);
@@ -174,7 +174,7 @@ export function memberQueries(sql: Sql) {
         async (t) => {
           await guardLastAdmin(t, accountId, id);
           const [row] = await t<MemberRecord[]>`
-          update members t set status = 'removed', removed_at = now()
+          update members t set status = 'removed', removed_at = now(), removed_by = 'admin'
           where t.account_id = ${accountId} and t.id = ${id} and t.status = 'active'
           returning ${memberCols(t)}`;
           return row;

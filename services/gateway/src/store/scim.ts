@@ -25,7 +25,10 @@ export interface ScimGroupRecord {
 export type ScimMember = MemberRecord & { externalId: string | null; groups: string[] };
 
 const scimMemberCols = (sql: Sql) =>
-  sql`${memberCols(sql)}, t.idp_subject as "externalId", t.idp_groups as groups`;
+  sql`${memberCols(sql)}, t.scim_external_id as "externalId", t.idp_groups as groups`;
+
+/** A member an account admin removed stays removed: SCIM may not bring back their seat and keys. */
+export class RemovedByAdminError extends Error {}
 
 const groupCols = (sql: Sql) => sql`
   g.id, g.account_id as "accountId", g.display_name as "displayName", g.external_id as "externalId", g.created_at as "createdAt",
@@ -108,32 +111,46 @@ export function scimQueries(sql: Sql) {
         await guardSeats(t, m.accountId);
         await insertMember(t, { ...m, role: 'developer' });
         const [row] = await t<ScimMember[]>`
-          update members t set idp_subject = ${m.externalId} where t.id = ${m.id} returning ${scimMemberCols(t)}`;
+          update members t set scim_external_id = ${m.externalId}, scim_managed = true
+          where t.id = ${m.id} returning ${scimMemberCols(t)}`;
         await writeAudit(t, m.accountId, audit);
         return row!;
       });
     },
 
-    /** Renames, and turns a member active again (within the seats) after a deactivation. */
+    /**
+     * Renames, changes the email, and turns a member active again (within the seats) after a
+     * deactivation by the identity provider; each change of state or email is audited. A member
+     * an admin removed is refused (RemovedByAdminError): their keys stay revoked.
+     */
     async updateUser(
       accountId: string,
       id: string,
       patch: { name?: string; email?: string; active?: true },
+      actor: string,
     ): Promise<ScimMember | null> {
       return inTransaction(sql, async (t) => {
-        if (patch.active) {
-          const [m] = await t<
-            { status: string }[]
-          >`select status from members where account_id = ${accountId} and id = ${id}`;
-          if (m?.status === 'removed') {
-            await guardSeats(t, accountId);
-            await t`update members set status = 'active', removed_at = null where id = ${id}`;
-          }
+        const [m] = await t<{ status: string; email: string; removedBy: string | null }[]>`
+          select status, email, removed_by as "removedBy" from members
+          where account_id = ${accountId} and id = ${id} for update`;
+        if (!m) return null;
+        if (patch.active && m.status === 'removed') {
+          if (m.removedBy === 'admin') throw new RemovedByAdminError(id);
+          await guardSeats(t, accountId);
+          await t`update members set status = 'active', removed_at = null, removed_by = null where id = ${id}`;
+          await writeAudit(t, accountId, { actor, action: 'member.reactivated', targetId: id });
         }
         const [row] = await t<ScimMember[]>`
           update members t set name = coalesce(${patch.name ?? null}, t.name), email = coalesce(${patch.email ?? null}, t.email)
           where t.account_id = ${accountId} and t.id = ${id} returning ${scimMemberCols(t)}`;
-        if (row) await invalidate(t, `member:${id}`);
+        if (patch.email && patch.email !== m.email.toLowerCase())
+          await writeAudit(t, accountId, {
+            actor,
+            action: 'member.email_changed',
+            targetId: id,
+            details: { from: m.email, to: patch.email },
+          });
+        await invalidate(t, `member:${id}`);
         return row ?? null;
       });
     },
