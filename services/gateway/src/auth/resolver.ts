@@ -1,7 +1,13 @@
-import { GatewayError } from '../lib/errors';
+import { databaseUnreachable, GatewayError } from '../lib/errors';
 import { compilePolicy, type ModelPolicy } from '../lib/model-policy';
 import type { SecretBox } from '../lib/secret-box';
-import type { AccountRecord, KeyRecord, ResolvedKey, Store } from '../store';
+import {
+  databaseUnavailable,
+  type AccountRecord,
+  type KeyRecord,
+  type ResolvedKey,
+  type Store,
+} from '../store';
 import { FailedAttempts } from './attempts';
 import { hashKeyHex, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
 
@@ -23,7 +29,15 @@ export interface Principal {
 interface Entry {
   principal: Principal | null;
   expiresAt: number;
+  /** When the database last answered for this key: the start of the stale window. */
+  confirmedAt: number;
 }
+
+/** How a key was found: in memory, in the database, from memory past its life (the database away), or not at all. */
+export type LookupResult = 'hit' | 'miss' | 'stale' | 'unavailable';
+
+/** While the database is away, a lookup is tried at most this often; meanwhile calls are answered from memory. */
+const DOWN_RETRY_MS = 500;
 
 export interface ResolverOptions {
   ttlMs: number;
@@ -37,8 +51,15 @@ export interface ResolverOptions {
   onRetiredSecret?: (p: Principal) => void;
   /** The same for admin keys, counted apart: they manage an account, so the budget is smaller. */
   maxUnknownAdminPerMinute?: number;
-  /** Sees each lookup: answered from memory (a known or a known-unknown key) or not. */
-  onLookup?(hit: boolean): void;
+  /**
+   * While the database is unreachable, a key it confirmed at most this long ago is served from
+   * memory past `ttlMs`; a key not held that long gets a 503 its client retries. 0: never.
+   */
+  staleMaxMs?: number;
+  /** Sees each lookup: from memory, from the database, from memory past its life, or not answerable. */
+  onLookup?(result: LookupResult): void;
+  /** Told when lookups start failing because the database is unreachable, and when it answers again. */
+  onDatabase?(state: 'down' | 'up', error?: unknown): void;
 }
 
 const SEND_INSTEAD =
@@ -65,7 +86,11 @@ export class KeyResolver {
   readonly #maxEntries: number;
   readonly #onRetiredSecret: ((p: Principal) => void) | undefined;
   readonly #budget: Record<KeyKind, number>;
-  readonly #onLookup: (hit: boolean) => void;
+  readonly #onLookup: (result: LookupResult) => void;
+  readonly #onDatabase: NonNullable<ResolverOptions['onDatabase']>;
+  readonly #staleMax: number;
+  /** Set while lookups fail for want of a database: when the next one may be tried. */
+  #down: { retryAt: number } | null = null;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -79,6 +104,8 @@ export class KeyResolver {
     this.#budget = { live: app, test: app, admin: opts.maxUnknownAdminPerMinute ?? Math.min(app, 30) };
     this.#failed = new FailedAttempts({ clock: this.#now });
     this.#onLookup = opts.onLookup ?? (() => {});
+    this.#onDatabase = opts.onDatabase ?? (() => {});
+    this.#staleMax = opts.staleMaxMs ?? 15 * 60_000;
   }
 
   /** Keys held in memory (known and unknown), for tests and metrics. */
@@ -162,28 +189,81 @@ export class KeyResolver {
     if (hit && hit.expiresAt > now) return this.#fromMemory(hit.principal);
     const missUntil = this.#misses.get(hash);
     if (missUntil !== undefined && missUntil > now) return this.#fromMemory(null);
-    this.#onLookup(false);
-    let pending = this.#inflight.get(hash);
-    if (!pending) {
-      // Each unknown key costs a database lookup: a client guessing keys is cut off early.
-      this.#failed.check(kind, client, this.#budget[kind], kind === 'admin' ? 'admin keys' : 'app keys');
-      pending = this.#store.keys
-        .resolve(Buffer.from(hash, 'hex'))
-        .then((found) => {
-          const principal = found ? this.#toPrincipal(found) : null;
-          // An eviction that raced this lookup wins: don't cache what it meant to drop.
-          if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
-          if (!principal) this.#failed.fail(kind, client);
-          return principal;
-        })
-        .finally(() => this.#inflight.delete(hash));
-      this.#inflight.set(hash, pending);
+    const stale = hit && now - hit.confirmedAt <= this.#staleMax ? hit.principal : null;
+    if (this.#down) {
+      const retry = now >= this.#down.retryAt;
+      if (retry) this.#down.retryAt = now + DOWN_RETRY_MS;
+      // Known away: answered from memory at once; a key held asks in the background whether it is back.
+      if (stale || !retry) {
+        if (retry)
+          Promise.resolve()
+            .then(() => this.#fetch(hash, kind, client))
+            .catch((err) => this.#wentDown(err));
+        return this.#served(stale);
+      }
     }
+    this.#onLookup('miss');
+    try {
+      return await this.#fetch(hash, kind, client);
+    } catch (err) {
+      if (!this.#wentDown(err)) throw err;
+      return this.#served(stale);
+    }
+  }
+
+  /** One database lookup per hash at a time. */
+  #fetch(hash: string, kind: KeyKind, client: string): Promise<Principal | null> {
+    let pending = this.#inflight.get(hash);
+    if (pending) return pending;
+    // Each unknown key costs a database lookup: a client guessing keys is cut off early.
+    this.#failed.check(kind, client, this.#budget[kind], kind === 'admin' ? 'admin keys' : 'app keys');
+    pending = this.#store.keys
+      .resolve(Buffer.from(hash, 'hex'))
+      .then((found) => {
+        this.#up();
+        const principal = found ? this.#toPrincipal(found) : null;
+        // An eviction that raced this lookup wins: don't cache what it meant to drop.
+        if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
+        if (!principal) this.#failed.fail(kind, client);
+        return principal;
+      })
+      .finally(() => this.#inflight.delete(hash));
+    this.#inflight.set(hash, pending);
     return pending;
   }
 
+  /** Notes a failed lookup; true when it failed because the database is unreachable. */
+  #wentDown(err: unknown): boolean {
+    if (!databaseUnavailable(err)) return false;
+    if (!this.#down) {
+      this.#down = { retryAt: this.#now() + DOWN_RETRY_MS };
+      this.#onDatabase('down', err);
+    }
+    return true;
+  }
+
+  /**
+   * The database answers again. Every entry held was confirmed before it went away, and the
+   * changes made meanwhile may not have reached this instance (a notification sent while the
+   * LISTEN connection was down is lost): each entry is looked up again at its next use.
+   */
+  #up(): void {
+    if (!this.#down) return;
+    this.#down = null;
+    for (const entry of this.#cache.values()) entry.expiresAt = -Infinity;
+    this.#misses.clear();
+    this.#onDatabase('up');
+  }
+
+  /** The answer while the database is away: the key as last confirmed, else a 503 to retry. */
+  #served(stale: Principal | null): Principal {
+    this.#onLookup(stale ? 'stale' : 'unavailable');
+    if (stale) return stale;
+    throw databaseUnreachable('This key');
+  }
+
   #fromMemory(principal: Principal | null): Principal | null {
-    this.#onLookup(true);
+    this.#onLookup('hit');
     return principal;
   }
 
@@ -192,7 +272,7 @@ export class KeyResolver {
     if (principal) {
       this.#misses.delete(hash);
       this.#cache.delete(hash);
-      this.#cache.set(hash, { principal, expiresAt: now + this.#ttl });
+      this.#cache.set(hash, { principal, expiresAt: now + this.#ttl, confirmedAt: now });
       trim(this.#cache, this.#maxEntries);
     } else {
       this.#misses.delete(hash);

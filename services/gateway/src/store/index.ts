@@ -88,7 +88,7 @@ export type {
 } from './identity';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
-export { openDatabase, type Database, type Sql } from './database';
+export { databaseUnavailable, openDatabase, type Database, type Sql } from './database';
 export { migrate } from './migrate';
 export type { GroupMemberRecord, ModelPolicyRecord, RbacGroupRecord } from './rbac-groups';
 export {
