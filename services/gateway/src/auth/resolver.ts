@@ -1,15 +1,10 @@
 import { databaseUnreachable, GatewayError } from '../lib/errors';
 import { compilePolicy, type ModelPolicy } from '../lib/model-policy';
 import type { SecretBox } from '../lib/secret-box';
-import {
-  databaseUnavailable,
-  type AccountRecord,
-  type KeyRecord,
-  type ResolvedKey,
-  type Store,
-} from '../store';
+import { DatabaseWatch, type AccountRecord, type KeyRecord, type ResolvedKey, type Store } from '../store';
 import { FailedAttempts } from './attempts';
-import { hashKeyHex, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
+import { hashKeyHex, type KeyKind } from './keys';
+import { checkActive, presentedKey } from './refusals';
 
 /** Who is calling, resolved from an app key; everything the hot path needs, in memory. */
 export interface Principal {
@@ -62,9 +57,6 @@ export interface ResolverOptions {
   onDatabase?(state: 'down' | 'up', error?: unknown): void;
 }
 
-const SEND_INSTEAD =
-  "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
-
 /**
  * Resolves app keys with an in-memory cache: a warm key costs a hash and a map lookup, no
  * database round trip. Entries live at most `ttlMs` (the safety net); changes made anywhere
@@ -87,10 +79,8 @@ export class KeyResolver {
   readonly #onRetiredSecret: ((p: Principal) => void) | undefined;
   readonly #budget: Record<KeyKind, number>;
   readonly #onLookup: (result: LookupResult) => void;
-  readonly #onDatabase: NonNullable<ResolverOptions['onDatabase']>;
   readonly #staleMax: number;
-  /** Set while lookups fail for want of a database: when the next one may be tried. */
-  #down: { retryAt: number } | null = null;
+  readonly #database: DatabaseWatch;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -104,7 +94,11 @@ export class KeyResolver {
     this.#budget = { live: app, test: app, admin: opts.maxUnknownAdminPerMinute ?? Math.min(app, 30) };
     this.#failed = new FailedAttempts({ clock: this.#now });
     this.#onLookup = opts.onLookup ?? (() => {});
-    this.#onDatabase = opts.onDatabase ?? (() => {});
+    this.#database = new DatabaseWatch({
+      clock: this.#now,
+      retryMs: DOWN_RETRY_MS,
+      ...(opts.onDatabase ? { onChange: opts.onDatabase } : {}),
+    });
     this.#staleMax = opts.staleMaxMs ?? 15 * 60_000;
   }
 
@@ -115,70 +109,16 @@ export class KeyResolver {
 
   /** Resolves a presented credential, or throws the provider-shaped error that explains what to send. */
   async resolve(token: string | undefined, allowed: readonly KeyKind[], client = ''): Promise<Principal> {
-    if (!token) throw new GatewayError('authentication_error', `Missing app key: ${SEND_INSTEAD}.`);
-    if (looksLikeProviderKey(token)) {
-      throw new GatewayError(
-        'authentication_error',
-        `This is an Anthropic API key. Keygate never takes provider keys from clients: ${SEND_INSTEAD}; the gateway adds the account's provider key itself.`,
-      );
-    }
-    const kind = parseKey(token);
-    if (!kind)
-      throw new GatewayError(
-        'authentication_error',
-        `Invalid app key: not a Keygate key. ${capitalize(SEND_INSTEAD)}.`,
-      );
-    if (!allowed.includes(kind)) {
-      throw new GatewayError(
-        'authentication_error',
-        kind === 'admin'
-          ? `Admin keys (kg_admin_…) manage an account and cannot call models: ${SEND_INSTEAD}.`
-          : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
-      );
-    }
-    const principal = await this.#lookup(hashKeyHex(token), kind, client);
+    const { token: key, kind } = presentedKey(token, allowed);
+    const principal = await this.#lookup(hashKeyHex(key), kind, client);
     if (!principal)
       throw new GatewayError(
         'authentication_error',
         'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.',
       );
-    this.#checkActive(principal);
+    checkActive(principal, this.#now(), this.#onRetiredSecret);
     this.#lastUsed.set(principal.key.id, this.#now());
     return principal;
-  }
-
-  #checkActive(p: Principal): void {
-    const now = this.#now();
-    if (p.key.status !== 'active')
-      throw new GatewayError(
-        'authentication_error',
-        `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`,
-      );
-    if (p.key.expiresAt && p.key.expiresAt.getTime() <= now)
-      throw new GatewayError(
-        'authentication_error',
-        'This key has expired: ask an account admin for a new one.',
-      );
-    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) {
-      this.#onRetiredSecret?.(p);
-      throw new GatewayError(
-        'authentication_error',
-        'This key was rotated and its old secret has expired: use the new secret.',
-      );
-    }
-    if (!p.memberActive)
-      throw new GatewayError(
-        'authentication_error',
-        "This key's member was removed from the account: ask an account admin for a key of your own.",
-      );
-    if (p.key.kind === 'admin' && p.memberRole === 'developer') {
-      throw new GatewayError(
-        'permission_error',
-        'This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.',
-      );
-    }
-    if (p.account.status !== 'active')
-      throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
   }
 
   // The key is found by its SHA-256 in a map or an index, never compared with a stored secret:
@@ -190,15 +130,14 @@ export class KeyResolver {
     const missUntil = this.#misses.get(hash);
     if (missUntil !== undefined && missUntil > now) return this.#fromMemory(null);
     const stale = hit && now - hit.confirmedAt <= this.#staleMax ? hit.principal : null;
-    if (this.#down) {
-      const retry = now >= this.#down.retryAt;
-      if (retry) this.#down.retryAt = now + DOWN_RETRY_MS;
+    if (this.#database.down) {
+      const retry = this.#database.retryDue();
       // Known away: answered from memory at once; a key held asks in the background whether it is back.
       if (stale || !retry) {
         if (retry)
           Promise.resolve()
             .then(() => this.#fetch(hash, kind, client))
-            .catch((err) => this.#wentDown(err));
+            .catch((err) => this.#database.failed(err));
         return this.#served(stale);
       }
     }
@@ -206,7 +145,7 @@ export class KeyResolver {
     try {
       return await this.#fetch(hash, kind, client);
     } catch (err) {
-      if (!this.#wentDown(err)) throw err;
+      if (!this.#database.failed(err)) throw err;
       return this.#served(stale);
     }
   }
@@ -220,7 +159,7 @@ export class KeyResolver {
     pending = this.#store.keys
       .resolve(Buffer.from(hash, 'hex'))
       .then((found) => {
-        this.#up();
+        if (this.#database.answered()) this.#recheckAll();
         const principal = found ? this.#toPrincipal(found) : null;
         // An eviction that raced this lookup wins: don't cache what it meant to drop.
         if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
@@ -232,27 +171,14 @@ export class KeyResolver {
     return pending;
   }
 
-  /** Notes a failed lookup; true when it failed because the database is unreachable. */
-  #wentDown(err: unknown): boolean {
-    if (!databaseUnavailable(err)) return false;
-    if (!this.#down) {
-      this.#down = { retryAt: this.#now() + DOWN_RETRY_MS };
-      this.#onDatabase('down', err);
-    }
-    return true;
-  }
-
   /**
    * The database answers again. Every entry held was confirmed before it went away, and the
    * changes made meanwhile may not have reached this instance (a notification sent while the
    * LISTEN connection was down is lost): each entry is looked up again at its next use.
    */
-  #up(): void {
-    if (!this.#down) return;
-    this.#down = null;
+  #recheckAll(): void {
     for (const entry of this.#cache.values()) entry.expiresAt = -Infinity;
     this.#misses.clear();
-    this.#onDatabase('up');
   }
 
   /** The answer while the database is away: the key as last confirmed, else a 503 to retry. */
@@ -346,8 +272,4 @@ function trim(map: Map<string, unknown>, max: number): void {
     if (map.size <= max) return;
     map.delete(key);
   }
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }

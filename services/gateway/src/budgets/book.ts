@@ -1,6 +1,4 @@
-import { databaseUnavailable, type BudgetRecord } from '../store';
-
-const DOWN_RETRY_MS = 1_000;
+import { DatabaseWatch, type BudgetRecord } from '../store';
 
 interface Entry<T> {
   budgets: readonly T[];
@@ -21,13 +19,13 @@ export class BudgetBook<T = BudgetRecord> {
   readonly #ttlMs: number;
   readonly #clock: () => number;
   #seq = 0;
-  /** Set while reads fail for want of a database: when the next one may be tried. */
-  #downRetryAt: number | null = null;
+  readonly #database: DatabaseWatch;
 
   constructor(load: (accountId: string) => Promise<T[]>, opts: { ttlMs: number; clock: () => number }) {
     this.#load = load;
     this.#ttlMs = opts.ttlMs;
     this.#clock = opts.clock;
+    this.#database = new DatabaseWatch({ clock: opts.clock, retryMs: 1_000 });
   }
 
   /**
@@ -39,11 +37,8 @@ export class BudgetBook<T = BudgetRecord> {
     const hit = this.#entries.get(accountId);
     const now = this.#clock();
     if (hit && now - hit.loadedAt < this.#ttlMs) return hit.budgets;
-    if (hit && this.#downRetryAt !== null) {
-      if (now >= this.#downRetryAt && !this.#inflight.has(accountId)) {
-        this.#downRetryAt = now + DOWN_RETRY_MS;
-        this.#read(accountId).catch(() => {});
-      }
+    if (hit && this.#database.down) {
+      if (!this.#inflight.has(accountId) && this.#database.retryDue()) this.#read(accountId).catch(() => {});
       return hit.budgets;
     }
     return this.#inflight.get(accountId) ?? this.#read(accountId);
@@ -54,7 +49,7 @@ export class BudgetBook<T = BudgetRecord> {
     const pending: Promise<readonly T[]> = this.#load(accountId)
       .then(
         (budgets) => {
-          this.#downRetryAt = null;
+          this.#database.answered();
           // A change heard while reading wins: the answer is kept as stale (the next admission
           // reads again), never dropped, since the calls admitted on it are charged from it.
           const current = this.#entries.get(accountId);
@@ -66,8 +61,7 @@ export class BudgetBook<T = BudgetRecord> {
         },
         (error: unknown) => {
           const held = this.#entries.get(accountId);
-          if (!held || !databaseUnavailable(error)) throw error;
-          this.#downRetryAt ??= this.#clock() + DOWN_RETRY_MS;
+          if (!held || !this.#database.failed(error)) throw error;
           return held.budgets;
         },
       )

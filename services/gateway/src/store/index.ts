@@ -89,6 +89,7 @@ export type {
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { databaseUnavailable, openDatabase, type Database, type Sql } from './database';
+export { DatabaseWatch } from './database-watch';
 export { migrate } from './migrate';
 export type { GroupMemberRecord, ModelPolicyRecord, RbacGroupRecord } from './rbac-groups';
 export {
