@@ -186,6 +186,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       {
         listen: true,
         pollMs: config.invalidationPollMs,
+        onReconnect: () => {
+          logger.info('LISTEN connection back: keys held are checked again at their next use');
+          resolver.recheckAll();
+          billing.book.apply('reconnect');
+        },
         onError: (error, where) =>
           logger.warn(
             where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed',

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
 import { createKey } from '../src/accounts/service';
+import { driverTarget } from '../src/store/database';
 import { api, callModel, startStack, type Stack } from './harness';
 import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
 import { waitFor } from './kit/wait';
@@ -157,4 +159,48 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
     });
     expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
   }, 90_000);
+
+  it('a key revoked while this instance could not reach the database is refused once it can again', async () => {
+    // A key cache that lives 2 minutes and a poll that never runs: what reaches the instance is
+    // the LISTEN connection coming back, and nothing else within the test.
+    const peer = await stack.startPeer({
+      DATABASE_URL: cluster.url,
+      KEYGATE_KEY_CACHE_TTL_MS: '120000',
+      KEYGATE_INVALIDATION_POLL_MS: '600000',
+    });
+    const key = await stack.newKey({ app: 'revoked-meanwhile' });
+    expect((await call(peer.url, key.secret)).status).toBe(200);
+    // A partition: the gateways lose the database, which others (here, the socket) still reach.
+    await cluster.stop('immediate');
+    await cluster.start({ tcp: false });
+    const target = driverTarget(cluster.socketUrl);
+    const other = postgres(target.url, {
+      ...target.options,
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: stack.schema },
+    });
+    try {
+      // The revocation as an instance makes it (its notification reaches no gateway), stamped
+      // 30 s back: a partition longer than the poll's look back.
+      await other.begin(async (tx) => {
+        await tx`update api_keys set status = 'inactive' where id = ${key.id}`;
+        await tx`insert into invalidations (payload, created_at) values (${`key:${key.id}`}, now() - interval '30 seconds')`;
+        await tx`select pg_notify('keygate_invalidate', ${`key:${key.id}`})`;
+      });
+    } finally {
+      await other.end();
+    }
+    await cluster.stop('fast');
+    await cluster.start();
+    // Refused once the peer hears the database again, long before its cache entry (2 min) lapses.
+    let answer = await call(peer.url, key.secret);
+    await waitFor(async () => (answer = await call(peer.url, key.secret)).status !== 200, {
+      timeout: 20_000,
+      interval: 200,
+      what: 'the revoked key to be refused',
+    });
+    expect(answer).toMatchObject({ status: 401, error: 'authentication_error' });
+    expect(JSON.parse(answer.body).error.message).toMatch(/deactivated/);
+  }, 60_000);
 });

@@ -159,7 +159,7 @@ export class KeyResolver {
     pending = this.#store.keys
       .resolve(Buffer.from(hash, 'hex'))
       .then((found) => {
-        if (this.#database.answered()) this.#recheckAll();
+        if (this.#database.answered()) this.recheckAll();
         const principal = found ? this.#toPrincipal(found) : null;
         // An eviction that raced this lookup wins: don't cache what it meant to drop.
         if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
@@ -172,11 +172,12 @@ export class KeyResolver {
   }
 
   /**
-   * The database answers again. Every entry held was confirmed before it went away, and the
-   * changes made meanwhile may not have reached this instance (a notification sent while the
-   * LISTEN connection was down is lost): each entry is looked up again at its next use.
+   * The database answers again, or the LISTEN connection is back: every entry held was
+   * confirmed before, and a change made meanwhile may not have reached this instance (a
+   * notification sent while that connection was down is lost), so each entry is looked up
+   * again at its next use. It stays the fallback should the database go away again.
    */
-  #recheckAll(): void {
+  recheckAll(): void {
     for (const entry of this.#cache.values()) entry.expiresAt = -Infinity;
     this.#misses.clear();
   }
