@@ -69,6 +69,7 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
     let unseenAnswer: Awaited<ReturnType<typeof callModel>> | null = null;
     let readyDown = 0;
     let cappedAnswer: Answer | null = null;
+    let fileAnswer: Awaited<ReturnType<typeof api>> | null = null;
     try {
       await waitFor(() => running.answers.length >= 50, { timeout: 20_000, what: '50 answers' });
       await cluster.stop('immediate');
@@ -83,6 +84,16 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
       });
       unseenAnswer = await callModel(stack.gateway.url, unseen.secret);
       cappedAnswer = await call(stack.gateway.url, capped);
+      fileAnswer = await api(stack.gateway.url, '/v1/messages', {
+        bearer: stack.appKey,
+        body: {
+          model: 'claude-opus-4-5',
+          max_tokens: 16,
+          messages: [
+            { role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_0123' } }] },
+          ],
+        },
+      });
       readyDown = (await api(stack.gateway.url, '/readyz')).status;
       await cluster.start();
       upAt = Date.now();
@@ -133,6 +144,9 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
     // A hard spend cap's hold is taken in PostgreSQL: refused with the same retryable 503, and recorded.
     expect(cappedAnswer).toMatchObject({ status: 503, error: 'api_error' });
     expect(JSON.parse(cappedAnswer!.body).error.message).toMatch(/hard spend cap/);
+    // Whose file a call refers to is read from PostgreSQL: the same 503, recorded.
+    expect(fileAnswer).toMatchObject({ status: 503, body: { error: { type: 'api_error' } } });
+    expect(fileAnswer!.body.error.message).toMatch(/files this call refers to/);
     // The instance says it cannot record calls now (the README's readiness contract).
     expect(readyDown).toBe(503);
     expect((await api(stack.gateway.url, '/readyz')).status).toBe(200);
@@ -141,6 +155,7 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
 
     // Every answer the clients got is in the call log, once.
     const ids = [...answers, cappedAnswer!].map((a) => a.requestId!);
+    ids.push(fileAnswer!.headers.get('request-id')!);
     const counts = await waitFor(
       async () => {
         await stack.gateway.writer.flush();

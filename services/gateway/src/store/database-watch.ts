@@ -1,4 +1,4 @@
-import { databaseUnavailable } from './database';
+import { databaseUnavailable } from '../lib/database-unavailable';
 
 /**
  * Whether the database answers, as a cache's reads find it. While reads fail for want of a

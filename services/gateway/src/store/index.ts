@@ -88,7 +88,8 @@ export type {
 } from './identity';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
-export { databaseUnavailable, openDatabase, type Database, type Sql } from './database';
+export { openDatabase, type Database, type Sql } from './database';
+export { databaseUnavailable } from '../lib/database-unavailable';
 export { DatabaseWatch } from './database-watch';
 export { migrate } from './migrate';
 export type { GroupMemberRecord, ModelPolicyRecord, RbacGroupRecord } from './rbac-groups';

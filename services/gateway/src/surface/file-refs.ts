@@ -1,4 +1,6 @@
 import type { Principal } from '../auth/resolver';
+import { databaseUnavailable } from '../lib/database-unavailable';
+import { databaseUnreachable } from '../lib/errors';
 import { notFound, visibleIds, type Objects } from './ownership';
 
 /**
@@ -35,6 +37,9 @@ export async function assertFileRefs(objects: Objects, p: Principal, ids: string
 export function fileRefCheck(objects: Objects) {
   return function checkFileRefs(p: Principal, body: Buffer): Promise<void> | undefined {
     if (p.memberRole === 'admin' || !body.includes('"file_id"')) return undefined;
-    return assertFileRefs(objects, p, fileRefs(JSON.parse(body.toString('utf8'))));
+    return assertFileRefs(objects, p, fileRefs(JSON.parse(body.toString('utf8')))).catch((error) => {
+      // Whose files they are is read from PostgreSQL: while it is unreachable, a 503 to retry.
+      throw databaseUnavailable(error) ? databaseUnreachable('The files this call refers to') : error;
+    });
   };
 }
