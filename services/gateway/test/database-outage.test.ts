@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { createKey } from '../src/accounts/service';
 import { driverTarget } from '../src/store/database';
-import { api, callModel, startStack, type Stack } from './harness';
+import { api, callModel, startStack, type ApiResponse, type Stack } from './harness';
 import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
 import { waitFor } from './kit/wait';
 import { percentile } from './fault-load';
@@ -69,7 +69,7 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
     let unseenAnswer: Awaited<ReturnType<typeof callModel>> | null = null;
     let readyDown = 0;
     let cappedAnswer: Answer | null = null;
-    let fileAnswer: Awaited<ReturnType<typeof api>> | null = null;
+    let fileAnswer: ApiResponse<{ error: { type: string; message: string } }> | null = null;
     try {
       await waitFor(() => running.answers.length >= 50, { timeout: 20_000, what: '50 answers' });
       await cluster.stop('immediate');
