@@ -5,11 +5,8 @@ import type { Principal } from './resolver';
 const SEND_INSTEAD =
   "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
 
-/** A presented credential that is a key of an allowed kind, or the provider-shaped error that explains what to send. */
-export function presentedKey(
-  token: string | undefined,
-  allowed: readonly KeyKind[],
-): { token: string; kind: KeyKind } {
+/** The kind of a presented key (one of `allowed`), or the provider-shaped error that explains what to send. */
+export function presentedKind(token: string | undefined, allowed: readonly KeyKind[]): KeyKind {
   if (!token) throw new GatewayError('authentication_error', `Missing app key: ${SEND_INSTEAD}.`);
   if (looksLikeProviderKey(token)) {
     throw new GatewayError(
@@ -31,7 +28,7 @@ export function presentedKey(
         : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
     );
   }
-  return { token, kind };
+  return kind;
 }
 
 /** Refuses a found key that may not call now: deactivated, expired, its member or account gone. */

@@ -4,7 +4,7 @@ import type { SecretBox } from '../lib/secret-box';
 import { DatabaseWatch, type AccountRecord, type KeyRecord, type ResolvedKey, type Store } from '../store';
 import { FailedAttempts } from './attempts';
 import { hashKeyHex, type KeyKind } from './keys';
-import { checkActive, presentedKey } from './refusals';
+import { checkActive, presentedKind } from './refusals';
 
 /** Who is calling, resolved from an app key; everything the hot path needs, in memory. */
 export interface Principal {
@@ -109,8 +109,9 @@ export class KeyResolver {
 
   /** Resolves a presented credential, or throws the provider-shaped error that explains what to send. */
   async resolve(token: string | undefined, allowed: readonly KeyKind[], client = ''): Promise<Principal> {
-    const { token: key, kind } = presentedKey(token, allowed);
-    const principal = await this.#lookup(hashKeyHex(key), kind, client);
+    const kind = presentedKind(token, allowed);
+    // A missing token was refused above.
+    const principal = await this.#lookup(hashKeyHex(token!), kind, client);
     if (!principal)
       throw new GatewayError(
         'authentication_error',
