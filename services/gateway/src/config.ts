@@ -137,7 +137,9 @@ export const EnvSchema = z.object({
     .default(32 * 1024 * 1024)
     .meta(doc('request size before 413')),
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(
-    doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)'),
+    doc(
+      'longest a resolved app key is served from memory before the database is asked again (a change evicts it on every instance within a second; while the database is unreachable, see KEYGATE_KEY_STALE_MAX_MS)',
+    ),
   ),
   KEYGATE_KEY_STALE_MAX_MS: msOrZero(15 * 60_000).meta(
     doc(
