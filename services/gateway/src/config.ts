@@ -149,7 +149,14 @@ export const EnvSchema = z.object({
     .default(32 * 1024 * 1024)
     .meta(doc('request size before 413')),
   KEYGATE_KEY_CACHE_TTL_MS: ms(30_000).meta(
-    doc('longest a resolved app key stays in memory (a change evicts it on every instance within a second)'),
+    doc(
+      'longest a resolved app key is served from memory before the database is asked again (a change evicts it on every instance within a second; while the database is unreachable, see KEYGATE_KEY_STALE_MAX_MS)',
+    ),
+  ),
+  KEYGATE_KEY_STALE_MAX_MS: msOrZero(15 * 60_000).meta(
+    doc(
+      'while the database is unreachable, an app key it confirmed within this long is still served from memory (a key not held gets 503 with retry-after); 0: never',
+    ),
   ),
   KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(
     doc('how often queued call records are written to the database, in batches'),
@@ -451,6 +458,8 @@ export interface Config {
   maxPdfPages: number;
   maxBodyBytes: number;
   keyCacheTtlMs: number;
+  /** How long past its last confirmation a key is served from memory while the database is away (0: never). */
+  keyStaleMaxMs: number;
   flushIntervalMs: number;
   callLog: boolean;
   /** The call log is written from its own worker thread (call-log/thread.ts). */
@@ -580,6 +589,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxPdfPages: e.KEYGATE_MAX_PDF_PAGES,
     maxBodyBytes: e.KEYGATE_MAX_BODY_BYTES,
     keyCacheTtlMs: e.KEYGATE_KEY_CACHE_TTL_MS,
+    keyStaleMaxMs: e.KEYGATE_KEY_STALE_MAX_MS,
     flushIntervalMs: e.KEYGATE_FLUSH_INTERVAL_MS,
     callLog: e.KEYGATE_CALL_LOG === 'on',
     callLogThread: e.KEYGATE_CALL_LOG_THREAD === 'on',

@@ -17,7 +17,7 @@ import { onBudgetCrossing, onRetiredSecret, watchErrorRates } from './alerts/mon
 import { createApp, createFastPath, type AppDeps } from './app';
 import type { RouteTable } from './api-docs/openapi';
 import { scheduleCallLogMaintenance } from './call-log/retention';
-import { KeyResolver } from './auth/resolver';
+import { KeyResolver, type LookupResult } from './auth/resolver';
 import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, assertNotServed, StartupError } from './lib/data-dir';
@@ -139,9 +139,17 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     );
     const resolver = new KeyResolver(store, box, {
       ttlMs: config.keyCacheTtlMs,
+      staleMaxMs: config.keyStaleMaxMs,
       clock,
       onRetiredSecret: onRetiredSecret(store, clock, logger),
-      ...(metrics ? { onLookup: (hit: boolean) => metrics.keyLookup(hit) } : {}),
+      ...(metrics ? { onLookup: (result: LookupResult) => metrics.keyLookup(result) } : {}),
+      onDatabase: (state, error) => {
+        if (state === 'down')
+          logger.warn('database unreachable: known keys are served from memory, unknown ones get 503', {
+            error,
+          });
+        else logger.info('database reachable again: keys are checked again at their next use');
+      },
     });
     // Where a finished call goes: access line, call log, limits and budgets (and their alerts), metrics.
     const access = new AccessLog();
@@ -178,6 +186,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       {
         listen: true,
         pollMs: config.invalidationPollMs,
+        onReconnect: () => {
+          logger.info('LISTEN connection back: keys held are checked again at their next use');
+          resolver.recheckAll();
+          billing.book.apply('reconnect');
+        },
         onError: (error, where) =>
           logger.warn(
             where === 'listen' ? 'LISTEN unavailable; polling for key changes' : 'key change poll failed',

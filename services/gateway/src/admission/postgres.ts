@@ -1,4 +1,5 @@
-import type { Store } from '../store';
+import { databaseUnreachable } from '../lib/errors';
+import { databaseUnavailable, type Store } from '../store';
 import {
   HELD,
   type HoldItem,
@@ -56,17 +57,19 @@ export class PostgresSpendLedger implements SpendLedger {
   }
 
   async reserve(holdId: string, items: readonly HoldItem[], until: number, now: number): Promise<Reserved> {
-    const r = await this.#q.reserve(
-      holdId,
-      items.map((it) => ({
-        scope: it.scopeId,
-        label: it.period.label,
-        microUsd: it.microUsd,
-        limitMicro: it.limitMicro,
-      })),
-      new Date(until),
-      new Date(now),
-    );
+    const r = await this.#q
+      .reserve(
+        holdId,
+        items.map((it) => ({
+          scope: it.scopeId,
+          label: it.period.label,
+          microUsd: it.microUsd,
+          limitMicro: it.limitMicro,
+        })),
+        new Date(until),
+        new Date(now),
+      )
+      .catch(unreachable);
     return r.refused === -1 ? HELD : r;
   }
 
@@ -91,4 +94,14 @@ export class PostgresSpendLedger implements SpendLedger {
       this.#figures.set(id, { value, end });
     }
   }
+}
+
+/**
+ * A hard cap's hold is taken in PostgreSQL, under a lock shared by every instance: while the
+ * database is unreachable it cannot be taken, and the call is refused with a 503 its client
+ * retries, rather than let through past a cap nobody can check.
+ */
+function unreachable(error: unknown): never {
+  if (!databaseUnavailable(error)) throw error;
+  throw databaseUnreachable('This call falls under a hard spend cap, which');
 }

@@ -1,9 +1,10 @@
-import { GatewayError } from '../lib/errors';
+import { databaseUnreachable, GatewayError } from '../lib/errors';
 import { compilePolicy, type ModelPolicy } from '../lib/model-policy';
 import type { SecretBox } from '../lib/secret-box';
-import type { AccountRecord, KeyRecord, ResolvedKey, Store } from '../store';
+import { DatabaseWatch, type AccountRecord, type KeyRecord, type ResolvedKey, type Store } from '../store';
 import { FailedAttempts } from './attempts';
-import { hashKeyHex, looksLikeProviderKey, parseKey, type KeyKind } from './keys';
+import { hashKeyHex, type KeyKind } from './keys';
+import { checkActive, presentedKind } from './refusals';
 
 /** Who is calling, resolved from an app key; everything the hot path needs, in memory. */
 export interface Principal {
@@ -23,7 +24,15 @@ export interface Principal {
 interface Entry {
   principal: Principal | null;
   expiresAt: number;
+  /** When the database last answered for this key: the start of the stale window. */
+  confirmedAt: number;
 }
+
+/** How a key was found: in memory, in the database, from memory past its life (the database away), or not at all. */
+export type LookupResult = 'hit' | 'miss' | 'stale' | 'unavailable';
+
+/** While the database is away, a lookup is tried at most this often; meanwhile calls are answered from memory. */
+const DOWN_RETRY_MS = 500;
 
 export interface ResolverOptions {
   ttlMs: number;
@@ -37,12 +46,16 @@ export interface ResolverOptions {
   onRetiredSecret?: (p: Principal) => void;
   /** The same for admin keys, counted apart: they manage an account, so the budget is smaller. */
   maxUnknownAdminPerMinute?: number;
-  /** Sees each lookup: answered from memory (a known or a known-unknown key) or not. */
-  onLookup?(hit: boolean): void;
+  /**
+   * While the database is unreachable, a key it confirmed at most this long ago is served from
+   * memory past `ttlMs`; a key not held that long gets a 503 its client retries. 0: never.
+   */
+  staleMaxMs?: number;
+  /** Sees each lookup: from memory, from the database, from memory past its life, or not answerable. */
+  onLookup?(result: LookupResult): void;
+  /** Told when lookups start failing because the database is unreachable, and when it answers again. */
+  onDatabase?(state: 'down' | 'up', error?: unknown): void;
 }
-
-const SEND_INSTEAD =
-  "send your Keygate app key as 'Authorization: Bearer kg_live_…' (or kg_test_… for the built-in emulator)";
 
 /**
  * Resolves app keys with an in-memory cache: a warm key costs a hash and a map lookup, no
@@ -65,7 +78,9 @@ export class KeyResolver {
   readonly #maxEntries: number;
   readonly #onRetiredSecret: ((p: Principal) => void) | undefined;
   readonly #budget: Record<KeyKind, number>;
-  readonly #onLookup: (hit: boolean) => void;
+  readonly #onLookup: (result: LookupResult) => void;
+  readonly #staleMax: number;
+  readonly #database: DatabaseWatch;
 
   constructor(store: Pick<Store, 'keys'>, box: SecretBox, opts: ResolverOptions) {
     this.#store = store;
@@ -79,6 +94,12 @@ export class KeyResolver {
     this.#budget = { live: app, test: app, admin: opts.maxUnknownAdminPerMinute ?? Math.min(app, 30) };
     this.#failed = new FailedAttempts({ clock: this.#now });
     this.#onLookup = opts.onLookup ?? (() => {});
+    this.#database = new DatabaseWatch({
+      clock: this.#now,
+      retryMs: DOWN_RETRY_MS,
+      ...(opts.onDatabase ? { onChange: opts.onDatabase } : {}),
+    });
+    this.#staleMax = opts.staleMaxMs ?? 15 * 60_000;
   }
 
   /** Keys held in memory (known and unknown), for tests and metrics. */
@@ -88,70 +109,17 @@ export class KeyResolver {
 
   /** Resolves a presented credential, or throws the provider-shaped error that explains what to send. */
   async resolve(token: string | undefined, allowed: readonly KeyKind[], client = ''): Promise<Principal> {
-    if (!token) throw new GatewayError('authentication_error', `Missing app key: ${SEND_INSTEAD}.`);
-    if (looksLikeProviderKey(token)) {
-      throw new GatewayError(
-        'authentication_error',
-        `This is an Anthropic API key. Keygate never takes provider keys from clients: ${SEND_INSTEAD}; the gateway adds the account's provider key itself.`,
-      );
-    }
-    const kind = parseKey(token);
-    if (!kind)
-      throw new GatewayError(
-        'authentication_error',
-        `Invalid app key: not a Keygate key. ${capitalize(SEND_INSTEAD)}.`,
-      );
-    if (!allowed.includes(kind)) {
-      throw new GatewayError(
-        'authentication_error',
-        kind === 'admin'
-          ? `Admin keys (kg_admin_…) manage an account and cannot call models: ${SEND_INSTEAD}.`
-          : "App keys cannot use the account API: send an admin key (kg_admin_…) as 'x-api-key'.",
-      );
-    }
-    const principal = await this.#lookup(hashKeyHex(token), kind, client);
+    const kind = presentedKind(token, allowed);
+    // A missing token was refused above.
+    const principal = await this.#lookup(hashKeyHex(token!), kind, client);
     if (!principal)
       throw new GatewayError(
         'authentication_error',
         'Invalid app key: it does not exist or was deleted. Create one with `keygate key create`.',
       );
-    this.#checkActive(principal);
+    checkActive(principal, this.#now(), this.#onRetiredSecret);
     this.#lastUsed.set(principal.key.id, this.#now());
     return principal;
-  }
-
-  #checkActive(p: Principal): void {
-    const now = this.#now();
-    if (p.key.status !== 'active')
-      throw new GatewayError(
-        'authentication_error',
-        `This key is ${p.key.status === 'inactive' ? 'deactivated' : 'archived'}: ask an account admin for an active key.`,
-      );
-    if (p.key.expiresAt && p.key.expiresAt.getTime() <= now)
-      throw new GatewayError(
-        'authentication_error',
-        'This key has expired: ask an account admin for a new one.',
-      );
-    if (p.secretExpiresAt && p.secretExpiresAt.getTime() <= now) {
-      this.#onRetiredSecret?.(p);
-      throw new GatewayError(
-        'authentication_error',
-        'This key was rotated and its old secret has expired: use the new secret.',
-      );
-    }
-    if (!p.memberActive)
-      throw new GatewayError(
-        'authentication_error',
-        "This key's member was removed from the account: ask an account admin for a key of your own.",
-      );
-    if (p.key.kind === 'admin' && p.memberRole === 'developer') {
-      throw new GatewayError(
-        'permission_error',
-        'This admin key belongs to a member who is no longer an admin: ask an account admin to restore the role or issue you a key.',
-      );
-    }
-    if (p.account.status !== 'active')
-      throw new GatewayError('permission_error', 'This account is suspended. Contact your Keygate operator.');
   }
 
   // The key is found by its SHA-256 in a map or an index, never compared with a stored secret:
@@ -162,28 +130,68 @@ export class KeyResolver {
     if (hit && hit.expiresAt > now) return this.#fromMemory(hit.principal);
     const missUntil = this.#misses.get(hash);
     if (missUntil !== undefined && missUntil > now) return this.#fromMemory(null);
-    this.#onLookup(false);
-    let pending = this.#inflight.get(hash);
-    if (!pending) {
-      // Each unknown key costs a database lookup: a client guessing keys is cut off early.
-      this.#failed.check(kind, client, this.#budget[kind], kind === 'admin' ? 'admin keys' : 'app keys');
-      pending = this.#store.keys
-        .resolve(Buffer.from(hash, 'hex'))
-        .then((found) => {
-          const principal = found ? this.#toPrincipal(found) : null;
-          // An eviction that raced this lookup wins: don't cache what it meant to drop.
-          if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
-          if (!principal) this.#failed.fail(kind, client);
-          return principal;
-        })
-        .finally(() => this.#inflight.delete(hash));
-      this.#inflight.set(hash, pending);
+    const stale = hit && now - hit.confirmedAt <= this.#staleMax ? hit.principal : null;
+    if (this.#database.down) {
+      const retry = this.#database.retryDue();
+      // Known away: answered from memory at once; a key held asks in the background whether it is back.
+      if (stale || !retry) {
+        if (retry)
+          Promise.resolve()
+            .then(() => this.#fetch(hash, kind, client))
+            .catch((err) => this.#database.failed(err));
+        return this.#served(stale);
+      }
     }
+    this.#onLookup('miss');
+    try {
+      return await this.#fetch(hash, kind, client);
+    } catch (err) {
+      if (!this.#database.failed(err)) throw err;
+      return this.#served(stale);
+    }
+  }
+
+  /** One database lookup per hash at a time. */
+  #fetch(hash: string, kind: KeyKind, client: string): Promise<Principal | null> {
+    let pending = this.#inflight.get(hash);
+    if (pending) return pending;
+    // Each unknown key costs a database lookup: a client guessing keys is cut off early.
+    this.#failed.check(kind, client, this.#budget[kind], kind === 'admin' ? 'admin keys' : 'app keys');
+    pending = this.#store.keys
+      .resolve(Buffer.from(hash, 'hex'))
+      .then((found) => {
+        if (this.#database.answered()) this.recheckAll();
+        const principal = found ? this.#toPrincipal(found) : null;
+        // An eviction that raced this lookup wins: don't cache what it meant to drop.
+        if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);
+        if (!principal) this.#failed.fail(kind, client);
+        return principal;
+      })
+      .finally(() => this.#inflight.delete(hash));
+    this.#inflight.set(hash, pending);
     return pending;
   }
 
+  /**
+   * The database answers again, or the LISTEN connection is back: every entry held was
+   * confirmed before, and a change made meanwhile may not have reached this instance (a
+   * notification sent while that connection was down is lost), so each entry is looked up
+   * again at its next use. It stays the fallback should the database go away again.
+   */
+  recheckAll(): void {
+    for (const entry of this.#cache.values()) entry.expiresAt = -Infinity;
+    this.#misses.clear();
+  }
+
+  /** The answer while the database is away: the key as last confirmed, else a 503 to retry. */
+  #served(stale: Principal | null): Principal {
+    this.#onLookup(stale ? 'stale' : 'unavailable');
+    if (stale) return stale;
+    throw databaseUnreachable('This key');
+  }
+
   #fromMemory(principal: Principal | null): Principal | null {
-    this.#onLookup(true);
+    this.#onLookup('hit');
     return principal;
   }
 
@@ -192,7 +200,7 @@ export class KeyResolver {
     if (principal) {
       this.#misses.delete(hash);
       this.#cache.delete(hash);
-      this.#cache.set(hash, { principal, expiresAt: now + this.#ttl });
+      this.#cache.set(hash, { principal, expiresAt: now + this.#ttl, confirmedAt: now });
       trim(this.#cache, this.#maxEntries);
     } else {
       this.#misses.delete(hash);
@@ -266,8 +274,4 @@ function trim(map: Map<string, unknown>, max: number): void {
     if (map.size <= max) return;
     map.delete(key);
   }
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -1,4 +1,4 @@
-import type { BudgetRecord } from '../store';
+import { DatabaseWatch, type BudgetRecord } from '../store';
 
 interface Entry<T> {
   budgets: readonly T[];
@@ -19,22 +19,37 @@ export class BudgetBook<T = BudgetRecord> {
   readonly #ttlMs: number;
   readonly #clock: () => number;
   #seq = 0;
+  readonly #database: DatabaseWatch;
 
   constructor(load: (accountId: string) => Promise<T[]>, opts: { ttlMs: number; clock: () => number }) {
     this.#load = load;
     this.#ttlMs = opts.ttlMs;
     this.#clock = opts.clock;
+    this.#database = new DatabaseWatch({ clock: opts.clock, retryMs: 1_000 });
   }
 
-  /** The account's budgets: at once when held, else after one read. */
+  /**
+   * The account's budgets: at once when held, else after one read. While the database is
+   * unreachable, the budgets last read stand (a read is tried again at most every second, in
+   * the background): a call is admitted on them, not held up by a read that cannot succeed.
+   */
   of(accountId: string): readonly T[] | Promise<readonly T[]> {
     const hit = this.#entries.get(accountId);
-    if (hit && this.#clock() - hit.loadedAt < this.#ttlMs) return hit.budgets;
-    let pending = this.#inflight.get(accountId);
-    if (!pending) {
-      const seq = ++this.#seq;
-      pending = this.#load(accountId)
-        .then((budgets) => {
+    const now = this.#clock();
+    if (hit && now - hit.loadedAt < this.#ttlMs) return hit.budgets;
+    if (hit && this.#database.down) {
+      if (!this.#inflight.has(accountId) && this.#database.retryDue()) this.#read(accountId).catch(() => {});
+      return hit.budgets;
+    }
+    return this.#inflight.get(accountId) ?? this.#read(accountId);
+  }
+
+  #read(accountId: string): Promise<readonly T[]> {
+    const seq = ++this.#seq;
+    const pending: Promise<readonly T[]> = this.#load(accountId)
+      .then(
+        (budgets) => {
+          this.#database.answered();
           // A change heard while reading wins: the answer is kept as stale (the next admission
           // reads again), never dropped, since the calls admitted on it are charged from it.
           const current = this.#entries.get(accountId);
@@ -43,12 +58,17 @@ export class BudgetBook<T = BudgetRecord> {
             this.#entries.set(accountId, { budgets, loadedAt: fresh ? this.#clock() : -Infinity, seq });
           }
           return budgets;
-        })
-        .finally(() => {
-          if (this.#inflight.get(accountId) === pending) this.#inflight.delete(accountId);
-        });
-      this.#inflight.set(accountId, pending);
-    }
+        },
+        (error: unknown) => {
+          const held = this.#entries.get(accountId);
+          if (!held || !this.#database.failed(error)) throw error;
+          return held.budgets;
+        },
+      )
+      .finally(() => {
+        if (this.#inflight.get(accountId) === pending) this.#inflight.delete(accountId);
+      });
+    this.#inflight.set(accountId, pending);
     return pending;
   }
 

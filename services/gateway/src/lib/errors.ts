@@ -24,6 +24,22 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * A 503 for what cannot be checked while the gateway's database is unreachable: `api_error`,
+ * which the provider's clients retry (any status of 500 and above, and `x-should-retry: true`
+ * whatever the status), after `retry-after`. Not `overloaded_error`: Claude Code takes that as
+ * the model being overloaded, and `--fallback-model` then switches models ("automatic fallback
+ * to specified model when default model is overloaded", its CLI reference as quoted in
+ * anthropics/claude-code#19371, read 2026-11-29); the model is not what is away.
+ */
+export function databaseUnreachable(what: string): GatewayError {
+  return new GatewayError(
+    'api_error',
+    `${what} cannot be checked right now: the gateway's database is unreachable. Retry in a few seconds.`,
+    { status: 503, headers: { 'retry-after': '5', 'x-should-retry': 'true' } },
+  );
+}
+
 export function errorBody(type: string, message: string, requestId: string): string {
   return JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
 }

@@ -7,6 +7,9 @@ import { usageFigures } from '../usage/usage';
 import { CallHistogram } from './call-histogram';
 import { BoundedLabel, ERROR_CATEGORIES, errorCategory, type ErrorCategory } from './labels';
 
+/** How an app key was found (auth/resolver.ts's LookupResult). */
+type KeyLookup = 'hit' | 'miss' | 'stale' | 'unavailable';
+
 export interface MetricsSources {
   /** Absent when the call log is off; `spooled` when records reach a disk spool before the database. */
   callLog?: { status: () => CallLogStatus; spooled: boolean };
@@ -66,7 +69,7 @@ export class GatewayMetrics {
   readonly #models: BoundedLabel;
   readonly #slots = new Map<string, Slot>();
   readonly #errors = new Map<ErrorCategory, number>(ERROR_CATEGORIES.map((c) => [c, 0]));
-  readonly #keyCache = { hit: 0, miss: 0 };
+  readonly #keyCache: Record<KeyLookup, number> = { hit: 0, miss: 0, stale: 0, unavailable: 0 };
   readonly #invalidations = { received: 0, lastAt: null as number | null };
   readonly #latency: CallHistogram;
   readonly #ttfb: CallHistogram;
@@ -145,11 +148,10 @@ export class GatewayMetrics {
     });
     counter(
       'keygate_key_cache_lookups_total',
-      'App key lookups, answered from memory (hit) or from the database (miss).',
+      'App key lookups, answered from memory (hit), from the database (miss), from memory past the cache life while the database is unreachable (stale), or not at all for that reason (unavailable, a 503).',
       ['result'],
       (c) => {
-        c.inc({ result: 'hit' }, this.#keyCache.hit);
-        c.inc({ result: 'miss' }, this.#keyCache.miss);
+        for (const [result, n] of Object.entries(this.#keyCache)) c.inc({ result }, n);
       },
     );
     counter(
@@ -259,9 +261,8 @@ export class GatewayMetrics {
     return slot;
   }
 
-  keyLookup(hit: boolean): void {
-    if (hit) this.#keyCache.hit++;
-    else this.#keyCache.miss++;
+  keyLookup(result: KeyLookup): void {
+    this.#keyCache[result]++;
   }
 
   invalidationApplied(): void {

@@ -91,6 +91,8 @@ export { RemovedByAdminError } from './scim';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
+export { databaseUnavailable } from '../lib/database-unavailable';
+export { DatabaseWatch } from './database-watch';
 export { migrate } from './migrate';
 export type { GroupMemberRecord, ModelPolicyRecord, RbacGroupRecord } from './rbac-groups';
 export {

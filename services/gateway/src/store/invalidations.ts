@@ -24,6 +24,11 @@ export interface WatchOptions {
   listen: boolean;
   pollMs: number;
   onError(error: unknown, where: 'listen' | 'poll'): void;
+  /**
+   * The LISTEN connection is back after a drop: what was sent meanwhile is lost, and the poll
+   * reads back only LOOKBACK_SECONDS, so whatever this instance holds may be out of date.
+   */
+  onReconnect?(): void;
 }
 
 // A transaction may commit a little after its row was stamped; re-reading a window of recent
@@ -43,8 +48,12 @@ export async function watchInvalidations(
     try {
       let connected = false;
       const listener = await db.sql.listen(INVALIDATION_CHANNEL, apply, () => {
-        // Notifications sent while the connection was down are lost; the poll covers the gap.
-        if (connected) void poll();
+        // Notifications sent while the connection was down are lost; the poll covers the last
+        // seconds of the gap, and onReconnect the rest.
+        if (connected) {
+          opts.onReconnect?.();
+          void poll();
+        }
         connected = true;
       });
       stopListening = listener.unlisten;

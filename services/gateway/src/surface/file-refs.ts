@@ -1,4 +1,6 @@
 import type { Principal } from '../auth/resolver';
+import { databaseUnavailable } from '../lib/database-unavailable';
+import { databaseUnreachable } from '../lib/errors';
 import { parseJson } from '../pipeline/body-reader';
 import { notFound, visibleIds, type Objects } from './ownership';
 
@@ -36,6 +38,11 @@ export async function assertFileRefs(objects: Objects, p: Principal, ids: string
 export function fileRefCheck(objects: Objects) {
   return function checkFileRefs(p: Principal, body: Buffer): Promise<void> | undefined {
     if (p.memberRole === 'admin' || !body.includes('"file_id"')) return undefined;
-    return parseJson(body).then((value) => assertFileRefs(objects, p, fileRefs(value)));
+    return parseJson(body)
+      .then((value) => assertFileRefs(objects, p, fileRefs(value)))
+      .catch((error) => {
+        // Whose files they are is read from PostgreSQL: while it is unreachable, a 503 to retry.
+        throw databaseUnavailable(error) ? databaseUnreachable('The files this call refers to') : error;
+      });
   };
 }

@@ -9,7 +9,10 @@ const run = promisify(execFile);
 
 export interface PrivatePostgres {
   url: string;
-  start(): Promise<void>;
+  /** The same database through the cluster's Unix socket: reachable when started with `tcp: false`. */
+  socketUrl: string;
+  /** `tcp: false` listens on the Unix socket only: clients on `url` are cut off (a network partition), `socketUrl` still works. */
+  start(opts?: { tcp?: boolean }): Promise<void>;
   /** `immediate` is a crash of the server (or a lost host); `fast` a clean stop that still cuts every connection. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Stops the server if it runs and removes its files. */
@@ -57,11 +60,13 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
     '--no-sync',
     '--no-instructions',
   ]);
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
+  const opts = (tcp: boolean) =>
+    `-p ${port} -k ${dir} -c listen_addresses=${tcp ? '127.0.0.1' : "''"} -c fsync=off -c max_connections=100`;
   const cluster: PrivatePostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async start() {
-      await as('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
+    socketUrl: `postgres://postgres@localhost/postgres?host=${dir}&port=${port}`,
+    async start({ tcp = true } = {}) {
+      await as('pg_ctl', ['-D', data, '-o', opts(tcp), '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
     },
     async stop(mode = 'immediate') {
       await as('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
