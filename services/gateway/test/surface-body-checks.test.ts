@@ -1,4 +1,4 @@
-import { toFile } from '@anthropic-ai/sdk';
+import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './harness';
@@ -11,8 +11,6 @@ import { failure, startSurfaceStack, type Seat, type SurfaceStack } from './surf
  * as a direct GET of the object, before the provider sees the body. Official SDK, real gateway,
  * the emulator as the provider; a refused body leaves no trace there.
  */
-const FILES_BETA = 'files-api-2025-04-14';
-
 describe('models and references named in provider surface bodies', () => {
   let s: SurfaceStack;
   let carol: Seat;
@@ -43,7 +41,7 @@ describe('models and references named in provider surface bodies', () => {
       memberId: member.body.id,
       keyId: key.body.id,
       key: key.body.key,
-      client: new (s.alice.client.constructor as typeof import('@anthropic-ai/sdk').default)({
+      client: new Anthropic({
         baseURL: s.stack.gateway.url,
         apiKey: key.body.key,
         maxRetries: 0,
