@@ -1,8 +1,10 @@
 import { createEmulatorHandler } from '@keygate/emulator';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_KEY, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
 import { rawExchange } from './raw-http';
 
 /** The emulator behind a server that keeps what reached it. */
@@ -195,6 +197,28 @@ describe('the open passthrough: any other /v1/… path', () => {
       expect(headers['x-kept']).toBe('yes');
       expect(headers['x-secret-thing']).toBeUndefined();
       expect(headers['keep-alive']).toBeUndefined();
+    }
+  });
+
+  it('a client gone before its body arrived, on a surface route or the passthrough: a 499 client_closed call, not a 500', async () => {
+    const port = Number(new URL(stack.gateway.url).port);
+    for (const path of ['/v1/agents', '/v1/something_gone']) {
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', r));
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${stack.appKey}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+      );
+      // The headers arrive before the close: the gateway sees the request, then its body end early.
+      socket.destroy();
+      const row = await waitFor(
+        async () => {
+          await stack.gateway.writer.flush();
+          return (await stack.calls()).find((c) => c.endpoint === `POST ${path}`);
+        },
+        { timeout: 10_000, what: `the call to ${path} to be recorded` },
+      );
+      expect(row).toMatchObject({ status: 499, error_type: 'client_closed' });
     }
   });
 

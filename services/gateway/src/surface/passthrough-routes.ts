@@ -6,7 +6,7 @@ import { GatewayError } from '../lib/errors';
 import { forward } from '../proxy/forward';
 import type { ProxyOptions } from '../proxy/routes';
 import { readChecked } from './body-check';
-import { admitOrThrow, decoded, pathTemplate, refused, surfaceCall } from './call';
+import { admitOrThrow, decoded, pathTemplate, recordGone, refused, surfaceCall } from './call';
 import type { Objects } from './ownership';
 
 /**
@@ -49,6 +49,7 @@ export function passthroughRoutes(
         await admitOrThrow(opts, call.principal, call.endpoint);
         await readChecked(call, opts, objects);
       } catch (err) {
+        if (recordGone(call, opts, err)) return RESPONSE_ALREADY_SENT;
         if (err instanceof GatewayError) opts.record(refused(call, err));
         throw err;
       }
