@@ -156,6 +156,9 @@ describe('the open passthrough: any other /v1/… path', () => {
       '/v1/something_new//x',
       '/v1/something_new/x/',
       '/v1//agents/agent_011someone',
+      '/v1/agents/agent_011someone/anything_new',
+      '/v1/Files/file_011someone',
+      '/v1/messages/batches/msgbatch_011x/anything_new',
       '/v1/something_new/%252e%252e/x',
     ]) {
       const { response } = await rawExchange(port, [

@@ -67,13 +67,19 @@ export function passthroughRoutes(
  */
 const NEVER_FORWARDED = new Set(['organizations', 'vaults']);
 
+/**
+ * Object families Keygate owns (surface/): their endpoints are its own routes, and a path under
+ * them it does not serve could name another member's object, so it is not forwarded either.
+ */
+const OWNED = /^(files|skills|sessions|agents|environments|messages\/batches)(\/|$)/;
+
 // One segment as the provider may read it: visible ASCII (slashes, backslashes and `%` are refused below).
 const SEGMENT = /^[\x21-\x7e]+$/;
 
 /**
  * Whether a path is forwarded: every segment non-empty, not a dot segment, decoding to one
- * segment (no encoded slash), and not under a path that never leaves Keygate, in any spelling
- * (case, percent-encoding, matrix parameters `;x`).
+ * segment (no encoded slash), and not under a path that never leaves Keygate or a family it
+ * owns, in any spelling (case, percent-encoding, matrix parameters `;x`).
  */
 export function forwardable(path: string): boolean {
   const segments = path.split('/').slice(1);
@@ -82,8 +88,6 @@ export function forwardable(path: string): boolean {
     const plain = decoded(raw);
     if (!SEGMENT.test(plain) || /[/\\%]/.test(plain) || /^\.\.?$/.test(plain)) return false;
   }
-  const first = decoded(segments[1]!)
-    .toLowerCase()
-    .split(/[;,:.]/)[0]!;
-  return !NEVER_FORWARDED.has(first);
+  const plain = segments.slice(1).map((raw) => decoded(raw).toLowerCase());
+  return !NEVER_FORWARDED.has(plain[0]!.split(/[;,:.]/)[0]!) && !OWNED.test(plain.join('/'));
 }
