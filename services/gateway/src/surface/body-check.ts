@@ -89,9 +89,10 @@ export async function readChecked(call: ForwardCall, proxy: ProxyOptions, object
 export function messageRefCheck(objects: Objects) {
   const rules = BODY_RULES['POST /v1/messages']!;
   return function checkRefs(p: Principal, body: Buffer): Promise<void> | undefined {
+    if (p.memberRole === 'admin') return undefined;
     // A key spelled with an escape (`"file\u005fid"`) parses to the same key: such bodies are read too.
-    const names = body.includes('"file_id"') || body.includes('"skill_id"') || body.includes('\\u');
-    if (p.memberRole === 'admin' || !names) return undefined;
+    if (!body.includes('"file_id"') && !body.includes('"skill_id"') && !body.includes('\\u'))
+      return undefined;
     return checkReferences(objects, p, rules, JSON.parse(body.toString('utf8')));
   };
 }
