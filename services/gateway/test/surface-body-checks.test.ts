@@ -141,6 +141,16 @@ describe('models and references named in provider surface bodies', () => {
         }),
       ),
     ).toEqual(refusal('model'));
+    // An endpoint Keygate does not know yet, through the open passthrough: its top-level model too.
+    const passthrough = await fetch(`${s.stack.gateway.url}/v1/something_new`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${carol.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-opus-4-5' }),
+    });
+    expect(passthrough.status).toBe(400);
+    expect(((await passthrough.json()) as { error: { message: string } }).error.message).toBe(
+      refusal('model').message,
+    );
     expect(made()).toEqual(before);
     // What the policy allows goes through.
     expect(
@@ -266,6 +276,13 @@ describe('models and references named in provider surface bodies', () => {
       body: `{"model":"claude-haiku-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"container":{"skills":[{"type":"custom","skill\\u005fid":"${bobs.skill}"}]}}`,
     });
     expect(escaped.status).toBe(404);
+    const passthrough = await fetch(`${s.stack.gateway.url}/v1/something_new`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.alice.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ deep: [{ source: { type: 'file', file_id: bobs.file } }] }),
+    });
+    expect(passthrough.status).toBe(404);
+    expect(await passthrough.json()).toMatchObject({ error: { message: `File not found: ${bobs.file}` } });
     expect(made()).toEqual(before);
 
     // The provider's own skills are everyone's; an admin may name any object of the account.
