@@ -11,7 +11,7 @@ import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
 import { answered } from './call';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
-import { checkBody } from './body-check';
+import { checkBody, jsonBody } from './body-check';
 import { run, streamed, type SurfaceDeps } from './files-routes';
 import { assertVisible, ownerOf } from './ownership';
 import { ownedList, providerReader } from './owned-list';
@@ -154,15 +154,7 @@ async function checkBatch(
   maxPdfPages: number,
   policy: ModelPolicy | null,
 ): Promise<{ sizes: ValidatedBody[]; parsed: unknown }> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch (err) {
-    throw new GatewayError(
-      'invalid_request_error',
-      `Request body is not valid JSON: ${(err as Error).message}`,
-    );
-  }
+  const parsed = jsonBody(body);
   const requests = (parsed as { requests?: unknown } | null)?.requests;
   if (!Array.isArray(requests) || requests.length === 0)
     throw new GatewayError(

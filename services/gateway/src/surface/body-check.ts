@@ -69,17 +69,19 @@ export async function readChecked(call: ForwardCall, proxy: ProxyOptions, object
   const bytes = await readBody(call.req, { limit: proxy.maxBodyBytes, idleMs: proxy.bodyIdleMs ?? 30_000 });
   call.upload = null;
   call.body = bytes;
-  if (bytes.length === 0) return;
-  let parsed: unknown;
+  if (bytes.length > 0) await checkBody(objects, call.principal, call.endpoint, jsonBody(bytes));
+}
+
+/** A body parsed as JSON, or the 400 `/v1/messages` answers for one that is not. */
+export function jsonBody(bytes: Buffer): unknown {
   try {
-    parsed = JSON.parse(bytes.toString('utf8'));
+    return JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     throw new GatewayError(
       'invalid_request_error',
       `Request body is not valid JSON: ${(err as Error).message}`,
     );
   }
-  await checkBody(objects, call.principal, call.endpoint, parsed);
 }
 
 /**
