@@ -64,6 +64,7 @@ describe('forwardable: what the open passthrough may send with the account key',
     '/v1',
     '/v2/x',
     '/v1/files/file_1/new_thing',
+    '/v1/Files;x/file_1',
     '/v1/messages/batches/b_1/new_thing',
   ])('refuses %s', (path) => expect(forwardable(path)).toBe(false));
 });

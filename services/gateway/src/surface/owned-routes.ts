@@ -35,9 +35,12 @@ export function ownedRoutes(deps: SurfaceDeps): Hono<AppEnv> {
       // A session runs the model: a key whose budget is used up starts none.
       if (kind === 'session') await admitSpend(d, call);
       await readChecked(call, d.proxy, d.objects);
-      const answer = call.upload
-        ? await exchange(call, d.proxy, call.req, call.upload.length)
-        : await exchange(call, d.proxy, call.body, null);
+      const answer = await exchange(
+        call,
+        d.proxy,
+        call.upload ? call.req : call.body,
+        call.upload?.length ?? null,
+      );
       const made = jsonOf(answer);
       if (typeof made?.id === 'string')
         await d.objects.claim(

@@ -10,12 +10,12 @@ import { admitOrThrow, decoded, pathTemplate, recordGone, refused, surfaceCall }
 import type { Objects } from './ownership';
 
 /**
- * Every other `/v1/…` path, forwarded as sent (method, path, query, headers, body streamed both
- * ways) with the account's provider key, so an endpoint the provider ships tomorrow works the
- * same day. `/v1/organizations/…` is Keygate's own account API and never leaves. A JSON body is
- * read and checked as the known endpoints' are (body-check.ts): a top-level `model`, every
- * `file_id`. `served(path)`
- * says whether Keygate has routes of its own at a path; those, and the account API, get `notFound`.
+ * Every other `/v1/…` path, forwarded as sent (method, path, query, headers, body; the answer
+ * streamed back) with the account's provider key, so an endpoint the provider ships tomorrow
+ * works the same day. A JSON body is read first and checked as the known endpoints' are
+ * (body-check.ts: a top-level `model`, every `file_id`); uploads stream. What never leaves is
+ * `forwardable`'s. `served(path)` says whether Keygate has routes of its own at a path; those,
+ * and the account API, get `notFound`.
  */
 export function passthroughRoutes(
   opts: ProxyOptions,
@@ -88,6 +88,12 @@ export function forwardable(path: string): boolean {
     const plain = decoded(raw);
     if (!SEGMENT.test(plain) || /[/\\%]/.test(plain) || /^\.\.?$/.test(plain)) return false;
   }
-  const plain = segments.slice(1).map((raw) => decoded(raw).toLowerCase());
-  return !NEVER_FORWARDED.has(plain[0]!.split(/[;,:.]/)[0]!) && !OWNED.test(plain.join('/'));
+  // The names of the first two segments as a lenient server might read them.
+  const names = segments.slice(1, 3).map(
+    (raw) =>
+      decoded(raw)
+        .toLowerCase()
+        .split(/[;,:.]/)[0]!,
+  );
+  return !NEVER_FORWARDED.has(names[0]!) && !OWNED.test(names.join('/'));
 }
