@@ -274,13 +274,23 @@ describe('models and references named in provider surface bodies', () => {
       body: `{"model":"claude-haiku-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"container":{"skills":[{"type":"custom","skill\\u005fid":"${bobs.skill}"}]}}`,
     });
     expect(escaped.status).toBe(404);
-    const passthrough = await fetch(`${s.stack.gateway.url}/v1/something_new`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.alice.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ deep: [{ source: { type: 'file', file_id: bobs.file } }] }),
-    });
-    expect(passthrough.status).toBe(404);
-    expect(await passthrough.json()).toMatchObject({ error: { message: `File not found: ${bobs.file}` } });
+    // Through the open passthrough: a deployment runs an agent; an unknown endpoint's file_ids.
+    for (const [path, body, message] of [
+      [
+        '/v1/deployments',
+        { name: 'd', agent: bobs.agent, environment_id: env.id },
+        `Agent not found: ${bobs.agent}`,
+      ],
+      ['/v1/something_new', { deep: [{ file_id: bobs.file }] }, `File not found: ${bobs.file}`],
+    ] as const) {
+      const res = await fetch(`${s.stack.gateway.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.alice.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { message } });
+    }
     expect(made()).toEqual(before);
 
     // The provider's own skills are everyone's; an admin may name any object of the account.

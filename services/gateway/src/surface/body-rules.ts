@@ -46,6 +46,15 @@ const AGENT: BodyRules = {
   ],
 };
 
+// What a session or a deployment runs on: an agent, an environment, the account's vaults.
+const RUNS_ON: RefField[] = [
+  ...ref('agent', 'agent'),
+  { at: 'environment_id', kind: 'environment' },
+  { at: 'vault_ids[]', kind: 'vault' },
+];
+
+const DEPLOYMENT: BodyRules = { models: [], refs: RUNS_ON };
+
 /**
  * The model and reference fields of each endpoint, by method and path template (call.ts's
  * `pathTemplate`). A new endpoint declares its fields here; one without an entry is still
@@ -62,14 +71,14 @@ export const BODY_RULES: Readonly<Record<string, BodyRules>> = {
   'POST /v1/agents/{id}': AGENT,
   'POST /v1/sessions': {
     models: model('agent.model'),
-    refs: [
-      ...ref('agent', 'agent'),
-      skills('agent.skills'),
-      { at: 'environment_id', kind: 'environment' },
-      { at: 'vault_ids[]', kind: 'vault' },
-    ],
+    refs: [...RUNS_ON, skills('agent.skills')],
   },
   'POST /v1/sessions/{id}': { models: [], refs: [{ at: 'vault_ids[]', kind: 'vault' }] },
+  // Through the open passthrough (Keygate does not own them): a deployment runs an agent on a
+  // schedule, a dream runs a model (SDK 1.11's DeploymentCreateParams, DreamCreateParams).
+  'POST /v1/deployments': DEPLOYMENT,
+  'POST /v1/deployments/{id}': DEPLOYMENT,
+  'POST /v1/dreams': { models: model('model'), refs: [] },
 };
 
 // An endpoint Keygate does not know yet (the open passthrough): a top-level `model` is still a model.
