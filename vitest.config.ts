@@ -23,6 +23,8 @@ const COMPILED_SUITES = [
   'surface-files',
   // Member lists and their cursors (a cursor that is no object id is a 400, not a 500).
   'surface-lists',
+  // Models and object references named in surface bodies, held to the policy and to ownership.
+  'surface-body-checks',
   // Readiness as a balancer sees it: its own database connection, the database going away.
   'health',
 ];

@@ -29,7 +29,7 @@ import { messagesFastPath } from './proxy/fast-path';
 import { doubledV1 } from './proxy/doubled-v1';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
 import { batchRoutes, type BatchHolds } from './surface/batch-routes';
-import { fileRefCheck } from './surface/file-refs';
+import { messageRefCheck } from './surface/body-check';
 import { filesRoutes } from './surface/files-routes';
 import { modelsRoutes } from './surface/models-routes';
 import { ownedRoutes } from './surface/owned-routes';
@@ -58,6 +58,11 @@ export interface AppDeps extends ServiceDeps {
   settleBatch?(batchId: string): Promise<void>;
   /** Budgets and spend caps hold a batch's ceiling at its creation (admission/). */
   batchHolds?: BatchHolds;
+  /**
+   * Keygate's address as clients reach it (KEYGATE_PUBLIC_URL, else where it listens): batch
+   * `results_url`s name it. Without it (an app built outside startGateway) they are paths.
+   */
+  publicUrl?: () => string;
   /** The provider's base URL, for reconciliation with its Admin API reports. */
   upstreamUrl?: string;
   /** Relays received Claude Code telemetry to each account's own collector, if it set one. */
@@ -158,6 +163,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/',
     batchRoutes({
       ...surface,
+      publicUrl: deps.publicUrl ?? (() => ''),
       ...(deps.settleBatch ? { settle: deps.settleBatch } : {}),
       ...(deps.batchHolds ? { holds: deps.batchHolds } : {}),
     }),
@@ -182,14 +188,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.openPassthrough)
     app.route(
       '/',
-      passthroughRoutes(deps.proxy, (path) => (methods ??= methodsByPath(app))(path).length > 0, notFound),
+      passthroughRoutes(
+        deps.proxy,
+        deps.store.objects,
+        (path) => (methods ??= methodsByPath(app))(path).length > 0,
+        notFound,
+      ),
     );
   return app;
 }
 
 const proxyOptions = (deps: AppDeps): ProxyOptions => ({
   ...deps.proxy,
-  checkFileRefs: fileRefCheck(deps.store.objects),
+  checkFileRefs: messageRefCheck(deps.store.objects),
 });
 
 /** `POST /v1/messages` straight from Node's request event (proxy/fast-path.ts), as the app would serve it. */

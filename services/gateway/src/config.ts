@@ -170,7 +170,9 @@ export const EnvSchema = z.object({
     .enum(['on', 'off'])
     .default('on')
     .meta(
-      doc("forwards any other `/v1/…` path to the provider with the account's key; `off` answers them 404"),
+      doc(
+        "forwards any other `/v1/…` path to the provider with the account's key, never `/v1/organizations/…` or `/v1/vaults/…` in any spelling; `off` answers them 404",
+      ),
     ),
   KEYGATE_MAX_FILE_BYTES: z.coerce
     .number()
@@ -363,7 +365,7 @@ export const EnvSchema = z.object({
     .optional()
     .meta(
       doc(
-        "the gateway's address as customers reach it (Stripe Checkout returns there)",
+        "the gateway's address as customers reach it (Stripe Checkout returns there; batch `results_url`s name it)",
         'its listening address',
       ),
     ),

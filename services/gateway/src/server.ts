@@ -287,6 +287,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       settleBatch: (id: string) => follower.settle(id),
       otlpRelay,
       batchHolds: limits.admission,
+      publicUrl: () => config.publicUrl ?? url,
       proxy: {
         resolver,
         upstreams: { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } },

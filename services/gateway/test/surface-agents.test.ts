@@ -83,10 +83,8 @@ describe('agents, environments and session usage through the gateway', () => {
   it("a session's usage is recorded as calls of its creator, grouped by the session, and its member's budget counts it", async () => {
     const sql = s.stack.gateway.store.db.sql;
     const agent = await s.alice.client.beta.agents.create({ name: 'Analyst', model: 'claude-sonnet-4-5' });
-    const session = await s.alice.client.beta.sessions.create({
-      agent: agent.id,
-      environment_id: 'env_011x',
-    });
+    const env = await s.alice.client.beta.environments.create({ name: 'Analysis' });
+    const session = await s.alice.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     const calls = async () =>
       sql`select * from calls where group_id = ${session.id} and endpoint = 'sessions.usage' order by created_at`;
     const say = (text: string) =>
@@ -151,7 +149,10 @@ describe('agents, environments and session usage through the gateway', () => {
     expect(refused.type).toBe('rate_limit_error');
     expect(refused.message).toMatch(/member's monthly budget 'alice' of \$0\.01 is used up/);
     // Bob's turns are not Alice's budget.
-    const bobs = await s.bob.client.beta.sessions.create({ agent: agent.id, environment_id: 'env_011x' });
+    const bobs = await s.bob.client.beta.sessions.create({
+      agent: (await s.bob.client.beta.agents.create({ name: 'Bob', model: 'claude-sonnet-4-5' })).id,
+      environment_id: (await s.bob.client.beta.environments.create({ name: 'Bob' })).id,
+    });
     expect(
       (
         await s.bob.client.beta.sessions.events.send(bobs.id, {

@@ -1,10 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callCost, figureCounts } from '../src/pricing/prices';
 import type { Sql } from '../src/store';
 import { BatchFollower, type FollowerDeps } from '../src/surface/batch-follower';
 import { usageFigures } from '../src/usage/usage';
 import { handCentsOfUsage, type ProviderUsage } from './kit/published-rates';
+import { waitFor } from './kit/wait';
 import { failure, startSurfaceStack, type SurfaceStack } from './surface-kit';
 
 const requests = (n: number, tag: string) =>
@@ -145,6 +147,30 @@ describe('Message Batches through the gateway', () => {
     expect((await s.admin.client.messages.batches.retrieve(batch.id)).id).toBe(batch.id);
   });
 
+  it("a batch's results_url names the gateway's own address, never the client's Host header", async () => {
+    const url = s.stack.gateway.url;
+    const forged = 'attacker.example';
+    const created = await withHost('POST', `${url}/v1/messages/batches`, s.alice.key, forged, {
+      requests: [
+        {
+          custom_id: 'a',
+          params: { model: 'claude-haiku-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'a' }] },
+        },
+      ],
+    });
+    expect(created.type).toBe('message_batch');
+    const ended = await waitFor(
+      async () => {
+        const b = await withHost('GET', `${url}/v1/messages/batches/${created.id}`, s.alice.key, forged);
+        return b.processing_status === 'ended' && b;
+      },
+      { timeout: 15_000, what: 'the batch to end' },
+    );
+    expect(ended.results_url).toBe(`${url}/v1/messages/batches/${created.id}/results`);
+    const listed = await withHost('GET', `${url}/v1/messages/batches`, s.alice.key, forged);
+    expect(listed.data.find((b: { id: string }) => b.id === created.id).results_url).toBe(ended.results_url);
+  });
+
   it('a follower that stops gives back the batches it took and did not check: due at once, not after the lease', async () => {
     const store = s.stack.gateway.store;
     const id = 'msgbatch_011release';
@@ -234,4 +260,21 @@ async function waitRecorded(sql: Sql, id: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`batch ${id} was not recorded`);
+}
+
+/** A call with a forged `Host` header (fetch does not let a caller set one): its JSON answer. */
+function withHost(method: string, url: string, key: string, host: string, body?: unknown): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method,
+      headers: { host, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+    });
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
 }

@@ -138,16 +138,18 @@ describe("lists of a member's own objects", () => {
       agents: [],
       sessions: [],
     };
+    const aliceEnv = (await s.alice.client.beta.environments.create({ name: 'alice' })).id;
+    const bobEnv = (await s.bob.client.beta.environments.create({ name: 'bob' })).id;
     for (let i = 0; i < 3; i++) {
       mine.batches.push((await batch(s.alice, `a${i}`)).id);
       await batch(s.bob, `b${i}`);
       const a = await agent(s.alice, `alice ${i}`);
       mine.agents.push(a.id);
-      await agent(s.bob, `bob ${i}`);
+      const b = await agent(s.bob, `bob ${i}`);
       mine.sessions.push(
-        (await s.alice.client.beta.sessions.create({ agent: a.id, environment_id: 'env_011x' })).id,
+        (await s.alice.client.beta.sessions.create({ agent: a.id, environment_id: aliceEnv })).id,
       );
-      await s.bob.client.beta.sessions.create({ agent: a.id, environment_id: 'env_011x' });
+      await s.bob.client.beta.sessions.create({ agent: b.id, environment_id: bobEnv });
     }
     const walk = async (list: AsyncIterable<{ id: string }>) => {
       const ids: string[] = [];

@@ -1,8 +1,11 @@
 import { createEmulatorHandler } from '@keygate/emulator';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDER_KEY, startStack, type Stack } from './harness';
+import { waitFor } from './kit/wait';
+import { rawExchange } from './raw-http';
 
 /** The emulator behind a server that keeps what reached it. */
 async function recordingProvider() {
@@ -130,6 +133,97 @@ describe('the open passthrough: any other /v1/… path', () => {
     const anon = await fetch(`${stack.gateway.url}/v1/something_new`);
     expect(anon.status).toBe(401);
     expect(provider.received.length).toBe(before);
+  });
+
+  it('never forwards the Admin API or vaults in any spelling, nor a path with empty or dot segments (issue 29)', async () => {
+    const before = provider.received.length;
+    const port = Number(new URL(stack.gateway.url).port);
+    for (const path of [
+      '/v1//organizations/me',
+      '/v1//organizations/api_keys',
+      '/v1///organizations/users',
+      '/v1/ORGANIZATIONS/me',
+      '/v1/organizations;x/me',
+      '/v1/%6frganizations/me',
+      '/v1/./organizations/me',
+      '/v1/x/../organizations/me',
+      '/v1/vaults',
+      '/v1/vaults/vlt_011abc',
+      '/v1/Vaults',
+      '/v1/%76aults/vlt_011abc',
+      '/v1//vaults',
+      '/v1/vaults;v=1',
+      '/v1/something_new//x',
+      '/v1/something_new/x/',
+      '/v1//agents/agent_011someone',
+      '/v1/agents/agent_011someone/anything_new',
+      '/v1/Files/file_011someone',
+      '/v1/messages/batches/msgbatch_011x/anything_new',
+      '/v1/something_new/%252e%252e/x',
+    ]) {
+      const { response } = await rawExchange(port, [
+        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${stack.appKey}\r\nConnection: close\r\n\r\n`,
+      ]);
+      expect([401, 404], path).toContain(response?.status);
+      expect(JSON.parse(response!.body.toString()).type, path).toBe('error');
+    }
+    expect(provider.received.length).toBe(before);
+  });
+
+  it('headers named in Connection stay on this hop: not forwarded on /v1/messages, a surface route or the passthrough', async () => {
+    const port = Number(new URL(stack.gateway.url).port);
+    const send = async (method: string, path: string, body: string) => {
+      const before = provider.received.length;
+      const { response } = await rawExchange(port, [
+        `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${stack.appKey}\r\n` +
+          'Content-Type: application/json\r\nConnection: close, X-Secret-Thing\r\nX-Secret-Thing: hush\r\n' +
+          'Keep-Alive: timeout=5\r\nX-Kept: yes\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      ]);
+      expect(response?.status, path).toBe(200);
+      expect(provider.received.length).toBe(before + 1);
+      return provider.received.at(-1)!.headers;
+    };
+    for (const headers of [
+      await send(
+        'POST',
+        '/v1/messages',
+        JSON.stringify({
+          model: 'claude-haiku-4-5',
+          max_tokens: 8,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      ),
+      await send('POST', '/v1/agents', JSON.stringify({ name: 'Hop', model: 'claude-haiku-4-5' })),
+      await send('POST', '/v1/echo_stream', '{}'),
+    ]) {
+      expect(headers['x-kept']).toBe('yes');
+      expect(headers['x-secret-thing']).toBeUndefined();
+      expect(headers['keep-alive']).toBeUndefined();
+    }
+  });
+
+  it('a client gone before its body arrived, on a surface route or the passthrough: a 499 client_closed call, not a 500', async () => {
+    const port = Number(new URL(stack.gateway.url).port);
+    for (const path of ['/v1/agents', '/v1/something_gone']) {
+      const seen = (await stack.calls()).length;
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', r));
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${stack.appKey}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+      );
+      // The headers arrive before the close: the gateway sees the request, then its body end early.
+      socket.destroy();
+      const row = await waitFor(
+        async () => {
+          await stack.gateway.writer.flush();
+          return (await stack.calls()).slice(seen).find((c) => c.endpoint === `POST ${path}`);
+        },
+        { timeout: 10_000, what: `the call to ${path} to be recorded` },
+      );
+      expect(row).toMatchObject({ status: 499, error_type: 'client_closed' });
+    }
   });
 
   it('answers an object id with a NUL or a control character like a missing object, before any query', async () => {

@@ -10,10 +10,10 @@ describe('Skills and agent sessions through the gateway', () => {
   afterAll(() => s?.stack.close());
 
   it('a session: created, owned, its event stream relayed as events arrive; another member gets 404', async () => {
-    const session = await s.alice.client.beta.sessions.create({
-      agent: 'agent_01x',
-      environment_id: 'env_01x',
-    });
+    // A member's session names her own agent and environment (another's answer 404: surface-body-checks).
+    const agent = await s.alice.client.beta.agents.create({ name: 'Planner', model: 'claude-haiku-4-5' });
+    const env = await s.alice.client.beta.environments.create({ name: 'Planning' });
+    const session = await s.alice.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     expect(session).toMatchObject({ type: 'session', status: 'idle' });
     expect(
       (await s.direct.beta.sessions.create({ agent: 'agent_01x', environment_id: 'env_01x' })).type,

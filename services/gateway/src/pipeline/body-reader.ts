@@ -184,3 +184,10 @@ function tooLarge(c: Context, spec: Bounds): GatewayError {
     `Request body too large: this route takes at most ${spec.maxBytes} bytes.${then}`,
   );
 }
+
+/**
+ * A proxied surface call's body (agents, sessions, environments, the passthrough), read from
+ * Node's request with `/v1/messages`' streaming reader and its limits: the surface reaches that
+ * reader only through here. ClientGoneError is what it throws when the client leaves mid-body.
+ */
+export { ClientGoneError, readBody as readProxiedBody } from '../proxy/body';

@@ -23,7 +23,7 @@ export interface ProxyOptions extends ForwardDeps {
   bodyIdleMs?: number;
   /** Who may call (admission/): on the headers, then a reservation once the body is validated. */
   admission?: CallAdmission;
-  /** Refuses a messages body that refers to a file the caller may not use (surface/file-refs.ts). */
+  /** Refuses a messages body that names a file or skill the caller may not use (surface/body-check.ts). */
   checkFileRefs?(principal: Principal, body: Buffer): Promise<void> | undefined;
 }
 

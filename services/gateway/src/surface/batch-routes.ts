@@ -14,7 +14,7 @@ import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
 import { answered } from './call';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
-import { assertFileRefs, fileRefs } from './file-refs';
+import { checkBody } from './body-check';
 import { run, streamed, type SurfaceDeps } from './files-routes';
 import { assertVisible, ownerOf } from './ownership';
 import { ownedList, providerReader } from './owned-list';
@@ -35,6 +35,8 @@ export interface BatchDeps extends SurfaceDeps {
   holds?: BatchHolds;
   /** Records an ended batch's results now: called before a delete takes them away. */
   settle?(batchId: string): Promise<void>;
+  /** Keygate's address as clients reach it, never as a request's `Host` names it: `results_url` points there. */
+  publicUrl: () => string;
 }
 
 /**
@@ -78,8 +80,8 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   async function create(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
     const body = await requestBody(c).bytes();
     const parsed = await requestBody(c).json();
-    const { sizes, files } = await checkBatch(parsed, d.proxy.maxPdfPages, call.principal.policy);
-    await assertFileRefs(d.objects, call.principal, files);
+    const sizes = await checkBatch(parsed, d.proxy.maxPdfPages, call.principal.policy);
+    await checkBody(d.objects, call.principal, call.endpoint, parsed);
     const hold = await holdFor(call, sizes);
     let created = false;
     try {
@@ -99,7 +101,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
         });
         created = true;
       }
-      relay(call, d.proxy, answer, rewritten(answer, c), { requestBytes: body.length });
+      relay(call, d.proxy, answer, rewritten(answer, deps.publicUrl()), { requestBytes: body.length });
     } finally {
       // Not created (refused, or the provider unreachable): nothing will be recorded against the hold.
       if (!created && hold.counters.length > 0) await deps.holds?.releaseBatch(hold.id, hold.counters);
@@ -116,8 +118,8 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     return { id, cents, counters: held };
   }
 
-  async function list(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
-    const shown = (b: Record<string, unknown>) => withResultsUrl(b, c);
+  async function list(call: ForwardCall, d: SurfaceDeps): Promise<void> {
+    const shown = (b: Record<string, unknown>) => withResultsUrl(b, deps.publicUrl());
     if (call.principal.memberRole !== 'admin')
       return ownedList(call, d, 'batch', providerReader(call, d, BATCHES), shown);
     const answer = await exchange(call, d.proxy, null, null);
@@ -133,23 +135,22 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     const answer = await exchange(call, d.proxy, null, null);
     if (call.req.method === 'DELETE' && answer.status === 200)
       await d.objects.forget(call.principal.key.accountId, id);
-    relay(call, d.proxy, answer, rewritten(answer, c));
+    relay(call, d.proxy, answer, rewritten(answer, deps.publicUrl()));
   }
 
   return app;
 }
 
-function rewritten(answer: Answer, c: Context<AppEnv>): Buffer {
+function rewritten(answer: Answer, origin: string): Buffer {
   const batch = jsonOf(answer);
   return batch?.type === 'message_batch'
-    ? Buffer.from(JSON.stringify(withResultsUrl(batch, c)))
+    ? Buffer.from(JSON.stringify(withResultsUrl(batch, origin)))
     : answer.body;
 }
 
 /** The provider's `results_url` names its own host; through Keygate it names Keygate's. */
-function withResultsUrl(batch: Record<string, unknown>, c: Context<AppEnv>): Record<string, unknown> {
+function withResultsUrl(batch: Record<string, unknown>, origin: string): Record<string, unknown> {
   if (typeof batch.results_url !== 'string' || typeof batch.id !== 'string') return batch;
-  const origin = new URL(c.req.url).origin;
   return { ...batch, results_url: `${origin}${BATCHES}/${encodeURIComponent(batch.id)}/results` };
 }
 
@@ -161,7 +162,7 @@ async function checkBatch(
   parsed: unknown,
   maxPdfPages: number,
   policy: ModelPolicy | null,
-): Promise<{ sizes: ValidatedBody[]; files: string[] }> {
+): Promise<ValidatedBody[]> {
   const requests = (parsed as { requests?: unknown } | null)?.requests;
   if (!Array.isArray(requests) || requests.length === 0)
     throw new GatewayError(
@@ -199,5 +200,5 @@ async function checkBatch(
     const refused = policy?.check(p.model, p.max_tokens);
     if (refused) throw new GatewayError('invalid_request_error', `requests[${i}].params.${refused}`);
   }
-  return { sizes, files: fileRefs(parsed) };
+  return sizes;
 }

@@ -4,6 +4,7 @@ import type { AppEnv } from '../app-env';
 import type { Principal } from '../auth/resolver';
 import type { CallRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
+import { ClientGoneError } from '../pipeline/body-reader';
 import { callRecord, type ForwardCall } from '../proxy/forward';
 import { callerOf, groupIdOf, targetFor, type ProxyOptions } from '../proxy/routes';
 
@@ -114,4 +115,11 @@ export async function admitOrThrow(
   let verdict = proxy.admission?.admit(principal, endpoint) ?? null;
   if (verdict instanceof Promise) verdict = await verdict;
   if (verdict) throw verdict;
+}
+
+/** A client gone before its body arrived has no one to answer: the attempt is recorded as the messages route records it. */
+export function recordGone(call: ForwardCall, opts: Pick<ProxyOptions, 'record'>, err: unknown): boolean {
+  if (!(err instanceof ClientGoneError)) return false;
+  opts.record(answered(call, 499, 'client_closed', { partial: true }));
+  return true;
 }

@@ -8,7 +8,7 @@ import { GatewayError } from '../lib/errors';
 import { forward, type ForwardCall } from '../proxy/forward';
 import { sendError } from '../proxy/in-flight';
 import type { ProxyOptions } from '../proxy/routes';
-import { admitOrThrow, refused, surfaceCall } from './call';
+import { admitOrThrow, recordGone, refused, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { assertVisible, ownerOf, type Objects } from './ownership';
 import { ownedList, providerReader } from './owned-list';
@@ -59,6 +59,7 @@ export async function run<D extends Pick<SurfaceDeps, 'proxy'>>(
     await admitOrThrow(deps.proxy, call.principal, call.endpoint);
     await step(call, deps, c);
   } catch (err) {
+    if (recordGone(call, deps.proxy, err)) return RESPONSE_ALREADY_SENT;
     if (!(err instanceof GatewayError)) throw err;
     if (!forwarded.has(err)) deps.proxy.record(refused(call, err));
     if (call.res.headersSent) return RESPONSE_ALREADY_SENT;

@@ -7,6 +7,7 @@ import { GatewayError } from '../lib/errors';
 import { decoded, pathTemplate } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { listOf, run, streamed, type SurfaceDeps } from './files-routes';
+import { readChecked } from './body-check';
 import { assertVisible, ownerOf } from './ownership';
 import { admitSpend, observeSession, sessionNow } from './session-usage';
 
@@ -33,18 +34,27 @@ export function ownedRoutes(deps: SurfaceDeps): Hono<AppEnv> {
     const create = async (call: ForwardCall, d: SurfaceDeps) => {
       // A session runs the model: a key whose budget is used up starts none.
       if (kind === 'session') await admitSpend(d, call);
-      const answer = await exchange(call, d.proxy, call.req, call.upload?.length ?? null);
+      await readChecked(call, d.proxy, d.objects);
+      const answer = await exchange(
+        call,
+        d.proxy,
+        call.upload ? call.req : call.body,
+        call.upload?.length ?? null,
+      );
       const made = jsonOf(answer);
       if (typeof made?.id === 'string')
         await d.objects.claim(
           call.principal.key.accountId,
           ownerOf(call.principal, kind, made.id, call.groupId),
         );
-      relay(call, d.proxy, answer, answer.body, { requestBytes: call.upload?.length ?? null });
+      relay(call, d.proxy, answer, answer.body, {
+        requestBytes: call.body?.length ?? call.upload?.length ?? null,
+      });
     };
     const under = async (call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>) => {
       const id = c.req.param('id')!;
       await assertVisible(d.objects, call.principal, kind, id);
+      await readChecked(call, d.proxy, d.objects);
       if (kind !== 'session') return streamed(call, d);
       const tail = call.path.slice(base.length + 1 + encodeURIComponent(id).length);
       if (tail === '' && call.req.method === 'GET') {

@@ -4,13 +4,17 @@ import type { ObjectKind, ObjectOwner, Store } from '../store';
 
 export type Objects = Store['objects'];
 
-const NOUN: Record<ObjectKind, string> = {
+/** What a request body may name: the objects Keygate attributes, and vaults (never made through Keygate). */
+export type RefKind = ObjectKind | 'vault';
+
+const NOUN: Record<RefKind, string> = {
   file: 'File',
   batch: 'Message batch',
   skill: 'Skill',
   session: 'Session',
   agent: 'Agent',
   environment: 'Environment',
+  vault: 'Vault',
 };
 
 /**
@@ -30,7 +34,7 @@ const OBJECT_ID = /^[\x21-\x7e]{1,256}$/;
 export const isObjectId = (id: string): boolean => OBJECT_ID.test(id);
 
 /** Another member's object answers exactly like a missing one: the provider's 404. */
-export function notFound(kind: ObjectKind, id: string): GatewayError {
+export function notFound(kind: RefKind, id: string): GatewayError {
   return new GatewayError('not_found_error', `${NOUN[kind]} not found: ${id}`);
 }
 
