@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { dashboardSession } from '../dashboard-http';
 import { seedDashboard, type DashboardFixture } from '../dashboard-seed';
 import { api, type Stack } from '../harness';
-import { metricsExport, str } from '../otlp-export';
+import { logsExport, metricsExport, str } from '../otlp-export';
 import { tableNames } from './table-hashes';
 
 const ORG = '/v1/organizations';
@@ -19,7 +19,7 @@ export interface EveryTableFixture extends DashboardFixture {
  * makes the row (the account, operator, SCIM and OTLP APIs, dashboard sign-in, calls through the
  * proxy, the store's own writers), and by direct inserts, as their writers write them, for rows
  * that need a party no test here plays (an OIDC provider, the provider's Files and Batches APIs,
- * its usage reports, the billing clock, Claude Code's log export). `assertEveryTableHasRows`
+ * its usage reports, the billing clock). `assertEveryTableHasRows`
  * fails on any table left empty, so a new table makes this seeder grow.
  */
 export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
@@ -118,14 +118,20 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
   expect(scimGroup.status).toBe(201);
   await dashboardSession(base, acct.adminKey);
   const session = randomUUID();
-  const metrics = await fetch(`${base}/otlp/v1/metrics`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${dash.aliceKey.secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(
-      metricsExport(session, [['claude_code.cost.usage', 0.25, [str('model', 'claude-opus-4-5')]]]),
-    ),
-  });
-  expect(metrics.status).toBe(200);
+  // Claude Code's telemetry, sent with a member's key as Claude Code sends it.
+  const otlp = (path: string, body: unknown) =>
+    fetch(`${base}/otlp/v1/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${dash.aliceKey.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const model = str('model', 'claude-opus-4-5');
+  expect(
+    (await otlp('metrics', metricsExport(session, [['claude_code.cost.usage', 0.25, [model]]]))).status,
+  ).toBe(200);
+  expect(
+    (await otlp('logs', logsExport(session, [['api_request', [model, str('cost_usd', '0.01')]]]))).status,
+  ).toBe(200);
   // A revocation reaches the other instances through the invalidations table.
   expect(
     (
@@ -143,8 +149,6 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
   await sql`insert into alert_events (id, account_id, type, data) values ('evt_seed_notice', ${acct.id}, 'billing.notice', ${sql.json({ seeded: true })})`;
   await sql`insert into budget_crossings (budget_id, period_start, threshold) values (${budget.id}, ${at}, 80)`;
   await sql`insert into billing_notices (id, account_id, kind, due_at, message) values ('ntc_seed', ${acct.id}, 'trial_ending', ${at}, 'Your trial ends soon.')`;
-  await sql`insert into claude_code_events (account_id, member_id, key_id, session_id, name, at, model, cost_usd)
-    values (${acct.id}, ${member}, ${key}, ${session}, 'claude_code.api_request', ${now}, 'claude-opus-4-5', 0.01)`;
   await sql`insert into identity_providers (account_id, name, issuer, client_id, client_secret_sealed, provision)
     values (${acct.id}, 'Okta', 'https://idp.example.test', 'client-seed', 'v2.sealed', 'domain')`;
   await sql`insert into idp_sessions (id, account_id, member_id, key_id, refresh_hash, subject)
