@@ -41,3 +41,14 @@ export function metricsExport(
     ],
   };
 }
+
+/** Claude Code's logs export: one record per event, each with the session's id and its own attributes. */
+export function logsExport(session: string, events: Array<[name: string, attributes: Attribute[]]>) {
+  const logRecords = events.map(([name, attrs]) => ({
+    timeUnixNano: nowNs(),
+    body: { stringValue: `claude_code.${name}` },
+    attributes: [str('session.id', session), str('event.name', name), ...attrs],
+  }));
+  const scopeLogs = [{ scope: { name: 'com.anthropic.claude_code' }, logRecords }];
+  return { resourceLogs: [{ resource: { attributes: [str('service.name', 'claude-code')] }, scopeLogs }] };
+}

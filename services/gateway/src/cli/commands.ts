@@ -1,4 +1,5 @@
 import { accountCommands } from './account-commands';
+import { backupCommands } from './backup-commands';
 import { billingCommands } from './billing-commands';
 import type { Command } from './command';
 import { idpCommands } from './idp-commands';
@@ -13,6 +14,7 @@ export type { Command } from './command';
 
 export const commands: Record<string, Command> = {
   ...serverCommands,
+  ...backupCommands,
   ...accountCommands,
   ...memberCommands,
   ...keyCommands,
