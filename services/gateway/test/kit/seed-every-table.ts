@@ -153,6 +153,7 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
     values (${acct.id}, 'Okta', 'https://idp.example.test', 'client-seed', 'v2.sealed', 'domain')`;
   await sql`insert into idp_sessions (id, account_id, member_id, key_id, refresh_hash, subject)
     values ('idps_seed', ${acct.id}, ${member}, ${key}, ${hash('refresh')}, 'subject-seed')`;
+  await sql`insert into idp_refresh_spent (hash, session_id) values (${hash('refresh-spent')}, 'idps_seed')`;
   await sql`insert into provider_objects (account_id, id, kind, key_id, member_id) values (${acct.id}, 'file_seed', 'file', ${key}, ${member})`;
   await sql`insert into batches (id, account_id, key_id, member_id, live, request_count, status) values ('msgbatch_seed', ${acct.id}, ${key}, ${member}, true, 2, 'recorded')`;
   await sql`insert into reconciliation_claims (account_id, day, claimed_by) values (${acct.id}, '2025-03-10', 'seed')`;
