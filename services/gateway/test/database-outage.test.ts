@@ -146,7 +146,7 @@ describe('PostgreSQL away for longer than the key cache lives, under load', () =
     expect(JSON.parse(cappedAnswer!.body).error.message).toMatch(/hard spend cap/);
     // Whose file a call refers to is read from PostgreSQL: the same 503, recorded.
     expect(fileAnswer).toMatchObject({ status: 503, body: { error: { type: 'api_error' } } });
-    expect(fileAnswer!.body.error.message).toMatch(/files this call refers to/);
+    expect(fileAnswer!.body.error.message).toMatch(/objects this call refers to/);
     // The instance says it cannot record calls now (the README's readiness contract).
     expect(readyDown).toBe(503);
     expect((await api(stack.gateway.url, '/readyz')).status).toBe(200);
