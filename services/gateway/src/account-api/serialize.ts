@@ -54,6 +54,8 @@ export function keyJson(k: KeyRecord) {
     limits: {
       requests_per_minute: k.limitRpm,
       tokens_per_minute: k.limitTpm,
+      input_tokens_per_minute: k.limitItpm,
+      output_tokens_per_minute: k.limitOtpm,
       monthly_spend_cap_cents: k.limitMonthlySpendCents,
     },
     resumable_streams: k.resumableStreams,

@@ -8,6 +8,7 @@ import { silentLogger } from '../lib/logger';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets } from './buckets';
 import { ceilingMicroUsd, ceilingTokens } from './ceiling';
+import { CallEstimates } from './estimate';
 import { RateLimits } from './rates';
 import { MemorySpendLedger } from '../budgets/spend';
 
@@ -51,6 +52,7 @@ function setup(seedCents = 0, standing: Standing | null = null) {
   const admission = new Admission({
     standing,
     rates: new RateLimits(new MemoryBuckets(), clock, silentLogger),
+    estimates: new CallEstimates(),
     budgets,
     clock,
     logger: silentLogger,
