@@ -33,13 +33,17 @@ interface Seen {
   bytesPerToken: number;
   /** The last call's cache reads and writes: the prefix its next call can read. */
   cachedPrefix: number;
+  /** The share of the last call's input read from the cache. */
+  cachedShare: number;
   outputs: number[];
 }
 
 /**
  * A key's recent calls per model, in this process: what the next call is expected to use. The
  * cached prefix comes from the last call's usage (Claude Code reads what its previous turn read
- * and wrote), the output from the most the last calls produced, bounded by `max_tokens`.
+ * and wrote), the output from the most the last calls produced, bounded by `max_tokens`. A key's
+ * first call on a model goes by the model's last call of any key in this process (its ratio, its
+ * share read from the cache, its output), and by the constants above when there is none.
  */
 export class CallEstimates {
   readonly #seen = new Map<string, Seen>();
@@ -47,12 +51,15 @@ export class CallEstimates {
   readonly #bytes = new Map<string, number>();
 
   estimate(keyId: string, callId: string, s: CallSize): Estimate {
-    const seen = this.#seen.get(`${keyId} ${s.model}`);
+    const own = this.#seen.get(`${keyId} ${s.model}`);
+    const seen = own ?? this.#seen.get(`* ${s.model}`);
     if (this.#bytes.size >= MAX_ENTRIES) this.#bytes.clear();
     this.#bytes.set(callId, s.inputBytes);
     const total =
       Math.ceil(s.inputBytes / (seen?.bytesPerToken ?? BYTES_PER_TOKEN)) + s.pdfPages * PDF_PAGE_TOKENS;
-    const cachedTokens = Math.min(seen?.cachedPrefix ?? 0, total);
+    const cachedTokens = own
+      ? Math.min(own.cachedPrefix, total)
+      : Math.floor(total * (seen?.cachedShare ?? 0));
     const output = seen ? Math.max(...seen.outputs) : FIRST_OUTPUT_TOKENS;
     return {
       inputTokens: total - cachedTokens,
@@ -70,14 +77,19 @@ export class CallEstimates {
     const u = usageFigures(r.usage);
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
     if (input <= 0) return;
-    const id = `${r.keyId} ${r.model}`;
-    const seen = this.#seen.get(id);
-    const outputs = [...(seen?.outputs ?? []), u.outputTokens].slice(-OUTPUTS_KEPT);
-    if (!seen && this.#seen.size >= MAX_ENTRIES) this.#seen.delete(this.#seen.keys().next().value!);
-    this.#seen.set(id, {
+    const last = {
       bytesPerToken: Math.min(16, Math.max(1, bytes / input)),
       cachedPrefix: u.cacheReadInputTokens + u.cacheCreationInputTokens,
-      outputs,
-    });
+      cachedShare: u.cacheReadInputTokens / input,
+    };
+    this.#remember(`${r.keyId} ${r.model}`, last, u.outputTokens);
+    this.#remember(`* ${r.model}`, last, u.outputTokens);
+  }
+
+  #remember(id: string, last: Omit<Seen, 'outputs'>, output: number): void {
+    const seen = this.#seen.get(id);
+    const outputs = [...(seen?.outputs ?? []), output].slice(-OUTPUTS_KEPT);
+    if (!seen && this.#seen.size >= MAX_ENTRIES) this.#seen.delete(this.#seen.keys().next().value!);
+    this.#seen.set(id, { ...last, outputs });
   }
 }
