@@ -35,3 +35,8 @@ update plans set default_limit_rpm = 4000, default_limit_tpm = null, default_lim
 -- all of max_tokens).
 alter table budgets add column hold text not null default 'expected' check (hold in ('expected', 'ceiling'));
 alter table spend_limits add column hold text not null default 'expected' check (hold in ('expected', 'ceiling'));
+
+-- Why the gateway refused a call (null when it did not): the rule, so the call log and the
+-- overview tell a spend limit from a rate limit. `rate_limit:<requests|input_tokens|…>`,
+-- `spend_limit:<id>`, `budget:<id>`, `key_spend_cap`, `billing`, `model_policy`.
+alter table calls add column refusal text;

@@ -98,6 +98,8 @@ export function callJson(r: CallRecord) {
     stream: r.stream,
     status: r.status,
     error_type: r.errorType,
+    /** Keygate: the rule that refused the call (a rate limit, a spend limit, a budget), null when none did. */
+    refusal: r.refusal ?? null,
     usage: r.usage,
     cost: callCostJson(r),
     partial: r.partial,

@@ -88,7 +88,7 @@ export class Admission {
    */
   permit(principal: Principal, body: { model: string; maxTokens: number }): Verdict {
     const refused = principal.policy?.check(body.model, body.maxTokens > 0 ? body.maxTokens : null);
-    return refused ? new GatewayError('invalid_request_error', refused) : null;
+    return refused ? new GatewayError('invalid_request_error', refused, { reason: 'model_policy' }) : null;
   }
 
   /**

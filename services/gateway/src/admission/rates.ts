@@ -217,6 +217,7 @@ function limited(
     'rate_limit_error',
     `${what} Capacity frees in ${retryAfter} s (retry then). An admin of this account can raise the limit.`,
     {
+      reason: `rate_limit:${kind === 'total' ? 'tokens' : kind === 'requests' ? 'requests' : `${kind}_tokens`}`,
       headers: {
         'retry-after': String(retryAfter),
         ...headerSet(kind, limit, r, now),

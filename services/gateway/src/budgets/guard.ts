@@ -214,7 +214,8 @@ export class BudgetGuard {
     const e = entries[r.refused]!;
     const period = e.item.period;
     const spent = e.item.limitMicro - r.leftMicro;
-    return holdRefusal(e.rule, period, e.item.microUsd, r.leftMicro, spent, what);
+    const ceiling = typeof hold === 'number' || e.rule.hold === 'ceiling';
+    return holdRefusal(e.rule, period, { micro: e.item.microUsd, ceiling, what }, r.leftMicro, spent);
   }
 
   /** Charges a recorded call to the budgets it counts toward (settling what it held); announces thresholds it reached. */

@@ -32,21 +32,31 @@ function whoChanges(rule: BudgetRecord): string {
  * what waiting does not cure; it names the rule, what is spent and left, when it resets and who
  * can change it.
  */
-function moneyRefusal(message: string): GatewayError {
-  return new GatewayError('billing_error', message, { status: 429, headers: { 'x-should-retry': 'false' } });
+function moneyRefusal(rule: BudgetRecord, message: string): GatewayError {
+  const reason = rule.id.startsWith('spl_')
+    ? `spend_limit:${rule.id}`
+    : rule.id.startsWith('cap:')
+      ? 'key_spend_cap'
+      : `budget:${rule.id}`;
+  return new GatewayError('billing_error', message, {
+    status: 429,
+    reason,
+    headers: { 'x-should-retry': 'false' },
+  });
 }
 
 /** The call's expected cost (`micro`) does not fit in what is left of a hard cap, with the calls in flight. */
 export function holdRefusal(
   rule: BudgetRecord,
   period: Period,
-  micro: number,
+  held: { micro: number; ceiling: boolean; what: string },
   leftMicro: number,
   spentMicro: number,
-  what: string,
 ): GatewayError {
-  const strict = rule.hold === 'ceiling' ? 'may cost up to' : 'is expected to cost about';
+  const { micro, what } = held;
+  const strict = held.ceiling ? 'may cost up to' : 'is expected to cost about';
   return moneyRefusal(
+    rule,
     `This call ${strict} ${usd(Math.ceil(micro / MICRO_PER_CENT))} (${what}), more than the ${usd(Math.floor(leftMicro / MICRO_PER_CENT))} left of ${ruleName(rule)}: ${usd(spentMicro / MICRO_PER_CENT)} is spent or held by calls in flight since ${utc(period.start)}. It resets at ${utc(period.end)}. ${whoChanges(rule)}`,
   );
 }
@@ -54,6 +64,7 @@ export function holdRefusal(
 /** The cap is reached: nothing is left before the period ends. */
 export function refusal(rule: BudgetRecord, period: Period, micro: number): GatewayError {
   return moneyRefusal(
+    rule,
     `You reached ${ruleName(rule)}: ${usd(micro / MICRO_PER_CENT)} spent since ${utc(period.start)}, ${usd(Math.max(0, rule.limitCents - micro / MICRO_PER_CENT))} left. It resets at ${utc(period.end)}. ${whoChanges(rule)}`,
   );
 }

@@ -122,7 +122,7 @@ export function callsTable(
     rows: calls.map((r) => {
       const u = usageFigures(r.usage, r.batch);
       const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
-      const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.partial ? ' (partial)' : ''}`;
+      const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.refusal ? ` (refused by ${r.refusal})` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
         localTime(zone, r.createdAt.getTime()),
         r.memberId

@@ -36,4 +36,6 @@ export interface CallRecord {
   /** Bytes of the request and the answer, for calls that carry bytes rather than tokens (files). */
   requestBytes?: number | null;
   responseBytes?: number | null;
+  /** The rule that refused the call before it went upstream (GatewayError.reason), else null. */
+  refusal?: string | null;
 }

@@ -283,13 +283,15 @@ const NOT_SENT = {
 
 /** A call refused before it went upstream is still a call: it is recorded with its error. */
 function rejected(call: ForwardCall, err: GatewayError): CallRecord {
-  return callRecord(call, {
+  const record = callRecord(call, {
     ...NOT_SENT,
     model: call.model,
     status: err.status,
     errorType: err.type,
     partial: false,
   });
+  if (err.reason) record.refusal = err.reason;
+  return record;
 }
 
 /**
