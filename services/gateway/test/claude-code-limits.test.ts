@@ -69,6 +69,23 @@ describe("Claude Code's traffic on a member's default key", () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThan(50);
     expect(refused!.headers.get('anthropic-ratelimit-input-tokens-limit')).toBe('60000');
+    // The refusal is in the call log with its model and the limit that refused it.
+    await stack.gateway.writer.flush();
+    const log = (await admin(`/requests?api_key_id=${k.id}&status=429`)).body;
+    expect(log.data).toEqual([
+      expect.objectContaining({
+        model: 'claude-opus-5-5',
+        error_type: 'rate_limit_error',
+        refusal: 'rate_limit:input_tokens',
+      }),
+    ]);
+  });
+
+  it('a wrong key is told not to retry: Claude Code otherwise retries a 401 for minutes', async () => {
+    const wrong = await claudeCodeCall(stack.gateway.url, `kg_live_${'x'.repeat(40)}`, claudeCodeBody(1_000));
+    expect(wrong.status).toBe(401);
+    expect(wrong.error).toMatchObject({ type: 'authentication_error' });
+    expect(wrong.headers.get('x-should-retry')).toBe('false');
   });
 
   it('keys made for a service account take the plan default limits too (issue 29)', async () => {

@@ -97,8 +97,22 @@ describe('a $20 monthly spend limit under Claude Code traffic', () => {
     expect(first?.status).toBe(429);
     expect(first!.error).toMatchObject({ type: 'billing_error' });
     expect(first!.headers.get('x-should-retry')).toBe('false');
+    expect(first!.error!.message).toMatch(/left of the organization's per-member monthly spend limit of \$20\.00 \(spl_\w+\): \$19\.\d\d is spent .*resets at .*An admin of this account/);
     expect(before).toBeGreaterThanOrEqual(LIMIT_CENTS * 0.95);
     expect(total).toBeLessThanOrEqual(LIMIT_CENTS + dearest);
+    // The refused call is in the call log with its model and the rule that refused it.
+    const log429 = (
+      await api(stack.gateway.url, `/v1/organizations/requests?user_id=${m.memberId}&status=429`, {
+        key: acct.adminKey,
+      })
+    ).body;
+    expect(log429.data).toEqual([
+      expect.objectContaining({
+        model: 'claude-opus-5-5',
+        error_type: 'billing_error',
+        refusal: expect.stringMatching(/^spend_limit:spl_/),
+      }),
+    ]);
   }, 180_000);
 
   it('three parallel streams of 600 KB calls: the first refusal at 95% or later, at most one call per stream past the limit', async () => {

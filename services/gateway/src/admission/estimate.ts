@@ -33,8 +33,6 @@ interface Seen {
   bytesPerToken: number;
   /** The last call's cache reads and writes: the prefix its next call can read. */
   cachedPrefix: number;
-  /** The share of the last call's input read from the cache. */
-  cachedShare: number;
   outputs: number[];
 }
 
@@ -42,8 +40,9 @@ interface Seen {
  * A key's recent calls per model, in this process: what the next call is expected to use. The
  * cached prefix comes from the last call's usage (Claude Code reads what its previous turn read
  * and wrote), the output from the most the last calls produced, bounded by `max_tokens`. A key's
- * first call on a model goes by the model's last call of any key in this process (its ratio, its
- * share read from the cache, its output), and by the constants above when there is none.
+ * first call on a model reads nothing from the cache (another key's prefix is another session's),
+ * and goes by the model's last call of any key in this process for its ratio and output, or by
+ * the constants above when there is none.
  */
 export class CallEstimates {
   readonly #seen = new Map<string, Seen>();
@@ -57,9 +56,7 @@ export class CallEstimates {
     this.#bytes.set(callId, s.inputBytes);
     const total =
       Math.ceil(s.inputBytes / (seen?.bytesPerToken ?? BYTES_PER_TOKEN)) + s.pdfPages * PDF_PAGE_TOKENS;
-    const cachedTokens = own
-      ? Math.min(own.cachedPrefix, total)
-      : Math.floor(total * (seen?.cachedShare ?? 0));
+    const cachedTokens = Math.min(own?.cachedPrefix ?? 0, total);
     const output = seen ? Math.max(...seen.outputs) : FIRST_OUTPUT_TOKENS;
     return {
       inputTokens: total - cachedTokens,
@@ -80,7 +77,6 @@ export class CallEstimates {
     const last = {
       bytesPerToken: Math.min(16, Math.max(1, bytes / input)),
       cachedPrefix: u.cacheReadInputTokens + u.cacheCreationInputTokens,
-      cachedShare: u.cacheReadInputTokens / input,
     };
     this.#remember(`${r.keyId} ${r.model}`, last, u.outputTokens);
     this.#remember(`* ${r.model}`, last, u.outputTokens);
