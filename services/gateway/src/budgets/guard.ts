@@ -63,6 +63,8 @@ export class BudgetGuard {
   }
 
   admit(p: Principal): void | Promise<void> {
+    // Test keys' calls cost nothing: no budget or spend limit counts them, or refuses them.
+    if (p.key.kind === 'test') return;
     const cap = p.key.limitMonthlySpendCents;
     if (cap != null) this.#caps.set(p.key.id, cap);
     else if (this.#caps.size > 0) this.#caps.delete(p.key.id);
@@ -119,6 +121,7 @@ export class BudgetGuard {
 
   /** True when the key falls under a hard-capped budget (its own spend cap among them); the book is loaded by `admit`. */
   capped(p: Principal): boolean {
+    if (p.key.kind === 'test') return false;
     if (p.key.limitMonthlySpendCents != null) return true;
     if (this.#limited.size > 0 && this.#limited.has(p.key.id)) return true;
     const budgets = this.#deps.book.cached(p.account.id);
@@ -220,6 +223,7 @@ export class BudgetGuard {
 
   /** Charges a recorded call to the budgets it counts toward (settling what it held); announces thresholds it reached. */
   observe(r: CallRecord): void {
+    if (r.test) return;
     const held = this.#holds.size > 0 ? this.#holds.get(r.id) : undefined;
     if (held) this.#holds.delete(r.id);
     if (!r.usage && !held) return;

@@ -137,7 +137,7 @@ export function callsTable(
         r.model ?? '',
         endpointLabel(r.endpoint),
         status,
-        cost.priced ? usd(cost.cents) : 'unpriced',
+        r.test ? `${usd(0)} (test key, not billed)` : cost.priced ? usd(cost.cents) : 'unpriced',
         r.groupId
           ? { text: r.groupId, href: href(`/dashboard/groups/${encodeURIComponent(r.groupId)}`, {}) }
           : '',

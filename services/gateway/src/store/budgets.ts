@@ -183,6 +183,8 @@ export function budgetQueries(sql: Sql) {
                date_trunc('day', u.hour, 'UTC') as price_day, u.speed, u.service_tier, u.inference_geo, u.batch, u.prompt_band
         from usage_hourly u
         where ${where} and u.account_id = ${accountId} and u.endpoint in ('messages', 'messages.batch', 'sessions.usage') and u.hour >= ${from} and u.hour < ${to}
+          -- Test keys' calls cost nothing and count toward no budget or spend limit.
+          and not exists (select 1 from api_keys k where k.id = u.key_id and k.kind = 'test')
         group by u.model, 8, 9, 10, 11, 12, 13`;
     },
 
