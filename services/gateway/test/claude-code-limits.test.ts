@@ -99,7 +99,11 @@ describe("Claude Code's traffic on a member's default key", () => {
   });
 
   it('a key the account API makes without limits can still say none', async () => {
-    const k = await memberKey({ requests_per_minute: null, input_tokens_per_minute: null, output_tokens_per_minute: null });
+    const k = await memberKey({
+      requests_per_minute: null,
+      input_tokens_per_minute: null,
+      output_tokens_per_minute: null,
+    });
     const got = (await admin(`/api_keys/${k.id}`)).body;
     expect(got.limits).toMatchObject({
       requests_per_minute: null,

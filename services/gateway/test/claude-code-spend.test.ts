@@ -97,7 +97,9 @@ describe('a $20 monthly spend limit under Claude Code traffic', () => {
     expect(first?.status).toBe(429);
     expect(first!.error).toMatchObject({ type: 'billing_error' });
     expect(first!.headers.get('x-should-retry')).toBe('false');
-    expect(first!.error!.message).toMatch(/left of the organization's per-member monthly spend limit of \$20\.00 \(spl_\w+\): \$19\.\d\d is spent .*resets at .*An admin of this account/);
+    expect(first!.error!.message).toMatch(
+      /left of the organization's per-member monthly spend limit of \$20\.00 \(spl_\w+\): \$19\.\d\d is spent .*resets at .*An admin of this account/,
+    );
     expect(before).toBeGreaterThanOrEqual(LIMIT_CENTS * 0.95);
     expect(total).toBeLessThanOrEqual(LIMIT_CENTS + dearest);
     // The refused call is in the call log with its model and the rule that refused it.

@@ -26,7 +26,12 @@ const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
  */
 function spentBeforeOneCall(): number {
   const body = { model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] };
-  const size = { model: body.model, inputBytes: JSON.stringify(body).length, pdfPages: 0, maxTokens: body.max_tokens };
+  const size = {
+    model: body.model,
+    inputBytes: JSON.stringify(body).length,
+    pdfPages: 0,
+    maxTokens: body.max_tokens,
+  };
   const expected = expectedMicroUsd(body.model, new CallEstimates().estimate('key', 'req', size));
   return Math.floor((1_000_000 - expected) / 25);
 }

@@ -149,7 +149,9 @@ describe('agents, environments and session usage through the gateway', () => {
     );
     const refused = await failure(say('One more thing'));
     expect(refused.type).toBe('billing_error');
-    expect(refused.message).toMatch(/member's monthly budget 'alice' of \$0\.01 \(bdg_\w+\): \$0\.\d\d spent since/);
+    expect(refused.message).toMatch(
+      /member's monthly budget 'alice' of \$0\.01 \(bdg_\w+\): \$0\.\d\d spent since/,
+    );
     // Bob's turns are not Alice's budget.
     const bobs = await s.bob.client.beta.sessions.create({ agent: agent.id, environment_id: 'env_011x' });
     expect(

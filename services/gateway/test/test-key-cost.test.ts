@@ -24,10 +24,12 @@ describe("a test key's calls cost nothing, everywhere", () => {
     expect(key.key).toMatch(/^kg_test_/);
     // A 1-cent monthly limit per member and a 1-cent hard-capped member budget: a few Claude Code calls would pass both.
     expect(
-      (await admin('/spend_limits', { scope: { type: 'organization' }, amount: '1', period: 'monthly' })).status,
+      (await admin('/spend_limits', { scope: { type: 'organization' }, amount: '1', period: 'monthly' }))
+        .status,
     ).toBe(200);
     expect(
-      (await admin('/budgets', { scope: 'user', target_id: member.id, limit_cents: 1, hard_cap: true })).status,
+      (await admin('/budgets', { scope: 'user', target_id: member.id, limit_cents: 1, hard_cap: true }))
+        .status,
     ).toBe(201);
     for (let i = 0; i < 4; i++) {
       const a = await claudeCodeCall(stack.gateway.url, key.key, claudeCodeBody(60_000, i), {

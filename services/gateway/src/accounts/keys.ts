@@ -140,10 +140,7 @@ export async function updateKey(
       'status: an archived key cannot be reactivated; create a new key instead.',
     );
   }
-  if (
-    current.kind === 'admin' &&
-    LIMIT_FIELDS.some((f) => patch[f] != null)
-  ) {
+  if (current.kind === 'admin' && LIMIT_FIELDS.some((f) => patch[f] != null)) {
     throw new GatewayError(
       'invalid_request_error',
       'limits: admin keys cannot call models, so they take no limits.',

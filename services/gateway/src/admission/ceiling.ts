@@ -47,7 +47,9 @@ export function ceilingMicroUsd(s: CallSize): number {
  */
 export function expectedMicroUsd(model: string, e: Estimate): number {
   const rates = ceilingRates(model);
-  return Math.ceil(e.inputTokens * rates.input + e.cachedTokens * rates.cacheRead + e.outputTokens * rates.output);
+  return Math.ceil(
+    e.inputTokens * rates.input + e.cachedTokens * rates.cacheRead + e.outputTokens * rates.output,
+  );
 }
 
 /**

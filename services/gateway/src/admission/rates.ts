@@ -98,7 +98,11 @@ export class RateLimits {
   async reserve(callId: string, k: KeyRecord, e: Estimate): Promise<Record<string, string>> {
     const limits = limitsOf(k);
     const now = this.#clock();
-    const want: Held = { input: e.inputTokens, output: e.outputTokens, total: e.inputTokens + e.outputTokens };
+    const want: Held = {
+      input: e.inputTokens,
+      output: e.outputTokens,
+      total: e.inputTokens + e.outputTokens,
+    };
     const held: Held = { input: 0, output: 0, total: 0 };
     const results: [TokenLimit | 'requests', number, TakeResult][] = [];
     try {
@@ -116,7 +120,11 @@ export class RateLimits {
       throw refused;
     }
     if (limits.rpm != null)
-      results.push(['requests', limits.rpm, await this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now)]);
+      results.push([
+        'requests',
+        limits.rpm,
+        await this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now),
+      ]);
     if (tokenLimited(k)) this.#holds.set(callId, { keyId: k.id, key: limits, held });
     return rateHeaders(results, now);
   }
@@ -125,7 +133,8 @@ export class RateLimits {
   settle(record: CallRecord): void {
     const hold = this.#holds.size > 0 ? this.#holds.get(record.id) : undefined;
     if (hold) this.#holds.delete(record.id);
-    const limits = hold?.key ?? (record.keyId && this.#limited.size > 0 ? this.#limited.get(record.keyId) : undefined);
+    const limits =
+      hold?.key ?? (record.keyId && this.#limited.size > 0 ? this.#limited.get(record.keyId) : undefined);
     if (!limits || !record.keyId) return;
     const u = usageFigures(record.usage);
     const input = u.inputTokens + u.cacheCreationInputTokens;
@@ -181,7 +190,10 @@ function headerSet(kind: TokenLimit | 'requests', limit: number, r: TakeResult, 
  * The provider's headers for the limits that apply; `tokens-*` is the most restrictive token
  * limit in effect (the provider's definition), the combined one if the key has it.
  */
-function rateHeaders(results: [TokenLimit | 'requests', number, TakeResult][], now: number): Record<string, string> {
+function rateHeaders(
+  results: [TokenLimit | 'requests', number, TakeResult][],
+  now: number,
+): Record<string, string> {
   let out: Record<string, string> = {};
   let tightest: [number, TakeResult] | null = null;
   for (const [kind, limit, r] of results) {

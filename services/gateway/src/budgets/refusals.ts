@@ -10,7 +10,8 @@ const utc = (t: number) => new Date(t).toISOString().replace(/\.000Z$/, 'Z');
 
 /** The rule as a refusal names it. */
 function ruleName(rule: BudgetRecord): string {
-  if (rule.id.startsWith('spl_')) return `${rule.name} ${rule.period} spend limit of ${usd(rule.limitCents)} (${rule.id})`;
+  if (rule.id.startsWith('spl_'))
+    return `${rule.name} ${rule.period} spend limit of ${usd(rule.limitCents)} (${rule.id})`;
   if (rule.id.startsWith('cap:')) return `this key's monthly spend cap of ${usd(rule.limitCents)}`;
   return `the ${SCOPE_WORDS[rule.scope]} ${rule.period} budget '${rule.name}' of ${usd(rule.limitCents)} (${rule.id})`;
 }
@@ -18,7 +19,7 @@ function ruleName(rule: BudgetRecord): string {
 /** Who can change the rule, and where. */
 function whoChanges(rule: BudgetRecord): string {
   return rule.id.startsWith('spl_')
-    ? 'An admin of this account can raise it (the dashboard\'s Spend limits page, or POST /v1/organizations/spend_limits).'
+    ? "An admin of this account can raise it (the dashboard's Spend limits page, or POST /v1/organizations/spend_limits)."
     : rule.id.startsWith('cap:')
       ? "An admin of this account can raise it (the key's limits.monthly_spend_cap_cents)."
       : "An admin of this account can raise it (the dashboard's Budgets page).";

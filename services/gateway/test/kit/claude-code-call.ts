@@ -6,10 +6,13 @@ const CAPTURE = fileURLToPath(
   new URL('../../../../packages/emulator/test/fixtures/claude-code-2.1.330-request.json', import.meta.url),
 );
 
-const HEADERS: Record<string, string> = JSON.parse(readFileSync(CAPTURE.replace(/\.json$/, '-headers.json'), 'utf8')).headers;
+const HEADERS: Record<string, string> = JSON.parse(
+  readFileSync(CAPTURE.replace(/\.json$/, '-headers.json'), 'utf8'),
+).headers;
 delete HEADERS['accept-encoding'];
 
-const WORDS = 'the gateway reads each tool result and the file it came from before it edits a line of code'.split(' ');
+const WORDS =
+  'the gateway reads each tool result and the file it came from before it edits a line of code'.split(' ');
 
 function filler(bytes: number, seed: number): string {
   const out: string[] = [];
@@ -37,7 +40,11 @@ export function claudeCodeBody(bytes: number, stream = 0): Record<string, any> {
     {
       role: 'user',
       content: [
-        { type: 'text', text: filler(Math.floor(room * 0.9), stream * 1_000), cache_control: { type: 'ephemeral' } },
+        {
+          type: 'text',
+          text: filler(Math.floor(room * 0.9), stream * 1_000),
+          cache_control: { type: 'ephemeral' },
+        },
       ],
     },
     { role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
@@ -66,5 +73,9 @@ export async function claudeCodeCall(
     body: JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, error: res.status === 200 ? null : JSON.parse(text).error };
+  return {
+    status: res.status,
+    headers: res.headers,
+    error: res.status === 200 ? null : JSON.parse(text).error,
+  };
 }
