@@ -65,6 +65,13 @@ describe("a test key's calls cost nothing, everywhere", () => {
     const cc = (await admin(`/usage_report/claude_code?starting_at=${today}`)).body;
     const costs = JSON.stringify(cc).match(/"amount":\s*"?[\d.]+/g) ?? [];
     expect(costs.filter((c) => Number(c.replace(/.*:\s*"?/, '')) !== 0)).toEqual([]);
+    // The Claude Code page's sessions: the test key's session is there, at $0.
+    const sessions = JSON.stringify(
+      (await admin(`/usage_report/claude_code/sessions?starting_at=${today}`)).body,
+    );
+    const cents = [...sessions.matchAll(/"(?:tree_)?cost_cents":([\d.]+)/g)].map((m) => Number(m[1]));
+    expect(cents.length).toBeGreaterThan(0);
+    expect(cents.filter((c) => c !== 0)).toEqual([]);
   });
 
   it('every dashboard page that shows cost shows $0 for them', async () => {
@@ -83,10 +90,15 @@ describe("a test key's calls cost nothing, everywhere", () => {
       const res = await session.get(`${path}?period=today`);
       expect(res.status, path).toBe(200);
       const html = await res.text();
-      // Every dollar amount is zero, but the 1-cent limits themselves.
-      const amounts = (html.match(/\$\d[\d,]*\.\d+/g) ?? []).filter((a) => a !== '$0.01');
+      // Every amount is zero, but the 1-cent limits themselves: "$0.01" in text, and the tables'
+      // USD cells (four decimals, dashboard/table.ts `usd`).
+      const amounts = [
+        ...(html.match(/\$\d[\d,]*\.\d+/g) ?? []),
+        ...[...html.matchAll(/<td[^>]*>\s*(\d[\d,]*\.\d{4})\b/g)].map((m) => m[1]!),
+      ];
+      const dollars = amounts.map((a) => Number(a.replace('$', '').replaceAll(',', '')));
       expect(
-        amounts.filter((a) => Number(a.slice(1).replaceAll(',', '')) !== 0),
+        dollars.filter((d) => d !== 0 && d !== 0.01),
         path,
       ).toEqual([]);
     }
