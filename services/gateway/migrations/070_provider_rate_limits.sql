@@ -30,6 +30,18 @@ update plans set default_limit_rpm = 2000, default_limit_tpm = null, default_lim
 update plans set default_limit_rpm = 4000, default_limit_tpm = null, default_limit_itpm = 4000000, default_limit_otpm = 800000
  where id = 'scale';
 
+-- Issue 29: keys made for a service account, member tokens and identity providers' sign-in keys
+-- were made without the plan's defaults. Those that still have no limit of any kind take them now
+-- (every key made from here on gets them when its maker says nothing: store/keys.ts insertKey).
+update api_keys k
+   set limit_rpm = p.default_limit_rpm, limit_tpm = p.default_limit_tpm, limit_itpm = p.default_limit_itpm,
+       limit_otpm = p.default_limit_otpm, limit_monthly_spend_cents = p.default_monthly_spend_cap_cents
+  from accounts a join plans p on p.id = a.plan_id
+ where k.account_id = a.id and k.kind <> 'admin'
+   and k.limit_rpm is null and k.limit_tpm is null and k.limit_monthly_spend_cents is null
+   and (k.service_account_id is not null or k.created_by = 'idp'
+        or exists (select 1 from idp_sessions s where s.key_id = k.id));
+
 -- What a call holds on a hard-capped budget or spend limit while it runs: what it is expected to cost
 -- (`expected`), or the most it can cost (`ceiling`: every input byte a token at the dearest rate, and
 -- all of max_tokens).
