@@ -45,6 +45,7 @@ export const tokenLimited = (k: KeyRecord): boolean =>
   k.limitItpm != null || k.limitOtpm != null || k.limitTpm != null;
 
 const LIMIT = { input: 'itpm', output: 'otpm', total: 'tpm' } as const;
+const TOKEN_LIMITS = ['input', 'output', 'total'] as const;
 /** The provider's header family and the words a refusal uses, per limit. */
 const NAMES = {
   requests: ['requests', 'requests'],
@@ -78,12 +79,17 @@ export class RateLimits {
     if (tokenLimited(k)) this.#limited.set(k.id, limits);
     else if (this.#limited.size > 0) this.#limited.delete(k.id);
     const now = this.#clock();
-    for (const kind of ['input', 'output', 'total'] as const) {
-      const limit = limits[LIMIT[kind]];
-      if (limit == null) continue;
-      const r = await this.#buckets.take(bucket(kind, k.id, limit), 0, 1, now);
-      if (!r.ok) throw limited(kind, limit, r, now, 1);
-    }
+    // The token limits are looked at together (one round trip's wait with Redis), before a request is taken.
+    const looks = await Promise.all(
+      TOKEN_LIMITS.map((kind) => {
+        const limit = limits[LIMIT[kind]];
+        return limit == null ? null : this.#buckets.take(bucket(kind, k.id, limit), 0, 1, now);
+      }),
+    );
+    looks.forEach((r, i) => {
+      const kind = TOKEN_LIMITS[i]!;
+      if (r && !r.ok) throw limited(kind, limits[LIMIT[kind]]!, r, now, 1);
+    });
     if (limits.rpm != null) {
       const r = await this.#buckets.take(bucket('requests', k.id, limits.rpm), 1, 1, now);
       if (!r.ok) throw limited('requests', limits.rpm, r, now, 1);
@@ -105,26 +111,33 @@ export class RateLimits {
     };
     const held: Held = { input: 0, output: 0, total: 0 };
     const results: [TokenLimit | 'requests', number, TakeResult][] = [];
-    try {
-      for (const kind of ['input', 'output', 'total'] as const) {
+    // All takes at once (one round trip's wait with Redis); what was taken goes back if one refuses.
+    const [requests, ...takes] = await Promise.all([
+      limits.rpm == null ? null : this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now),
+      ...TOKEN_LIMITS.map((kind) => {
         const limit = limits[LIMIT[kind]];
-        if (limit == null) continue;
+        if (limit == null) return null;
         const tokens = Math.min(want[kind], limit);
-        const r = await this.#buckets.take(bucket(kind, k.id, limit), tokens, tokens, now);
-        if (!r.ok) throw limited(kind, limit, r, now, tokens, want[kind]);
+        return this.#buckets.take(bucket(kind, k.id, limit), tokens, tokens, now);
+      }),
+    ]);
+    let refused: GatewayError | null = null;
+    takes.forEach((r, i) => {
+      const kind = TOKEN_LIMITS[i]!;
+      const limit = limits[LIMIT[kind]];
+      if (!r || limit == null) return;
+      const tokens = Math.min(want[kind], limit);
+      if (!r.ok) refused ??= limited(kind, limit, r, now, tokens, want[kind]);
+      else {
         held[kind] = tokens;
         results.push([kind, limit, r]);
       }
-    } catch (refused) {
+    });
+    if (refused) {
       this.#giveBack(k.id, limits, held);
       throw refused;
     }
-    if (limits.rpm != null)
-      results.push([
-        'requests',
-        limits.rpm,
-        await this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now),
-      ]);
+    if (requests && limits.rpm != null) results.push(['requests', limits.rpm, requests]);
     if (tokenLimited(k)) this.#holds.set(callId, { keyId: k.id, key: limits, held });
     return rateHeaders(results, now);
   }
@@ -153,7 +166,7 @@ export class RateLimits {
 
   #charge(keyId: string, limits: KeyLimits, charge: Held): void {
     const now = this.#clock();
-    for (const kind of ['input', 'output', 'total'] as const) {
+    for (const kind of TOKEN_LIMITS) {
       const limit = limits[LIMIT[kind]];
       if (limit == null || charge[kind] === 0) continue;
       Promise.resolve(this.#buckets.take(bucket(kind, keyId, limit), charge[kind], -Infinity, now)).catch(
