@@ -380,7 +380,13 @@ describe('plans and seats', () => {
       id: 'team',
       price_cents: 2100,
       per_seat: true,
-      default_limits: { requests_per_minute: 240, tokens_per_minute: 200000 },
+      // The limits not given stay as they were: the provider's three since migration 070.
+      default_limits: {
+        requests_per_minute: 240,
+        tokens_per_minute: null,
+        input_tokens_per_minute: 2_000_000,
+        output_tokens_per_minute: 400_000,
+      },
     });
     const listed = (await op('/plans')).body.data;
     expect(listed.find((p: any) => p.id === 'team').features).toEqual([

@@ -74,7 +74,10 @@ describe('budgets', () => {
     const s = await setup(stack);
     const [m1, m2] = [await s.member('a@b.test'), await s.member('c@d.test')];
     const [k1, k2, k3] = [await s.key(m1), await s.key(m2), await s.key()];
-    expect((await s.budget({ scope: 'account', limit_cents: 100, period: 'daily' })).status).toBe(201);
+    // The strict hold: each call holds the most it can cost while it runs.
+    expect(
+      (await s.budget({ scope: 'account', limit_cents: 100, period: 'daily', hold: 'ceiling' })).status,
+    ).toBe(201);
     // 97.5 cents spent by two members' keys before this instance looked.
     await s.spent(k1.id, m1, 20_000);
     await s.spent(k2.id, m2, 19_000);
@@ -84,11 +87,11 @@ describe('budgets', () => {
     expect(res.status).toBe(429);
     expect(res.body).toMatchObject({
       type: 'error',
-      error: { type: 'rate_limit_error' },
+      error: { type: 'billing_error' },
       request_id: expect.stringMatching(/^req_/),
     });
     expect(res.body.error.message).toMatch(
-      /may cost up to \$0\.0\d .*, more than the \$0\.01 left of the account's daily budget 'daily account budget' of \$1\.00/,
+      /may cost up to \$0\.0\d .*, more than the \$0\.01 left of the account's daily budget 'daily account budget' of \$1\.00 \(bdg_\w+\): \$0\.9\d is spent or held by calls in flight since .*\. It resets at .*\. An admin of this account can raise it/,
     );
     expect(res.headers.get('x-should-retry')).toBe('false');
     expect(res.headers.get('retry-after')).toBeNull();
@@ -99,7 +102,9 @@ describe('budgets', () => {
     const s = await setup(stack);
     const [m1, m2] = [await s.member('m1@x.test'), await s.member('m2@x.test')];
     const [a, b, other] = [await s.key(m1), await s.key(m1), await s.key(m2)];
-    expect((await s.budget({ scope: 'user', target_id: m1, limit_cents: 100 })).status).toBe(201);
+    expect((await s.budget({ scope: 'user', target_id: m1, limit_cents: 100, hold: 'ceiling' })).status).toBe(
+      201,
+    );
     await s.spent(a.id, m1, 39_000);
     expect((await charged(stack.gateway, () => spend(stack.gateway.url, b.key, 400))).status).toBe(200);
     expect((await spend(stack.gateway.url, a.key, 400)).status).toBe(429);

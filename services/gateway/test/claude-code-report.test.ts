@@ -43,9 +43,10 @@ beforeAll(async () => {
       .id as string;
   m.one = await member('one@cc.test');
   m.two = await member('two@cc.test');
-  keys.one = await stack.newKey({ kind: 'test', memberId: m.one });
-  keys.two = await stack.newKey({ kind: 'test', memberId: m.two });
-  keys.loose = await stack.newKey({ kind: 'test', app: 'ci' });
+  // Live keys (answered by the emulator behind the account's provider key): a test key's calls cost nothing.
+  keys.one = await stack.newKey({ kind: 'live', memberId: m.one });
+  keys.two = await stack.newKey({ kind: 'live', memberId: m.two });
+  keys.loose = await stack.newKey({ kind: 'live', app: 'ci' });
 
   // Member one: two real Claude Code sessions. The key of no member: Claude Code as its headers
   // show it (session id, beta flag, user agent). Member two: only a plain SDK-style call.
@@ -144,7 +145,7 @@ describe('usage_report/claude_code, from what the gateway sees', () => {
       },
     });
     expect(loose).toMatchObject({
-      actor: { type: 'api_actor', api_key_name: expect.stringContaining('test key') },
+      actor: { type: 'api_actor', api_key_name: expect.stringContaining('live key') },
       user_id: null,
       core_metrics: { num_sessions: 1 },
     });

@@ -19,6 +19,7 @@ export async function provision(env: Record<string, string>): Promise<string> {
       memberId: null,
       app: null,
       environment: null,
+      planDefaults: false,
     });
     return secret;
   } finally {

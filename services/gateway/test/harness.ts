@@ -119,6 +119,8 @@ export async function startStack(
       memberId: opts.memberId ?? null,
       app: opts.app ?? null,
       environment: opts.environment ?? null,
+      // The stack's keys have no limits; a test that wants the plan's creates its key through the account API.
+      planDefaults: false,
     });
     return { id: key.id, secret };
   };

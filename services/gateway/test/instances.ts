@@ -247,6 +247,8 @@ export async function seedCluster(
         memberId: null,
         app: 'cluster',
         environment: 'test',
+        // Keys without the plan's default limits unless a test gives some.
+        planDefaults: false,
         ...limits,
       });
       return { id: key.id, secret };

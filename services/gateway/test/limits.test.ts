@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ceilingMicroUsd } from '../src/admission/ceiling';
+import { expectedMicroUsd } from '../src/admission/ceiling';
+import { CallEstimates } from '../src/admission/estimate';
 import { api, callAt, callModel, startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
 
@@ -19,16 +20,20 @@ async function charged(stack: Stack, keyId: string): Promise<void> {
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? null;
 
-/** Output tokens of Opus 4.5 (25 micro-USD each) that leave a 1-dollar cap just one callModel() ceiling. */
+/**
+ * Output tokens of Opus 4.5 (25 micro-USD each) that leave a 1-dollar cap just what one callModel()
+ * is expected to cost on a key's first call (later calls, knowing the key, expect no more).
+ */
 function spentBeforeOneCall(): number {
   const body = { model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] };
-  const ceiling = ceilingMicroUsd({
+  const size = {
     model: body.model,
     inputBytes: JSON.stringify(body).length,
     pdfPages: 0,
     maxTokens: body.max_tokens,
-  });
-  return Math.floor((1_000_000 - ceiling) / 25);
+  };
+  const expected = expectedMicroUsd(body.model, new CallEstimates().estimate('key', 'req', size));
+  return Math.floor((1_000_000 - expected) / 25);
 }
 
 async function keyWith(stack: Stack, acct: SeededAccount, limits: object) {
@@ -82,7 +87,7 @@ describe('per-key limits, counted in this process', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
-  it('monthly spend cap: 429 without retry-after once the month-to-date spend (seeded from rollups) reaches it', async () => {
+  it('monthly spend cap: 429 billing_error without retry-after once the month-to-date spend (seeded from rollups) reaches it', async () => {
     const k = await keyWith(stack, acct, { monthly_spend_cap_cents: 100 });
     // Spent this month: all but one call's ceiling; the call then spends a little of it.
     const now = new Date().toISOString();
@@ -94,7 +99,7 @@ describe('per-key limits, counted in this process', () => {
     const res = await callModel(stack.gateway.url, k.key);
     expect(res.status).toBe(429);
     expect(res.body.error).toMatchObject({
-      type: 'rate_limit_error',
+      type: 'billing_error',
       message: expect.stringMatching(/monthly spend cap of \$1\.00/),
     });
     expect(res.headers.get('retry-after')).toBeNull();

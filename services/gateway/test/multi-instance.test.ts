@@ -125,7 +125,7 @@ describe.runIf(TEST_DATABASE_URL && REDIS_URL)(
       expect(rows.length).toBeGreaterThan(0);
       const spent = rows.reduce((sum, r) => sum + handCents(r.model, r), 0);
       expect(spent).toBeLessThanOrEqual(capCents);
-      for (const r of answers.filter((a) => a.status === 429)) expect(r.error).toBe('rate_limit_error');
+      for (const r of answers.filter((a) => a.status === 429)) expect(r.error).toBe('billing_error');
     }, 60_000);
 
     it('a key revoked through one instance is refused by every instance within a second', async () => {

@@ -328,9 +328,12 @@ describe('the organization API through the official SDK, unchanged', () => {
     const limits = await all(client.organization.rateLimits.list());
     const entry = limits.find((l) => l.group.id === res.body.id)!;
     expectShape(entry as never, RATE_LIMIT, { type: 'rate_limit', group: { type: 'model_group' } });
+    // Its own two, and the plan's input and output tokens per minute, which it did not set.
     expect(entry.limits).toEqual([
       { type: 'requests_per_minute', value: 60 },
       { type: 'tokens_per_minute', value: 40_000 },
+      { type: 'input_tokens_per_minute', value: expect.any(Number) },
+      { type: 'output_tokens_per_minute', value: expect.any(Number) },
     ]);
     expect(await all(client.organization.rateLimits.list({ group_type: 'batch' }))).toEqual([]);
   });

@@ -28,12 +28,20 @@ describe('plan default limits on new keys', () => {
     expect(plain.body.limits).toEqual({
       requests_per_minute: plan.default_limits.requests_per_minute,
       tokens_per_minute: plan.default_limits.tokens_per_minute,
+      input_tokens_per_minute: plan.default_limits.input_tokens_per_minute,
+      output_tokens_per_minute: plan.default_limits.output_tokens_per_minute,
       monthly_spend_cap_cents: plan.default_limits.monthly_spend_cap_cents,
     });
-    expect(plain.body.limits.requests_per_minute).toBe(120);
+    // The provider's three limits (migration 070); the combined one is no default any more.
+    expect(plain.body.limits).toMatchObject({
+      requests_per_minute: 2000,
+      tokens_per_minute: null,
+      input_tokens_per_minute: 2_000_000,
+      output_tokens_per_minute: 400_000,
+    });
     // The listing shows them too.
     const listed = (await admin(team, `/api_keys/${plain.body.id}`)).body;
-    expect(listed.limits.requests_per_minute).toBe(120);
+    expect(listed.limits.requests_per_minute).toBe(2000);
     const own = await admin(team, '/api_keys', {
       limits: { requests_per_minute: null, tokens_per_minute: 5_000 },
     });
@@ -44,6 +52,8 @@ describe('plan default limits on new keys', () => {
     expect(adminKey.body.limits).toEqual({
       requests_per_minute: null,
       tokens_per_minute: null,
+      input_tokens_per_minute: null,
+      output_tokens_per_minute: null,
       monthly_spend_cap_cents: null,
     });
   });

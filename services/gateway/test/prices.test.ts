@@ -249,7 +249,7 @@ describe('a model the catalog does not price', () => {
     expect((await mythos(capped.secret)).status).toBe(200);
     const refused = await mythos(capped.secret);
     expect(refused.status).toBe(429);
-    expect(refused.body.error.type).toBe('rate_limit_error');
+    expect(refused.body.error.type).toBe('billing_error');
     const free = await mythos(key);
     expect(free.status).toBe(200);
     const records = await stack.calls();

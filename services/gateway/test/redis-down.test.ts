@@ -69,7 +69,14 @@ async function budgeted(stack: Stack, budget: { hard_cap: boolean; limit_cents: 
   const key = (
     await api(stack.gateway.url, '/v1/organizations/api_keys', {
       key: acct.adminKey,
-      body: { limits: { requests_per_minute: null, tokens_per_minute: null } },
+      body: {
+        limits: {
+          requests_per_minute: null,
+          tokens_per_minute: null,
+          input_tokens_per_minute: null,
+          output_tokens_per_minute: null,
+        },
+      },
     })
   ).body as { id: string; key: string };
   expect(

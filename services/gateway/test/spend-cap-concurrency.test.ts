@@ -70,9 +70,7 @@ for (const shared of ['redis', 'postgresql'] as const) {
         const admitted = answers.filter((a) => a.status === 200);
         const refused = answers.filter((a) => a.status !== 200);
         expect(admitted.length).toBeGreaterThan(0);
-        expect(new Set(refused.map((a) => `${a.status} ${a.error}`))).toEqual(
-          new Set(['429 rate_limit_error']),
-        );
+        expect(new Set(refused.map((a) => `${a.status} ${a.error}`))).toEqual(new Set(['429 billing_error']));
         // Every instance answered some of them: the holds were shared.
         expect(new Set(answers.map((a) => a.instance)).size).toBe(3);
         const spent = await spentBy(ctx.seeded, key.id, admitted.length);

@@ -146,8 +146,10 @@ describe('agents, environments and session usage through the gateway', () => {
       { timeout: 10_000, what: "the member's budget to refuse the session's next turn" },
     );
     const refused = await failure(say('One more thing'));
-    expect(refused.type).toBe('rate_limit_error');
-    expect(refused.message).toMatch(/member's monthly budget 'alice' of \$0\.01 is used up/);
+    expect(refused.type).toBe('billing_error');
+    expect(refused.message).toMatch(
+      /member's monthly budget 'alice' of \$0\.01 \(bdg_\w+\): \$0\.\d\d spent since/,
+    );
     // Bob's turns are not Alice's budget.
     const bobs = await s.bob.client.beta.sessions.create({
       agent: (await s.bob.client.beta.agents.create({ name: 'Bob', model: 'claude-sonnet-4-5' })).id,

@@ -138,8 +138,10 @@ describe.each(BACKENDS)('a message batch under a hard spend cap (counters in $na
     const left = CAP_CENTS * 10_000 - 2 * ceiling;
     expect(err).toEqual({
       status: 429,
-      type: 'rate_limit_error',
-      message: `This call may cost up to ${dollars(ceiling, Math.ceil)} (4 requests' max_tokens and input at the batch price), more than the ${dollars(left, Math.floor)} left of this key's monthly spend cap of $0.25 with the calls in flight. Lower max_tokens, or retry when calls in flight finish; an account admin can raise the limit.`,
+      type: 'billing_error',
+      message: expect.stringContaining(
+        `This call may cost up to ${dollars(ceiling, Math.ceil)} (4 requests' max_tokens and input at the batch price), more than the ${dollars(left, Math.floor)} left of this key's monthly spend cap of $0.25: `,
+      ),
     });
     expect((refused.reason as { headers: Headers }).headers.get('x-should-retry')).toBe('false');
     // The provider never saw the refused batch.
@@ -149,7 +151,8 @@ describe.each(BACKENDS)('a message batch under a hard spend cap (counters in $na
     const single = {
       model: 'claude-haiku-4-5',
       max_tokens: 20_000,
-      messages: [{ role: 'user', content: 'One more chapter.' }],
+      // About 900 KB of prompt: what it is expected to cost is more than the whole cap.
+      messages: [{ role: 'user', content: 'One more chapter. '.repeat(50_000) }],
     };
     const res = await fetch(`${stack.gateway.url}/v1/messages`, {
       method: 'POST',
@@ -160,14 +163,18 @@ describe.each(BACKENDS)('a message batch under a hard spend cap (counters in $na
       },
       body: JSON.stringify(single),
     });
-    const singleCeiling = (JSON.stringify(single).length + PROMPT_TOKENS) * 2 + 20_000 * 5;
     expect(res.status).toBe(429);
     expect(res.headers.get('x-should-retry')).toBe('false');
+    // A single call holds what it is expected to cost (the key's cap asks for no ceiling).
     expect(await res.json()).toEqual({
       type: 'error',
       error: {
-        type: 'rate_limit_error',
-        message: `This call may cost up to ${dollars(singleCeiling, Math.ceil)} (20000 max_tokens and a ${JSON.stringify(single).length}-byte body at claude-haiku-4-5's price), more than the ${dollars(left, Math.floor)} left of this key's monthly spend cap of $0.25 with the calls in flight. Lower max_tokens, or retry when calls in flight finish; an account admin can raise the limit.`,
+        type: 'billing_error',
+        message: expect.stringMatching(
+          new RegExp(
+            `^This call is expected to cost about \\$[\\d.]+ \\(about \\d+ uncached and 0 cached input tokens and \\d+ output tokens at claude-haiku-4-5's price\\), more than the \\$${dollars(left, Math.floor).slice(1)} left of this key's monthly spend cap of \\$0\\.25: `,
+          ),
+        ),
       },
       request_id: expect.any(String),
     });

@@ -29,6 +29,8 @@ const CreateBudget = z.strictObject({
   target_id: z.string().min(1).optional(),
   limit_cents: limitCents,
   hard_cap: z.boolean().default(true),
+  /** What a running call holds on a hard cap: what it is expected to cost, or its ceiling. */
+  hold: z.enum(['expected', 'ceiling']).default('expected'),
   thresholds_percent: thresholds.default([50, 80, 100]),
   period: period.default('monthly'),
 });
@@ -38,6 +40,7 @@ const UpdateBudget = z
     name: name.optional(),
     limit_cents: limitCents.optional(),
     hard_cap: z.boolean().optional(),
+    hold: z.enum(['expected', 'ceiling']).optional(),
     thresholds_percent: thresholds.optional(),
     period: period.optional(),
   })
@@ -62,6 +65,7 @@ export function budgetJson(b: BudgetWithProgress) {
     target_id: b.targetId,
     limit_cents: b.limitCents,
     hard_cap: b.hardCap,
+    hold: b.hold ?? 'expected',
     thresholds_percent: b.thresholds,
     period: b.period,
     created_at: b.createdAt.toISOString(),
@@ -114,6 +118,7 @@ export function budgetRoutes(deps: { store: Store; clock: () => number }): Hono<
       targetId: b.target_id,
       limitCents: b.limit_cents,
       hardCap: b.hard_cap,
+      hold: b.hold,
       thresholds: b.thresholds_percent,
       period: b.period,
     });
@@ -137,6 +142,7 @@ export function budgetRoutes(deps: { store: Store; clock: () => number }): Hono<
         ...(b.name !== undefined && { name: b.name }),
         ...(b.limit_cents !== undefined && { limitCents: b.limit_cents }),
         ...(b.hard_cap !== undefined && { hardCap: b.hard_cap }),
+        ...(b.hold !== undefined && { hold: b.hold }),
         ...(b.thresholds_percent !== undefined && { thresholds: b.thresholds_percent }),
         ...(b.period !== undefined && { period: b.period }),
       };

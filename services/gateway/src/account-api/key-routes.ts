@@ -18,6 +18,8 @@ const perMinute = z.number().int().min(1).max(100_000_000).nullable();
 const Limits = z.strictObject({
   requests_per_minute: perMinute.optional(),
   tokens_per_minute: perMinute.optional(),
+  input_tokens_per_minute: perMinute.optional(),
+  output_tokens_per_minute: perMinute.optional(),
   /** USD cents, as the provider bills tokens. */
   monthly_spend_cap_cents: z.number().int().min(0).max(1_000_000_000).nullable().optional(),
 });
@@ -75,6 +77,8 @@ function limitPatch(l: z.infer<typeof Limits> | undefined): KeyPatch {
   if (!l) return out;
   if (l.requests_per_minute !== undefined) out.limitRpm = l.requests_per_minute;
   if (l.tokens_per_minute !== undefined) out.limitTpm = l.tokens_per_minute;
+  if (l.input_tokens_per_minute !== undefined) out.limitItpm = l.input_tokens_per_minute;
+  if (l.output_tokens_per_minute !== undefined) out.limitOtpm = l.output_tokens_per_minute;
   if (l.monthly_spend_cap_cents !== undefined) out.limitMonthlySpendCents = l.monthly_spend_cap_cents;
   return out;
 }

@@ -53,6 +53,8 @@ function rateLimitJson(k: KeyRecord) {
   const limits: { type: string; value: number }[] = [];
   if (k.limitRpm != null) limits.push({ type: 'requests_per_minute', value: k.limitRpm });
   if (k.limitTpm != null) limits.push({ type: 'tokens_per_minute', value: k.limitTpm });
+  if (k.limitItpm != null) limits.push({ type: 'input_tokens_per_minute', value: k.limitItpm });
+  if (k.limitOtpm != null) limits.push({ type: 'output_tokens_per_minute', value: k.limitOtpm });
   return {
     id: `rl_${k.id}`,
     type: 'rate_limit' as const,
@@ -127,7 +129,9 @@ export function policyRoutes(deps: { store: Store }): Hono<AdminEnv> {
       if (q.group_type && q.group_type !== 'model_group') return c.json({ data: [], next_page: null });
       const keys = await store.keys.list(c.var.scope.accountId, { status: 'active' }, { limit: 1000 });
       const limited = keys.rows.filter(
-        (k) => k.kind !== 'admin' && (k.limitRpm != null || k.limitTpm != null),
+        (k) =>
+          k.kind !== 'admin' &&
+          (k.limitRpm != null || k.limitTpm != null || k.limitItpm != null || k.limitOtpm != null),
       );
       return c.json(
         cursorJson(

@@ -54,6 +54,8 @@ export function keyJson(k: KeyRecord) {
     limits: {
       requests_per_minute: k.limitRpm,
       tokens_per_minute: k.limitTpm,
+      input_tokens_per_minute: k.limitItpm,
+      output_tokens_per_minute: k.limitOtpm,
       monthly_spend_cap_cents: k.limitMonthlySpendCents,
     },
     resumable_streams: k.resumableStreams,
@@ -96,6 +98,8 @@ export function callJson(r: CallRecord) {
     stream: r.stream,
     status: r.status,
     error_type: r.errorType,
+    /** Keygate: the rule that refused the call (a rate limit, a spend limit, a budget), null when none did. */
+    refusal: r.refusal ?? null,
     usage: r.usage,
     cost: callCostJson(r),
     partial: r.partial,

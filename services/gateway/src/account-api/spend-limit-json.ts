@@ -26,6 +26,7 @@ export function spendLimitJson(l: SpendLimitRecord) {
     currency: 'USD',
     is_enabled: true,
     period: l.period,
+    hold: l.hold ?? 'expected',
     scope: scopeJson(l),
     created_at: l.createdAt.toISOString(),
     updated_at: l.updatedAt.toISOString(),

@@ -21,6 +21,8 @@ const SetLimit = z.strictObject({
   amount: cents.nullable(),
   scope: Scope,
   period: period.default('monthly'),
+  /** Keygate: what a running call holds on the limit, its expected cost (default) or its ceiling. */
+  hold: z.enum(['expected', 'ceiling']).default('expected'),
 });
 const ListLimits = z.object({
   ...cursorParams,
@@ -109,6 +111,7 @@ export function spendLimitRoutes(deps: Deps): Hono<AdminEnv> {
           scopeId,
           period: b.period,
           amountCents: b.amount === null ? null : Number(b.amount),
+          hold: b.hold,
         },
         actor,
       );

@@ -15,14 +15,17 @@ export interface NewKey {
   expiresAt?: Date | null;
   limitRpm?: number | null;
   limitTpm?: number | null;
+  limitItpm?: number | null;
+  limitOtpm?: number | null;
   limitMonthlySpendCents?: number | null;
   /** Streaming Messages calls keep their events for a resume without asking (see KeyRecord). */
   resumableStreams?: boolean;
   /** Who created it (an admin key id, `operator` or `cli`); also the audit log's actor. */
   createdBy?: string | null;
   /**
-   * Limits left unsaid (undefined, not null) take the account plan's default per-key limits;
-   * null says "no limit". What the account API, the dashboard and the CLI create.
+   * Limits left unsaid (undefined, not null) take the account plan's default per-key limits
+   * (the store applies them to every key that can call models); null says "no limit". `false`
+   * reads every unsaid limit as null.
    */
   planDefaults?: boolean;
 }
@@ -35,23 +38,20 @@ const adminStreams = () =>
     'resumable_streams: admin keys cannot call models, so they have no streams to resume.',
   );
 
-const notFound = (id: string) => new GatewayError('not_found_error', `No API key with id '${id}'.`);
+const LIMIT_FIELDS = ['limitRpm', 'limitTpm', 'limitItpm', 'limitOtpm', 'limitMonthlySpendCents'] as const;
 
-/** The input with the plan's default limits where it says nothing. */
-async function withPlanDefaults(deps: ServiceDeps, input: NewKey): Promise<NewKey> {
-  const account = await deps.store.accounts.get(input.accountId);
-  const plan = account ? await deps.store.catalog.get(account.planId) : null;
-  if (!plan) return input;
-  return {
-    ...input,
-    limitRpm: input.limitRpm !== undefined ? input.limitRpm : plan.defaultLimitRpm,
-    limitTpm: input.limitTpm !== undefined ? input.limitTpm : plan.defaultLimitTpm,
-    limitMonthlySpendCents:
-      input.limitMonthlySpendCents !== undefined
-        ? input.limitMonthlySpendCents
-        : plan.defaultMonthlySpendCapCents,
-  };
+/** The limits said (undefined ones the store takes from the plan, unless `planDefaults` is false; none for admin keys). */
+function limitsOf(input: NewKey): Partial<Record<(typeof LIMIT_FIELDS)[number], number | null>> {
+  const out: Partial<Record<(typeof LIMIT_FIELDS)[number], number | null>> = {};
+  for (const f of LIMIT_FIELDS) {
+    const v = input[f];
+    if (v !== undefined) out[f] = v;
+    else if (input.planDefaults === false || input.kind === 'admin') out[f] = null;
+  }
+  return out;
 }
+
+const notFound = (id: string) => new GatewayError('not_found_error', `No API key with id '${id}'.`);
 
 /** Creates a key; the secret exists only in the return value and is stored as SHA-256. */
 export async function createKey(
@@ -72,8 +72,7 @@ export async function createKey(
       );
     }
   }
-  if (input.planDefaults && input.kind !== 'admin') input = await withPlanDefaults(deps, input);
-  const limited = input.limitRpm != null || input.limitTpm != null || input.limitMonthlySpendCents != null;
+  const limited = LIMIT_FIELDS.some((f) => input[f] != null);
   if (input.kind === 'admin' && limited)
     throw new GatewayError(
       'invalid_request_error',
@@ -93,9 +92,7 @@ export async function createKey(
     environment: input.environment ?? null,
     hint: keyHint(secret),
     expiresAt: input.expiresAt ?? null,
-    limitRpm: input.limitRpm ?? null,
-    limitTpm: input.limitTpm ?? null,
-    limitMonthlySpendCents: input.limitMonthlySpendCents ?? null,
+    ...limitsOf(input),
     resumableStreams: input.resumableStreams ?? false,
     createdBy: input.createdBy ?? null,
   };
@@ -143,10 +140,7 @@ export async function updateKey(
       'status: an archived key cannot be reactivated; create a new key instead.',
     );
   }
-  if (
-    current.kind === 'admin' &&
-    (patch.limitRpm != null || patch.limitTpm != null || patch.limitMonthlySpendCents != null)
-  ) {
+  if (current.kind === 'admin' && LIMIT_FIELDS.some((f) => patch[f] != null)) {
     throw new GatewayError(
       'invalid_request_error',
       'limits: admin keys cannot call models, so they take no limits.',
@@ -186,6 +180,8 @@ function auditPatch(p: KeyPatch): Record<string, unknown> {
   if ('expiresAt' in p) out.expires_at = p.expiresAt?.toISOString() ?? null;
   if ('limitRpm' in p) out.requests_per_minute = p.limitRpm;
   if ('limitTpm' in p) out.tokens_per_minute = p.limitTpm;
+  if ('limitItpm' in p) out.input_tokens_per_minute = p.limitItpm;
+  if ('limitOtpm' in p) out.output_tokens_per_minute = p.limitOtpm;
   if ('limitMonthlySpendCents' in p) out.monthly_spend_cap_cents = p.limitMonthlySpendCents;
   if ('resumableStreams' in p) out.resumable_streams = p.resumableStreams;
   return out;

@@ -7,7 +7,8 @@ import { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets } from './buckets';
-import { ceilingMicroUsd, ceilingTokens } from './ceiling';
+import { expectedMicroUsd } from './ceiling';
+import { CallEstimates } from './estimate';
 import { RateLimits } from './rates';
 import { MemorySpendLedger } from '../budgets/spend';
 
@@ -51,6 +52,7 @@ function setup(seedCents = 0, standing: Standing | null = null) {
   const admission = new Admission({
     standing,
     rates: new RateLimits(new MemoryBuckets(), clock, silentLogger),
+    estimates: new CallEstimates(),
     budgets,
     clock,
     logger: silentLogger,
@@ -71,6 +73,8 @@ const record = (at: number, usage: object | null, id = 'req_x'): CallRecord =>
   }) as CallRecord;
 
 const small = { model: 'claude-opus-4-5', inputBytes: 100, pdfPages: 0, maxTokens: 100 };
+/** What a key's first call of `small` is expected to use: 29 input tokens (3.5 bytes each), all of its 100 max_tokens. */
+const expected = new CallEstimates().estimate('key_0', 'req_0', small);
 
 describe('admission', () => {
   it('costs nothing for keys without limits (once the account is known to have no budgets), or for endpoints other than messages', async () => {
@@ -104,9 +108,9 @@ describe('admission', () => {
     expect(await admission.admit(p, 'messages')).toBeNull();
   });
 
-  it('a token limit holds each call’s ceiling: concurrent calls cannot take more than the bucket', async () => {
+  it('a token limit holds what each call is expected to use: concurrent calls cannot take more than the bucket', async () => {
     const { admission, now } = setup();
-    const tpm = ceilingTokens(small) * 3 + 30;
+    const tpm = (expected.inputTokens + expected.outputTokens) * 3 + 30;
     const p = principal({ tpm });
     const verdicts = await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
@@ -131,8 +135,10 @@ describe('admission', () => {
   it('a call larger than the token limit waits for a full bucket, and what it used past it is owed', async () => {
     const { admission, now, tick } = setup();
     const p = principal({ tpm: 500 });
-    expect(await admission.reserve(p, 'req_1', small)).toBeNull();
-    expect(await admission.reserve(p, 'req_2', small)).toMatchObject({ status: 429 });
+    // About 1,000 input tokens and 100 of output expected: more than the whole bucket.
+    const large = { ...small, inputBytes: 3_500 };
+    expect(await admission.reserve(p, 'req_1', large)).toBeNull();
+    expect(await admission.reserve(p, 'req_2', large)).toMatchObject({ status: 429 });
     admission.settle(record(now(), { input_tokens: 600, output_tokens: 400 }, 'req_1'));
     tick(60_000);
     // 1,000 used against 500 a minute: the bucket is still 500 short after a minute.
@@ -150,9 +156,9 @@ describe('admission', () => {
     expect(err!.headers['retry-after']).toBeUndefined();
   });
 
-  it('holds each call’s ceiling on a spend cap: 240 concurrent calls never hold more than the cap', async () => {
+  it('holds what each call is expected to cost on a spend cap: 240 concurrent calls never hold more than the cap', async () => {
     const { admission, now } = setup();
-    const ceilingCents = ceilingMicroUsd(small) / 10_000;
+    const ceilingCents = expectedMicroUsd(small.model, expected) / 10_000;
     const capCents = 5;
     const p = principal({ cap: capCents });
     const verdicts = await Promise.all(
@@ -164,16 +170,16 @@ describe('admission', () => {
     const admitted = verdicts.filter((v) => v === null).length;
     expect(admitted).toBe(Math.floor(capCents / ceilingCents));
     expect(verdicts.find((v) => v !== null)?.message).toMatch(
-      /may cost up to \$0\.0\d .* left of this key's monthly spend cap of \$0\.05/,
+      /is expected to cost about \$0\.0\d .* left of this key's monthly spend cap of \$0\.05/,
     );
-    // Every admitted call spends its whole ceiling (its input written to the 1-hour cache): the
-    // cap is reached, never passed.
-    const input = small.inputBytes + 1_000;
+    // Every admitted call spends what it was expected to (its input written to the 1-hour cache):
+    // the cap is reached, never passed.
+    const input = expected.inputTokens;
     const full = {
       input_tokens: 0,
       cache_creation_input_tokens: input,
       cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: input },
-      output_tokens: small.maxTokens,
+      output_tokens: expected.outputTokens,
     };
     for (let i = 0; i < 240; i++) if (verdicts[i] === null) admission.settle(record(now(), full, `req_${i}`));
     await admission.settled();

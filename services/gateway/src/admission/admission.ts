@@ -4,8 +4,9 @@ import type { CallRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { HeldCounter } from '../budgets/spend';
-import { batchCeilingMicroUsd, ceilingMicroUsd, ceilingTokens, type CallSize } from './ceiling';
-import type { RateLimits } from './rates';
+import { batchCeilingMicroUsd, ceilingMicroUsd, expectedMicroUsd, type CallSize } from './ceiling';
+import type { CallEstimates } from './estimate';
+import { tokenLimited, type RateLimits } from './rates';
 
 /**
  * What admission decides: null to let the call through, else the refusal to answer with
@@ -21,6 +22,8 @@ export interface Standing {
 export interface AdmissionDeps {
   standing: Standing | null;
   rates: RateLimits;
+  /** What a call is expected to use, from the key's recent calls on the model. */
+  estimates: CallEstimates;
   /** Budgets and the key's monthly spend cap. */
   budgets: BudgetGuard;
   clock: () => number;
@@ -33,9 +36,11 @@ export interface AdmissionDeps {
  * Who may call a model, in order: the account's billing standing, the key's rate limits, then
  * the budgets (the key's monthly spend cap among them). `admit` runs on the headers, before
  * the body is read: a paused account or an exhausted limit costs no body. `reserve` runs once
- * the body is validated: a key under a tokens-per-minute limit or a hard-capped budget holds
- * the call's ceiling (its input and `max_tokens` at the model's price) until `settle` sees
- * the call's record, so calls admitted together can never spend past a cap.
+ * the body is validated: a key under token limits or a hard-capped budget holds what the call
+ * is expected to use (estimate.ts: its input from the body's size and the key's cached prefix,
+ * its output from the key's recent calls, bounded by `max_tokens`; a budget may ask for the
+ * ceiling instead) until `settle` sees the call's record and charges what it really used. So
+ * calls admitted together overshoot a cap by at most what they cost beyond their holds.
  *
  * Keys without limits in accounts without budgets cost a few map lookups and no allocation.
  */
@@ -54,14 +59,13 @@ export class Admission {
       return verdictOf(refused);
     }
     if (endpoint !== 'messages') return null;
-    const { limitRpm: rpm, limitTpm: tpm } = principal.key;
-    if (rpm == null && tpm == null) return this.#budgets(principal);
-    return this.#limited(principal, rpm, tpm);
+    if (principal.key.limitRpm == null && !tokenLimited(principal.key)) return this.#budgets(principal);
+    return this.#limited(principal);
   }
 
-  async #limited(principal: Principal, rpm: number | null, tpm: number | null): Promise<Verdict> {
+  async #limited(principal: Principal): Promise<Verdict> {
     try {
-      await this.#deps.rates.check(principal.key.id, rpm, tpm);
+      await this.#deps.rates.check(principal.key);
     } catch (refused) {
       return verdictOf(refused);
     }
@@ -84,30 +88,47 @@ export class Admission {
    */
   permit(principal: Principal, body: { model: string; maxTokens: number }): Verdict {
     const refused = principal.policy?.check(body.model, body.maxTokens > 0 ? body.maxTokens : null);
-    return refused ? new GatewayError('invalid_request_error', refused) : null;
+    return refused ? new GatewayError('invalid_request_error', refused, { reason: 'model_policy' }) : null;
   }
 
-  /** After the body: holds the call's ceiling where a limit needs it (nothing otherwise). */
-  reserve(principal: Principal, callId: string, size: CallSize): Verdict | Promise<Verdict> {
-    const tpm = principal.key.limitTpm;
+  /**
+   * After the body: holds what the call is expected to use where a limit needs it (nothing
+   * otherwise). `headers` receives the provider's rate-limit headers of the key's limits, for
+   * the answer.
+   */
+  reserve(
+    principal: Principal,
+    callId: string,
+    size: CallSize,
+    headers?: Record<string, string>,
+  ): Verdict | Promise<Verdict> {
+    const k = principal.key;
     const capped = this.#deps.budgets.capped(principal);
-    if (tpm == null && !capped) return null;
-    return this.#reserve(principal, callId, size, tpm, capped).catch(verdictOf);
+    if (k.limitRpm == null && !tokenLimited(k) && !capped) return null;
+    return this.#reserve(principal, callId, size, capped, headers).catch(verdictOf);
   }
 
   async #reserve(
     principal: Principal,
     callId: string,
     size: CallSize,
-    tpm: number | null,
     capped: boolean,
+    headers: Record<string, string> | undefined,
   ): Promise<Verdict> {
-    if (tpm != null) await this.#deps.rates.reserve(callId, principal.key.id, tpm, ceilingTokens(size));
+    const estimate = this.#deps.estimates.estimate(principal.key.id, callId, size);
+    const limits = await this.#deps.rates.reserve(callId, principal.key, estimate);
+    if (headers) Object.assign(headers, limits);
     if (!capped) return null;
     const until = this.#deps.clock() + this.#deps.holdMs;
-    const what = `${size.maxTokens} max_tokens and a ${size.inputBytes}-byte body at ${size.model}'s price`;
+    const what = `about ${estimate.inputTokens} uncached and ${estimate.cachedTokens} cached input tokens and ${estimate.outputTokens} output tokens at ${size.model}'s price`;
     // A refused call is recorded too: its record gives back the tokens held above.
-    return this.#deps.budgets.reserve(principal, callId, ceilingMicroUsd(size), until, what);
+    return this.#deps.budgets.reserve(
+      principal,
+      callId,
+      { expected: expectedMicroUsd(size.model, estimate), ceiling: ceilingMicroUsd(size) },
+      until,
+      what,
+    );
   }
 
   /** Standing and budgets, without rate limits: before work billed as it is done (an agent session's turns). */
@@ -160,6 +181,7 @@ export class Admission {
   settle(record: CallRecord): void {
     this.#deps.rates.settle(record);
     this.#deps.budgets.observe(record);
+    this.#deps.estimates.observe(record);
   }
 
   /** Resolves once every recorded call has been charged to the shared counters. */

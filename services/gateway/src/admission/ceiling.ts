@@ -1,5 +1,6 @@
 import { familyOf, type Rates } from '../pricing/catalog/catalog';
 import { activeCatalog } from '../pricing/prices';
+import type { Estimate } from './estimate';
 
 /** What a call's ceiling is computed from: known once its body is validated. */
 export interface CallSize {
@@ -39,6 +40,19 @@ export function ceilingMicroUsd(s: CallSize): number {
 }
 
 /**
+ * What a call is expected to cost, in micro-USD: its estimated uncached input at the dearest input
+ * rate (a cache write may be dearer than plain input), its expected cache reads at the cache-read
+ * rate, and its expected output. A budget or spend limit holds this while the call runs, unless it
+ * asks for the ceiling; the call settles at its real cost.
+ */
+export function expectedMicroUsd(model: string, e: Estimate): number {
+  const rates = ceilingRates(model);
+  return Math.ceil(
+    e.inputTokens * rates.input + e.cachedTokens * rates.cacheRead + e.outputTokens * rates.output,
+  );
+}
+
+/**
  * The most a message batch can cost, in micro-USD: each request's ceiling (its input and
  * `max_tokens`, as a single call's) at the batch price, the catalog's batch multiplier (50% of
  * input and output: https://docs.claude.com/en/docs/build-with-claude/batch-processing,
@@ -58,7 +72,10 @@ export function batchCeilingMicroUsd(requests: readonly CallSize[]): number {
  * real cost). A model without a price is reserved at the highest rates its family has had
  * (pricing's fail-safe rule): a cap then stops too early, never too late.
  */
-export function ceilingRates(model: string, at: Date = new Date()): { input: number; output: number } {
+export function ceilingRates(
+  model: string,
+  at: Date = new Date(),
+): { input: number; cacheRead: number; output: number } {
   const catalog = activeCatalog();
   const found = catalog.lookup(model, at);
   const rows: Rates[] = found
@@ -69,6 +86,7 @@ export function ceilingRates(model: string, at: Date = new Date()): { input: num
     : 1;
   return {
     input: geo * Math.max(...rows.map((r) => Math.max(r.input, r.cache_write_5m, r.cache_write_1h))),
+    cacheRead: geo * Math.max(...rows.map((r) => r.cache_read)),
     output: geo * Math.max(...rows.map((r) => r.output)),
   };
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../lib/logger';
 import type { SpendLimitRecord, Store } from '../store';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets, type Buckets } from './buckets';
+import { CallEstimates } from './estimate';
 import { PostgresSpendLedger } from './postgres';
 import { RateLimits } from './rates';
 import type { OnRedisDown } from './redis';
@@ -84,6 +85,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
     new Admission({
       standing: opts.standing ?? null,
       rates: new RateLimits(buckets, clock, logger),
+      estimates: new CallEstimates(),
       budgets: guard(ledger),
       clock,
       logger,

@@ -1,30 +1,69 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
+import type { KeyRecord } from '../store';
 import { usageFigures } from '../usage/usage';
 import type { BucketSpec, Buckets, TakeResult } from './buckets';
+import type { Estimate } from './estimate';
 
 const MINUTE = 60_000;
 
-/** A call holding tokens of its key's tokens-per-minute bucket until it settles. */
+/**
+ * A key's rate limits in the provider's shape (https://docs.claude.com/en/api/rate-limits, read
+ * 2026-11-29): requests, input tokens and output tokens per minute, each a token bucket that
+ * refills continuously. Input tokens are counted as the provider counts them: uncached input and
+ * cache writes count, cache reads do not ("for most Claude models, only uncached input tokens
+ * count towards your ITPM rate limits"). Output tokens are held at admission and adjusted to the
+ * real count when the call ends, as the provider does with its OTPM estimate. `tpm`, Keygate's
+ * older combined limit, counts both, the same way.
+ */
+export type TokenLimit = 'input' | 'output' | 'total';
+
+type Held = Record<TokenLimit, number>;
+
 interface TokenHold {
   keyId: string;
-  tpm: number;
-  tokens: number;
+  key: KeyLimits;
+  held: Held;
 }
 
+interface KeyLimits {
+  rpm: number | null;
+  itpm: number | null;
+  otpm: number | null;
+  tpm: number | null;
+}
+
+export const limitsOf = (k: KeyRecord): KeyLimits => ({
+  rpm: k.limitRpm,
+  itpm: k.limitItpm,
+  otpm: k.limitOtpm,
+  tpm: k.limitTpm,
+});
+
+export const tokenLimited = (k: KeyRecord): boolean =>
+  k.limitItpm != null || k.limitOtpm != null || k.limitTpm != null;
+
+const LIMIT = { input: 'itpm', output: 'otpm', total: 'tpm' } as const;
+const TOKEN_LIMITS = ['input', 'output', 'total'] as const;
+/** The provider's header family and the words a refusal uses, per limit. */
+const NAMES = {
+  requests: ['requests', 'requests'],
+  input: ['input-tokens', 'input tokens'],
+  output: ['output-tokens', 'output tokens'],
+  total: ['tokens', 'tokens'],
+} as const;
+
 /**
- * A key's requests per minute and tokens per minute (input, cache writes and output; cache
- * reads are free, as at the provider), as token buckets shared through `buckets`. A call
- * takes its ceiling of tokens when admitted and gives back what it did not use when it
- * settles, so calls admitted together cannot spend more than the bucket holds.
+ * The buckets shared through `buckets`: a call takes what it is expected to use when admitted
+ * (at most a whole bucket) and settles at what it used, so the limits hold as the provider's do.
  */
 export class RateLimits {
   readonly #buckets: Buckets;
   readonly #clock: () => number;
   readonly #logger: Logger;
   /** Keys with a token limit, as last admitted: calls without a hold are charged to them. */
-  readonly #tpm = new Map<string, number>();
+  readonly #limited = new Map<string, KeyLimits>();
   readonly #holds = new Map<string, TokenHold>();
 
   constructor(buckets: Buckets, clock: () => number, logger: Logger) {
@@ -33,67 +72,107 @@ export class RateLimits {
     this.#logger = logger;
   }
 
-  /** Before the body: is a token left, and a request? Throws the 429. */
-  async check(keyId: string, rpm: number | null, tpm: number | null): Promise<void> {
+  /** Before the body: is a request left, and a token of each token limit? Throws the 429. */
+  async check(k: KeyRecord): Promise<void> {
+    const limits = limitsOf(k);
     // Limits can be removed while the key is in use: stop charging it as soon as they are.
-    if (tpm != null) this.#tpm.set(keyId, tpm);
-    else if (this.#tpm.size > 0) this.#tpm.delete(keyId);
+    if (tokenLimited(k)) this.#limited.set(k.id, limits);
+    else if (this.#limited.size > 0) this.#limited.delete(k.id);
     const now = this.#clock();
-    if (tpm != null) {
-      const r = await this.#buckets.take(tokenBucket(keyId, tpm), 0, 1, now);
-      if (!r.ok)
-        throw limited(
-          'tokens',
-          tpm,
-          r,
-          now,
-          `This key's rate limit of ${tpm} tokens per minute is exceeded.`,
-        );
-    }
-    if (rpm != null) {
-      const r = await this.#buckets.take(requestBucket(keyId, rpm), 1, 1, now);
-      if (!r.ok)
-        throw limited(
-          'requests',
-          rpm,
-          r,
-          now,
-          `This key's rate limit of ${rpm} requests per minute is exceeded.`,
-        );
+    // The token limits are looked at together (one round trip's wait with Redis), before a request is taken.
+    const looks = await Promise.all(
+      TOKEN_LIMITS.map((kind) => {
+        const limit = limits[LIMIT[kind]];
+        return limit == null ? null : this.#buckets.take(bucket(kind, k.id, limit), 0, 1, now);
+      }),
+    );
+    looks.forEach((r, i) => {
+      const kind = TOKEN_LIMITS[i]!;
+      if (r && !r.ok) throw limited(kind, limits[LIMIT[kind]]!, r, now, 1);
+    });
+    if (limits.rpm != null) {
+      const r = await this.#buckets.take(bucket('requests', k.id, limits.rpm), 1, 1, now);
+      if (!r.ok) throw limited('requests', limits.rpm, r, now, 1);
     }
   }
 
   /**
-   * Takes the call's ceiling of tokens (at most the whole bucket: a call larger than the
-   * limit waits for a full bucket) or throws the 429.
+   * Takes the call's expected tokens from each token limit (all or none; a call larger than a
+   * limit waits for the whole bucket) or throws the 429. Answers the `anthropic-ratelimit-*`
+   * headers of the limits that apply, as they stand with this call admitted.
    */
-  async reserve(callId: string, keyId: string, tpm: number, ceiling: number): Promise<void> {
-    const tokens = Math.min(ceiling, tpm);
+  async reserve(callId: string, k: KeyRecord, e: Estimate): Promise<Record<string, string>> {
+    const limits = limitsOf(k);
     const now = this.#clock();
-    const r = await this.#buckets.take(tokenBucket(keyId, tpm), tokens, tokens, now);
-    if (!r.ok)
-      throw limited(
-        'tokens',
-        tpm,
-        r,
-        now,
-        `This key's rate limit of ${tpm} tokens per minute cannot take this call now: it may use up to ${ceiling} tokens (its input and max_tokens), and calls in flight hold the rest.`,
-      );
-    this.#holds.set(callId, { keyId, tpm, tokens });
+    const want: Held = {
+      input: e.inputTokens,
+      output: e.outputTokens,
+      total: e.inputTokens + e.outputTokens,
+    };
+    const held: Held = { input: 0, output: 0, total: 0 };
+    const results: [TokenLimit | 'requests', number, TakeResult][] = [];
+    // All takes at once (one round trip's wait with Redis); what was taken goes back if one refuses.
+    const [requests, ...takes] = await Promise.all([
+      limits.rpm == null ? null : this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now),
+      ...TOKEN_LIMITS.map((kind) => {
+        const limit = limits[LIMIT[kind]];
+        if (limit == null) return null;
+        const tokens = Math.min(want[kind], limit);
+        return this.#buckets.take(bucket(kind, k.id, limit), tokens, tokens, now);
+      }),
+    ]);
+    let refused: GatewayError | null = null;
+    takes.forEach((r, i) => {
+      const kind = TOKEN_LIMITS[i]!;
+      const limit = limits[LIMIT[kind]];
+      if (!r || limit == null) return;
+      const tokens = Math.min(want[kind], limit);
+      if (!r.ok) refused ??= limited(kind, limit, r, now, tokens, want[kind]);
+      else {
+        held[kind] = tokens;
+        results.push([kind, limit, r]);
+      }
+    });
+    if (refused) {
+      this.#giveBack(k.id, limits, held);
+      throw refused;
+    }
+    if (requests && limits.rpm != null) results.push(['requests', limits.rpm, requests]);
+    if (tokenLimited(k)) this.#holds.set(callId, { keyId: k.id, key: limits, held });
+    return rateHeaders(results, now);
   }
 
   /** Charges a finished call's tokens: what it used beyond its hold, or gives back what it held and did not use. */
   settle(record: CallRecord): void {
     const hold = this.#holds.size > 0 ? this.#holds.get(record.id) : undefined;
     if (hold) this.#holds.delete(record.id);
-    const tpm = hold?.tpm ?? (record.keyId ? this.#tpm.get(record.keyId) : undefined);
-    if (tpm === undefined || !record.keyId) return;
-    const used = record.usage ? tokensOf(record) : 0;
-    const charge = used - (hold?.tokens ?? 0);
-    if (charge !== 0)
-      Promise.resolve(
-        this.#buckets.take(tokenBucket(record.keyId, tpm), charge, -Infinity, this.#clock()),
-      ).catch(this.#chargeFailed);
+    const limits =
+      hold?.key ?? (record.keyId && this.#limited.size > 0 ? this.#limited.get(record.keyId) : undefined);
+    if (!limits || !record.keyId) return;
+    const u = usageFigures(record.usage);
+    const input = u.inputTokens + u.cacheCreationInputTokens;
+    const used: Held = { input, output: u.outputTokens, total: input + u.outputTokens };
+    const held = hold?.held ?? { input: 0, output: 0, total: 0 };
+    this.#charge(record.keyId, limits, {
+      input: used.input - held.input,
+      output: used.output - held.output,
+      total: used.total - held.total,
+    });
+  }
+
+  #giveBack(keyId: string, limits: KeyLimits, held: Held): void {
+    this.#charge(keyId, limits, { input: -held.input, output: -held.output, total: -held.total });
+  }
+
+  #charge(keyId: string, limits: KeyLimits, charge: Held): void {
+    const now = this.#clock();
+    for (const kind of TOKEN_LIMITS) {
+      const limit = limits[LIMIT[kind]];
+      if (limit == null || charge[kind] === 0) continue;
+      Promise.resolve(this.#buckets.take(bucket(kind, keyId, limit), charge[kind], -Infinity, now)).catch(
+        this.#chargeFailed,
+      );
+    }
   }
 
   // Charges happen after the answer: a failure must not become an unhandled rejection.
@@ -101,39 +180,74 @@ export class RateLimits {
     this.#logger.warn('charging a call to its rate limits failed', { error });
 }
 
-function tokensOf(record: CallRecord): number {
-  const u = usageFigures(record.usage);
-  return u.inputTokens + u.cacheCreationInputTokens + u.outputTokens;
+const PREFIX = { requests: 'rpm', input: 'itpm', output: 'otpm', total: 'tpm' } as const;
+
+const bucket = (kind: TokenLimit | 'requests', keyId: string, capacity: number): BucketSpec => ({
+  key: `${PREFIX[kind]}:${keyId}`,
+  capacity,
+  periodMs: MINUTE,
+});
+
+const rfc3339 = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function headerSet(kind: TokenLimit | 'requests', limit: number, r: TakeResult, now: number) {
+  const name = NAMES[kind][0];
+  return {
+    [`anthropic-ratelimit-${name}-limit`]: String(limit),
+    [`anthropic-ratelimit-${name}-remaining`]: String(Math.max(0, Math.floor(r.remaining))),
+    [`anthropic-ratelimit-${name}-reset`]: rfc3339(now + r.resetMs),
+  };
 }
 
-const requestBucket = (keyId: string, rpm: number): BucketSpec => ({
-  key: `rpm:${keyId}`,
-  capacity: rpm,
-  periodMs: MINUTE,
-});
-const tokenBucket = (keyId: string, tpm: number): BucketSpec => ({
-  key: `tpm:${keyId}`,
-  capacity: tpm,
-  periodMs: MINUTE,
-});
+/**
+ * The provider's headers for the limits that apply; `tokens-*` is the most restrictive token
+ * limit in effect (the provider's definition), the combined one if the key has it.
+ */
+function rateHeaders(
+  results: [TokenLimit | 'requests', number, TakeResult][],
+  now: number,
+): Record<string, string> {
+  let out: Record<string, string> = {};
+  let tightest: [number, TakeResult] | null = null;
+  for (const [kind, limit, r] of results) {
+    out = { ...out, ...headerSet(kind, limit, r, now) };
+    if (kind !== 'requests' && kind !== 'total' && (!tightest || r.remaining < tightest[1].remaining))
+      tightest = [limit, r];
+  }
+  if (tightest && !('anthropic-ratelimit-tokens-limit' in out))
+    out = { ...out, ...headerSet('total', tightest[0], tightest[1], now) };
+  return out;
+}
 
-/** 429 with `retry-after` and the provider's rate-limit headers for the exhausted limit. */
+/**
+ * 429 naming the limit, what the call needs and what is left, with `retry-after` set to when the
+ * bucket has refilled enough for it (at least 1 s), and the provider's headers for the limit.
+ */
 function limited(
-  kind: 'requests' | 'tokens',
+  kind: TokenLimit | 'requests',
   limit: number,
   r: TakeResult,
   now: number,
-  message: string,
+  needed: number,
+  expected = needed,
 ): GatewayError {
   const retryAfter = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-  return new GatewayError('rate_limit_error', `${message} Retry after ${retryAfter} s.`, {
-    headers: {
-      'retry-after': String(retryAfter),
-      [`anthropic-ratelimit-${kind}-limit`]: String(limit),
-      [`anthropic-ratelimit-${kind}-remaining`]: String(Math.max(0, Math.floor(r.remaining))),
-      [`anthropic-ratelimit-${kind}-reset`]: new Date(now + r.resetMs)
-        .toISOString()
-        .replace(/\.\d{3}Z$/, 'Z'),
+  const words = NAMES[kind][1];
+  const left = Math.max(0, Math.floor(r.remaining));
+  const what =
+    kind === 'requests'
+      ? `This key's rate limit of ${limit} requests per minute is reached.`
+      : `This key's rate limit of ${limit} ${words} per minute cannot take this call now: it is expected to use about ${expected} ${words}${kind === 'output' ? '' : ' (cache reads are not counted)'}, and ${left} are left with the calls in flight.`;
+  return new GatewayError(
+    'rate_limit_error',
+    `${what} Capacity frees in ${retryAfter} s (retry then). An admin of this account can raise the limit.`,
+    {
+      reason: `rate_limit:${kind === 'total' ? 'tokens' : kind === 'requests' ? 'requests' : `${kind}_tokens`}`,
+      headers: {
+        'retry-after': String(retryAfter),
+        ...headerSet(kind, limit, r, now),
+        ...(kind === 'requests' ? {} : headerSet('total', limit, r, now)),
+      },
     },
-  });
+  );
 }

@@ -13,6 +13,8 @@ const plan = (id: string, priceCents: number, perSeat: boolean): CatalogPlan => 
   trialDays: 14,
   defaultLimitRpm: null,
   defaultLimitTpm: null,
+  defaultLimitItpm: null,
+  defaultLimitOtpm: null,
   defaultMonthlySpendCapCents: null,
   retentionDays: 30,
   features: [],

@@ -116,7 +116,10 @@ export function billingRefusal(
     incomplete: `${WHERE}: finish the checkout to start calling models.`,
   };
   const message = `${why[block]} ${checkout ? fix[block] : ASK_OPERATOR}`;
-  return new GatewayError('billing_error', message, { headers: { 'x-should-retry': 'false' } });
+  return new GatewayError('billing_error', message, {
+    reason: 'billing',
+    headers: { 'x-should-retry': 'false' },
+  });
 }
 
 /** What an account is told about its standing (banner, `billing.notice` alert): why calls stop or will stop, and what to do; null when all is well. */

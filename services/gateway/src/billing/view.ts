@@ -36,6 +36,8 @@ export function catalogJson(p: CatalogPlan) {
     default_limits: {
       requests_per_minute: p.defaultLimitRpm,
       tokens_per_minute: p.defaultLimitTpm,
+      input_tokens_per_minute: p.defaultLimitItpm,
+      output_tokens_per_minute: p.defaultLimitOtpm,
       monthly_spend_cap_cents: p.defaultMonthlySpendCapCents,
     },
     retention_days: p.retentionDays,

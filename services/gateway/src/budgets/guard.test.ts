@@ -110,13 +110,14 @@ describe('the budget guard', () => {
     expect(await refusal(guard.admit(who('key_a', 'user_1')))).toBeNull();
     guard.observe(spend('key_a', 'user_1', 10));
     const err = await refusal(guard.admit(who('key_b', 'user_1')));
+    // Money, not rate: billing_error, and the SDKs are told not to retry.
     expect(err).toMatchObject({
       status: 429,
-      type: 'rate_limit_error',
+      type: 'billing_error',
       headers: { 'x-should-retry': 'false' },
     });
     expect(err!.message).toMatch(
-      /member's monthly budget 'bdg_m' of \$1\.00 is used up \(\$1\.00 spent since 2026-03-01T00:00:00Z\)\. It resets at 2026-04-01T00:00:00Z/,
+      /member's monthly budget 'bdg_m' of \$1\.00 \(bdg_m\): \$1\.00 spent since 2026-03-01T00:00:00Z, \$0\.00 left\. It resets at 2026-04-01T00:00:00Z\. An admin of this account can raise it/,
     );
     expect(await refusal(guard.admit(who('key_c', 'user_2')))).toBeNull();
   });

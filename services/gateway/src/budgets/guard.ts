@@ -12,6 +12,12 @@ import { periodOf, type Period } from './period';
 
 import { holdRefusal, MICRO_PER_CENT, refusal } from './refusals';
 
+/** What a call holds: what it is expected to cost, and its ceiling (for budgets with `hold: 'ceiling'`). */
+export interface Hold {
+  expected: number;
+  ceiling: number;
+}
+
 /** A soft threshold reached: each fires once per budget, period and instance (the store makes it once overall). */
 export interface Crossing {
   budget: BudgetRecord;
@@ -57,6 +63,8 @@ export class BudgetGuard {
   }
 
   admit(p: Principal): void | Promise<void> {
+    // Test keys' calls cost nothing: no budget or spend limit counts them, or refuses them.
+    if (p.key.kind === 'test') return;
     const cap = p.key.limitMonthlySpendCents;
     if (cap != null) this.#caps.set(p.key.id, cap);
     else if (this.#caps.size > 0) this.#caps.delete(p.key.id);
@@ -113,6 +121,7 @@ export class BudgetGuard {
 
   /** True when the key falls under a hard-capped budget (its own spend cap among them); the book is loaded by `admit`. */
   capped(p: Principal): boolean {
+    if (p.key.kind === 'test') return false;
     if (p.key.limitMonthlySpendCents != null) return true;
     if (this.#limited.size > 0 && this.#limited.has(p.key.id)) return true;
     const budgets = this.#deps.book.cached(p.account.id);
@@ -122,14 +131,15 @@ export class BudgetGuard {
   }
 
   /**
-   * Holds a call's ceiling (`micro` micro-USD) on every hard-capped budget the key falls under,
-   * all or none, until the call is recorded (`observe`) or `untilMs`. Answers the refusal
-   * when one of them cannot take it; `what` says what the ceiling is, for that refusal.
+   * Holds what a call is expected to cost (micro-USD; `ceiling` on a budget that asks for the
+   * strict hold) on every hard-capped budget the key falls under, all or none, until the call
+   * is recorded (`observe`) or `untilMs`. Answers the refusal when one of them cannot take it;
+   * `what` says what the hold is made of, for that refusal.
    */
   async reserve(
     p: Principal,
     callId: string,
-    micro: number,
+    micro: Hold,
     untilMs: number,
     what: string,
   ): Promise<GatewayError | null> {
@@ -168,7 +178,7 @@ export class BudgetGuard {
   async #hold(
     p: Principal,
     holdId: string,
-    micro: number,
+    hold: number | Hold,
     untilMs: number,
     what: string,
   ): Promise<GatewayError | HoldItem[]> {
@@ -182,9 +192,19 @@ export class BudgetGuard {
       const period = periodOf(rule.period, now);
       const id = `${scopeOf(rule)}:${period.label}`;
       const limitMicro = rule.limitCents * MICRO_PER_CENT;
+      const micro = typeof hold === 'number' ? hold : rule.hold === 'ceiling' ? hold.ceiling : hold.expected;
       const held = byCounter.get(id);
-      if (!held || limitMicro < held.item.limitMicro)
-        byCounter.set(id, { item: { scopeId: scopeOf(rule), period, microUsd: micro, limitMicro }, rule });
+      // Rules on one counter: the smallest limit binds, and a strict rule's ceiling is held.
+      if (!held || limitMicro < held.item.limitMicro || micro > held.item.microUsd)
+        byCounter.set(id, {
+          item: {
+            scopeId: scopeOf(rule),
+            period,
+            microUsd: Math.max(micro, held?.item.microUsd ?? 0),
+            limitMicro: Math.min(limitMicro, held?.item.limitMicro ?? limitMicro),
+          },
+          rule: !held || limitMicro < held.item.limitMicro ? rule : held.rule,
+        });
     }
     const entries = [...byCounter.values()];
     const items = entries.map((e) => e.item);
@@ -195,11 +215,15 @@ export class BudgetGuard {
     }
     if (r.refused === -1) return items;
     const e = entries[r.refused]!;
-    return holdRefusal(e.rule, micro, r.leftMicro, what);
+    const period = e.item.period;
+    const spent = e.item.limitMicro - r.leftMicro;
+    const ceiling = typeof hold === 'number' || e.rule.hold === 'ceiling';
+    return holdRefusal(e.rule, period, { micro: e.item.microUsd, ceiling, what }, r.leftMicro, spent);
   }
 
   /** Charges a recorded call to the budgets it counts toward (settling what it held); announces thresholds it reached. */
   observe(r: CallRecord): void {
+    if (r.test) return;
     const held = this.#holds.size > 0 ? this.#holds.get(r.id) : undefined;
     if (held) this.#holds.delete(r.id);
     if (!r.usage && !held) return;

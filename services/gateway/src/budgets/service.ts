@@ -25,6 +25,7 @@ export interface NewBudgetInput {
   targetId?: string | undefined;
   limitCents: number;
   hardCap: boolean;
+  hold?: 'expected' | 'ceiling' | undefined;
   thresholds: number[];
   period: BudgetPeriod;
 }
@@ -100,6 +101,7 @@ export async function createBudget(
         `${input.period} ${input.scope === 'api_key' ? 'key' : input.scope === 'user' ? 'member' : 'account'} budget`,
       limitCents: input.limitCents,
       hardCap: input.hardCap,
+      hold: input.hold ?? 'expected',
       thresholds: input.thresholds,
       period: input.period,
       createdBy: who.actor,

@@ -67,6 +67,7 @@ export function spendLimitRules(
       name: sourceName(e.source),
       limitCents: e.amountCents,
       hardCap: true,
+      hold: e.source.hold ?? 'expected',
       thresholds: [],
       period: e.period,
       createdBy: null,

@@ -115,7 +115,8 @@ trial is Stripe's; to let calls run without any end, start the gateway with KEYG
   'plan update': {
     summary: 'Change a plan of the catalog (or add one): price, seats, trial, limits, retention, features',
     usage: `Usage: keygate plan update --plan ID [--name NAME] [--price-cents N] [--per-seat yes|no] [--min-seats N]
-                          [--max-seats N|none] [--trial-days N] [--rpm N] [--tpm N] [--spend-cap-cents N]
+                          [--max-seats N|none] [--trial-days N] [--rpm N] [--itpm N] [--otpm N] [--tpm N]
+                          [--spend-cap-cents N]
                           [--retention-days N] [--features "a,b,c"] [--stripe-price price_…] [--json]
 
 Prices are EUR cents per seat (or per account on a plan that is not per seat) per month.`,
@@ -129,6 +130,8 @@ Prices are EUR cents per seat (or per account on a plan that is not per seat) pe
       'trial-days': { type: 'string' },
       rpm: { type: 'string' },
       tpm: { type: 'string' },
+      itpm: { type: 'string' },
+      otpm: { type: 'string' },
       'spend-cap-cents': { type: 'string' },
       'retention-days': { type: 'string' },
       features: { type: 'string' },
@@ -153,6 +156,8 @@ Prices are EUR cents per seat (or per account on a plan that is not per seat) pe
       for (const [flag, field] of [
         ['rpm', 'requests_per_minute'],
         ['tpm', 'tokens_per_minute'],
+        ['itpm', 'input_tokens_per_minute'],
+        ['otpm', 'output_tokens_per_minute'],
         ['spend-cap-cents', 'monthly_spend_cap_cents'],
       ] as const) {
         const n = positiveInt(values, flag);

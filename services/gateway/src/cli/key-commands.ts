@@ -31,6 +31,8 @@ const keyDetails = (k: Json) => ({
   ...keyRow(k),
   rpm: k.limits?.requests_per_minute ?? 'none',
   tpm: k.limits?.tokens_per_minute ?? 'none',
+  itpm: k.limits?.input_tokens_per_minute ?? 'none',
+  otpm: k.limits?.output_tokens_per_minute ?? 'none',
   monthly_cap_usd:
     k.limits?.monthly_spend_cap_cents == null ? 'none' : (k.limits.monthly_spend_cap_cents / 100).toFixed(2),
   resumable_streams: k.resumable_streams ? 'on' : 'off',
@@ -40,6 +42,8 @@ const keyDetails = (k: Json) => ({
 const LIMIT_OPTIONS = {
   rpm: { type: 'string' },
   tpm: { type: 'string' },
+  itpm: { type: 'string' },
+  otpm: { type: 'string' },
   'monthly-cap-usd': { type: 'string' },
 } as const;
 
@@ -47,10 +51,15 @@ const LIMIT_OPTIONS = {
 function limitsFrom(values: Values, orNone = false): Json | undefined {
   const limits: Json = {};
   const lifted = (flag: string) => orNone && str(values[flag]) === 'none';
-  const rpm = lifted('rpm') ? null : positiveInt(values, 'rpm');
-  const tpm = lifted('tpm') ? null : positiveInt(values, 'tpm');
-  if (rpm !== undefined) limits.requests_per_minute = rpm;
-  if (tpm !== undefined) limits.tokens_per_minute = tpm;
+  for (const [flag, field] of [
+    ['rpm', 'requests_per_minute'],
+    ['tpm', 'tokens_per_minute'],
+    ['itpm', 'input_tokens_per_minute'],
+    ['otpm', 'output_tokens_per_minute'],
+  ] as const) {
+    const n = lifted(flag) ? null : positiveInt(values, flag);
+    if (n !== undefined) limits[field] = n;
+  }
   const cap = str(values['monthly-cap-usd']);
   if (lifted('monthly-cap-usd')) limits.monthly_spend_cap_cents = null;
   else if (cap !== undefined) {
@@ -66,13 +75,15 @@ export const keyCommands: Record<string, Command> = {
   'key create': {
     summary: 'Create an app key (or a --test / --admin key)',
     usage: `Usage: keygate key create --account ID [--member USER_ID|EMAIL] [--app APP] [--env ENV] [--name NAME]
-                          [--test | --admin] [--expires WHEN] [--rpm N] [--tpm N] [--monthly-cap-usd N]
-                          [--resumable] [--json]
+                          [--test | --admin] [--expires WHEN] [--rpm N] [--itpm N] [--otpm N] [--tpm N]
+                          [--monthly-cap-usd N] [--resumable] [--json]
 
   --test               a kg_test_ key: served by the built-in emulator, never billed upstream
   --admin              a kg_admin_ key for the account API (cannot call models)
   --expires WHEN       RFC 3339 timestamp or date after which the key is refused
-  --rpm / --tpm N      requests / tokens per minute for this key (429 with retry-after beyond)
+  --rpm N              requests per minute for this key (429 with retry-after beyond)
+  --itpm / --otpm N    input / output tokens per minute, counted as the provider counts them (cache
+                       reads are free); --tpm N: both together. Unsaid limits take the plan's defaults
   --monthly-cap-usd N  estimated spend per calendar month (UTC) after which calls get 429
   --resumable          its streams can be picked up again after a dropped connection, without the
                        keygate-resumable header (the gateway then reads each stream to its end)
@@ -169,10 +180,11 @@ The new secret is printed once (with --json at .key).`,
 
   'key update': {
     summary: "Change a key's name, limits or whether its streams are resumable",
-    usage: `Usage: keygate key update KEY_ID [--name NAME] [--rpm N|none] [--tpm N|none]
-                          [--monthly-cap-usd N|none] [--resumable on|off] [--json]
+    usage: `Usage: keygate key update KEY_ID [--name NAME] [--rpm N|none] [--itpm N|none] [--otpm N|none]
+                          [--tpm N|none] [--monthly-cap-usd N|none] [--resumable on|off] [--json]
 
-  --rpm / --tpm N|none     requests / tokens per minute for this key; none lifts the limit
+  --rpm / --itpm / --otpm / --tpm N|none
+                           requests / input / output / all tokens per minute for this key; none lifts it
   --monthly-cap-usd N|none estimated spend per calendar month (UTC); none lifts the cap
   --resumable on|off       whether its streams can be picked up again without the keygate-resumable
                            header (a request can still say keygate-resumable: true or false)

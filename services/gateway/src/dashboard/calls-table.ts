@@ -122,7 +122,7 @@ export function callsTable(
     rows: calls.map((r) => {
       const u = usageFigures(r.usage, r.batch);
       const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
-      const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.partial ? ' (partial)' : ''}`;
+      const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.refusal ? ` (refused by ${r.refusal})` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
         localTime(zone, r.createdAt.getTime()),
         r.memberId
@@ -137,7 +137,7 @@ export function callsTable(
         r.model ?? '',
         endpointLabel(r.endpoint),
         status,
-        cost.priced ? usd(cost.cents) : 'unpriced',
+        r.test ? `${usd(0)} (test key, not billed)` : cost.priced ? usd(cost.cents) : 'unpriced',
         r.groupId
           ? { text: r.groupId, href: href(`/dashboard/groups/${encodeURIComponent(r.groupId)}`, {}) }
           : '',

@@ -3,6 +3,8 @@ import type { TroubleRow } from '../store';
 /** The overview's error categories, in the order it lists them. */
 export const CATEGORIES = [
   'Rate limit',
+  'Spend limit or budget',
+  'Billing paused',
   'Overloaded',
   'Timeout',
   'Upstream error',
@@ -13,8 +15,13 @@ export const CATEGORIES = [
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-export function categoryOf(r: Pick<TroubleRow, 'errorType' | 'status'>): Category {
+export function categoryOf(r: Pick<TroubleRow, 'errorType' | 'status' | 'refusal'>): Category {
   const t = r.errorType ?? '';
+  // Money refusals answer 429 as the provider's gateway does, but are no rate limit.
+  if (r.refusal === 'spend_limit' || r.refusal === 'budget' || r.refusal === 'key_spend_cap')
+    return 'Spend limit or budget';
+  if (r.refusal === 'billing') return 'Billing paused';
+  if (t === 'billing_error') return r.status === 429 ? 'Spend limit or budget' : 'Billing paused';
   if (t === 'rate_limit_error' || r.status === 429) return 'Rate limit';
   if (t === 'overloaded_error' || r.status === 529) return 'Overloaded';
   if (t.includes('timeout') || r.status === 504 || r.status === 408) return 'Timeout';

@@ -36,4 +36,11 @@ export interface CallRecord {
   /** Bytes of the request and the answer, for calls that carry bytes rather than tokens (files). */
   requestBytes?: number | null;
   responseBytes?: number | null;
+  /** The rule that refused the call before it went upstream (GatewayError.reason), else null. */
+  refusal?: string | null;
+  /**
+   * A test key's call (`kg_test_…`, answered by the emulator): it costs $0 everywhere (pages,
+   * reports, the call log) and counts toward no spend limit, budget or invoice.
+   */
+  test?: boolean;
 }

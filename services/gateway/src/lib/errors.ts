@@ -10,17 +10,24 @@ export class GatewayError extends Error {
   readonly type: ErrorType;
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** The rule behind a refusal (`rate_limit:input_tokens`, `spend_limit:spl_…`), for the call log. */
+  readonly reason: string | null;
 
   constructor(
     type: ErrorType,
     message: string,
-    opts: { status?: number; headers?: Record<string, string> } = {},
+    opts: { status?: number; headers?: Record<string, string>; reason?: string } = {},
   ) {
     super(message);
     this.name = 'GatewayError';
     this.type = type;
+    this.reason = opts.reason ?? null;
     this.status = opts.status ?? ERROR_STATUS[type];
     this.headers = opts.headers ?? {};
+    // A wrong or refused credential stays wrong: the SDKs (Claude Code's among them) would otherwise
+    // retry a 401 with backoff, for minutes, before the user sees it. They honour this header.
+    if ((this.status === 401 || this.status === 403) && !('x-should-retry' in this.headers))
+      this.headers = { ...this.headers, 'x-should-retry': 'false' };
   }
 }
 

@@ -23,6 +23,8 @@ const PlanChange = z.strictObject({
     .strictObject({
       requests_per_minute: limit.optional(),
       tokens_per_minute: limit.optional(),
+      input_tokens_per_minute: limit.optional(),
+      output_tokens_per_minute: limit.optional(),
       monthly_spend_cap_cents: count.nullable().optional(),
     })
     .optional(),
@@ -89,6 +91,8 @@ export function operatorBillingRoutes(
       trialDays: b.trial_days ?? before?.trialDays ?? 14,
       defaultLimitRpm: pick(b.default_limits?.requests_per_minute, before?.defaultLimitRpm),
       defaultLimitTpm: pick(b.default_limits?.tokens_per_minute, before?.defaultLimitTpm),
+      defaultLimitItpm: pick(b.default_limits?.input_tokens_per_minute, before?.defaultLimitItpm),
+      defaultLimitOtpm: pick(b.default_limits?.output_tokens_per_minute, before?.defaultLimitOtpm),
       defaultMonthlySpendCapCents: pick(
         b.default_limits?.monthly_spend_cap_cents,
         before?.defaultMonthlySpendCapCents,

@@ -237,7 +237,15 @@ export function figureDims(u: UsageFigures, at: Date): PricingDims {
  * A call log entry's cost: USD cents at the price in force when it was made, or null with
  * `unpriced` when the catalog has no price for it (never a guess).
  */
-export function callCostJson(r: { model: string | null; usage: unknown; createdAt: Date; batch?: boolean }) {
+export function callCostJson(r: {
+  model: string | null;
+  usage: unknown;
+  createdAt: Date;
+  batch?: boolean;
+  test?: boolean;
+}) {
+  // A test key's call costs nothing: the emulator answered it and nobody is billed.
+  if (r.test) return { currency: 'USD' as const, amount: '0', unpriced: false, test: true };
   const u = usageFigures(r.usage as ProviderUsage | null, r.batch ?? false);
   const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
   return {

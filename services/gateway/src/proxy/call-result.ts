@@ -60,6 +60,7 @@ export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, re
     // Undefined when the call carries no byte counts: JSON (the spool) leaves them out.
     requestBytes: result.requestBytes,
     responseBytes: result.responseBytes,
+    ...(key.kind === 'test' ? { test: true } : {}),
   };
 }
 

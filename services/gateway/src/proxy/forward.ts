@@ -63,6 +63,8 @@ export interface ForwardCall {
   retryCount: number;
   startedAt: number;
   createdAt: Date;
+  /** The key's own `anthropic-ratelimit-*` headers, answered instead of the provider's (which describe the account's provider key). */
+  limitHeaders?: Record<string, string>;
 }
 
 /**
@@ -207,6 +209,10 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     if (replacement) return this.#replace(replacement);
     const sse = statusCode === 200 && String(headers['content-type'] ?? '').startsWith('text/event-stream');
     const out = clientHeaders(headers, call.requestId);
+    if (call.limitHeaders) {
+      for (const name in out) if (name.startsWith('anthropic-ratelimit-')) delete out[name];
+      Object.assign(out, call.limitHeaders);
+    }
     const events = this.#deps.streamEvents;
     if (call.resumable && events) {
       out['keygate-call-id'] = call.requestId;

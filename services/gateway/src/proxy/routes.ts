@@ -30,10 +30,12 @@ export interface ProxyOptions extends ForwardDeps {
 /** What the proxy asks admission; a GatewayError refuses the call, null lets it through. */
 export interface CallAdmission {
   admit(principal: Principal, endpoint: string): GatewayError | null | Promise<GatewayError | null>;
+  /** `headers` receives the rate-limit headers of the key's limits, for the answer. */
   reserve(
     principal: Principal,
     callId: string,
     size: ValidatedBody,
+    headers?: Record<string, string>,
   ): GatewayError | null | Promise<GatewayError | null>;
   /** Standing and budgets only (no rate limits): before work billed later, as an agent session's. */
   admitSpend?(principal: Principal): Promise<GatewayError | null>;
@@ -148,9 +150,11 @@ export async function proxyCall(
       const refs = opts.checkFileRefs?.(principal, call.body);
       if (refs) await refs;
       if (endpoint === 'messages' && opts.admission) {
-        verdict = opts.admission.reserve(principal, call.requestId, body);
+        const limits: Record<string, string> = {};
+        verdict = opts.admission.reserve(principal, call.requestId, body, limits);
         if (verdict instanceof Promise) verdict = await verdict;
         if (verdict) throw verdict;
+        if (Object.keys(limits).length > 0) call.limitHeaders = limits;
       }
     } else if (endpoint === 'models') {
       call.model = id && MODEL_ID.test(id) ? id : null;
@@ -279,13 +283,15 @@ const NOT_SENT = {
 
 /** A call refused before it went upstream is still a call: it is recorded with its error. */
 function rejected(call: ForwardCall, err: GatewayError): CallRecord {
-  return callRecord(call, {
+  const record = callRecord(call, {
     ...NOT_SENT,
     model: call.model,
     status: err.status,
     errorType: err.type,
     partial: false,
   });
+  if (err.reason) record.refusal = err.reason;
+  return record;
 }
 
 /**

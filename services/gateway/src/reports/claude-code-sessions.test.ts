@@ -21,6 +21,7 @@ const row = (o: Partial<AgentRow>): AgentRow => ({
   cache_creation_1h_tokens: 0,
   cache_read_input_tokens: 0,
   web_search_requests: 0,
+  test: false,
   ...o,
 });
 const cost = (r: AgentRow) => usageCostCents(r.model, rowCounts(r));

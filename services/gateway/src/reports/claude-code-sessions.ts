@@ -95,7 +95,8 @@ function sessionLine(list: AgentRow[]): SessionLine {
     node.output_tokens += r.output_tokens;
     node.cache_read_input_tokens += r.cache_read_input_tokens;
     node.cache_creation_input_tokens += r.cache_creation_5m_tokens + r.cache_creation_1h_tokens;
-    node.cost_cents += usageCostCents(r.model, rowCounts(r));
+    // A test key's calls cost nothing.
+    if (!r.test) node.cost_cents += usageCostCents(r.model, rowCounts(r));
     if (r.model && !node.models.includes(r.model)) node.models.push(r.model);
     byAgent.set(r.agent_id, node);
   }

@@ -11,6 +11,8 @@ export interface AgentRow extends RollupSums {
   parent_agent_id: string | null;
   model: string | null;
   first_at: Date;
+  /** The key is a test key: its calls cost nothing. */
+  test: boolean;
 }
 
 export function agentTreeQueries(sql: Sql) {
@@ -24,6 +26,7 @@ export function agentTreeQueries(sql: Sql) {
       return sql<AgentRow[]>`
         select date_trunc('day', c.created_at, 'UTC') as day, c.member_id, c.key_id, c.group_id as session_id,
                c.agent_id, c.parent_agent_id, c.model, min(c.created_at) as first_at,
+               coalesce((select k.kind = 'test' from api_keys k where k.id = c.key_id), false) as test,
                count(*)::float8 as requests,
                (count(*) filter (where c.status >= 400 or c.error_type is not null))::float8 as errors,
                coalesce(sum(c.input_tokens), 0)::float8 as input_tokens,

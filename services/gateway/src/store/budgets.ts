@@ -20,13 +20,18 @@ export interface BudgetRecord {
   /** Percents of the limit, ascending. */
   thresholds: number[];
   period: BudgetPeriod;
+  /**
+   * What a call holds on it while running (hard caps only): what it is expected to cost (the
+   * default), or its ceiling (every input byte a token at the dearest rate, and all of max_tokens).
+   */
+  hold?: 'expected' | 'ceiling';
   createdBy: string | null;
   createdAt: Date;
 }
 
 export type NewBudget = Omit<BudgetRecord, 'createdAt'>;
 export type BudgetPatch = Partial<
-  Pick<BudgetRecord, 'name' | 'limitCents' | 'hardCap' | 'thresholds' | 'period'>
+  Pick<BudgetRecord, 'name' | 'limitCents' | 'hardCap' | 'hold' | 'thresholds' | 'period'>
 >;
 
 export interface BudgetFilter {
@@ -54,7 +59,7 @@ export type SpendRow = Pick<
 
 const cols = (sql: Sql) => sql`
   t.id, t.account_id as "accountId", t.scope, t.target_id as "targetId", t.name, t.limit_cents::float8 as "limitCents",
-  t.hard_cap as "hardCap", t.thresholds, t.period, t.created_by as "createdBy", t.created_at as "createdAt"`;
+  t.hard_cap as "hardCap", t.hold, t.thresholds, t.period, t.created_by as "createdBy", t.created_at as "createdAt"`;
 
 /** Every instance re-reads an account's budgets on this signal (within a second). */
 const changed = (accountId: string) => `budgets:${accountId}` as const;
@@ -80,8 +85,8 @@ export function budgetQueries(sql: Sql) {
         b.accountId,
         async (t) => {
           const [r] = await t<BudgetRecord[]>`
-          insert into budgets as t (id, account_id, scope, target_id, name, limit_cents, hard_cap, thresholds, period, created_by)
-          values (${b.id}, ${b.accountId}, ${b.scope}, ${b.targetId}, ${b.name}, ${b.limitCents}, ${b.hardCap},
+          insert into budgets as t (id, account_id, scope, target_id, name, limit_cents, hard_cap, hold, thresholds, period, created_by)
+          values (${b.id}, ${b.accountId}, ${b.scope}, ${b.targetId}, ${b.name}, ${b.limitCents}, ${b.hardCap}, ${b.hold ?? 'expected'},
                   ${b.thresholds}::int[], ${b.period}, ${b.createdBy})
           returning ${cols(t)}`;
           return r;
@@ -131,6 +136,7 @@ export function budgetQueries(sql: Sql) {
             name = coalesce(${p.name ?? null}, t.name),
             limit_cents = coalesce(${p.limitCents ?? null}::bigint, t.limit_cents),
             hard_cap = coalesce(${p.hardCap ?? null}::boolean, t.hard_cap),
+            hold = coalesce(${p.hold ?? null}, t.hold),
             thresholds = coalesce(${p.thresholds ?? null}::int[], t.thresholds),
             period = coalesce(${p.period ?? null}, t.period)
           where t.account_id = ${accountId} and t.id = ${id}
@@ -177,6 +183,8 @@ export function budgetQueries(sql: Sql) {
                date_trunc('day', u.hour, 'UTC') as price_day, u.speed, u.service_tier, u.inference_geo, u.batch, u.prompt_band
         from usage_hourly u
         where ${where} and u.account_id = ${accountId} and u.endpoint in ('messages', 'messages.batch', 'sessions.usage') and u.hour >= ${from} and u.hour < ${to}
+          -- Test keys' calls cost nothing and count toward no budget or spend limit.
+          and not exists (select 1 from api_keys k where k.id = u.key_id and k.kind = 'test')
         group by u.model, 8, 9, 10, 11, 12, 13`;
     },
 

@@ -41,6 +41,7 @@ const full: CallRecord = {
   parentAgentId: null,
   requestBytes: 2_000_000_000_000,
   responseBytes: 0,
+  refusal: 'rate_limit:input_tokens',
 };
 
 describe('a call record as a COPY line', () => {
@@ -85,10 +86,16 @@ describe('a call record as a COPY line', () => {
     };
     delete bare.agentId;
     delete bare.requestBytes;
+    delete bare.refusal;
     const line = copyLine(bare);
-    // The eight left out, and the usage's tier, speed and region, which it no longer has.
-    expect(line.split('\t').filter((f) => f === '\\N').length).toBe(11);
-    expect(recordOfCopyLine(line)).toEqual({ ...bare, agentId: null, requestBytes: null });
+    // The nine left out, and the usage's tier, speed and region, which it no longer has.
+    expect(line.split('\t').filter((f) => f === '\\N').length).toBe(12);
+    expect(recordOfCopyLine(line)).toEqual({ ...bare, agentId: null, requestBytes: null, refusal: null });
+  });
+
+  it('reads a line spooled before the refusal column as a record with no refusal', () => {
+    const older = copyLine(full).split('\t').slice(0, -1).join('\t');
+    expect(recordOfCopyLine(older)).toEqual({ ...full, refusal: null });
   });
 
   it('names its call by its first field', () => {

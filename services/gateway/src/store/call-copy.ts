@@ -49,6 +49,7 @@ export const CALL_COLUMNS = [
   'parent_agent_id',
   'request_bytes',
   'response_bytes',
+  'refusal',
 ] as const;
 
 type CallValue = string | number | boolean | Date | object | null | undefined;
@@ -93,6 +94,7 @@ export function callValues(r: CallRecord): CallValue[] {
     r.parentAgentId,
     r.requestBytes,
     r.responseBytes,
+    r.refusal ?? null,
   ];
 }
 
@@ -122,7 +124,7 @@ export function copyLine(r: CallRecord, u: UsageFigures = usageFigures(r.usage, 
     `\t${bool(u.batch)}\t${json(r.usage)}\t${text(r.upstreamMessageId)}\t${text(r.upstreamRequestId)}` +
     `\t${num(r.retryCount)}\t${num(r.latencyMs)}\t${num(r.ttfbMs)}\t${bool(r.partial)}` +
     `\t${bool(r.estimated)}\t${r.createdAt.toISOString()}\t${text(r.agentId)}\t${text(r.parentAgentId)}` +
-    `\t${num(r.requestBytes)}\t${num(r.responseBytes)}`
+    `\t${num(r.requestBytes)}\t${num(r.responseBytes)}\t${text(r.refusal)}`
   );
 }
 
@@ -146,6 +148,8 @@ const COLUMN_INDEX = Object.fromEntries(CALL_COLUMNS.map((c, i) => [c, i])) as R
 /** A line back into the record it was made from (the spool's replay); null when it is not one. */
 export function recordOfCopyLine(line: string): CallRecord | null {
   const raw = line.split('\t');
+  // A line a version before `refusal` spooled has one field fewer.
+  if (raw.length === CALL_COLUMNS.length - 1) raw.push('\\N');
   if (raw.length !== CALL_COLUMNS.length) return null;
   const f = raw.map(field);
   const at = (column: Column) => f[COLUMN_INDEX[column]] ?? null;
@@ -187,5 +191,6 @@ export function recordOfCopyLine(line: string): CallRecord | null {
     parentAgentId: at('parent_agent_id'),
     requestBytes: num('request_bytes'),
     responseBytes: num('response_bytes'),
+    refusal: at('refusal'),
   };
 }

@@ -36,6 +36,8 @@ export function claudeCodeQueries(sql: Sql) {
                coalesce(sum(c.web_search_requests) filter (where ${messages}), 0)::float8 as web_search_requests
         from calls c
         where c.account_id = ${accountId} and c.client = 'claude_code' and c.created_at >= ${from} and c.created_at < ${to}
+          -- Live keys only, as every cost report: test keys' calls cost nothing.
+          and not exists (select 1 from api_keys k where k.id = c.key_id and k.kind = 'test')
         group by grouping sets ((c.member_id, ${keyOfNoMember}), (c.member_id, ${keyOfNoMember}, c.model))
         order by 1, 2, 3`;
     },

@@ -28,6 +28,8 @@ export interface SessionRecord {
 /** Calls that ended in one error type (null: served), and how many of them were retried. */
 export interface TroubleRow {
   errorType: string | null;
+  /** The kind of rule that refused the calls (`rate_limit`, `spend_limit`, `budget`, …), null when none did. */
+  refusal?: string | null;
   status: number;
   calls: number;
   retried: number;
@@ -100,13 +102,14 @@ export function dashboardQueries(sql: Sql) {
     /** Failed and retried calls of a range by error type, read through the partial `calls_trouble` index. */
     async trouble(accountId: string, from: Date, to: Date, memberId: string | null): Promise<TroubleRow[]> {
       return sql<TroubleRow[]>`
-        select error_type as "errorType", max(status)::int as status, count(*)::int as calls,
+        select error_type as "errorType", split_part(refusal, ':', 1) as refusal, max(status)::int as status,
+               count(*)::int as calls,
                (count(*) filter (where retry_count > 0))::int as retried, sum(retry_count)::int as retries
         from calls
         where account_id = ${accountId} and created_at >= ${from} and created_at < ${to} and endpoint = 'messages'
           and (status >= 400 or error_type is not null or retry_count > 0)
           and (${memberId}::text is null or member_id = ${memberId})
-        group by error_type
+        group by error_type, split_part(refusal, ':', 1)
         order by calls desc`;
     },
 

@@ -22,7 +22,12 @@ export interface KeyRecord {
   status: KeyStatus;
   expiresAt: Date | null;
   limitRpm: number | null;
+  /** Tokens per minute, input and output together, counted as the provider counts them (cache reads are free). */
   limitTpm: number | null;
+  /** Input tokens per minute (uncached input and cache writes), the provider's ITPM. */
+  limitItpm: number | null;
+  /** Output tokens per minute, the provider's OTPM. */
+  limitOtpm: number | null;
   limitMonthlySpendCents: number | null;
   /** Its streaming Messages calls keep their events for a resume unless a request says otherwise. */
   resumableStreams: boolean;
@@ -73,7 +78,14 @@ export type NewKey = Pick<
   Partial<
     Pick<
       KeyRecord,
-      'expiresAt' | 'limitRpm' | 'limitTpm' | 'limitMonthlySpendCents' | 'resumableStreams' | 'createdBy'
+      | 'expiresAt'
+      | 'limitRpm'
+      | 'limitTpm'
+      | 'limitItpm'
+      | 'limitOtpm'
+      | 'limitMonthlySpendCents'
+      | 'resumableStreams'
+      | 'createdBy'
     >
   >;
 
@@ -91,6 +103,8 @@ export interface KeyPatch {
   expiresAt?: Date | null;
   limitRpm?: number | null;
   limitTpm?: number | null;
+  limitItpm?: number | null;
+  limitOtpm?: number | null;
   limitMonthlySpendCents?: number | null;
   resumableStreams?: boolean;
 }
@@ -99,18 +113,46 @@ export const keyCols = (sql: Sql, t = 'k') => sql`
   ${sql(t)}.id, ${sql(t)}.account_id as "accountId", ${sql(t)}.member_id as "memberId", ${sql(t)}.kind, ${sql(t)}.name,
   ${sql(t)}.app, ${sql(t)}.environment, ${sql(t)}.hint, ${sql(t)}.status, ${sql(t)}.expires_at as "expiresAt",
   ${sql(t)}.limit_rpm as "limitRpm", ${sql(t)}.limit_tpm as "limitTpm",
+  ${sql(t)}.limit_itpm as "limitItpm", ${sql(t)}.limit_otpm as "limitOtpm",
   ${sql(t)}.limit_monthly_spend_cents as "limitMonthlySpendCents", ${sql(t)}.resumable_streams as "resumableStreams",
   ${sql(t)}.created_by as "createdBy",
   ${sql(t)}.created_at as "createdAt", ${sql(t)}.last_used_at as "lastUsedAt"`;
 
-/** Inserts a key and its first secret; part of a caller's transaction. */
+/** The limits a key that can call models takes from its account's plan, where its creator said nothing. */
+const PLAN_LIMITS = [
+  ['limitRpm', 'default_limit_rpm'],
+  ['limitTpm', 'default_limit_tpm'],
+  ['limitItpm', 'default_limit_itpm'],
+  ['limitOtpm', 'default_limit_otpm'],
+  ['limitMonthlySpendCents', 'default_monthly_spend_cap_cents'],
+] as const;
+
+/**
+ * Inserts a key and its first secret; part of a caller's transaction. A limit left undefined (not
+ * null, which says "no limit") takes the account plan's default, whoever creates the key: the
+ * account API, a service account, a member token, an identity provider's sign-in.
+ */
 export async function insertKey(t: Sql, k: NewKey, hash: Buffer): Promise<KeyRecord> {
+  const limits: Record<(typeof PLAN_LIMITS)[number][0], number | null> = {
+    limitRpm: k.limitRpm ?? null,
+    limitTpm: k.limitTpm ?? null,
+    limitItpm: k.limitItpm ?? null,
+    limitOtpm: k.limitOtpm ?? null,
+    limitMonthlySpendCents: k.limitMonthlySpendCents ?? null,
+  };
+  if (k.kind !== 'admin' && PLAN_LIMITS.some(([f]) => k[f] === undefined)) {
+    const [plan] = await t<Record<string, number | null>[]>`
+      select p.default_limit_rpm, p.default_limit_tpm, p.default_limit_itpm, p.default_limit_otpm,
+             p.default_monthly_spend_cap_cents
+      from accounts a join plans p on p.id = a.plan_id where a.id = ${k.accountId}`;
+    if (plan) for (const [f, col] of PLAN_LIMITS) if (k[f] === undefined) limits[f] = plan[col] ?? null;
+  }
   const [row] = await t<KeyRecord[]>`
     insert into api_keys (id, account_id, member_id, kind, name, app, environment, hint, expires_at,
-                          limit_rpm, limit_tpm, limit_monthly_spend_cents, resumable_streams, created_by)
+                          limit_rpm, limit_tpm, limit_itpm, limit_otpm, limit_monthly_spend_cents, resumable_streams, created_by)
     values (${k.id}, ${k.accountId}, ${k.memberId}, ${k.kind}, ${k.name}, ${k.app}, ${k.environment}, ${k.hint},
-            ${k.expiresAt ?? null}, ${k.limitRpm ?? null}, ${k.limitTpm ?? null}, ${k.limitMonthlySpendCents ?? null},
-            ${k.resumableStreams ?? false}, ${k.createdBy ?? null})
+            ${k.expiresAt ?? null}, ${limits.limitRpm}, ${limits.limitTpm}, ${limits.limitItpm}, ${limits.limitOtpm},
+            ${limits.limitMonthlySpendCents}, ${k.resumableStreams ?? false}, ${k.createdBy ?? null})
     returning ${keyCols(t, 'api_keys')}`;
   await t`insert into key_secrets (hash, key_id) values (${hash}, ${k.id})`;
   return row!;
@@ -212,6 +254,8 @@ export function keyQueries(sql: Sql) {
             expires_at = ${has('expiresAt') ? (patch.expiresAt ?? null) : before.expiresAt},
             limit_rpm = ${has('limitRpm') ? (patch.limitRpm ?? null) : before.limitRpm},
             limit_tpm = ${has('limitTpm') ? (patch.limitTpm ?? null) : before.limitTpm},
+            limit_itpm = ${has('limitItpm') ? (patch.limitItpm ?? null) : before.limitItpm},
+            limit_otpm = ${has('limitOtpm') ? (patch.limitOtpm ?? null) : before.limitOtpm},
             limit_monthly_spend_cents = ${has('limitMonthlySpendCents') ? (patch.limitMonthlySpendCents ?? null) : before.limitMonthlySpendCents},
             resumable_streams = ${patch.resumableStreams ?? before.resumableStreams}
           where k.id = ${id}

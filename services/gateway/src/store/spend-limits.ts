@@ -18,6 +18,8 @@ export interface SpendLimitRecord {
   period: BudgetPeriod;
   /** USD cents; null is an explicit no-limit override for this scope and period. */
   amountCents: number | null;
+  /** What a running call holds on it: what it is expected to cost (default), or its ceiling. */
+  hold?: 'expected' | 'ceiling';
   createdAt: Date;
   updatedAt: Date;
 }
@@ -43,7 +45,7 @@ export interface IncreaseRequestRecord {
 
 const cols = (sql: Sql) => sql`
   t.id, t.account_id as "accountId", t.scope_type as "scopeType", t.scope_id as "scopeId", t.period,
-  t.amount_cents::float8 as "amountCents", t.created_at as "createdAt", t.updated_at as "updatedAt"`;
+  t.amount_cents::float8 as "amountCents", t.hold, t.created_at as "createdAt", t.updated_at as "updatedAt"`;
 
 const requestCols = (sql: Sql) => sql`
   t.id, t.account_id as "accountId", t.member_id as "memberId", m.email as "memberEmail", m.name as "memberName",
@@ -58,14 +60,15 @@ export function spendLimitQueries(sql: Sql) {
   /** Writes the limit for (scope, period), replacing one that exists; tells every instance. */
   async function upsert(
     t: Sql,
-    l: Pick<SpendLimitRecord, 'accountId' | 'scopeType' | 'scopeId' | 'period' | 'amountCents'>,
+    l: Pick<SpendLimitRecord, 'accountId' | 'scopeType' | 'scopeId' | 'period' | 'amountCents' | 'hold'>,
     actor: string,
   ): Promise<SpendLimitRecord> {
     const [row] = await t<SpendLimitRecord[]>`
-      insert into spend_limits as t (id, account_id, scope_type, scope_id, period, amount_cents, created_by)
-      values (${newId('spl')}, ${l.accountId}, ${l.scopeType}, ${l.scopeId}, ${l.period}, ${l.amountCents}, ${actor})
+      insert into spend_limits as t (id, account_id, scope_type, scope_id, period, amount_cents, hold, created_by)
+      values (${newId('spl')}, ${l.accountId}, ${l.scopeType}, ${l.scopeId}, ${l.period}, ${l.amountCents},
+              ${l.hold ?? 'expected'}, ${actor})
       on conflict (account_id, scope_id, period)
-      do update set amount_cents = excluded.amount_cents, updated_at = now()
+      do update set amount_cents = excluded.amount_cents, hold = excluded.hold, updated_at = now()
       returning ${cols(t)}`;
     await writeAudit(t, l.accountId, {
       action: 'spend_limit.set',
