@@ -29,7 +29,7 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/health': 'public liveness probe',
   '/readyz': 'public readiness probe',
   '/api/hello': "answers Claude Code's startup probe, empty",
-  '/favicon.ico': 'redirects to the dashboard'''s icon, a public asset',
+  '/favicon.ico': "redirects to the dashboard's icon, a public asset",
   '/billing/stripe/webhook': "Stripe's signature (billing-stripe.test.ts)",
   '/openapi.json': 'public API description',
   '/docs': 'public API description',
