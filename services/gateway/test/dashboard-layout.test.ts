@@ -106,6 +106,22 @@ describe('the dashboard on a 1366 px screen', () => {
     expect(members.get('web app')).toBe('(none)');
     // A key created without a name is named by what it is for.
     expect(members.get('live key of alice@dash.test for claude-code/laptop')).toBe('alice@dash.test');
+    // Readable without scrolling sideways: the log is no wider than its box, and the token
+    // detail, timings and group open on the row.
+    const fits = await page.evaluate(
+      `(() => { const box = document.querySelector('#calls').closest('.scroll'); return [box.scrollWidth, box.clientWidth]; })()`,
+    );
+    expect((fits as number[])[0]).toBeLessThanOrEqual((fits as number[])[1]!);
+    expect(await page.locator('#calls thead th:visible').allTextContents()).toHaveLength(8);
+    const row = page.locator('#calls tbody tr', { hasText: 'alice laptop' }).first();
+    await row.getByText('Details').click();
+    const detail = await row.locator('td.more dl').innerText();
+    for (const label of ['Uncached input', 'Output', 'Latency ms']) expect(detail).toContain(label);
+    await screenshot(page, '40-calls-1366-details');
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await page.reload();
+    await screenshot(page, '40-calls-1920');
+    await page.setViewportSize(VIEWPORT);
   });
 
   it('the groups page labels a Claude Code session with its member and client; member and cost on screen', async () => {

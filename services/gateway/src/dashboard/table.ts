@@ -9,6 +9,11 @@ export interface Column {
   numeric?: boolean;
   /** Long text that may wrap onto several lines instead of widening the table. */
   wrap?: boolean;
+  /**
+   * Detail a reader opens per row: on the page it shows in the row's Details cell, not as a
+   * column of its own (the table stays as wide as the screen); the CSV has it as a column.
+   */
+  detail?: boolean;
 }
 
 /** A table as the page shows it: the HTML view and the CSV export both render this, cell for cell. */

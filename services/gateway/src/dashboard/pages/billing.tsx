@@ -45,8 +45,10 @@ export function planAdds(plans: Plan[]): { plan: Plan; over: Plan; features: str
     const numbers = [
       more(l.requests_per_minute, o.requests_per_minute) &&
         `${limit(l.requests_per_minute)} requests/min per key against ${limit(o.requests_per_minute)}`,
-      more(l.tokens_per_minute, o.tokens_per_minute) &&
-        `${limit(l.tokens_per_minute)} tokens/min against ${limit(o.tokens_per_minute)}`,
+      more(l.input_tokens_per_minute, o.input_tokens_per_minute) &&
+        `${limit(l.input_tokens_per_minute)} input tokens/min against ${limit(o.input_tokens_per_minute)}`,
+      more(l.output_tokens_per_minute, o.output_tokens_per_minute) &&
+        `${limit(l.output_tokens_per_minute)} output tokens/min against ${limit(o.output_tokens_per_minute)}`,
       plan.retention_days > over.retention_days &&
         `call log kept ${plan.retention_days} days against ${over.retention_days}`,
     ].filter((x): x is string => !!x);
@@ -101,7 +103,8 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
         'Seats',
         'Trial days',
         'Requests/min',
-        'Tokens/min',
+        'Input tokens/min',
+        'Output tokens/min',
         'Spend cap (USD/month)',
         'Call log kept',
       ].map((label) => ({ label })),
@@ -111,7 +114,8 @@ export async function billingPage(p: PageCtx, notice?: string): Promise<PageResu
         seatRule(c),
         String(c.trial_days),
         limit(c.default_limits.requests_per_minute),
-        limit(c.default_limits.tokens_per_minute),
+        limit(c.default_limits.input_tokens_per_minute),
+        limit(c.default_limits.output_tokens_per_minute),
         c.default_limits.monthly_spend_cap_cents === null
           ? 'none'
           : (c.default_limits.monthly_spend_cap_cents / 100).toFixed(2),
