@@ -1,11 +1,13 @@
 import type { Principal } from '../auth/resolver';
+import type { JsonBody } from '../proxy/json-body';
 import { notFound, visibleIds, type Objects } from './ownership';
 
 /**
  * The `file_id`s a request body refers to, wherever they sit (document and image sources,
- * container uploads, blocks Keygate does not know). Iterative, like the PDF walk.
+ * container uploads, blocks Keygate does not know). Iterative, like the PDF walk. `text` reads
+ * a string of the parsed body as its value (proxy/json-body.ts).
  */
-export function fileRefs(value: unknown): string[] {
+export function fileRefs(value: unknown, text: (s: string) => string = (s) => s): string[] {
   const ids = new Set<string>();
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -15,9 +17,11 @@ export function fileRefs(value: unknown): string[] {
       for (const item of v) stack.push(item);
       continue;
     }
-    for (const [key, item] of Object.entries(v)) {
-      if (key === 'file_id' && typeof item === 'string') ids.add(item);
-      else stack.push(item);
+    const obj = v as Record<string, unknown>;
+    for (const key in obj) {
+      const item = obj[key];
+      if (key === 'file_id' && typeof item === 'string') ids.add(text(item));
+      else if (typeof item === 'object') stack.push(item);
     }
   }
   return [...ids];
@@ -31,10 +35,15 @@ export async function assertFileRefs(objects: Objects, p: Principal, ids: string
   if (hidden !== undefined) throw notFound('file', hidden);
 }
 
-/** The hook the messages route calls for a body that mentions `file_id` (rare: one scan otherwise). */
+/**
+ * The hook the messages route calls with the body it parsed. The walk reads the parsed keys, so
+ * a key written with escapes (`"file\u005fid"`, which the provider reads as `file_id`) is found
+ * too; a search of the raw bytes for `"file_id"` missed it.
+ */
 export function fileRefCheck(objects: Objects) {
-  return function checkFileRefs(p: Principal, body: Buffer): Promise<void> | undefined {
-    if (p.memberRole === 'admin' || !body.includes('"file_id"')) return undefined;
-    return assertFileRefs(objects, p, fileRefs(JSON.parse(body.toString('utf8'))));
+  return function checkFileRefs(p: Principal, body: JsonBody): Promise<void> | undefined {
+    if (p.memberRole === 'admin') return undefined;
+    const ids = fileRefs(body.value, (s) => body.text(s));
+    return ids.length === 0 ? undefined : assertFileRefs(objects, p, ids);
   };
 }
