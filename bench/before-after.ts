@@ -1,7 +1,9 @@
 /**
  * Two builds of the gateway side by side with the floor and nginx, in one run (interleaved
  * rounds): c=1 latency, then wrk at 16 and 64 connections, with each arm's CPU and PostgreSQL's
- * per request. Writes its table into the "Before and after" section of bench/RESULTS.md.
+ * per request, and Claude Code-shaped calls by body size at c=1 (lib/body-sizes.ts). Writes its
+ * tables into the "Before and after" section of bench/RESULTS.md (BENCH_SECTION and
+ * BENCH_SECTION_TITLE name another). BENCH_SIZES_ONLY=1 runs the body sizes alone (a few minutes).
  *   BENCH_BASE=/path/to/other/checkout/bench/servers/gateway.ts \
  *   BENCH_BASE_LABEL='main at 52d71ab' tsx bench/before-after.ts
  * The other checkout needs its own `pnpm install`. Both arms run built (lib/compile.ts): each
@@ -12,6 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
+import { BODY_SIZES_KB, bodySizes, renderBodySizes } from './lib/body-sizes';
 import { ROOT, spawnArm, upstreamArm, type Arm } from './lib/arms';
 import { NGINX, startNginx } from './lib/nginx';
 import { serialRounds, wrkRounds, type Target } from './lib/phases';
@@ -23,6 +26,11 @@ if (!BASE) throw new Error("BENCH_BASE: the other build's bench/servers/gateway.
 const KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const NGINX_APP_KEY = 'kg_live_nginxbench0123456789abcdefghij';
 const BASE_LABEL = process.env.BENCH_BASE_LABEL ?? 'before';
+const SIZES_ONLY = process.env.BENCH_SIZES_ONLY === '1';
+const SIZE_ROUNDS = Number(process.env.BENCH_SIZE_ROUNDS ?? 4);
+/** The RESULTS.md section written (`<!-- name -->`…`<!-- /name -->`), so a comparison can keep its own. */
+const SECTION = process.env.BENCH_SECTION ?? 'before-after';
+const TITLE = process.env.BENCH_SECTION_TITLE ?? 'Before and after in one run (`bench/before-after.ts`)';
 const THIS_LABEL = `this tree (${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()})`;
 const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 ensureWrk();
@@ -56,18 +64,23 @@ try {
   const bodyFile = join(mkdtempSync(join(tmpdir(), 'keygate-sbs-')), 'body.json');
   writeFileSync(bodyFile, BODY_1K);
   await wrkRounds(targets, { bodyFile, connections: 32, seconds: 2, rounds: 1 });
-  const lat = await serialRounds(targets, { body: readFileSync(bodyFile), seconds: 2, rounds: 4 });
+  const sizes = await bodySizes(targets, { sizesKb: BODY_SIZES_KB, rounds: SIZE_ROUNDS, seconds: 1.5 });
+  const lat = await serialRounds(targets, {
+    body: readFileSync(bodyFile),
+    seconds: SIZES_ONLY ? 0 : 2,
+    rounds: SIZES_ONLY ? 0 : 4,
+  });
   const started = new Date();
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const d = med(lat.get('direct')!.samples);
   const names = targets.map((x) => x.name);
   const cells = new Map<string, string[]>(names.map((n) => [n, []]));
-  for (const [n, f] of lat) {
+  for (const [n, f] of SIZES_ONLY ? [] : lat) {
     const line = `c=1 ${n}: p50 ${med(f.samples).toFixed(3)} ms, added ${(med(f.samples) - d).toFixed(3)} ms, n=${f.samples.length}`;
     console.log(line);
     cells.get(n)!.push(n === 'direct' ? med(f.samples).toFixed(3) : `+${(med(f.samples) - d).toFixed(3)}`);
   }
-  for (const c of [16, 64]) {
+  for (const c of SIZES_ONLY ? [] : [16, 64]) {
     const runs = await wrkRounds(targets, { bodyFile, connections: c, seconds: 3, rounds: 4 });
     const floorRps = mean(runs.get('floor')!.map((r) => r.rps));
     for (const [n, rs] of runs) {
@@ -94,18 +107,28 @@ try {
     ]),
   ];
   const section = [
-    '<!-- before-after -->',
-    '## Before and after in one run (`bench/before-after.ts`)',
+    `<!-- ${SECTION} -->`,
+    `## ${TITLE}`,
     '',
     `${started.toISOString()}, ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} load average at the end; interleaved rounds, 1 KB body, call log on to the local PostgreSQL (fresh schema per gateway); nginx does only the key swap.`,
     '',
     `| figure | ${names.map(label).join(' | ')} |`,
     `|---|${names.map(() => '---:').join('|')}|`,
-    ...rows.map((r, i) => `| ${r} | ${names.map((n) => cells.get(n)![i] ?? '—').join(' | ')} |`),
-    '<!-- /before-after -->',
+    ...(SIZES_ONLY
+      ? []
+      : rows.map((r, i) => `| ${r} | ${names.map((n) => cells.get(n)![i] ?? '—').join(' | ')} |`)),
+    '',
+    `Claude Code-shaped streaming calls by body size at c=1 (bench/lib/claude-code-body.ts), ${SIZE_ROUNDS} interleaved rounds of 1.5 s per arm and size:`,
+    '',
+    ...renderBodySizes(
+      sizes,
+      names.map((name) => ({ name, title: label(name) })),
+      ['gateway-base', 'gateway-this'],
+    ),
+    `<!-- /${SECTION} -->`,
     '',
   ].join('\n');
-  writeResultsSection('before-after', section);
+  writeResultsSection(SECTION, section);
   console.log(section);
 } finally {
   for (const a of arms.reverse()) await a.close().catch(() => {});

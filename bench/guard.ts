@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { BODY_1K } from './lib/body';
+import { claudeCodeBody } from './lib/claude-code-body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import type { ArmMessage } from './lib/child';
 import { compileArm } from './lib/compile';
@@ -27,6 +28,11 @@ import { compileArm } from './lib/compile';
  *
  *   tsx bench/guard.ts            compare with bench/guard-baseline.json; exit 1 past the margin
  *   tsx bench/guard.ts --update   write the figure as the new baseline (say why in the commit)
+ *
+ * To count other work (a figure only, compared with nothing): GUARD_BODY_KB=600 sends Claude
+ * Code-shaped streaming calls of that size (lib/claude-code-body.ts) instead of the 1 KB call;
+ * GUARD_SERVER=path/to/bench/servers/gateway.ts counts another checkout's build, and
+ * GUARD_SERVER=bench/servers/floor.ts the floor.
  */
 const BASELINE = join(ROOT, 'bench', 'guard-baseline.json');
 const WARMUP = Number(process.env.GUARD_WARMUP ?? 300);
@@ -35,6 +41,10 @@ const WINDOWS = Number(process.env.GUARD_WINDOWS ?? 2);
 const DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
+const BODY_KB = process.env.GUARD_BODY_KB ? Number(process.env.GUARD_BODY_KB) : null;
+const SERVER = process.env.GUARD_SERVER ?? 'bench/servers/gateway.ts';
+const EXPLORING = BODY_KB !== null || process.env.GUARD_SERVER !== undefined;
+const BODY = BODY_KB === null ? BODY_1K : claudeCodeBody(BODY_KB * 1024);
 
 interface Baseline {
   instructionsPerCall: number;
@@ -52,7 +62,7 @@ try {
     BENCH_PROVIDER_KEY: PROVIDER_KEY,
   });
   arms.push(emulator);
-  const gateway = await underCallgrind(await compileArm('bench/servers/gateway.ts'), emulator, work);
+  const gateway = await underCallgrind(await compileArm(SERVER), emulator, work);
   arms.push(gateway);
   const dispatcher = new Agent({ connections: 1, pipelining: 1 });
   const call = async () => {
@@ -60,11 +70,13 @@ try {
       method: 'POST',
       dispatcher,
       headers: {
-        authorization: `Bearer ${gateway.appKey}`,
+        ...(gateway.appKey === 'undefined'
+          ? { 'x-api-key': PROVIDER_KEY }
+          : { authorization: `Bearer ${gateway.appKey}` }),
         'content-type': 'application/json',
         'anthropic-version': '2023-06-01',
       },
-      body: BODY_1K,
+      body: BODY,
     });
     await res.body.text();
     if (res.statusCode !== 200) throw new Error(`the gateway answered ${res.statusCode}`);
@@ -97,6 +109,20 @@ try {
   );
   await dispatcher.close();
 
+  if (EXPLORING) {
+    console.log(
+      `guard: ${SERVER}, ${BODY_KB ?? 1} KB calls: ${perCall.toLocaleString('en')} instructions per call`,
+    );
+  } else {
+    checkOrUpdate(perCall);
+  }
+} finally {
+  for (const arm of arms.reverse()) await arm.close().catch(() => {});
+  if (!process.env.GUARD_KEEP) rmSync(work, { recursive: true, force: true });
+  else console.error(`kept ${work}`);
+}
+
+function checkOrUpdate(perCall: number): void {
   const workload = `${CALLS} non-streaming 1 KB calls at concurrency 1 after ${WARMUP} warm-up calls, call log on (spool synced and batch inserted inside the window), timer-driven work an hour apart, V8's optimizing compiler left out, the smaller of ${WINDOWS} windows`;
   if (update) {
     const baseline: Baseline = {
@@ -122,10 +148,6 @@ try {
       process.exitCode = 1;
     }
   }
-} finally {
-  for (const arm of arms.reverse()) await arm.close().catch(() => {});
-  if (!process.env.GUARD_KEEP) rmSync(work, { recursive: true, force: true });
-  else console.error(`kept ${work}`);
 }
 
 function readBaseline(): Baseline | null {

@@ -14,17 +14,21 @@ import {
   type HeldFigures,
   type Target,
 } from './lib/phases';
+import { BODY_SIZES_KB, bodySizes } from './lib/body-sizes';
 import { NGINX, startNginx } from './lib/nginx';
 import { renderResults, type Results } from './lib/report';
 import { closeStreamClient } from './lib/streams';
 import { ensureWrk, runWrk } from './lib/wrk';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-/** BENCH_PHASES=latency,saturation,streaming,held,pdf runs a subset (for working on one figure). */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'latency,saturation,streaming,held,pdf').split(','));
+/** BENCH_PHASES=latency,sizes,saturation,streaming,held,pdf runs a subset (for working on one figure). */
+const PHASES = new Set(
+  (process.env.BENCH_PHASES ?? 'latency,sizes,saturation,streaming,held,pdf').split(','),
+);
 const PLAN = {
   latency: { rounds: QUICK ? 2 : 8, seconds: QUICK ? 1 : 2 },
   latency100k: { rounds: QUICK ? 1 : 3, seconds: QUICK ? 1 : 2 },
+  sizes: { sizesKb: BODY_SIZES_KB, rounds: QUICK ? 1 : 4, seconds: QUICK ? 1 : 1.5 },
   saturation: { connections: QUICK ? [64] : [16, 64, 256], rounds: QUICK ? 1 : 4, seconds: QUICK ? 2 : 3 },
   streaming: { rounds: QUICK ? 1 : 6, perRound: 25, spacingMs: 25, deltas: 32, intervalMs: 20 },
   held: { streams: QUICK ? 1_000 : 2_000 },
@@ -83,6 +87,9 @@ try {
   const latency100k = PHASES.has('latency')
     ? await serialRounds(three, { body: readFileSync(body100k), ...PLAN.latency100k })
     : new Map();
+
+  console.log('Claude Code-shaped bodies by size, at concurrency 1…');
+  const sizes = PHASES.has('sizes') ? await bodySizes(three, PLAN.sizes) : new Map();
 
   console.log('throughput at saturation…');
   const sat = PHASES.has('saturation')
@@ -150,6 +157,7 @@ try {
     rssWarm,
     latency,
     latency100k,
+    sizes,
     saturation: sat,
     streaming: stream,
     held,

@@ -1,3 +1,4 @@
+import { renderBodySizes, type SizeFigures } from './body-sizes';
 import type { HeldFigures, LargeBodyFigures, Saturation, SerialFigures, StreamFigures } from './phases';
 import { median, percentile, sum } from './stats';
 
@@ -12,6 +13,8 @@ export interface Results {
   rssWarm: Record<string, number>;
   latency: Map<string, SerialFigures>;
   latency100k: Map<string, SerialFigures>;
+  /** Claude Code-shaped streaming calls by body size (KB), at c=1. */
+  sizes: Map<number, Map<string, SizeFigures>>;
   saturation: Saturation;
   streaming: Map<string, StreamFigures>;
   held: Record<string, HeldFigures>;
@@ -163,6 +166,20 @@ export function renderResults(r: Results): string {
     `Call log: the gateway wrote ${String(r.stats.gateway?.callsWritten ?? '?')} call records, ${String(r.stats.gateway?.callsServed ?? '?')} of them served (not served: ${String(r.stats.gateway?.notServed ?? '?')}; wrk closes its connections with requests in flight when a run ends); its hourly rollups count ${String(r.stats.gateway?.rollupRequests ?? '?')} served requests (records dropped: ${String(r.stats.gateway?.dropped ?? '?')}). With the call log off it wrote ${String(r.stats['gateway-nolog']?.callsWritten ?? '?')}.`,
     '',
   );
+
+  if (r.sizes.size > 0)
+    out(
+      '## Body sizes: Claude Code-shaped calls at concurrency 1',
+      '',
+      "Streaming calls shaped like Claude Code's (bench/lib/claude-code-body.ts: 12 tools, three system blocks with cache_control, a tool_use / tool_result history with code's escapes and some non-ASCII; below 64 KB a short call without tools). Target (performance.md, turn 4): the gateway's added median and CPU per call within 1.2× the floor's at every size.",
+      '',
+      ...renderBodySizes(
+        r.sizes,
+        COLUMNS.slice(0, 4).map((name, i) => ({ name, title: TITLES[i]! })),
+        ['gateway'],
+      ),
+      '',
+    );
 
   const floorAdded50 = added(r.latency, 'floor', 50);
   const floorAdded99 = added(r.latency, 'floor', 99);

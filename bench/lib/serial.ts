@@ -8,10 +8,11 @@ export interface SerialRun {
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n');
+const LAST_CHUNK = Buffer.from('\r\n0\r\n\r\n');
 
 /**
  * Concurrency 1 over one keep-alive connection, with the request bytes prepared once and the
- * answer framed by its content-length: the client adds a few µs and allocates almost nothing,
+ * answer framed by its content-length (or, for a stream, its last chunk): the client adds a few µs and allocates almost nothing,
  * so every sample is kept and percentiles are exact. (wrk's latency histogram at c=1
  * disagreed with its own request count here, so it is used for throughput only.)
  */
@@ -51,10 +52,14 @@ export function serialRun(
       if (headerEnd === -1) return;
       const headText = buf.toString('latin1', 0, headerEnd);
       const length = /\r\ncontent-length:\s*(\d+)/i.exec(headText);
-      if (!length) return reject(new Error(`no content-length in the answer from ${url}:\n${headText}`));
-      const total = headerEnd + 4 + Number(length[1]);
-      if (buf.length < total) return;
-      if (buf.length > total) return reject(new Error(`unexpected bytes after the answer from ${url}`));
+      if (length) {
+        const total = headerEnd + 4 + Number(length[1]);
+        if (buf.length < total) return;
+        if (buf.length > total) return reject(new Error(`unexpected bytes after the answer from ${url}`));
+      } else if (/\r\ntransfer-encoding:\s*chunked/i.test(headText)) {
+        // A stream: complete at its last chunk (no trailers are sent here).
+        if (!buf.subarray(buf.length - LAST_CHUNK.length).equals(LAST_CHUNK)) return;
+      } else return reject(new Error(`no content-length in the answer from ${url}:\n${headText}`));
       if (!headText.startsWith('HTTP/1.1 200')) errors++;
       samples.push(now - start);
       buf = Buffer.alloc(0);

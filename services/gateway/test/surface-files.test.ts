@@ -115,6 +115,32 @@ describe('Files through the gateway', () => {
     expect((await s.alice.client.beta.files.list()).data.map((f) => f.id)).toContain(file.id);
   });
 
+  it("member B gets 404 for member A's file referred to under a key written with escapes, as the provider reads it", async () => {
+    const file = await s.alice.client.beta.files.upload({
+      file: await toFile(bytesOf(500, 5), 'alice-escaped.txt', { type: 'text/plain' }),
+      betas: [FILES_BETA],
+    });
+    const before = s.stack.emulator.ledger.entries.length;
+    // JSON reads "file\u005fid" as file_id; so does the provider. A search of the raw bytes for
+    // "file_id" did not find it, and the call went upstream with the account's provider key.
+    const source = `{"type":"file","file\\u005fid":${JSON.stringify(file.id)}}`;
+    const res = await fetch(`${s.stack.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${s.bob.key}`,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': FILES_BETA,
+      },
+      body: `{"model":"claude-haiku-4-5","max_tokens":16,"messages":[{"role":"user","content":[{"type":"document","source":${source}},{"type":"text","text":"Summarise."}]}]}`,
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      `File not found: ${file.id}`,
+    );
+    expect(s.stack.emulator.ledger.entries.length).toBe(before);
+  });
+
   it('refuses an upload over the limit while it streams, with or without a length, in the provider shape', async () => {
     const big = bytesOf(400 * 1024, 5);
     const declared = await failure(

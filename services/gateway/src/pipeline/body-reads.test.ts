@@ -25,6 +25,7 @@ const JSON_PARSERS: Record<string, string> = {
   'account-api/analytics-routes.ts': 'a page cursor from the query string',
   'billing/reconcile.ts': 'a row id the gateway built itself',
   'call-log/segment.ts': 'call records from the spool on local disk',
+  'store/backup-file.ts': 'the header and counts of a backup file keygate backup wrote',
   'cli/backend.ts': "the gateway's answer to the CLI",
   'cli/price-commands.ts': 'a price file on disk',
   'cli/token-command.ts': "saved tokens on disk, and the gateway's answers",

@@ -17,6 +17,29 @@ describe('JsonBody', () => {
     expect(JsonBody.parse(body).value).toEqual(JSON.parse(body.toString()));
   });
 
+  it('reads every key and string of a non-ASCII body, small or large, as JSON.parse of its UTF-8 does', () => {
+    const walk = (json: JsonBody, v: unknown): unknown => {
+      if (typeof v === 'string') return json.text(v);
+      if (Array.isArray(v)) return v.map((x) => walk(json, x));
+      if (v && typeof v === 'object')
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [json.text(k), walk(json, x)]));
+      return v;
+    };
+    const texts = ['déjà ✓ \u{1f600}', 'ĀĂ escaped: \u0100\u0102', 'a\tb\n"q"', 'tail é'];
+    const raws = [
+      Buffer.from(JSON.stringify({ model: 'é', k: texts, clé: { ü: texts[0] } })),
+      // Escapes written by hand: \u00e9 (U+00E9) beside the UTF-8 bytes of é, and one past U+00FF.
+      Buffer.from('{"a":"\\u00e9 é","b":"\\u0100é","\\u00e9":1,"é":2}'),
+      Buffer.from(
+        JSON.stringify({ pad: 'x'.repeat(LARGE_BODY), long: `é${'y'.repeat(LONG_STRING)}`, k: texts }),
+      ),
+    ];
+    for (const raw of raws) {
+      const json = JsonBody.parse(raw);
+      expect(walk(json, json.value)).toEqual(JSON.parse(raw.toString('utf8')));
+    }
+  });
+
   it('leaves long strings of a large body in its bytes, and decodes their base64 like decodeBase64Strict', () => {
     const data = base64(LARGE_BODY);
     const json = JsonBody.parse(big(data));

@@ -24,7 +24,21 @@ const COMMA = 0x2c;
  * between them, and lets the event loop turn every MB. Malformed JSON is left to the parser,
  * whose message is the answer.
  */
-export async function boundJson(body: Buffer): Promise<void> {
+export function boundJson(body: Buffer): Promise<void> {
+  return scanJson(body, null, 0);
+}
+
+/**
+ * boundJson's scan, which also notes where the strings of at least `minLength` bytes lie (in
+ * `long`, as start and end offsets between the quotes), so a reader that skips them needs no
+ * second pass over the body.
+ */
+export function boundJsonNotingLongStrings(body: Buffer, minLength: number): Promise<number[]> {
+  const long: number[] = [];
+  return scanJson(body, long, minLength).then(() => long);
+}
+
+async function scanJson(body: Buffer, long: number[] | null, minLength: number): Promise<void> {
   let depth = 0;
   let values = 0;
   let pos = 0;
@@ -58,6 +72,7 @@ export async function boundJson(body: Buffer): Promise<void> {
       close = body.indexOf(QUOTE, close + 1);
     }
     if (close === -1) return;
+    if (long !== null && close - open - 1 >= minLength) long.push(open + 1, close);
     pos = close + 1;
     if (pos >= turn) {
       turn = pos + TURN_BYTES;

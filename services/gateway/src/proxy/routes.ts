@@ -11,7 +11,8 @@ import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
-import { validateMessagesBody, type ValidatedBody } from './validate';
+import type { JsonBody } from './json-body';
+import { readMessagesBody, type ValidatedBody } from './validate';
 
 export interface ProxyOptions extends ForwardDeps {
   resolver: KeyResolver;
@@ -24,7 +25,7 @@ export interface ProxyOptions extends ForwardDeps {
   /** Who may call (admission/): on the headers, then a reservation once the body is validated. */
   admission?: CallAdmission;
   /** Refuses a messages body that names a file or skill the caller may not use (surface/body-check.ts). */
-  checkFileRefs?(principal: Principal, body: Buffer): Promise<void> | undefined;
+  checkFileRefs?(principal: Principal, body: JsonBody): Promise<void> | undefined;
 }
 
 /** What the proxy asks admission; a GatewayError refuses the call, null lets it through. */
@@ -136,7 +137,7 @@ export async function proxyCall(
     if (verdict) throw verdict;
     if (req.method === 'POST') {
       call.body = await readBody(req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
-      const body = await validateMessagesBody(
+      const { size: body, json } = await readMessagesBody(
         call.body,
         opts,
         endpoint === 'messages' ? 'messages' : 'count_tokens',
@@ -147,7 +148,7 @@ export async function proxyCall(
         const refused = opts.admission.permit(principal, body);
         if (refused) throw refused;
       }
-      const refs = opts.checkFileRefs?.(principal, call.body);
+      const refs = opts.checkFileRefs?.(principal, json);
       if (refs) await refs;
       if (endpoint === 'messages' && opts.admission) {
         const limits: Record<string, string> = {};

@@ -146,6 +146,27 @@ describe('validateMessagesBody', () => {
     ).resolves.toMatchObject({ model: 'm' });
   });
 
+  it('reads a non-ASCII body as its UTF-8: the model exactly, a PDF under a non-ASCII key, keys that differ only in UTF-8', async () => {
+    const six = await pdf(6);
+    const model = `claude-é-✓-\u{1f600}`;
+    await expect(
+      validateMessagesBody(
+        body({ model, max_tokens: 5, messages: [{ role: 'user', content: 'déjà vu' }] }),
+        opts,
+      ),
+    ).resolves.toMatchObject({ model });
+    const under = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: { 'clé ✓': doc(six) } }] };
+    expect(await refusal(body(under))).toMatchObject({
+      message: expect.stringMatching(/^messages\[0\]\.content\.clé ✓: the PDF has 6 pages/),
+    });
+    // "é" as UTF-8 bytes and "\u00c3\u00a9" are two keys; read as Latin-1 they would be one, and
+    // the later value would hide the PDF under the first.
+    const twoKeys = Buffer.from(
+      `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":{"é":${JSON.stringify(doc(six))},"\\u00c3\\u00a9":1}}]}`,
+    );
+    expect(await refusal(twoKeys)).toMatchObject({ message: expect.stringMatching(/the PDF has 6 pages/) });
+  });
+
   it('refuses a PDF document whose data is not base64, wherever it sits', async () => {
     const messages = [{ role: 'narrator', content: [{ type: 'x', inner: [doc('not base64!!')] }] }];
     expect(await refusal(body({ model: 'm', max_tokens: 5, messages }))).toMatchObject({

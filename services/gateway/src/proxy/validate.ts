@@ -12,8 +12,8 @@ import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { boundJson } from './json-bounds';
-import { JsonBody } from './json-body';
+import { boundJsonNotingLongStrings } from './json-bounds';
+import { JsonBody, LONG_STRING } from './json-body';
 
 const MessagesBody = z.looseObject({
   model: z.string(),
@@ -59,15 +59,25 @@ export async function validateMessagesBody(
   opts: ValidateOptions,
   endpoint: 'messages' | 'count_tokens' = 'messages',
 ): Promise<ValidatedBody> {
+  return (await readMessagesBody(body, opts, endpoint)).size;
+}
+
+/** Validates a messages body, and answers the parsed body with what admission needs to know of it. */
+export async function readMessagesBody(
+  body: Buffer,
+  opts: ValidateOptions,
+  endpoint: 'messages' | 'count_tokens' = 'messages',
+): Promise<{ size: ValidatedBody; json: JsonBody }> {
   if (body.length === 0)
     throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
-  await boundJson(body);
-  const json = asJson(() => JsonBody.parse(body));
+  // One pass bounds the body and finds its long strings, which the parse then leaves in the bytes.
+  const longStrings = await boundJsonNotingLongStrings(body, LONG_STRING);
+  const json = asJson(() => JsonBody.parse(body, { longStrings }));
   const checked = await checkBody(json, opts, endpoint).catch((err: Error) => err);
   // Invalid JSON anywhere is the answer, whatever else is wrong: as if the body were parsed whole first.
   asJson(() => json.verify());
   if (checked instanceof Error) throw checked;
-  return checked;
+  return { size: checked, json };
 }
 
 async function checkBody(
@@ -104,13 +114,13 @@ const TURN_NODES = 32_768;
 const PAUSE = Symbol('pause');
 
 /** `messages[0].content[2]`: built only when a document is found, so the walk keeps no strings. */
-function pathOf(node: Node): string {
+function pathOf(node: Node, json: JsonBody): string {
   const keys: (string | number)[] = [];
   for (let n: Node | null = node; n; n = n.parent) keys.push(n.key);
   let path = '';
   for (let i = keys.length - 1; i >= 0; i--) {
     const k = keys[i]!;
-    path += typeof k === 'number' ? `[${k}]` : path ? `.${k}` : k;
+    path += typeof k === 'number' ? `[${k}]` : path ? `.${json.text(k)}` : k;
   }
   return path;
 }
@@ -121,7 +131,10 @@ function pathOf(node: Node): string {
  * bounded by boundJson (depth and values); it pauses (PAUSE) so the caller can let the
  * event loop turn.
  */
-function* pdfDocuments(messages: unknown[]): Generator<{ where: string; data: unknown } | typeof PAUSE> {
+function* pdfDocuments(
+  messages: unknown[],
+  json: JsonBody,
+): Generator<{ where: string; data: unknown } | typeof PAUSE> {
   const stack: Node[] = [{ value: messages, parent: null, key: 'messages' }];
   let visited = 0;
   while (stack.length > 0) {
@@ -138,7 +151,7 @@ function* pdfDocuments(messages: unknown[]): Generator<{ where: string; data: un
       const obj = value as Record<string, unknown>;
       const source = obj.source as Record<string, unknown> | null | undefined;
       if (obj.type === 'document' && source?.type === 'base64' && source.media_type === 'application/pdf') {
-        yield { where: pathOf(node), data: source.data };
+        yield { where: pathOf(node, json), data: source.data };
         continue;
       }
       for (const key in obj) {
@@ -159,7 +172,7 @@ function* pdfDocuments(messages: unknown[]): Generator<{ where: string; data: un
 async function checkDocuments(messages: unknown[], opts: ValidateOptions, json: JsonBody): Promise<number> {
   let totalPages = 0;
   let unknownPages = 0;
-  for (const doc of pdfDocuments(messages)) {
+  for (const doc of pdfDocuments(messages, json)) {
     if (doc === PAUSE) {
       await nextTurn();
       continue;

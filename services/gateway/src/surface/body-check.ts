@@ -4,6 +4,7 @@ import { databaseUnreachable, GatewayError } from '../lib/errors';
 import { parseJson, readProxiedBody } from '../pipeline/body-reader';
 
 import type { ForwardCall } from '../proxy/forward';
+import type { JsonBody } from '../proxy/json-body';
 import type { ProxyOptions } from '../proxy/routes';
 import { BODY_RULES, rulesFor, valuesAt, type BodyRules } from './body-rules';
 import { fileRefs } from './file-refs';
@@ -36,11 +37,25 @@ export async function checkReferences(
   body: unknown,
 ): Promise<void> {
   if (p.memberRole === 'admin') return;
-  const named: [RefKind, string][] = fileRefs(body).map((id) => ['file', id]);
+  const named = namedRefs(rules, body);
+  if (named.length > 0) await assertVisibleRefs(objects, p, named);
+}
+
+/** The objects a body names, by the endpoint's rules; `text` reads a parsed string as its value. */
+function namedRefs(
+  rules: BodyRules,
+  body: unknown,
+  text: (s: string) => string = (s) => s,
+): [RefKind, string][] {
+  const named: [RefKind, string][] = fileRefs(body, text).map((id) => ['file', id]);
   for (const rule of rules.refs)
     for (const { value, holder } of valuesAt(body, rule.at))
-      if (rule.unlessType === undefined || holder.type !== rule.unlessType) named.push([rule.kind, value]);
-  if (named.length === 0) return;
+      if (rule.unlessType === undefined || holder.type !== rule.unlessType)
+        named.push([rule.kind, text(value)]);
+  return named;
+}
+
+async function assertVisibleRefs(objects: Objects, p: Principal, named: [RefKind, string][]): Promise<void> {
   for (const [kind, id] of named) if (!isObjectId(id)) throw notFound(kind, id.replace(/[^\x21-\x7e]/g, '?'));
   const visible = await visibleIds(objects, p, [...new Set(named.map(([, id]) => id))]);
   const hidden = named.find(([, id]) => !visible.has(id));
@@ -78,21 +93,20 @@ export async function readChecked(call: ForwardCall, proxy: ProxyOptions, object
 }
 
 /**
- * The hook `/v1/messages` and count_tokens call (proxy/routes.ts) for a body that names a file or
- * a skill (rare: one scan otherwise). Their `model` is checked there, with `max_tokens`.
+ * The hook `/v1/messages` and count_tokens call (proxy/routes.ts) with the body they parsed. The
+ * walk reads the parsed keys, so a key written with escapes (`"file\u005fid"`, which the provider
+ * reads as `file_id`) is found too. Their `model` is checked there, with `max_tokens`.
  */
 export function messageRefCheck(objects: Objects) {
   const rules = BODY_RULES['POST /v1/messages']!;
-  return function checkRefs(p: Principal, body: Buffer): Promise<void> | undefined {
+  return function checkRefs(p: Principal, body: JsonBody): Promise<void> | undefined {
     if (p.memberRole === 'admin') return undefined;
-    // A key spelled with an escape (`"file\u005fid"`) parses to the same key: such bodies are read too.
-    if (!body.includes('"file_id"') && !body.includes('"skill_id"') && !body.includes('\\u'))
-      return undefined;
-    return parseJson(body)
-      .then((value) => checkReferences(objects, p, rules, value))
-      .catch((error) => {
-        // Whose objects they are is read from PostgreSQL: while it is unreachable, a 503 to retry.
-        throw databaseUnavailable(error) ? databaseUnreachable('The objects this call refers to') : error;
-      });
+    // Most calls name nothing: no promise, no turn of the event loop for them.
+    const named = namedRefs(rules, body.value, (s) => body.text(s));
+    if (named.length === 0) return undefined;
+    return assertVisibleRefs(objects, p, named).catch((error) => {
+      // Whose objects they are is read from PostgreSQL: while it is unreachable, a 503 to retry.
+      throw databaseUnavailable(error) ? databaseUnreachable('The objects this call refers to') : error;
+    });
   };
 }
