@@ -2,10 +2,10 @@
 -- own token bucket (https://docs.claude.com/en/api/rate-limits, read 2026-11-29). Input tokens count
 -- as the provider counts them (uncached input and cache writes; cache reads are free), so a Claude
 -- Code call that reads 90% of its prompt from the cache uses a tenth of what its body's bytes suggest.
-alter table api_keys add column limit_itpm integer;
-alter table api_keys add column limit_otpm integer;
-alter table plans add column default_limit_itpm integer;
-alter table plans add column default_limit_otpm integer;
+alter table api_keys add column if not exists limit_itpm integer;
+alter table api_keys add column if not exists limit_otpm integer;
+alter table plans add column if not exists default_limit_itpm integer;
+alter table plans add column if not exists default_limit_otpm integer;
 
 -- Keys that still carry their plan's old defaults (copied at creation) take the new ones; a key with
 -- limits of its own keeps them (a tokens-per-minute limit stays, counted the provider's way now).

@@ -98,7 +98,7 @@ describe('keygate backup and restore', () => {
     const taken = await keygate(['backup', '--out', file], external(stack.schema));
     expect(taken.stderr).toBe('');
     expect(taken.code).toBe(0);
-    expect(taken.stdout).toMatch(/backed up .*: \d+ tables, \d+ rows, 30 migrations/);
+    expect(taken.stdout).toMatch(/backed up .*: \d+ tables, \d+ rows, \d+ migrations/);
     // Still serving.
     expect((await callModel(stack.gateway.url, fx.appKey.secret)).status).toBe(200);
 

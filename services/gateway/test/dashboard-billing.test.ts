@@ -99,7 +99,7 @@ describe('billing page (account admin)', () => {
     expect(await page.locator('[data-usage-usd]').textContent()).toContain('USD');
     expect(rows.flat().join(' ')).not.toContain('USD');
     expect(await page.locator('[data-plan-adds]').textContent()).toMatch(
-      /Scale adds over Team: higher default limits, 365-day call log \(600 requests\/min per key against 120; .*call log kept 365 days against 30\)/,
+      /Scale adds over Team: higher default limits, 365-day call log \(4,000 requests\/min per key against 2,000; 4,000,000 input tokens\/min against 2,000,000; 800,000 output tokens\/min against 400,000; call log kept 365 days against 30\)/,
     );
     // Solo has one seat and the account three members: no button for it, and the reason said.
     expect(await page.getByRole('button', { name: /Solo/ }).count()).toBe(0);
