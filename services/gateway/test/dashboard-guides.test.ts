@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { launchBrowser, screenshot, signIn } from './dashboard-browser';
+import { accessibilityProblems, launchBrowser, screenshot, signIn } from './dashboard-browser';
 import { startStack, type Stack } from './harness';
 import { docFiles } from './kit/doc-commands';
 
@@ -35,6 +35,7 @@ async function readable(what: string): Promise<void> {
   );
   expect(prose, what).not.toMatch(/`[^`\n]+`/);
   expect(prose, what).not.toMatch(/\*\*[^*\n]+\*\*|\]\([^)\s]+\)/);
+  expect(await accessibilityProblems(page), what).toEqual([]);
 }
 
 describe('the Guides page: README.md and docs/ in the dashboard', () => {

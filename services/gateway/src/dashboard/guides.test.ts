@@ -42,7 +42,7 @@ describe('guides rendered for the dashboard', () => {
     expect(html).toContain('&#60;script&#62;alert(1)&#60;/script&#62;');
     expect(html).toContain('<code>code &lt;b&gt;</code>');
     expect(html).toContain('a picture');
-    expect(html).toContain('<table>');
+    expect(html).toContain('<div class="scroll" tabindex="0"><table>');
   });
 
   it('links: guides to their pages, anchors kept; source files as text; only http(s) leaves; never javascript:', () => {

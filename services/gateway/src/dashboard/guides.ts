@@ -84,7 +84,12 @@ export class Guides {
   html(guide: Guide): string {
     let html = this.#html.get(guide.slug);
     if (html === undefined) {
-      html = this.#marked(guide).parse(this.#read(guide.file), { async: false });
+      // Code blocks and tables wider than the page scroll in place, reachable from the keyboard.
+      html = this.#marked(guide)
+        .parse(this.#read(guide.file), { async: false })
+        .replaceAll('<pre>', '<pre tabindex="0">')
+        .replaceAll('<table>', '<div class="scroll" tabindex="0"><table>')
+        .replaceAll('</table>', '</table></div>');
       this.#html.set(guide.slug, html);
     }
     return html;
