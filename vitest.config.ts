@@ -27,6 +27,8 @@ const COMPILED_SUITES = [
   'surface-body-checks',
   // Readiness as a balancer sees it: its own database connection, the database going away.
   'health',
+  // The guides (README.md and docs/), found beside the compiled build.
+  'dashboard-guides',
 ];
 
 // Unit tests sit beside the code; integration tests (real PostgreSQL, real HTTP servers on

@@ -79,6 +79,8 @@ export function isStale() {
     join(ROOT, 'src'),
     join(ROOT, 'package.json'),
     join(ROOT, 'scripts/build.mjs'),
+    join(ROOT, '../../README.md'),
+    join(ROOT, '../../docs'),
     ...[...workspacePackages().values()].flatMap((d) => [join(d, 'src'), join(d, 'package.json')]),
   ];
   return sources.some((s) => existsSync(s) && newest(s) > built);
@@ -100,6 +102,9 @@ export async function build(dist = DIST) {
   }
   // Files the code reads beside itself (new URL('./assets/…', import.meta.url)); every chunk sits in dist/cli.
   cpSync(join(ROOT, 'src/dashboard/assets'), join(out, 'cli/assets'), { recursive: true });
+  // The guides the dashboard shows (src/dashboard/guides.ts): README.md and docs/, as in the repository.
+  cpSync(join(ROOT, '../../README.md'), join(out, 'cli/guides/README.md'));
+  cpSync(join(ROOT, '../../docs'), join(out, 'cli/guides/docs'), { recursive: true });
   rmSync(dist, { recursive: true, force: true });
   try {
     renameSync(out, dist);

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { EnvSchema } from './config';
 import { settingsTable, TABLE_END, TABLE_START, withSettingsTable } from './config-docs';
 
-const README = new URL('../../../README.md', import.meta.url);
+const SETTINGS = new URL('../../../docs/reference/settings.md', import.meta.url);
 
-describe("the README's settings table", () => {
-  it('is the one generated from the config schema (run `pnpm exec tsx scripts/docs-config.ts` after changing a setting)', () => {
-    const readme = readFileSync(README, 'utf8');
-    expect(withSettingsTable(readme)).toBe(readme);
+describe('the settings reference (docs/reference/settings.md)', () => {
+  it('is the one generated from the config schema (run `pnpm run docs` after changing a setting)', () => {
+    const page = readFileSync(SETTINGS, 'utf8');
+    expect(withSettingsTable(page)).toBe(page);
   });
 
   it('has every setting, with its default', () => {

@@ -27,11 +27,11 @@ export function settingsTable(): string {
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** The README with its settings table (between the markers) generated anew. */
+/** A page (docs/reference/settings.md) with its settings table, between the markers, generated anew. */
 export function withSettingsTable(readme: string): string {
   const start = readme.indexOf(TABLE_START);
   const end = readme.indexOf(TABLE_END);
   if (start === -1 || end < start)
-    throw new Error(`README.md: the settings table markers are missing (${TABLE_START} … ${TABLE_END})`);
+    throw new Error(`the settings table markers are missing (${TABLE_START} … ${TABLE_END})`);
   return `${readme.slice(0, start + TABLE_START.length)}\n${settingsTable()}\n${readme.slice(end)}`;
 }

@@ -12,7 +12,7 @@ const bytes = (fallback: number) => z.coerce.number().int().positive().default(f
 
 /**
  * What a setting is for, and what happens when it is unset and has no default value. The
- * README's settings table is generated from these (`config-docs.ts`); a test keeps them equal.
+ * settings reference (docs/reference/settings.md) is generated from these (`config-docs.ts`); a test keeps them equal.
  */
 const doc = (description: string, unset?: string) => ({ description, ...(unset ? { unset } : {}) });
 

@@ -26,7 +26,8 @@ describe('migration 066: identity bindings from the old idp_subject', () => {
     // Today's code writes a key's input and output token limits, from its plan's (070, which adds
     // these columns if missing).
     await store.db.sql`alter table api_keys add column limit_itpm integer, add column limit_otpm integer`;
-    await store.db.sql`alter table plans add column default_limit_itpm integer, add column default_limit_otpm integer`;
+    await store.db
+      .sql`alter table plans add column default_limit_itpm integer, add column default_limit_otpm integer`;
     rmSync(before, { recursive: true, force: true });
 
     const sql = store.db.sql;

@@ -27,7 +27,8 @@ describe('migration 016: member keys named by the old default get the member in 
     // Today's code writes a key's input and output token limits, from its plan's (070, which adds
     // these columns if missing).
     await store.db.sql`alter table api_keys add column limit_itpm integer, add column limit_otpm integer`;
-    await store.db.sql`alter table plans add column default_limit_itpm integer, add column default_limit_otpm integer`;
+    await store.db
+      .sql`alter table plans add column default_limit_itpm integer, add column default_limit_otpm integer`;
     rmSync(before, { recursive: true, force: true });
 
     const deps = { store, box: new SecretBox(randomBase62(43)), clock: Date.now };

@@ -21,7 +21,9 @@ import { StandingBanner } from './components/billing-banner';
 import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
 import type { DashboardDeps, DashboardEnv } from './env';
+import { Guides } from './guides';
 import { callsPage } from './pages/calls';
+import { guidePage, guidesPage } from './pages/guides';
 import { claudeCodePage } from './pages/claude-code';
 import { groupPage, groupsPage } from './pages/groups';
 import { keyPage, keysPage } from './pages/keys';
@@ -254,6 +256,10 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   reconcilePages(app, deps, render);
   idpSettingsPages(app, deps, render);
   spendLimitPages(app, deps, render);
+  // README.md and docs/ as pages, read at the first visit.
+  let guides: Guides | undefined;
+  app.get('/guides', (c) => render(c, guidesPage((guides ??= new Guides()))));
+  app.get('/guides/:slug{.+}', (c) => render(c, guidePage((guides ??= new Guides()), c.req.param('slug'))));
   app.get(
     '/members',
     page((p) => membersPage(p)),

@@ -18,6 +18,7 @@ const ACCOUNT_NAV = [
   ['/dashboard/billing', 'Billing'],
   ['/dashboard/reconciliation', 'Reconcile'],
   ['/dashboard/settings', 'Settings'],
+  ['/dashboard/guides', 'Guides'],
 ] as const;
 
 export interface LayoutProps {
@@ -61,6 +62,7 @@ export const Layout: FC<PropsWithChildren<LayoutProps>> = ({
       ? [
           ['/dashboard', 'Accounts'],
           ['/dashboard/billing', 'Billing'],
+          ['/dashboard/guides', 'Guides'],
         ]
       : viewer?.kind === 'member'
         ? ACCOUNT_NAV.filter(([p]) => p !== '/dashboard/members' && p !== '/dashboard/reconciliation')
