@@ -1,0 +1,380 @@
+import { BODIES, family, type Endpoint, type PathRef } from './endpoint-row';
+
+/**
+ * Every endpoint the gateway serves: one row per (method, path pattern) as the app registers it,
+ * with its answer shape, credentials, body and bounds, the objects and models it names, the
+ * limits it is held to and how a call is recorded. endpoints.test.ts holds the app's route
+ * table to it (a route without a row, or a row without a route, fails), and
+ * test/endpoint-guarantees.test.ts runs the generated cases over every row.
+ */
+
+/** `/users/:id` names a user of the caller's account: another account's id is not found. */
+const accountObject = (collection: string, param: string): PathRef | null => {
+  if (param === 'account_id' || param === 'plan_id' || param === 'file') return null;
+  const kind = param === 'id' ? collection.replace(/s$/, '') : param.replace(/_id$/, '');
+  return { param, kind, owner: 'account' };
+};
+
+/** The provider's objects Keygate attributes: another member's is not found unless shared with the caller. */
+const providerObject = (collection: string, param: string): PathRef | null => {
+  const kind = {
+    files: 'file',
+    batches: 'batch',
+    skills: 'skill',
+    sessions: 'session',
+    agents: 'agent',
+    environments: 'environment',
+  }[collection];
+  return kind ? { param, kind: kind as PathRef['kind'], owner: 'member' } : null;
+};
+
+const api = { kind: 'reader', spec: BODIES.api } as const;
+const none = { kind: 'none' } as const;
+
+/** The account API under `/v1/organizations`, and the operator's view of each account under `/operator/v1/accounts/:account_id`. */
+const ACCOUNT_API = [
+  'DELETE /api_keys/:id',
+  'DELETE /budgets/:id',
+  'DELETE /identity_provider',
+  'DELETE /invites/:id',
+  'DELETE /model_policies',
+  'DELETE /otlp_relay',
+  'DELETE /provider_admin_key',
+  'DELETE /rbac_groups/:id',
+  'DELETE /rbac_groups/:id/members/:user_id',
+  'DELETE /scim_tokens/:token_id',
+  'DELETE /spend_limits/:id',
+  'DELETE /users/:id',
+  'DELETE /webhooks/:id',
+  'GET /analytics/cost',
+  'GET /analytics/usage',
+  'GET /api_keys',
+  'GET /api_keys/:id',
+  'GET /audit_log',
+  'GET /billing',
+  'GET /billing/overview',
+  'GET /billing/plans',
+  'GET /billing/subscription',
+  'GET /billing/upcoming',
+  'GET /budgets',
+  'GET /budgets/:id',
+  'GET /cost_report',
+  'GET /identity_provider',
+  'GET /invites',
+  'GET /invites/:id',
+  'GET /invoices',
+  'GET /invoices/:file{inv_[0-9A-Za-z]+\\.html}',
+  'GET /invoices/:id',
+  'GET /me',
+  'GET /model_policies',
+  'GET /otlp_relay',
+  'GET /rate_limits',
+  'GET /rbac_groups',
+  'GET /rbac_groups/:id',
+  'GET /rbac_groups/:id/members',
+  'GET /reconciliation',
+  'GET /requests',
+  'GET /scim_tokens',
+  'GET /service_accounts',
+  'GET /service_accounts/:id',
+  'GET /spend_limit_increase_requests',
+  'GET /spend_limit_increase_requests/:id',
+  'GET /spend_limits',
+  'GET /spend_limits/:id',
+  'GET /spend_limits/effective',
+  'GET /usage_report/claude_code',
+  'GET /usage_report/claude_code/sessions',
+  'GET /usage_report/messages',
+  'GET /usage_summary',
+  'GET /users',
+  'GET /users/:id',
+  'GET /webhooks',
+  'GET /webhooks/:id',
+  'GET /webhooks/:id/deliveries',
+  'POST /api_keys',
+  'POST /api_keys/:id',
+  'POST /api_keys/:id/rotate',
+  'POST /billing/cancel',
+  'POST /billing/checkout',
+  'POST /billing/plan',
+  'POST /billing/portal',
+  'POST /budgets',
+  'POST /budgets/:id',
+  'POST /identity_provider',
+  'POST /invites',
+  'POST /me',
+  'POST /model_policies',
+  'POST /otlp_relay',
+  'POST /rbac_groups',
+  'POST /rbac_groups/:id',
+  'POST /rbac_groups/:id/members',
+  'POST /reconciliation',
+  'POST /scim_tokens',
+  'POST /service_accounts',
+  'POST /service_accounts/:id',
+  'POST /service_accounts/:id/api_keys',
+  'POST /service_accounts/:id/archive',
+  'POST /spend_limit_increase_requests/:id/approve',
+  'POST /spend_limit_increase_requests/:id/deny',
+  'POST /spend_limits',
+  'POST /users',
+  'POST /users/:id',
+  'POST /webhooks',
+  'POST /webhooks/:id',
+  'PUT /provider_admin_key',
+] as const;
+
+/** Fields of account API bodies that name the account's members, keys and groups. */
+const ACCOUNT_BODY_REFS: Record<string, Endpoint['bodyRefs']> = {
+  'POST /api_keys': [{ at: 'member_id', kind: 'user' }],
+  'POST /budgets': [{ at: 'target_id', kind: 'budget target' }],
+  'POST /invites': [{ at: 'rbac_group_ids[]', kind: 'rbac_group' }],
+  'POST /rbac_groups/:id/members': [{ at: 'user_id', kind: 'user' }],
+  'POST /spend_limits': [
+    { at: 'scope.user_id', kind: 'user' },
+    { at: 'scope.rbac_group_id', kind: 'rbac_group' },
+  ],
+  'POST /model_policies': [
+    { at: 'scope.user_id', kind: 'user' },
+    { at: 'scope.rbac_group_id', kind: 'rbac_group' },
+    { at: 'scope.api_key_id', kind: 'api_key' },
+  ],
+};
+
+const withAccountRefs = (rows: Endpoint[], prefix: string): Endpoint[] =>
+  rows.map((row) => {
+    const refs = ACCOUNT_BODY_REFS[`${row.method} ${row.path.slice(prefix.length)}`];
+    return refs ? { ...row, bodyRefs: refs } : row;
+  });
+
+const ADMIN = {
+  face: 'provider',
+  credentials: ['admin-key'],
+  writes: api,
+  objects: accountObject,
+  limits: 'none',
+  recording: 'audit',
+} as const;
+const OPERATOR = { ...ADMIN, credentials: ['operator-token'], limits: 'per-address' } as const;
+const OPERATOR_ACCOUNT = '/operator/v1/accounts/:account_id';
+
+const DASHBOARD = [
+  'GET ',
+  'GET /assets/:file',
+  'GET /billing',
+  'GET /billing/invoices/:id',
+  'GET /budgets',
+  'GET /calls',
+  'GET /claude-code',
+  'GET /groups',
+  'GET /groups/:id',
+  'GET /keys',
+  'GET /keys/:id',
+  'GET /members',
+  'GET /members/:id',
+  'GET /models',
+  'GET /reconciliation',
+  'GET /settings',
+  'GET /settings/identity-provider',
+  'GET /sign-in',
+  'GET /sign-in/idp',
+  'GET /sign-in/idp/callback',
+  'GET /spend-limits',
+  'POST /billing/cancel',
+  'POST /billing/mark-paid',
+  'POST /billing/plan',
+  'POST /billing/portal',
+  'POST /billing/set-trial',
+  'POST /budgets',
+  'POST /budgets/delete',
+  'POST /budgets/webhooks',
+  'POST /budgets/webhooks/delete',
+  'POST /keys',
+  'POST /keys/:id/revoke',
+  'POST /keys/:id/rotate',
+  'POST /keys/:id/streams',
+  'POST /reconciliation',
+  'POST /reconciliation/admin-key',
+  'POST /reconciliation/admin-key/delete',
+  'POST /settings',
+  'POST /settings/identity-provider',
+  'POST /sign-in',
+  'POST /sign-out',
+  'POST /spend-limits/approve',
+  'POST /spend-limits/deny',
+  'POST /spend-limits/request',
+] as const;
+
+/** The provider's endpoints Keygate serves: admitted per call and recorded in the call log. */
+const PROVIDER = {
+  face: 'provider',
+  credentials: ['app-key'],
+  writes: { kind: 'proxied' },
+  objects: providerObject,
+  limits: 'per-call',
+  recording: 'call-log',
+} as const;
+const OWNED = ['skills', 'sessions', 'agents', 'environments'].flatMap((family) => [
+  `POST /v1/${family}`,
+  `GET /v1/${family}`,
+  ...['GET', 'POST', 'DELETE', 'PATCH', 'PUT'].flatMap((m) => [
+    `${m} /v1/${family}/:id`,
+    `${m} /v1/${family}/:id/*`,
+  ]),
+]);
+
+const PUBLIC = {
+  face: 'probe',
+  credentials: ['none'],
+  writes: none,
+  limits: 'none',
+  recording: 'none',
+} as const;
+
+export const ENDPOINTS: readonly Endpoint[] = [
+  ...family(PUBLIC, ['GET /healthz', 'GET /health', 'GET /readyz', 'GET /api/hello', 'HEAD /api/hello']),
+  ...family({ ...PUBLIC, face: 'page' }, [
+    'GET /',
+    'HEAD /',
+    'GET /favicon.ico',
+    'HEAD /favicon.ico',
+    'GET /docs',
+    'GET /openapi.json',
+  ]),
+  ...family(PROVIDER, [
+    'POST /v1/messages',
+    'POST /v1/messages/count_tokens',
+    'GET /v1/messages/:id/events',
+    'GET /v1/models',
+    'GET /v1/models/:id',
+    ...OWNED,
+  ]),
+  ...family({ ...PROVIDER, writes: { kind: 'upload' } }, ['POST /v1/files']),
+  ...family(PROVIDER, [
+    'GET /v1/files',
+    'GET /v1/files/:id',
+    'DELETE /v1/files/:id',
+    'GET /v1/files/:id/content',
+  ]),
+  ...family({ ...PROVIDER, writes: { kind: 'reader', spec: BODIES.batch } }, ['POST /v1/messages/batches']),
+  ...family(PROVIDER, [
+    'GET /v1/messages/batches',
+    'GET /v1/messages/batches/:id',
+    'DELETE /v1/messages/batches/:id',
+    'POST /v1/messages/batches/:id/cancel',
+    'GET /v1/messages/batches/:id/results',
+  ]),
+  // `/v1/v1/…`: a base URL that already ends in /v1 (any method), answered with what to change.
+  ...family({ ...PROVIDER, writes: none, limits: 'none', recording: 'none' }, ['ALL /v1/v1/*']),
+  ...family(
+    {
+      ...PROVIDER,
+      face: 'otlp',
+      writes: { kind: 'reader', spec: BODIES.otlp },
+      limits: 'none',
+      recording: 'none',
+    },
+    ['POST /otlp/v1/metrics', 'POST /otlp/v1/logs'],
+  ),
+  ...withAccountRefs(family(ADMIN, ACCOUNT_API, '/v1/organizations'), '/v1/organizations'),
+  ...withAccountRefs(
+    family(
+      OPERATOR,
+      [
+        ...ACCOUNT_API,
+        'POST /mark_paid',
+        'POST /provider_key',
+        'POST /reactivate',
+        'POST /set_trial',
+        'POST /suspend',
+      ],
+      OPERATOR_ACCOUNT,
+    ),
+    OPERATOR_ACCOUNT,
+  ),
+  ...family(
+    OPERATOR,
+    [
+      'GET /accounts',
+      'POST /accounts',
+      'GET /accounts/:account_id',
+      'POST /accounts/:account_id',
+      'GET /api_keys/:key_id',
+      'GET /plans',
+      'POST /plans/:plan_id',
+      'GET /prices',
+      'POST /prices',
+      'GET /usage',
+      'POST /billing/clock',
+    ],
+    '/operator/v1',
+  ),
+  ...family(
+    {
+      face: 'scim',
+      credentials: ['scim-token'],
+      writes: api,
+      objects: accountObject,
+      limits: 'none',
+      recording: 'audit',
+    },
+    [
+      'GET /Users',
+      'POST /Users',
+      'GET /Users/:id',
+      'PUT /Users/:id',
+      'PATCH /Users/:id',
+      'DELETE /Users/:id',
+      'GET /Groups',
+      'POST /Groups',
+      'GET /Groups/:id',
+      'PUT /Groups/:id',
+      'PATCH /Groups/:id',
+      'DELETE /Groups/:id',
+    ],
+    '/scim/v2',
+  ),
+  ...family(
+    {
+      face: 'provider',
+      credentials: ['idp-grant'],
+      writes: { kind: 'reader', spec: BODIES.idp },
+      limits: 'per-address',
+      recording: 'none',
+    },
+    ['POST /idp/v1/device/code', 'POST /idp/v1/device/token', 'POST /idp/v1/token'],
+  ),
+  ...family(
+    {
+      face: 'provider',
+      credentials: ['stripe-signature'],
+      writes: { kind: 'reader', spec: BODIES.stripeWebhook },
+      limits: 'none',
+      recording: 'none',
+    },
+    ['POST /billing/stripe/webhook'],
+  ),
+  ...family(
+    {
+      face: 'page',
+      credentials: ['none'],
+      writes: { kind: 'reader', spec: BODIES.signIn },
+      limits: 'per-address',
+      recording: 'none',
+    },
+    ['GET /sign-in', 'POST /sign-in', 'GET /sign-in/idp', 'GET /sign-in/idp/callback'],
+    '/dashboard',
+  ),
+  ...family(
+    {
+      face: 'page',
+      credentials: ['dashboard-session'],
+      writes: { kind: 'reader', spec: BODIES.dashboardForm },
+      objects: accountObject,
+      limits: 'none',
+      recording: 'audit',
+    },
+    DASHBOARD.filter((line) => !line.includes('/sign-in')),
+    '/dashboard',
+  ),
+];
