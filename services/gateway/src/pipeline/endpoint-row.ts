@@ -1,6 +1,8 @@
 import { BODY_LIMITS } from '../lib/body-limit';
 import type { BodySpec } from './body-reader';
-import { rulesFor, type Field, type RefField, type RefKind } from './body-rules';
+import { BODY_RULES, rulesFor, type BodyRules, type Field, type RefField, type RefKind } from './body-rules';
+
+const NO_RULES: BodyRules = { models: [], refs: [] };
 
 /** The shape every answer of an endpoint takes, errors included (lib/errors.ts renders each). */
 export type Face =
@@ -113,7 +115,13 @@ export function family(defaults: Defaults, lines: readonly string[], prefix = ''
     const [method, suffix = ''] = line.split(' ') as [Method, string];
     const path = prefix + suffix;
     const reads = method === 'GET' || method === 'HEAD';
-    const rules = reads ? { models: [], refs: [] } : rulesFor(`${method} ${template(path)}`);
+    const key = `${method} ${template(path)}`;
+    // A proxied body is checked by its entry, or as an unknown endpoint's (a top-level model).
+    const rules = reads
+      ? NO_RULES
+      : writes.kind === 'proxied'
+        ? rulesFor(key)
+        : (BODY_RULES[key] ?? NO_RULES);
     return {
       ...rest,
       method,

@@ -250,14 +250,15 @@ export const ENDPOINTS: readonly Endpoint[] = [
     ...OWNED,
   ]),
   ...family({ ...PROVIDER, writes: { kind: 'upload' } }, ['POST /v1/files']),
-  ...family(PROVIDER, [
+  // Files and batches by id take no body: files-routes.ts and batch-routes.ts forward none.
+  ...family({ ...PROVIDER, writes: none }, [
     'GET /v1/files',
     'GET /v1/files/:id',
     'DELETE /v1/files/:id',
     'GET /v1/files/:id/content',
   ]),
   ...family({ ...PROVIDER, writes: { kind: 'reader', spec: BODIES.batch } }, ['POST /v1/messages/batches']),
-  ...family(PROVIDER, [
+  ...family({ ...PROVIDER, writes: none }, [
     'GET /v1/messages/batches',
     'GET /v1/messages/batches/:id',
     'DELETE /v1/messages/batches/:id',
@@ -292,8 +293,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
     ),
     OPERATOR_ACCOUNT,
   ),
+  // The operator's own routes name accounts and keys of every account: no ownership applies.
   ...family(
-    OPERATOR,
+    { ...OPERATOR, objects: () => null },
     [
       'GET /accounts',
       'POST /accounts',
