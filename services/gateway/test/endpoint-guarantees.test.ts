@@ -213,7 +213,9 @@ describe('guarantees generated from the endpoint table', () => {
     const found = new Set(rowsFound.map((r) => r.id));
     const unrecorded = answers
       .filter((a) => a.row.recording === 'call-log' && a.requestId && !found.has(a.requestId))
-      .map((a) => `${endpointKey(a.row)} (${a.name}): ${a.status} not in the call log`);
+      .map(
+        (a) => `${endpointKey(a.row)} (${a.name}): ${a.status} not in the call log: ${a.text.slice(0, 200)}`,
+      );
     expect(unrecorded).toEqual([]);
   }, 300_000);
 });

@@ -244,11 +244,12 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...family(PROVIDER, [
     'POST /v1/messages',
     'POST /v1/messages/count_tokens',
-    'GET /v1/messages/:id/events',
     'GET /v1/models',
     'GET /v1/models/:id',
     ...OWNED,
   ]),
+  // A resumable stream's events, read back: the call that made them is the one recorded.
+  ...family({ ...PROVIDER, limits: 'none', recording: 'none' }, ['GET /v1/messages/:id/events']),
   ...family({ ...PROVIDER, writes: { kind: 'upload' } }, ['POST /v1/files']),
   // Files and batches by id take no body: files-routes.ts and batch-routes.ts forward none.
   ...family({ ...PROVIDER, writes: none }, [

@@ -34,7 +34,8 @@ export async function runCases(base: string, cases: readonly Case[], parallel: n
         status: res.status,
         contentType: res.headers.get('content-type') ?? '',
         text: await res.text(),
-        requestId: res.headers.get('request-id'),
+        // A relayed answer carries the provider's request-id; Keygate's own is keygate-request-id.
+        requestId: res.headers.get('keygate-request-id') ?? res.headers.get('request-id'),
       };
     }
   };
