@@ -101,6 +101,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     );
   });
 
+  app.use('*', async function discardUnreadBody(c, next) {
+    await next();
+    // Answered before its body was read whole (a page that refused a form, a route that reads
+    // none): the rest is discarded and the connection lingers, then closes, or a client still
+    // sending gets a reset in place of the answer. Errors do the same in onError below.
+    const incoming = c.env?.incoming;
+    if (!incoming || c.res.headers.has('x-hono-already-sent') || !discardUnread(incoming)) return;
+    try {
+      c.res.headers.set('connection', 'close');
+    } catch {
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set('connection', 'close');
+    }
+  });
+
   app.onError((err, c) => {
     const res = renderError(err, c, (error) =>
       (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack }),
