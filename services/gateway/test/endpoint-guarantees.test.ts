@@ -19,6 +19,7 @@ import {
 import { answerShape, type Answer, type Case, runCases } from './kit/endpoint-answers';
 import { startSurfaceStack, type SurfaceStack } from './surface-kit';
 import { validBody } from './kit/valid-bodies';
+import { privatePostgres, type PrivatePostgres } from './kit/private-postgres';
 
 // Cases generated from the endpoint table (src/pipeline/endpoints.ts), run against one gateway
 // on loopback (the proxy reads bodies from Node's request, so app.request cannot stand in):
@@ -35,8 +36,11 @@ let own: (ref: PathRef) => string;
 let member: (ref: PathRef) => string | null;
 let account: (ref: PathRef) => string;
 
+let cluster: PrivatePostgres;
 beforeAll(async () => {
-  s = await startSurfaceStack();
+  // A cluster of its own, so the last case can stop it.
+  cluster = await privatePostgres();
+  s = await startSurfaceStack({ DATABASE_URL: cluster.url });
   const base = s.stack.gateway.url;
   const admin = (path: string, body: unknown, key = s.adminKey) =>
     fetch(`${base}/v1/organizations${path}`, {
@@ -94,7 +98,10 @@ beforeAll(async () => {
   };
   account = (ref) => ids.get(`account ${ref.kind}`) ?? theirs[ref.kind] ?? `${ref.kind}_${randomBase62(16)}`;
 }, 120_000);
-afterAll(() => s?.stack.close());
+afterAll(async () => {
+  await s?.stack.close();
+  await cluster?.remove();
+});
 
 const withBody = (row: Endpoint) => row.body.kind !== 'none';
 const reads = (row: Endpoint) => row.method === 'GET' || row.method === 'HEAD';
@@ -217,5 +224,23 @@ describe('guarantees generated from the endpoint table', () => {
         (a) => `${endpointKey(a.row)} (${a.name}): ${a.status} not in the call log: ${a.text.slice(0, 200)}`,
       );
     expect(unrecorded).toEqual([]);
+  }, 300_000);
+
+  it('every row with the database stopped: answered in its own shape, 503 where it needs the database, never a 500', async () => {
+    // Every credential used once before, as clients would have: keys seen are served from memory.
+    await cluster.stop('fast');
+    const all = rows.map((row) => ({
+      row,
+      name: 'database stopped',
+      sent: request(row, validBody(row.path) ?? {}),
+    }));
+    const started = performance.now();
+    const answers = await runCases(s.stack.gateway.url, all, 6);
+    const statuses = new Map<number, number>();
+    for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+    console.log(
+      `database stopped: ${answers.length} rows in ${((performance.now() - started) / 1000).toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
+    expect(answers.flatMap((a: Answer) => answerShape(a))).toEqual([]);
   }, 300_000);
 });

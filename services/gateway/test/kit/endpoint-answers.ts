@@ -16,6 +16,9 @@ export interface Answer extends Case {
   requestId: string | null;
 }
 
+/** How long a case may wait for its answer (a route that hangs on a stopped database fails). */
+const ANSWER_MS = 20_000;
+
 /** Sends every case, `parallel` at a time, and keeps each answer. */
 export async function runCases(base: string, cases: readonly Case[], parallel: number): Promise<Answer[]> {
   const answers: Answer[] = new Array(cases.length);
@@ -27,8 +30,13 @@ export async function runCases(base: string, cases: readonly Case[], parallel: n
         method: c.sent.method,
         headers: c.sent.headers,
         redirect: 'manual',
+        signal: AbortSignal.timeout(ANSWER_MS),
         ...(c.sent.body !== undefined ? { body: c.sent.body } : {}),
-      });
+      }).catch((error: Error) => error);
+      if (res instanceof Error) {
+        answers[i] = { ...c, status: 0, contentType: '', text: `no answer: ${res.message}`, requestId: null };
+        continue;
+      }
       answers[i] = {
         ...c,
         status: res.status,
@@ -71,7 +79,7 @@ export function faceProblem(face: Face, status: number, contentType: string, tex
 export function answerShape(a: Answer): string[] {
   const where = `${endpointKey(a.row)} (${a.name}) → ${a.status}`;
   const problems: string[] = [];
-  if (a.status >= 500 && a.status !== 502 && a.status !== 503 && a.status !== 504)
+  if (a.status === 0 || (a.status >= 500 && a.status !== 502 && a.status !== 503 && a.status !== 504))
     problems.push(`${where}: ${a.text.slice(0, 200)}`);
   if (a.expect !== undefined && a.status !== a.expect)
     problems.push(`${where}: expected ${a.expect}: ${a.text.slice(0, 200)}`);
