@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createKey, deleteKey, rotateKey, updateKey } from '../accounts/keys';
 import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
-import { errorResponse, GatewayError } from '../lib/errors';
+import { errorResponse, GatewayError, knownError } from '../lib/errors';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 import { parseOr400, refuseNulInUrl } from '../lib/validation';
@@ -88,8 +88,9 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
     clock: deps.clock,
   });
 
-  app.onError((err, c) => {
-    if (!(err instanceof GatewayError)) throw err;
+  app.onError((thrown, c) => {
+    const err = knownError(thrown);
+    if (!err) throw thrown;
     if (c.req.query('format') === 'csv') return errorResponse(err, c.var.requestId);
     for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
     return c.html(<ErrorPage status={err.status} message={err.message} />, err.status as 400);

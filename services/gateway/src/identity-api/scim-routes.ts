@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../app-env';
-import { GatewayError } from '../lib/errors';
+import { GatewayError, knownError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
@@ -82,8 +82,10 @@ const memberValues = (v: unknown): string[] =>
 export function scimRoutes(store: Store): Hono<ScimEnv> {
   const app = new Hono<ScimEnv>();
   app.onError((err, c) => {
-    // The gateway's own refusals (a body over the limit) keep their status and headers, in SCIM's shape.
-    const gateway = err instanceof GatewayError && err.status < 500 ? err : null;
+    // The gateway's own refusals (a body over the limit, a database out of reach) keep their
+    // status and headers, in SCIM's shape.
+    const known = knownError(err);
+    const gateway = known && (known.status < 500 || known.status === 503) ? known : null;
     const e =
       err instanceof ScimError
         ? err
