@@ -207,6 +207,8 @@ describe('guarantees generated from the endpoint table', () => {
     console.log(
       `endpoint guarantees: ${all.length} cases over ${perRow.size} of ${ENDPOINTS.length} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
+    // A row without a case would pass unseen: every row has at least one (its path or its body).
+    expect(ENDPOINTS.map(endpointKey).filter((key) => !perRow.has(key))).toEqual([]);
     const wrong = answers.flatMap((a: Answer) => answerShape(a));
     expect(wrong).toEqual([]);
     // Every answered call of a row that records calls is in the call log, under its request id.
