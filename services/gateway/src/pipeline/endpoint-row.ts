@@ -127,6 +127,8 @@ export function family(defaults: Defaults, lines: readonly string[], prefix = ''
       method,
       path,
       body: reads ? { kind: 'none' } : writes,
+      // The audit log holds changes: a family's reads leave none.
+      recording: reads && rest.recording === 'audit' ? 'none' : rest.recording,
       pathRefs: objects ? pathRefs(path, objects) : [],
       bodyRefs: rules.refs,
       models: rules.models,
