@@ -19,12 +19,13 @@ import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
 import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
-import { BODY_LIMITS, discardUnread } from './lib/body-limit';
+import { discardUnread } from './lib/body-limit';
 import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
 import type { OtlpRelay } from './otlp/relay';
 import { otlpRoutes } from './otlp/routes';
 import { bodyReader } from './pipeline/body-reader';
+import { BODIES } from './pipeline/endpoint-row';
 import { messagesFastPath } from './proxy/fast-path';
 import { doubledV1 } from './proxy/doubled-v1';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
@@ -100,6 +101,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     );
   });
 
+  app.use('*', async function discardUnreadBody(c, next) {
+    await next();
+    // Answered before its body was read whole (a page that refused a form, a route that reads
+    // none): the rest is discarded and the connection lingers, then closes, or a client still
+    // sending gets a reset in place of the answer. Errors do the same in onError below.
+    const incoming = c.env?.incoming;
+    if (!incoming || c.res.headers.has('x-hono-already-sent') || !discardUnread(incoming)) return;
+    try {
+      c.res.headers.set('connection', 'close');
+    } catch {
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set('connection', 'close');
+    }
+  });
+
   app.onError((err, c) => {
     const res = renderError(err, c, (error) =>
       (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack }),
@@ -143,8 +159,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.on(['GET', 'HEAD'], '/favicon.ico', (c) => c.redirect('/dashboard/assets/favicon.svg', 301));
 
   if (deps.metrics) app.route('/', metricsRoutes(deps.metrics.registry, deps.metrics.token));
-  app.use('/billing/stripe/webhook', bodyReader({ kind: 'bytes', maxBytes: BODY_LIMITS.stripeWebhook }));
-  app.use('/idp/v1/*', bodyReader({ kind: 'json', maxBytes: BODY_LIMITS.idp }));
+  app.use('/billing/stripe/webhook', bodyReader(BODIES.stripeWebhook));
+  app.use('/idp/v1/*', bodyReader(BODIES.idp));
   // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
   app.route(
     '/',

@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -10,9 +9,9 @@ import { randomBase62 } from '../src/lib/ids';
 import { freePort } from './kit/free-port';
 import { childEnv, type SpawnedGateway, spawnGateway } from './kit/gateway';
 import { TEST_DATABASE_URL } from './harness';
+import { flood as flood_, type Flooded, type FloodOptions, underLoad as underLoadOf } from './kit/load-probe';
 
 const MB = 1024 * 1024;
-const SENDER = join(import.meta.dirname, 'flood-sender.mjs');
 const OPERATOR = `operator-${randomBase62(24)}`;
 
 // The gateway in a process of its own, as it runs: its RSS and its event loop are its alone.
@@ -45,73 +44,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The gateway's resident memory, from the kernel. */
-const rssOf = (pid: number) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-
-interface Flooded {
-  status: number;
-  contentType: string | null;
-  body: string;
-  sent: number;
-}
-
-/** Streams `total` bytes as a request body from a process of its own; the answer, if one came. */
-function flood(
-  path: string,
-  total: number,
-  opts: { chunked?: boolean; headers?: string[]; type?: string; fill?: string } = {},
-): Promise<Flooded> {
-  return new Promise((resolve, reject) => {
-    const args = [SENDER, String(port), path, String(total), opts.chunked ? 'chunked' : 'length'];
-    const body = [JSON.stringify(opts.headers ?? []), opts.type ?? '', opts.fill ?? ''];
-    execFile(process.execPath, [...args, ...body], { maxBuffer: 1024 * 1024 }, (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Flooded),
-    );
-  });
-}
-
-/** /healthz answered every 10 ms while `work` runs: the latencies, and the peak RSS growth. */
-async function underLoad<T>(
-  work: () => Promise<T>,
-): Promise<{ result: T; p99: number; max: number; samples: number; rssGrowthMb: number }> {
-  // Warm: the probe's own first connection is not the gateway's latency.
-  for (let i = 0; i < 20; i++) await (await fetch(`${gw.url}/healthz`)).text();
-  const pid = gw.proc.pid!;
-  const before = rssOf(pid);
-  let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 10);
-  const latencies: number[] = [];
-  let running = true;
-  const probe = (async () => {
-    while (running) {
-      const t = performance.now();
-      const res = await fetch(`${gw.url}/healthz`);
-      await res.text();
-      latencies.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
-  let result: T;
-  try {
-    result = await work();
-  } finally {
-    running = false;
-    clearInterval(sampler);
-    // The probe in flight counts too: during a stall it is the one that waits.
-    await probe;
-  }
-  return {
-    result,
-    p99: percentile(latencies, 0.99),
-    max: Math.max(...latencies),
-    samples: latencies.length,
-    rssGrowthMb: (peak - before) / MB,
-  };
-}
-
-const percentile = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+const flood = (path: string, total: number, opts: FloodOptions = {}) => flood_(port, path, total, opts);
+const underLoad = <T>(work: () => Promise<T>) => underLoadOf(gw.url, gw.proc.pid!, work);
 
 describe('body limits, enforced while reading', () => {
   it('a 400 MB unauthenticated body to the sign-in: 413 page, /healthz keeps answering (no stall), RSS grows < 50 MB', async () => {

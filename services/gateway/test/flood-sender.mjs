@@ -1,10 +1,10 @@
 // A client that streams a huge request body as fast as the server takes it, in a process of its
 // own (so the test's probes do not share its event loop). argv: port, path, total bytes,
 // "chunked" or "length", extra header lines as JSON, and optionally the body's content type and
-// the character it repeats (a form of "a" unless told). Prints {status, contentType, body, sent}.
+// the character it repeats (a form of "a" unless told), and the method (POST unless told). Prints {status, contentType, body, sent}.
 import { connect } from 'node:net';
 
-const [port, path, totalArg, framing, extra, type, fill] = process.argv.slice(2);
+const [port, path, totalArg, framing, extra, type, fill, method = 'POST'] = process.argv.slice(2);
 const total = Number(totalArg);
 const chunked = framing === 'chunked';
 const chunk = Buffer.alloc(64 * 1024, fill || 'a');
@@ -27,7 +27,7 @@ socket.on('close', () => {
 });
 socket.once('connect', () => {
   const lines = [
-    `POST ${path} HTTP/1.1`,
+    `${method} ${path} HTTP/1.1`,
     'host: g',
     `content-type: ${type || 'application/x-www-form-urlencoded'}`,
     chunked ? 'transfer-encoding: chunked' : `content-length: ${total}`,

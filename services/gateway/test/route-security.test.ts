@@ -3,6 +3,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/auth/keys';
 import { appForRouteTable } from './kit/route-table';
+import { VALID_UPDATE } from './kit/valid-bodies';
 import { api, type ApiResponse, type SeededAccount, type Stack, startStack } from './harness';
 
 // The routes come from the app's own route table, so a new route is checked the day it lands.
@@ -72,18 +73,6 @@ function concrete(path: string): string {
       p === ':account_id' ? acme.id : p === ':key_id' ? acme.adminKeyId : 'team',
     );
 }
-
-/** Bodies that pass validation, so a refusal of another account's object is the ownership check's. */
-const VALID_UPDATE: Record<string, object> = {
-  '/users/:id': { name: 'Renamed' },
-  '/api_keys/:id': { name: 'Renamed' },
-  '/budgets/:id': { limit_cents: 200 },
-  '/webhooks/:id': { events: ['billing.notice'] },
-  '/rbac_groups/:id': { name: 'Renamed' },
-  '/rbac_groups/:id/members': { user_id: 'user_x' },
-  '/service_accounts/:id': { description: 'x' },
-  '/spend_limit_increase_requests/:id/approve': { amount: '1' },
-};
 
 function send(method: string, path: string, auth: { key?: string; bearer?: string } = {}) {
   const body =

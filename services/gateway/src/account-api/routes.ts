@@ -18,9 +18,9 @@ import { serviceAccountRoutes } from './service-account-routes';
 import { policyRoutes } from './policy-routes';
 import { spendLimitRoutes } from './spend-limit-routes';
 import type { AdminEnv } from '../accounts/scope';
-import { BODY_LIMITS } from '../lib/body-limit';
 import { refuseNulInUrl } from '../lib/validation';
 import { bodyReader } from '../pipeline/body-reader';
+import { BODIES } from '../pipeline/endpoint-row';
 
 /**
  * The account API's routes, for whichever account `c.var.scope` names: mounted under
@@ -58,7 +58,7 @@ export function accountApi(
     >,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
-  app.use('*', bodyReader({ kind: 'json', maxBytes: BODY_LIMITS.api }));
+  app.use('*', bodyReader(BODIES.api));
   app.use('*', keyAuth<AdminEnv>(deps.resolver, ['admin']));
   app.use('*', async function adminScope(c, next) {
     const { key, account } = c.var.principal;

@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { createKey, deleteKey, rotateKey, updateKey } from '../accounts/keys';
 import { updateAccount } from '../accounts/service';
 import { UTC } from '../reports/time-zone';
-import { errorResponse, GatewayError } from '../lib/errors';
-import { BODY_LIMITS } from '../lib/body-limit';
+import { errorResponse, GatewayError, knownError } from '../lib/errors';
 import { bodyReader } from '../pipeline/body-reader';
+import { BODIES } from '../pipeline/endpoint-row';
 import { parseOr400, refuseNulInUrl } from '../lib/validation';
 import { standingBanner } from '../billing/view';
 import { loadAssets } from './assets';
@@ -90,8 +90,9 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
     clock: deps.clock,
   });
 
-  app.onError((err, c) => {
-    if (!(err instanceof GatewayError)) throw err;
+  app.onError((thrown, c) => {
+    const err = knownError(thrown);
+    if (!err) throw thrown;
     if (c.req.query('format') === 'csv') return errorResponse(err, c.var.requestId);
     for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
     return c.html(<ErrorPage status={err.status} message={err.message} />, err.status as 400);
@@ -112,8 +113,8 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
     if (!c.req.path.startsWith('/dashboard/assets/'))
       for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!c.res.headers.has(k)) c.header(k, v);
   });
-  app.use('/sign-in', bodyReader({ kind: 'form', maxBytes: BODY_LIMITS.signIn }));
-  app.use('*', bodyReader({ kind: 'form', maxBytes: BODY_LIMITS.dashboardForm }));
+  app.use('/sign-in', bodyReader(BODIES.signIn));
+  app.use('*', bodyReader(BODIES.dashboardForm));
   const sameOrigin = csrf();
   app.use('*', async function refuseCrossSite(c, next) {
     let passed = false;

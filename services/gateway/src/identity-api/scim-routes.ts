@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../app-env';
-import { BODY_LIMITS } from '../lib/body-limit';
-import { GatewayError } from '../lib/errors';
+import { GatewayError, knownError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
+import { BODIES } from '../pipeline/endpoint-row';
 import {
   DuplicateMemberError,
   LastAdminError,
@@ -82,8 +82,10 @@ const memberValues = (v: unknown): string[] =>
 export function scimRoutes(store: Store): Hono<ScimEnv> {
   const app = new Hono<ScimEnv>();
   app.onError((err, c) => {
-    // The gateway's own refusals (a body over the limit) keep their status and headers, in SCIM's shape.
-    const gateway = err instanceof GatewayError && err.status < 500 ? err : null;
+    // The gateway's own refusals (a body over the limit, a database out of reach) keep their
+    // status and headers, in SCIM's shape.
+    const known = knownError(err);
+    const gateway = known && (known.status < 500 || known.status === 503) ? known : null;
     const e =
       err instanceof ScimError
         ? err
@@ -94,7 +96,7 @@ export function scimRoutes(store: Store): Hono<ScimEnv> {
     const out = e ?? new ScimError(500, 'Internal error.');
     return c.body(JSON.stringify(out.json()), out.status, { ...gateway?.headers, 'content-type': SCIM_JSON });
   });
-  app.use('*', bodyReader({ kind: 'json', maxBytes: BODY_LIMITS.api }));
+  app.use('*', bodyReader(BODIES.api));
   app.use('*', async function scimAuth(c, next) {
     const auth = c.req.header('authorization') ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';

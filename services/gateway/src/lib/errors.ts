@@ -1,3 +1,4 @@
+import { databaseUnavailable } from './database-unavailable';
 import type { Context } from 'hono';
 import { ERROR_STATUS, type ErrorType } from '@keygate/protocol';
 import { STATUS_CODES } from 'node:http';
@@ -68,9 +69,19 @@ export function errorResponse(err: GatewayError, requestId: string): Response {
 }
 
 /** The one place errors become responses; unknown errors are reported as api_error. */
+/**
+ * The refusal an error stands for: a GatewayError as thrown, or the 503 for a database that
+ * cannot be reached (a query failing during an outage, on any route); null for a failure of ours.
+ */
+export function knownError(err: unknown): GatewayError | null {
+  if (err instanceof GatewayError) return err;
+  return databaseUnavailable(err) ? databaseUnreachable('This request') : null;
+}
+
 export function renderError(err: Error, c: Context, log?: (err: Error, requestId: string) => void): Response {
   const requestId: string = c.get('requestId') ?? newRequestId();
-  if (err instanceof GatewayError) return errorResponse(err, requestId);
+  const known = knownError(err);
+  if (known) return errorResponse(known, requestId);
   log?.(err, requestId);
   return errorResponse(new GatewayError('api_error', 'Internal server error.'), requestId);
 }

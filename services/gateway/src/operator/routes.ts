@@ -12,12 +12,12 @@ import { MISSING_FILTERS } from '../reports/params';
 import { summaryParams, usageSummary } from '../reports/usage-summary';
 import { changePlan, recordSuspension, type BillingDeps } from '../billing/lifecycle';
 import { plainBilling } from '../billing/setup';
-import { BODY_LIMITS } from '../lib/body-limit';
 import { GatewayError, renderError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { operation } from '../lib/operation';
 import { refuseNulInUrl } from '../lib/validation';
 import { bodyReader } from '../pipeline/body-reader';
+import { BODIES } from '../pipeline/endpoint-row';
 import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
 import { operatorPriceRoutes } from './price-routes';
@@ -67,7 +67,7 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
       deps.logger?.error('unhandled error', { requestId, error, stack: error.stack }),
     ),
   );
-  app.use('*', bodyReader({ kind: 'json', maxBytes: BODY_LIMITS.api }));
+  app.use('*', bodyReader(BODIES.api));
   app.use('*', operatorAuth(deps.operatorToken));
   app.use('*', refuseNulInUrl());
   const actor = (c: { req: { header(name: string): string | undefined } }) =>

@@ -2,11 +2,11 @@ import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { keyAuth, type KeyAuthVariables } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
-import { BODY_LIMITS } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { requestBody, type RequestBodyVariables } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
+import { BODIES } from '../pipeline/endpoint-row';
 import type { Store, TelemetrySender } from '../store';
 import {
   decodeRequest,
@@ -87,10 +87,7 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
       );
     await next();
   });
-  app.use(
-    '/otlp/*',
-    bodyReader({ kind: 'gzip-able', maxBytes: BODY_LIMITS.otlp, maxInflated: BODY_LIMITS.otlpInflated }),
-  );
+  app.use('/otlp/*', bodyReader(BODIES.otlp));
 
   const sender = (c: Context<OtlpEnv>): TelemetrySender => {
     const { key, account } = c.var.principal;

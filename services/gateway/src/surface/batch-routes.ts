@@ -5,11 +5,11 @@ import { batchCeilingMicroUsd } from '../admission/ceiling';
 import type { Principal } from '../auth/resolver';
 import type { BatchHold } from '../store';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { BODY_LIMITS } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { ModelPolicy } from '../lib/model-policy';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
+import { BODIES } from '../pipeline/endpoint-row';
 import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
 import { answered } from './call';
@@ -58,9 +58,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   const one = (c: Context<AppEnv>, suffix = '') =>
     `${BATCHES}/${encodeURIComponent(c.req.param('id')!)}${suffix}`;
   const body = bodyReader({
-    kind: 'json',
-    maxBytes: BODY_LIMITS.batch,
-    tooLarge: `A batch through Keygate is at most ${BODY_LIMITS.batch / 1024 / 1024} MiB: send its requests in several batches.`,
+    ...BODIES.batch,
     idleMs: deps.proxy.bodyIdleMs ?? 30_000,
   });
   app.post(BATCHES, body, auth, (c) => run(c, deps, `POST ${BATCHES}`, BATCHES, create));

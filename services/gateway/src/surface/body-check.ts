@@ -6,7 +6,7 @@ import { parseJson, readProxiedBody } from '../pipeline/body-reader';
 import type { ForwardCall } from '../proxy/forward';
 import type { JsonBody } from '../proxy/json-body';
 import type { ProxyOptions } from '../proxy/routes';
-import { BODY_RULES, rulesFor, valuesAt, type BodyRules } from './body-rules';
+import { BODY_RULES, rulesFor, valuesAt, type BodyRules } from '../pipeline/body-rules';
 import { fileRefs } from './file-refs';
 import { isObjectId, notFound, visibleIds, type Objects, type RefKind } from './ownership';
 

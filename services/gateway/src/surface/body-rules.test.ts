@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BODY_RULES, rulesFor, valuesAt } from './body-rules';
+import { BODY_RULES, rulesFor, valuesAt } from '../pipeline/body-rules';
 import { forwardable } from './passthrough-routes';
 
 describe('the table of model and reference fields', () => {

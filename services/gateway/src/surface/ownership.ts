@@ -4,8 +4,9 @@ import type { ObjectKind, ObjectOwner, Store } from '../store';
 
 export type Objects = Store['objects'];
 
-/** What a request body may name: the objects Keygate attributes, and vaults (never made through Keygate). */
-export type RefKind = ObjectKind | 'vault';
+import type { RefKind } from '../pipeline/body-rules';
+
+export type { RefKind };
 
 const NOUN: Record<RefKind, string> = {
   file: 'File',

@@ -1,4 +1,7 @@
-import type { RefKind } from './ownership';
+import type { ObjectKind } from '../store';
+
+/** What a request body may name: the objects Keygate attributes, and vaults (never made through Keygate). */
+export type RefKind = ObjectKind | 'vault';
 
 /**
  * A field of a request body: keys joined by `.`, `[]` for each item of a list
