@@ -104,6 +104,8 @@ export const DASHBOARD = [
   'GET /claude-code',
   'GET /groups',
   'GET /groups/:id',
+  'GET /guides',
+  'GET /guides/:slug{.+}',
   'GET /keys',
   'GET /keys/:id',
   'GET /members',
