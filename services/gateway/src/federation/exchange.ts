@@ -2,7 +2,7 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jo
 import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { newId } from '../lib/ids';
 import type { FederationIssuerRecord, LiveRule, RuleMatch, Store } from '../store';
-import { IssuerKeys, JwksUnavailable } from './jwks';
+import { type IssuerKeys, JwksUnavailable } from './jwks';
 import { OAuthError } from './oauth-error';
 
 // RFC 7523 §3 (read 2026-11-29): `iss`, `sub`, `aud`, `exp` required; `nbf`, `iat`, `jti` optional.
