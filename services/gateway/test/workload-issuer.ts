@@ -1,4 +1,4 @@
-import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
+import { api, callModel, runKeygate, startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
 import { githubClaims, kubernetesClaims, startLocalIssuer, type LocalIssuer } from './workload-issuer';
 
@@ -315,5 +315,51 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
       key: other.adminKey,
     });
     expect(foreign.status).toBe(404);
+  });
+
+  it('keygate federation …: issuer and rule from the CLI; --disable ends the tokens the rule minted', async () => {
+    const svc = await admin('/service_accounts', { name: 'cli-deploy' });
+    const cli = async (...args: string[]) => {
+      const run = await runKeygate(stack, ['federation', ...args, '--account', account.id, '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout);
+    };
+    const iss = await cli('add-issuer', '--name', 'cli-github', '--issuer-url', issuer.github);
+    expect(iss).toMatchObject({ type: 'federation_issuer', jwks: { type: 'discovery' } });
+    const rule = await cli(
+      'add-rule',
+      '--name',
+      'cli-main',
+      '--issuer',
+      iss.id,
+      '--service-account',
+      svc.body.id,
+      '--subject',
+      'repo:acme/app:*',
+      '--claim',
+      'repository_owner=acme',
+      '--audience',
+      'https://keygate.test',
+      '--lifetime',
+      '120',
+    );
+    expect(rule.match).toEqual({
+      subject_prefix: 'repo:acme/app:*',
+      audience: 'https://keygate.test',
+      claims: { repository_owner: 'acme' },
+    });
+    expect((await cli('rules', '--issuer', iss.id)).data.map((r: { id: string }) => r.id)).toEqual([rule.id]);
+    const res = await exchange({
+      assertion: await issuer.sign(issuer.github, githubClaims(now())),
+      federation_rule_id: rule.id,
+    });
+    expect(res.body.expires_in).toBe(120);
+    expect((await callModel(stack.gateway.url, res.body.access_token)).status).toBe(200);
+    expect((await cli('update-rule', rule.id, '--disable')).enabled).toBe(false);
+    // The CLI changed the database itself: the gateway hears it through the invalidation channel.
+    await waitFor(async () => (await callModel(stack.gateway.url, res.body.access_token)).status === 401, {
+      timeout: 1_000,
+      what: "the gateway refusing the disabled rule's token",
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { accountCommands } from './account-commands';
 import { billingCommands } from './billing-commands';
 import type { Command } from './command';
+import { federationCommands } from './federation-commands';
 import { idpCommands } from './idp-commands';
 import { keyCommands } from './key-commands';
 import { memberCommands } from './member-commands';
@@ -19,6 +20,7 @@ export const commands: Record<string, Command> = {
   ...billingCommands,
   ...priceCommands,
   ...idpCommands,
+  ...federationCommands,
   usage: usageCommand,
   token: tokenCommand,
 };
