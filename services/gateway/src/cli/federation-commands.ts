@@ -76,6 +76,27 @@ const matchOptions = {
   lifetime: { type: 'string' },
 } as const;
 
+/** `archive-issuer` and `archive-rule`: one id, one POST. */
+function archive(
+  what: 'issuers' | 'rules',
+  prefix: string,
+  summary: string,
+  done: (r: Json) => string,
+): Command {
+  return {
+    summary,
+    usage: `Usage: keygate federation archive-${what.slice(0, -1)} --account ID ${prefix}_… [--json]`,
+    options: { account: { type: 'string' }, id: { type: 'string' } },
+    positional: 'id',
+    async call(values, backend) {
+      const id = enc(required(values, 'id', this.usage));
+      const path = `${accountPath(values, this.usage)}/federation_${what}/${id}/archive`;
+      const r = await backend.request('POST', path);
+      return { json: r, text: done(r) };
+    },
+  };
+}
+
 export const federationCommands: Record<string, Command> = {
   'federation add-issuer': {
     summary: 'Trust an OIDC issuer (GitHub Actions, a Kubernetes cluster…) for workload tokens',
@@ -126,20 +147,12 @@ at the issuer URL (or --discovery-base), or fetched from --jwks-url, through the
     },
   },
 
-  'federation archive-issuer': {
-    summary: 'Archive a federation issuer (after its rules)',
-    usage: 'Usage: keygate federation archive-issuer --account ID fdis_… [--json]',
-    options: { account: { type: 'string' }, id: { type: 'string' } },
-    positional: 'id',
-    async call(values, backend) {
-      const id = enc(required(values, 'id', this.usage));
-      const i = await backend.request(
-        'POST',
-        `${accountPath(values, this.usage)}/federation_issuers/${id}/archive`,
-      );
-      return { json: i, text: `Archived issuer ${i.id}.` };
-    },
-  },
+  'federation archive-issuer': archive(
+    'issuers',
+    'fdis',
+    'Archive a federation issuer (after its rules)',
+    (i) => `Archived issuer ${i.id}.`,
+  ),
 
   'federation add-rule': {
     summary: "Let an issuer's matching workloads act as a service account",
@@ -226,18 +239,10 @@ A new --subject, --claim or --audience replaces the whole match.`,
     },
   },
 
-  'federation archive-rule': {
-    summary: 'Archive a federation rule: exchange stops and its tokens end',
-    usage: 'Usage: keygate federation archive-rule --account ID fdrl_… [--json]',
-    options: { account: { type: 'string' }, id: { type: 'string' } },
-    positional: 'id',
-    async call(values, backend) {
-      const id = enc(required(values, 'id', this.usage));
-      const r = await backend.request(
-        'POST',
-        `${accountPath(values, this.usage)}/federation_rules/${id}/archive`,
-      );
-      return { json: r, text: `Archived rule ${r.id}; the tokens it minted no longer work.` };
-    },
-  },
+  'federation archive-rule': archive(
+    'rules',
+    'fdrl',
+    'Archive a federation rule: exchange stops and its tokens end',
+    (r) => `Archived rule ${r.id}; the tokens it minted no longer work.`,
+  ),
 };
