@@ -1,3 +1,4 @@
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callModel, runKeygate, startStack, type SeededAccount, type Stack } from './harness';
 import { waitFor } from './kit/wait';
@@ -361,5 +362,38 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
       timeout: 1_000,
       what: "the gateway refusing the disabled rule's token",
     });
+  });
+
+  it("one client address is limited before its body is read; the refusal is in OAuth's shape", async () => {
+    // A loopback address of its own, so no other test's exchanges count.
+    const dispatcher = new Agent({ localAddress: '127.0.0.77' });
+    const post = (body: string) =>
+      undiciFetch(`${stack.gateway.url}/v1/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+        dispatcher,
+      });
+    try {
+      for (let i = 0; i < 60; i++) expect((await post('grant_type=password')).status).toBe(400);
+      const limited = await post('grant_type=password');
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await limited.json()).toEqual({
+        error: 'slow_down',
+        error_description: expect.stringMatching(/Too many/),
+      });
+      const big = await post(`assertion=${'a'.repeat(40_000)}`);
+      expect(big.status).toBe(429);
+    } finally {
+      await dispatcher.close();
+    }
+    const tooLarge = await fetch(`${stack.gateway.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `assertion=${'a'.repeat(40_000)}`,
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(((await tooLarge.json()) as { error: string }).error).toBe('invalid_request');
   });
 });

@@ -16,8 +16,8 @@ export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** A JWT is a few KB; the other fields are ids. */
 const MAX_BODY_BYTES = 32 * 1024;
-/** Exchanges one client address may try per minute, refused before its body is read. */
-const EXCHANGES_PER_MINUTE = 60;
+/** Refused exchanges one client address may make per minute; past them it is refused before its body is read. */
+const REFUSALS_PER_MINUTE = 60;
 
 const id = z.string().trim().min(1).max(100);
 const TokenRequest = z.object({
@@ -45,9 +45,9 @@ export function tokenRoutes(exchange: WorkloadExchange): Hono<AppEnv> {
   app.post(
     '/v1/oauth/token',
     async function perAddress(c, next) {
-      attempts.check('oauth-token', clientOf(c), EXCHANGES_PER_MINUTE, 'token exchanges');
-      attempts.fail('oauth-token', clientOf(c));
+      attempts.check('oauth-token', clientOf(c), REFUSALS_PER_MINUTE, 'token exchanges');
       await next();
+      if (c.res.status >= 400) attempts.fail('oauth-token', clientOf(c));
     },
     bodyReader({ kind: 'form', maxBytes: MAX_BODY_BYTES, idleMs: 10_000 }),
     async (c) => {
