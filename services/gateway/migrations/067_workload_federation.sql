@@ -51,3 +51,8 @@ create table federation_jti (
   primary key (issuer_id, jti)
 );
 create index federation_jti_expires on federation_jti (expires_at);
+
+-- A service account may carry a model policy: its keys and its workload tokens are under it.
+alter table model_policies drop constraint if exists model_policies_subject_type_check;
+alter table model_policies add constraint model_policies_subject_type_check
+  check (subject_type in ('organization', 'rbac_group', 'user', 'service_account', 'api_key'));

@@ -396,4 +396,27 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
     expect(tooLarge.status).toBe(413);
     expect(((await tooLarge.json()) as { error: string }).error).toBe('invalid_request');
   });
+
+  it("a workload token is under its service account's model policy", async () => {
+    const { svc, rule } = await githubSetup();
+    const policy = await admin('/model_policies', {
+      scope: { type: 'service_account', service_account_id: svc.id },
+      allowed_models: ['claude-haiku-*'],
+      max_tokens: null,
+    });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    expect(policy.body.scope).toEqual({ type: 'service_account', service_account_id: svc.id });
+    const res = await exchange({
+      assertion: await issuer.sign(issuer.github, githubClaims(now())),
+      federation_rule_id: rule.id,
+    });
+    const refused = await callModel(stack.gateway.url, res.body.access_token);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.message).toContain(`service account '${svc.name}'`);
+    const haiku = await api(stack.gateway.url, '/v1/messages', {
+      bearer: res.body.access_token,
+      body: { model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(haiku.status, JSON.stringify(haiku.body)).toBe(200);
+  });
 });
