@@ -102,6 +102,9 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
     const calls = await stack.gateway.store.db.sql`
       select key_id, app, status from calls where account_id = ${account.id} and key_id = ${key!.id}`;
     expect(calls).toEqual([{ key_id: key!.id, app: svc.name, status: 200 }]);
+    // One key per exchange: the key list leaves them out.
+    const listed = await admin('/api_keys?limit=1000');
+    expect(listed.body.data.map((k: { id: string }) => k.id)).not.toContain(key!.id);
     const audit = await stack.gateway.store.db.sql<{ action: string }[]>`
       select action from audit_log where account_id = ${account.id} and target_id in (${iss.id}, ${rule.id}, ${key!.id})
       order by created_at`;

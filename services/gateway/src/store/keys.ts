@@ -180,6 +180,8 @@ export function keyQueries(sql: Sql) {
       const rows = await sql<KeyRecord[]>`
         select ${keyCols(sql, 't')} from api_keys t
         where t.account_id = ${accountId} and t.deleted_at is null
+          -- Workload tokens (one per exchange, minutes long) are listed by their rule, not here.
+          and t.federation_rule_id is null
           and (${f.status ?? null}::text is null or t.status = ${f.status ?? null})
           and (${f.kind ?? null}::text is null or t.kind = ${f.kind ?? null})
           and (${f.memberId ?? null}::text is null or t.member_id = ${f.memberId ?? null})
