@@ -1,3 +1,5 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { oidcFederationProvider } from '@anthropic-ai/sdk/lib/credentials/oidc-federation';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, callModel, runKeygate, startStack, type SeededAccount, type Stack } from './harness';
@@ -421,5 +423,28 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
       body: { model: 'claude-haiku-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
     });
     expect(haiku.status, JSON.stringify(haiku.body)).toBe(200);
+  });
+
+  it("the provider's SDK exchanges through Keygate with its own WIF credential provider (no key anywhere)", async () => {
+    const { rule, svc } = await githubSetup();
+    const client = new Anthropic({
+      baseURL: stack.gateway.url,
+      maxRetries: 0,
+      credentials: oidcFederationProvider({
+        identityTokenProvider: () => issuer.sign(issuer.github, githubClaims(now())),
+        federationRuleId: rule.id,
+        organizationId: account.id,
+        baseURL: stack.gateway.url,
+        fetch,
+      }),
+    });
+    const msg = await client.messages.create({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(msg.type).toBe('message');
+    const [key] = await mintedKeys(rule.id);
+    expect(key!.service_account_id).toBe(svc.id);
   });
 });
