@@ -27,7 +27,9 @@ export interface LocalIssuer {
   /** Replaces the GitHub-like issuer's key with a new one (new kid), as a rotation. */
   rotateGithub(): Promise<void>;
   /** Key-set fetches so far, by issuer. */
-  fetches: { github: number; kubernetes: number };
+  fetches: { github: number; kubernetes: number; missing: number };
+  /** A key-set URL that answers 404. */
+  missingJwks: string;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,7 @@ async function newKey(alg: 'RS256' | 'ES256', kid: string): Promise<SigningKey> 
 export async function startLocalIssuer(): Promise<LocalIssuer> {
   let github = await newKey('RS256', 'gh-1');
   const k8s = await newKey('ES256', 'k8s-1');
-  const fetches = { github: 0, kubernetes: 0 };
+  const fetches = { github: 0, kubernetes: 0, missing: 0 };
   const server = createServer((req, res) => {
     const json = (body: unknown) => {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -59,6 +61,7 @@ export async function startLocalIssuer(): Promise<LocalIssuer> {
       fetches.kubernetes++;
       return json({ keys: [k8s.jwk] });
     }
+    fetches.missing++;
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -67,6 +70,7 @@ export async function startLocalIssuer(): Promise<LocalIssuer> {
     github: `${base}/gha`,
     kubernetes: `${base}/k8s`,
     kubernetesJwks: `${base}/k8s/openid/v1/jwks`,
+    missingJwks: `${base}/gone/jwks`,
     fetches,
     async sign(iss, claims, opts = {}) {
       const key = opts.key ?? (iss === issuer.kubernetes ? k8s : github);

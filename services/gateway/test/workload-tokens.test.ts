@@ -40,32 +40,37 @@ async function exchange(fields: Record<string, string>, opts: { json?: boolean; 
 }
 
 let n = 0;
-/** A service account, a GitHub-like issuer (discovery) and a rule binding `main` of acme/app to it. */
-async function githubSetup(match: Record<string, unknown> = {}, rule: Record<string, unknown> = {}) {
+/** A service account, an issuer and a rule binding the issuer's matching tokens to the account. */
+async function federate(issuerUrl: string, jwks: object, match: object, rule: object = {}) {
   n++;
-  const svc = await admin('/service_accounts', { name: `deploy-${n}` });
+  const svc = await admin('/service_accounts', { name: `workload-${n}` });
   expect(svc.status).toBe(200);
-  const iss = await admin('/federation_issuers', {
-    name: `github-${n}`,
-    issuer_url: issuer.github,
-    jwks: { type: 'discovery' },
-  });
+  const iss = await admin('/federation_issuers', { name: `issuer-${n}`, issuer_url: issuerUrl, jwks });
   expect(iss.status, JSON.stringify(iss.body)).toBe(200);
   const r = await admin('/federation_rules', {
-    name: `main-${n}`,
+    name: `rule-${n}`,
     issuer_id: iss.body.id,
-    match: {
-      audience: 'https://keygate.test',
-      subject_prefix: 'repo:acme/app:ref:refs/heads/main',
-      claims: { repository_owner: 'acme' },
-      ...match,
-    },
+    match,
     target: { type: 'service_account', service_account_id: svc.body.id },
     ...rule,
   });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return { svc: svc.body, issuer: iss.body, rule: r.body };
 }
+
+/** The GitHub-like issuer (discovery) and a rule binding `main` of acme/app. */
+const githubSetup = (match: object = {}, rule: object = {}) =>
+  federate(
+    issuer.github,
+    { type: 'discovery' },
+    {
+      audience: 'https://keygate.test',
+      subject_prefix: 'repo:acme/app:ref:refs/heads/main',
+      claims: { repository_owner: 'acme' },
+      ...match,
+    },
+    rule,
+  );
 
 const mintedKeys = (ruleId: string) =>
   stack.gateway.store.db.sql<{ id: string; service_account_id: string; expires_at: Date }[]>`
@@ -118,19 +123,11 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
   });
 
   it('Kubernetes-like token (explicit key-set URL, ES256, JSON body): exchanged and used', async () => {
-    const svc = await admin('/service_accounts', { name: 'k8s-builder' });
-    const iss = await admin('/federation_issuers', {
-      name: 'cluster',
-      issuer_url: issuer.kubernetes,
-      jwks: { type: 'explicit_url', url: issuer.kubernetesJwks },
-    });
-    const rule = await admin('/federation_rules', {
-      name: 'ci-builder',
-      issuer_id: iss.body.id,
-      match: { subject_prefix: 'system:serviceaccount:ci:*' },
-      target: { type: 'service_account', service_account_id: svc.body.id },
-    });
-    expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+    await federate(
+      issuer.kubernetes,
+      { type: 'explicit_url', url: issuer.kubernetesJwks },
+      { subject_prefix: 'system:serviceaccount:ci:*' },
+    );
     const assertion = await issuer.sign(issuer.kubernetes, kubernetesClaims(now()));
     const res = await exchange({ assertion }, { json: true });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -194,18 +191,11 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
   });
 
   it('an issuer whose key set the egress policy blocks: refused without fetching', async () => {
-    const svc = await admin('/service_accounts', { name: 'blocked' });
-    const iss = await admin('/federation_issuers', {
-      name: 'internal',
-      issuer_url: 'https://internal.example/issuer',
-      jwks: { type: 'explicit_url', url: 'http://10.255.255.1/jwks' },
-    });
-    await admin('/federation_rules', {
-      name: 'internal-rule',
-      issuer_id: iss.body.id,
-      match: { subject_prefix: 'repo:acme/app:ref:refs/heads/main' },
-      target: { type: 'service_account', service_account_id: svc.body.id },
-    });
+    await federate(
+      'https://internal.example/issuer',
+      { type: 'explicit_url', url: 'http://10.255.255.1/jwks' },
+      { subject_prefix: 'repo:acme/app:ref:refs/heads/main' },
+    );
     const assertion = await issuer.sign('https://internal.example/issuer', githubClaims(now()));
     const res = await exchange({ assertion });
     expect(res.body).toEqual({
@@ -446,5 +436,31 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
     expect(msg.type).toBe('message');
     const [key] = await mintedKeys(rule.id);
     expect(key!.service_account_id).toBe(svc.id);
+  });
+
+  it('an issuer whose key set cannot be fetched is asked again only after a pause', async () => {
+    const { rule } = await federate(
+      `${issuer.github}-gone`,
+      { type: 'explicit_url', url: issuer.missingJwks },
+      { subject_prefix: 'repo:acme/app:*' },
+    );
+    const attempt = async () =>
+      exchange({
+        assertion: await issuer.sign(`${issuer.github}-gone`, githubClaims(now())),
+        federation_rule_id: rule.id,
+      });
+    const before = issuer.fetches.missing;
+    for (let i = 0; i < 3; i++)
+      expect((await attempt()).body.error_description).toBe(
+        "The issuer's signing keys could not be fetched.",
+      );
+    expect(issuer.fetches.missing).toBe(before + 1);
+    skew += 31_000;
+    try {
+      expect((await attempt()).body.error).toBe('invalid_grant');
+      expect(issuer.fetches.missing).toBe(before + 2);
+    } finally {
+      skew -= 31_000;
+    }
   });
 });

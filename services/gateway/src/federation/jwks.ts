@@ -33,6 +33,7 @@ export interface JwksOptions {
  */
 export class IssuerKeys {
   readonly #cache = new Map<string, Entry>();
+  readonly #failed = new Map<string, number>();
   readonly #egress: EgressPolicy;
   readonly #dispatcher: Dispatcher;
   readonly #now: () => number;
@@ -68,7 +69,19 @@ export class IssuerKeys {
   }
 
   async #load(id: string, issuer: FederationIssuerRecord): Promise<Entry> {
-    const entry = { getKey: createLocalJWKSet(keySet(await this.#fetchSet(issuer))), fetchedAt: this.#now() };
+    // An issuer whose keys could not be fetched is not asked again for a while: a tenant's
+    // failing URL costs one fetch per `refetchMs`, not one per assertion.
+    const failedAt = this.#failed.get(id);
+    if (failedAt !== undefined && this.#now() - failedAt < this.#refetch) throw new JwksUnavailable();
+    let entry: Entry;
+    try {
+      entry = { getKey: createLocalJWKSet(keySet(await this.#fetchSet(issuer))), fetchedAt: this.#now() };
+    } catch (err) {
+      this.#failed.set(id, this.#now());
+      if (this.#failed.size > this.#max) this.#failed.delete(this.#failed.keys().next().value!);
+      throw err;
+    }
+    this.#failed.delete(id);
     this.#cache.delete(id);
     this.#cache.set(id, entry);
     for (const key of this.#cache.keys()) {

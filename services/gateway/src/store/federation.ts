@@ -355,6 +355,9 @@ export function federationQueries(sql: Sql) {
             on conflict do nothing returning 1`;
           if (fresh.length === 0) return 'replayed' as const;
         }
+        // Expired tokens keep their rows (the call log names them) but not their secrets.
+        await t`delete from key_secrets where key_id in (
+          select id from api_keys where federation_rule_id = ${rule.id} and expires_at < now() - interval '1 day')`;
         const row = await insertKey(t, key, hash);
         await t`update api_keys set service_account_id = ${rule.serviceAccountId}, federation_rule_id = ${rule.id}
                 where id = ${row.id}`;
