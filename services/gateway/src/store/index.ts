@@ -110,7 +110,7 @@ export type {
   LiveRule,
   RuleMatch,
   RulePatch,
-} from './federation';
+} from './federation-records';
 export type {
   IncreaseRequestRecord,
   IncreaseStatus,
