@@ -463,4 +463,21 @@ describe('workload tokens: a signed JWT from a registered issuer becomes a short
       skew -= 31_000;
     }
   });
+
+  it('a new key source for the issuer ends the tokens minted on the old one', async () => {
+    const { rule, issuer: iss } = await githubSetup();
+    const res = await exchange({
+      assertion: await issuer.sign(issuer.github, githubClaims(now())),
+      federation_rule_id: rule.id,
+    });
+    expect((await callModel(stack.gateway.url, res.body.access_token)).status).toBe(200);
+    const moved = await admin(`/federation_issuers/${iss.id}`, {
+      jwks: { type: 'explicit_url', url: issuer.kubernetesJwks },
+    });
+    expect(moved.body.jwks).toEqual({ type: 'explicit_url', url: issuer.kubernetesJwks });
+    expect((await callModel(stack.gateway.url, res.body.access_token)).status).toBe(401);
+    const audit = await stack.gateway.store.db.sql<{ action: string }[]>`
+      select action from audit_log where target_id = ${iss.id} order by created_at`;
+    expect(audit.map((a) => a.action)).toEqual(['federation_issuer.create', 'federation_issuer.update']);
+  });
 });
