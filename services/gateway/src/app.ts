@@ -13,6 +13,9 @@ import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
 import { dashboardRoutes } from './dashboard/routes';
 import { deviceRoutes } from './identity-api/device-routes';
+import type { WorkloadExchange } from './federation/exchange';
+import { federationAdminRoutes } from './federation/admin-routes';
+import { tokenRoutes } from './federation/token-routes';
 import { scimRoutes } from './identity-api/scim-routes';
 import type { MemberTokens } from './identity/tokens';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
@@ -70,16 +73,19 @@ export interface AppDeps extends ServiceDeps {
   otlpRelay?: OtlpRelay | null;
   /** Sign-in through accounts' identity providers: member tokens, device flow, SCIM. */
   identity?: MemberTokens;
+  /** Workload tokens from an issuer's signed JWT (`POST /v1/oauth/token`). */
+  workloadExchange?: WorkloadExchange;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const admin = {
+  const base = {
     ...deps,
     evict: deps.evict ?? deps.proxy.resolver,
     billing: deps.billing ?? plainBilling(deps.store, deps.clock),
   };
+  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base)] };
   const access = deps.access ?? new AccessLog();
 
   app.use('*', async function requestId(c, next) {
@@ -167,6 +173,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     modelsRoutes(deps.proxy, deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs }),
   );
   app.all('/v1/v1/*', doubledV1);
+  if (deps.workloadExchange) app.route('/', tokenRoutes(deps.workloadExchange));
   app.route('/', proxyRoutes(proxyOptions(deps)));
   const surface = {
     proxy: deps.proxy,

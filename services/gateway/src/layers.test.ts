@@ -7,6 +7,7 @@
  *   fan-out                    where a finished call goes: call log, budgets, metrics, alerts
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
+ *   federation                 workload tokens from an issuer's JWT: its routes on the account API and /v1/oauth/token
  *   account-api, identity-api, api-docs, health, metrics
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
@@ -41,6 +42,7 @@ export const LAYERS = [
   'app',
   'dashboard',
   'operator',
+  'federation',
   'account-api',
   'identity-api',
   'api-docs',

@@ -23,6 +23,8 @@ import type { Config } from './config';
 import { announceGateway, assertNotServed, StartupError } from './lib/data-dir';
 import { EgressPolicy } from './lib/egress';
 import { MemberTokens } from './identity/tokens';
+import { WorkloadExchange } from './federation/exchange';
+import { IssuerKeys } from './federation/jwks';
 import { newRequestId, parserRefusal } from './lib/errors';
 import { randomBase62 } from './lib/ids';
 import { createLogger, type Logger } from './lib/logger';
@@ -207,6 +209,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     }
     const otlpRelay = new OtlpRelay(store, egress, logger);
     cleanup.unshift(() => otlpRelay.close());
+    const issuerKeys = new IssuerKeys({ egress, clock });
+    cleanup.unshift(() => issuerKeys.close());
     const errorRates = watchErrorRates(store, config.errorRateCheckMs, logger);
     cleanup.unshift(() => errorRates.stop());
     // Another worker watches; this one still checks when asked.
@@ -270,6 +274,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         refreshIdleMs: config.idpRefreshIdleMs,
         publicUrl: config.publicUrl,
       }),
+      workloadExchange: new WorkloadExchange(store, issuerKeys, clock),
       flushLastUsed,
       metrics: metrics && config.metricsToken ? { registry: metrics, token: config.metricsToken } : null,
       readiness: readiness({

@@ -22,7 +22,7 @@ const ACCOUNT = '/v1/organizations';
 const OPERATOR = '/operator/v1';
 const isAccount = (p: string) => p === ACCOUNT || p.startsWith(`${ACCOUNT}/`);
 const isOperator = (p: string) => p.startsWith(`${OPERATOR}/`);
-const isProxy = (p: string) => p.startsWith('/v1/') && !isAccount(p);
+const isProxy = (p: string) => p.startsWith('/v1/') && !isAccount(p) && !(p in OTHERWISE_GUARDED);
 
 /** Routes outside the three key-guarded families, and what guards them instead. */
 const OTHERWISE_GUARDED: Record<string, string> = {
@@ -37,6 +37,8 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/': 'redirects to the dashboard, which asks for a sign-in',
   '/otlp/v1/metrics': "a member's key, as the proxy resolves it (otlp-receiver.test.ts)",
   '/otlp/v1/logs': "a member's key, as the proxy resolves it (otlp-receiver.test.ts)",
+  '/v1/oauth/token':
+    "an issuer's signed JWT that an account's federation rule accepts (workload-tokens.test.ts)",
 };
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
 /**
@@ -127,6 +129,17 @@ beforeAll(async () => {
   acmeIds.invites = (await as('/invites', { email: 'invitee@acme.test', role: 'user' })).body.id;
   acmeIds.rbac_groups = (await as('/rbac_groups', { name: 'acme group' })).body.id;
   acmeIds.service_accounts = (await as('/service_accounts', { name: 'acme-ci' })).body.id;
+  acmeIds.federation_issuers = (
+    await as('/federation_issuers', { name: 'acme-ci', issuer_url: 'https://token.actions.example' })
+  ).body.id;
+  acmeIds.federation_rules = (
+    await as('/federation_rules', {
+      name: 'acme-ci',
+      issuer_id: acmeIds.federation_issuers,
+      match: { subject_prefix: 'repo:acme/app:*' },
+      target: { type: 'service_account', service_account_id: acmeIds.service_accounts },
+    })
+  ).body.id;
   acmeIds.spend_limits = (
     await as('/spend_limits', { scope: { type: 'organization' }, amount: '100000', period: 'monthly' })
   ).body.id;

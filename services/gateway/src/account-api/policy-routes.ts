@@ -11,6 +11,8 @@ const Subject = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('organization') }),
   z.strictObject({ type: z.literal('rbac_group'), rbac_group_id: z.string().min(1) }),
   z.strictObject({ type: z.literal('user'), user_id: z.string().min(1) }),
+  // Keygate's: a service account's keys and the workload tokens minted for it.
+  z.strictObject({ type: z.literal('service_account'), service_account_id: z.string().min(1) }),
   z.strictObject({ type: z.literal('api_key'), api_key_id: z.string().min(1) }),
 ]);
 const SetPolicy = z.strictObject({
@@ -30,7 +32,12 @@ const ListRateLimits = z.object({
 });
 
 function policyJson(p: ModelPolicyRecord) {
-  const idField = { rbac_group: 'rbac_group_id', user: 'user_id', api_key: 'api_key_id' } as const;
+  const idField = {
+    rbac_group: 'rbac_group_id',
+    user: 'user_id',
+    service_account: 'service_account_id',
+    api_key: 'api_key_id',
+  } as const;
   return {
     type: 'model_policy' as const,
     scope:
@@ -157,6 +164,15 @@ async function subjectOf(store: Store, accountId: string, s: z.output<typeof Sub
     if (m?.status !== 'active')
       throw new GatewayError('not_found_error', `scope.user_id: no active member '${s.user_id}'.`);
     return m.id;
+  }
+  if (s.type === 'service_account') {
+    const sa = await store.invites.getServiceAccount(accountId, s.service_account_id);
+    if (!sa || sa.archivedAt)
+      throw new GatewayError(
+        'not_found_error',
+        `scope.service_account_id: no active service account '${s.service_account_id}'.`,
+      );
+    return sa.id;
   }
   const k = await store.keys.get(accountId, s.api_key_id);
   if (!k || k.kind === 'admin')

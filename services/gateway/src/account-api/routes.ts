@@ -28,10 +28,13 @@ import { BODIES } from '../pipeline/endpoint-row';
  * behind the operator token, so both answer alike.
  */
 export function organizationRoutes(
-  deps: KeyRouteDeps & { billing?: BillingDeps; upstreamUrl?: string; identity?: MemberTokens } & Pick<
-      RelayRouteDeps,
-      'otlpRelay'
-    >,
+  deps: KeyRouteDeps & {
+    billing?: BillingDeps;
+    upstreamUrl?: string;
+    identity?: MemberTokens;
+    /** Routes of capabilities above this room (workload identity federation), mounted alike. */
+    capabilityRoutes?: readonly Hono<AdminEnv>[];
+  } & Pick<RelayRouteDeps, 'otlpRelay'>,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', refuseNulInUrl());
@@ -46,16 +49,14 @@ export function organizationRoutes(
   app.route('/', serviceAccountRoutes(deps));
   app.route('/', spendLimitRoutes(deps));
   app.route('/', policyRoutes(deps));
+  for (const routes of deps.capabilityRoutes ?? []) app.route('/', routes);
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }
 
 /** `/v1/organizations/…`, authenticated by an admin key (x-api-key, as the provider's Admin API, or Bearer). */
 export function accountApi(
-  deps: KeyRouteDeps & { resolver: KeyResolver; billing?: BillingDeps; identity?: MemberTokens } & Pick<
-      RelayRouteDeps,
-      'otlpRelay'
-    >,
+  deps: Parameters<typeof organizationRoutes>[0] & { resolver: KeyResolver },
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', bodyReader(BODIES.api));

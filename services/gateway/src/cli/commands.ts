@@ -2,6 +2,7 @@ import { accountCommands } from './account-commands';
 import { backupCommands } from './backup-commands';
 import { billingCommands } from './billing-commands';
 import type { Command } from './command';
+import { federationCommands } from './federation-commands';
 import { idpCommands } from './idp-commands';
 import { keyCommands } from './key-commands';
 import { memberCommands } from './member-commands';
@@ -21,6 +22,7 @@ export const commands: Record<string, Command> = {
   ...billingCommands,
   ...priceCommands,
   ...idpCommands,
+  ...federationCommands,
   usage: usageCommand,
   token: tokenCommand,
 };

@@ -9,15 +9,23 @@ export async function inProcessApi(config: Config) {
     throw err instanceof StartupError ? new CliError(err.message) : err;
   });
   // The operator API's code loads while the database starts.
-  const [rt, { operatorRoutes }, { plainBilling }, { createLogger }, { MemberTokens }, { EgressPolicy }] =
-    await Promise.all([
-      opening,
-      import('../operator/routes'),
-      import('../billing/setup'),
-      import('../lib/logger'),
-      import('../identity/tokens'),
-      import('../lib/egress'),
-    ]);
+  const [
+    rt,
+    { operatorRoutes },
+    { plainBilling },
+    { createLogger },
+    { MemberTokens },
+    { EgressPolicy },
+    { federationAdminRoutes },
+  ] = await Promise.all([
+    opening,
+    import('../operator/routes'),
+    import('../billing/setup'),
+    import('../lib/logger'),
+    import('../identity/tokens'),
+    import('../lib/egress'),
+    import('../federation/admin-routes'),
+  ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
   const identity = new MemberTokens({
@@ -39,6 +47,7 @@ export async function inProcessApi(config: Config) {
     billing: plainBilling(rt.store, Date.now, config.paymentGraceDays, config.billingEnforced),
     // `keygate idp set` discovers the issuer, through the same egress policy as the gateway.
     identity,
+    capabilityRoutes: [federationAdminRoutes({ store: rt.store, box: rt.box, clock: Date.now })],
   });
   const via = config.databaseUrl
     ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}`

@@ -56,7 +56,9 @@ export type IdPrefix =
   | 'slir'
   | 'rbacgrp'
   | 'invite'
-  | 'svac';
+  | 'svac'
+  | 'fdis'
+  | 'fdrl';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -1,5 +1,5 @@
 /** Who a model policy belongs to: the account, one of its groups, a member or a key. */
-export type PolicySubject = 'organization' | 'rbac_group' | 'user' | 'api_key';
+export type PolicySubject = 'organization' | 'rbac_group' | 'user' | 'service_account' | 'api_key';
 
 /** One stored policy, as it applies to a key (the key resolver reads them with the key). */
 export interface PolicyRule {
@@ -38,6 +38,7 @@ const SUBJECT_WORDS: Record<PolicySubject, string> = {
   organization: "the account's model policy",
   rbac_group: 'the model policy of group',
   user: 'the model policy of member',
+  service_account: 'the model policy of service account',
   api_key: 'the model policy of key',
 };
 

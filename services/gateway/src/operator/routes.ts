@@ -57,6 +57,8 @@ export interface OperatorDeps extends KeyRouteDeps {
   prices?: PriceBook;
   /** Sign-in through the account's identity provider (its settings are part of the account API). */
   identity?: MemberTokens;
+  /** Capabilities' account-API routes (workload identity federation), served for any account here too. */
+  capabilityRoutes?: readonly Hono<AdminEnv>[];
 }
 
 /** The operator API: whoever runs the gateway manages accounts here, and any account's data. */

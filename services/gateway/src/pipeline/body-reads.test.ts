@@ -30,6 +30,7 @@ const JSON_PARSERS: Record<string, string> = {
   'cli/price-commands.ts': 'a price file on disk',
   'cli/token-command.ts': "saved tokens on disk, and the gateway's answers",
   'dashboard/idp-sign-in.tsx': 'the sign-in state the gateway sealed into a cookie',
+  'federation/jwks.ts': "an issuer's key set and discovery document, bounded in size",
   'lib/data-dir.ts': 'files in the data directory',
   'pricing/catalog/price-book.ts': 'the price catalog on disk',
   'store/call-copy.ts': 'usage JSON from the database',

@@ -15,7 +15,9 @@ export type Face =
   /** HTML pages and redirects (the dashboard, the API reference). */
   | 'page'
   /** Probes: `/healthz`, `/readyz`, empty answers. */
-  | 'probe';
+  | 'probe'
+  /** An OAuth token endpoint: RFC 6749 §5.2's `{error, error_description}`. */
+  | 'oauth';
 
 /** What a caller presents. An endpoint takes any one of those it lists. */
 export type Credential =
@@ -27,6 +29,8 @@ export type Credential =
   | 'scim-token'
   /** A device code or refresh token the account's identity provider issued (in the body). */
   | 'idp-grant'
+  /** A workload's signed JWT (RFC 7523), in the body: federation/token-routes.ts. */
+  | 'jwt-assertion'
   | 'stripe-signature';
 
 /**
@@ -86,6 +90,8 @@ export interface Endpoint {
 export const BODIES = {
   api: { kind: 'json', maxBytes: BODY_LIMITS.api },
   idp: { kind: 'json', maxBytes: BODY_LIMITS.idp },
+  /** RFC 7523's token request: a form (or the SDK's JSON) holding one JWT. */
+  workloadToken: { kind: 'form', maxBytes: 32 * 1024, idleMs: 10_000 },
   signIn: { kind: 'form', maxBytes: BODY_LIMITS.signIn },
   dashboardForm: { kind: 'form', maxBytes: BODY_LIMITS.dashboardForm },
   stripeWebhook: { kind: 'bytes', maxBytes: BODY_LIMITS.stripeWebhook },

@@ -210,6 +210,16 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ),
   ...family(
     {
+      face: 'oauth',
+      credentials: ['jwt-assertion'],
+      writes: { kind: 'reader', spec: BODIES.workloadToken },
+      limits: 'per-address',
+      recording: 'audit',
+    },
+    ['POST /v1/oauth/token'],
+  ),
+  ...family(
+    {
       face: 'provider',
       credentials: ['stripe-signature'],
       writes: { kind: 'reader', spec: BODIES.stripeWebhook },

@@ -26,6 +26,7 @@ export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
 import { scimQueries } from './scim';
 import { rbacGroupQueries } from './rbac-groups';
 import { inviteQueries } from './invites';
+import { federationQueries } from './federation';
 import { spendLimitQueries } from './spend-limits';
 
 export type {
@@ -102,6 +103,15 @@ export {
   type ServiceAccountRecord,
 } from './invites';
 export type {
+  FederationIssuerRecord,
+  FederationRuleRecord,
+  IssuerPatch,
+  JwksSource,
+  LiveRule,
+  RuleMatch,
+  RulePatch,
+} from './federation-records';
+export type {
   IncreaseRequestRecord,
   IncreaseStatus,
   SpendLimitRecord,
@@ -123,6 +133,7 @@ export function createStore(db: Database) {
     budgets: budgetQueries(db.sql),
     rbacGroups: rbacGroupQueries(db.sql),
     invites: inviteQueries(db.sql),
+    federation: federationQueries(db.sql),
     spendLimits: spendLimitQueries(db.sql),
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),

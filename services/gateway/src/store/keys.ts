@@ -64,12 +64,14 @@ const policyRules = (sql: Sql) => sql`
            'subject', mp.subject_type, 'subjectId', mp.subject_id,
            'label', case mp.subject_type
                       when 'rbac_group' then (select rg.name from rbac_groups rg where rg.id = mp.subject_id)
-                      when 'user' then m.email when 'api_key' then k.name else a.name end,
+                      when 'user' then m.email when 'api_key' then k.name
+                      when 'service_account' then (select s.name from service_accounts s where s.id = mp.subject_id)
+                      else a.name end,
            'allowedModels', mp.allowed_models, 'maxTokens', mp.max_tokens)
-         order by array_position(array['organization', 'rbac_group', 'user', 'api_key'], mp.subject_type), mp.subject_id) as rules
+         order by array_position(array['organization', 'rbac_group', 'user', 'service_account', 'api_key'], mp.subject_type), mp.subject_id) as rules
   from model_policies mp
   where mp.account_id = k.account_id
-    and (mp.subject_id in (k.account_id, k.id, k.member_id) or mp.subject_id = any(g.ids))`;
+    and (mp.subject_id in (k.account_id, k.id, k.member_id, k.service_account_id) or mp.subject_id = any(g.ids))`;
 
 export type NewKey = Pick<
   KeyRecord,
@@ -220,6 +222,8 @@ export function keyQueries(sql: Sql) {
       const rows = await sql<KeyRecord[]>`
         select ${keyCols(sql, 't')} from api_keys t
         where t.account_id = ${accountId} and t.deleted_at is null
+          -- Workload tokens (one per exchange, minutes long) are listed by their rule, not here.
+          and t.federation_rule_id is null
           and (${f.status ?? null}::text is null or t.status = ${f.status ?? null})
           and (${f.kind ?? null}::text is null or t.kind = ${f.kind ?? null})
           and (${f.memberId ?? null}::text is null or t.member_id = ${f.memberId ?? null})

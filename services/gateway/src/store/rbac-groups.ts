@@ -194,7 +194,7 @@ export function rbacGroupQueries(sql: Sql) {
     async policies(accountId: string): Promise<ModelPolicyRecord[]> {
       return sql<ModelPolicyRecord[]>`
         select ${policyCols(sql)} from model_policies t where t.account_id = ${accountId}
-        order by array_position(array['organization', 'rbac_group', 'user', 'api_key'], t.subject_type), t.subject_id`;
+        order by array_position(array['organization', 'rbac_group', 'user', 'service_account', 'api_key'], t.subject_type), t.subject_id`;
     },
 
     setPolicy(p: Omit<ModelPolicyRecord, 'createdAt' | 'updatedAt'>, actor: string) {

@@ -64,6 +64,8 @@ export function faceProblem(face: Face, status: number, contentType: string, tex
   } catch {
     return `not JSON: ${text.slice(0, 120)}`;
   }
+  if (face === 'oauth')
+    return typeof body.error === 'string' ? null : `not an OAuth error: ${text.slice(0, 160)}`;
   if (face === 'scim')
     return body.schemas?.includes(SCIM_ERROR) && String(body.status) === String(status)
       ? null

@@ -17,5 +17,6 @@ export function appForRouteTable(): Hono<AppEnv> {
     readiness: async () => ({}) as never,
     proxy: { resolver: {} as AppDeps['proxy']['resolver'] } as AppDeps['proxy'],
     identity: {} as AppDeps['identity'],
+    workloadExchange: {} as AppDeps['workloadExchange'],
   });
 }

@@ -10,6 +10,8 @@ export const VALID_UPDATE: Record<string, object> = {
   '/rbac_groups/:id': { name: 'Renamed' },
   '/rbac_groups/:id/members': { user_id: 'user_x' },
   '/service_accounts/:id': { description: 'x' },
+  '/federation_issuers/:id': { check_jti: true },
+  '/federation_rules/:id': { description: 'x' },
   '/spend_limit_increase_requests/:id/approve': { amount: '1' },
 };
 
