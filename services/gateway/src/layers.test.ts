@@ -8,6 +8,7 @@
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   account-api, identity-api, api-docs, health, metrics
+ *   claude-gateway             Claude Code's `/login` to a gateway: discovery, OAuth, managed settings
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
  *   pipeline                   the one request-body reader, with each route family's bounds
@@ -46,6 +47,7 @@ export const LAYERS = [
   'api-docs',
   'health',
   'metrics',
+  'claude-gateway',
   'otlp',
   'surface',
   'pipeline',

@@ -17,6 +17,7 @@ import { orgRoutes } from './org-routes';
 import { serviceAccountRoutes } from './service-account-routes';
 import { policyRoutes } from './policy-routes';
 import { spendLimitRoutes } from './spend-limit-routes';
+import { claudeCodeEnvRoutes } from '../claude-gateway/env-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { BODY_LIMITS } from '../lib/body-limit';
 import { refuseNulInUrl } from '../lib/validation';
@@ -46,6 +47,7 @@ export function organizationRoutes(
   app.route('/', serviceAccountRoutes(deps));
   app.route('/', spendLimitRoutes(deps));
   app.route('/', policyRoutes(deps));
+  app.route('/', claudeCodeEnvRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }

@@ -1,5 +1,6 @@
 import { accountCommands } from './account-commands';
 import { billingCommands } from './billing-commands';
+import { claudeCodeCommands } from './claude-code-commands';
 import type { Command } from './command';
 import { idpCommands } from './idp-commands';
 import { keyCommands } from './key-commands';
@@ -19,6 +20,7 @@ export const commands: Record<string, Command> = {
   ...billingCommands,
   ...priceCommands,
   ...idpCommands,
+  ...claudeCodeCommands,
   usage: usageCommand,
   token: tokenCommand,
 };
