@@ -61,7 +61,8 @@ function tokenAnswer(t: IssuedToken, now: number) {
 export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const attempts = new FailedAttempts();
-  app.use('*', bodyReader({ kind: 'form', maxBytes: BODY_LIMITS.idp }));
+  // Mounted at the account's base beside its calls: the middleware here is the OAuth paths' only.
+  app.use('/oauth/*', bodyReader({ kind: 'form', maxBytes: BODY_LIMITS.idp }));
   app.onError((err, c) => {
     const id = c.var.requestId ?? newRequestId();
     if (err instanceof OAuthRefusal)
@@ -76,7 +77,7 @@ export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<App
     c.var.logger?.error('unhandled error', { error: err, stack: err.stack });
     return oauthErrorResponse('server_error', 'Internal server error.', id, { status: 500 });
   });
-  app.use('*', async function noStore(c, next) {
+  app.use('/oauth/*', async function noStore(c, next) {
     await next();
     c.header('cache-control', 'no-store');
   });
