@@ -30,7 +30,9 @@ export const baseFor = (ctx: IdpContext) => `${ctx.stack.gateway.url}/claude/${c
 /** What Claude Code keeps of its gateway sign-in (~/.claude/.credentials.json on Linux). */
 export function heldSignIn(home: string): { url: string; jwt: string; idpRefreshToken?: string } | null {
   try {
-    return JSON.parse(readFileSync(join(home, '.claude/.credentials.json'), 'utf8')).enterpriseGateway ?? null;
+    return (
+      JSON.parse(readFileSync(join(home, '.claude/.credentials.json'), 'utf8')).enterpriseGateway ?? null
+    );
   } catch {
     return null;
   }

@@ -17,7 +17,25 @@ export class Terminal {
     const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
     // The program's end stays on the screen ("[exited N]") until close(), for the test's message.
     const keep = '"$0" "$@"; echo "[exited $?]"; exec sleep 86400';
-    t.#tmux('new-session', '-d', '-s', 'main', '-x', '200', '-y', '50', '-c', cwd, 'env', '-i', ...vars, 'sh', '-c', keep, ...command);
+    t.#tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'main',
+      '-x',
+      '200',
+      '-y',
+      '50',
+      '-c',
+      cwd,
+      'env',
+      '-i',
+      ...vars,
+      'sh',
+      '-c',
+      keep,
+      ...command,
+    );
     return t;
   }
 
@@ -52,6 +70,20 @@ export class Terminal {
     }).catch(() => {
       throw new Error(`the screen never showed ${pattern}; it shows:\n${this.screen()}`);
     });
+  }
+
+  /**
+   * Ends the program at once (SIGKILL, as a crash or a closed laptop would: no exit handlers run),
+   * leaving "[exited]" on the screen. Only the pane's own child is signalled, by its process id.
+   */
+  crash(): void {
+    const shell = this.#tmux('list-panes', '-t', 'main', '-F', '#{pane_pid}').trim();
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', shell], { encoding: 'utf8' });
+    for (const pid of children
+      .split('\n')
+      .map((p) => Number(p.trim()))
+      .filter((p) => p > 0))
+      process.kill(pid, 'SIGKILL');
   }
 
   /** Ends the program and this terminal's tmux server (only this one: its own socket). */
