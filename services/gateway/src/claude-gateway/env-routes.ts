@@ -12,11 +12,17 @@ export const ClaudeCodeEnv = z.strictObject({
     .record(
       z
         .string()
-        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'names are letters, digits and _, not starting with a digit')
-        .refine((k) => !RESERVED.has(k), 'is set by the gateway sign-in itself'),
+        .regex(
+          /^[A-Za-z_][A-Za-z0-9_]{0,127}$/,
+          'names are letters, digits and _, not starting with a digit',
+        ),
       z.string().max(4096),
     )
-    .refine((e) => Object.keys(e).length <= 100, 'at most 100 variables'),
+    .refine((e) => Object.keys(e).length <= 100, 'at most 100 variables')
+    .refine(
+      (e) => !Object.keys(e).some((k) => RESERVED.has(k)),
+      `${[...RESERVED].join(', ')} are set by the gateway sign-in itself`,
+    ),
 });
 
 /**
