@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api } from './harness';
+import { api, runKeygate } from './harness';
 import { baseFor, prepareAccount } from './claude-gateway';
 import { useIdpStack } from './idp-fixture';
 import { waitFor } from './kit/wait';
@@ -100,6 +100,20 @@ describe('the gateway sign-in protocol at {gateway}/claude/{account}', () => {
       headers: { ...bearer, 'if-none-match': settings.headers.get('etag')! },
     });
     expect(again.status).toBe(304);
+
+    // A call under the base goes through the gateway's own route with its own bounds (the OAuth
+    // endpoints' small form bound is theirs only), attributed to the member's token key.
+    const call = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'x'.repeat(40_000) }],
+      }),
+    });
+    expect(call.status, await call.clone().text()).toBe(200);
+    expect(call.headers.get('cache-control')).not.toBe('no-store');
 
     // Traces are taken and dropped with a 200, as the protocol asks.
     const traces = await fetch(`${base}/v1/traces`, {
