@@ -54,17 +54,44 @@ async function settled(home: string): Promise<void> {
   );
 }
 
-/** Types a prompt and waits until the call log holds one more call than before. */
+/**
+ * Types a prompt, sends it (again, if the key was taken while a notice held the input), waits for
+ * the emulator's answer on screen, and returns the prompt's own call (Opus; Claude Code's side
+ * calls, such as titles, use Haiku).
+ */
 async function prompt(t: Terminal, text: string): Promise<Record<string, any>> {
   const before = (await calls()).length;
   await t.waitFor(/^❯\s*$/m);
   t.type(text);
-  t.keys('Enter');
-  return waitFor(async () => (await calls())[before], {
-    timeout: 60_000,
-    what: `the call for '${text}'`,
-  }).catch((err: Error) => {
+  // The input line's space after ❯ is a no-break space.
+  await t.waitFor(new RegExp(`^❯\\s${text}`, 'm'));
+  let sent = 0;
+  await waitFor(
+    () => {
+      const s = t.screen();
+      if (s.includes(`Emulated reply to: ${text}`)) return true;
+      const input =
+        s
+          .split('\n')
+          .filter((l) => l.startsWith('❯'))
+          .at(-1) ?? '';
+      if (
+        input.includes(text) &&
+        Date.now() - sent > 2_000 &&
+        !/Thinking|…/.test(s.split(input).at(-1) ?? '')
+      ) {
+        sent = Date.now();
+        t.keys('Enter');
+      }
+      return false;
+    },
+    { timeout: 60_000, interval: 200, what: `the answer to '${text}'` },
+  ).catch((err: Error) => {
     throw new Error(`${err.message}; the screen shows:\n${t.screen()}`);
+  });
+  return waitFor(async () => (await calls()).slice(before).find((c) => /^claude-opus/.test(c.model)), {
+    timeout: 30_000,
+    what: `the call for '${text}'`,
   });
 }
 
