@@ -185,5 +185,18 @@ describe('the gateway sign-in protocol at {gateway}/claude/{account}', () => {
       key: ctx.account.adminKey,
     });
     expect(read.body.env.OTEL_LOGS_EXPORT_INTERVAL).toBe('1000');
+
+    // The same from the CLI (the operator's face of the account API).
+    const account = ['claude-code', 'env', '--account', ctx.account.id];
+    const cli = await runKeygate(ctx.stack, [...account, '--set', 'TEAM=a=b', '--json']);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout)).toEqual({ type: 'claude_code_env', env: { TEAM: 'a=b' } });
+    const shown = await runKeygate(ctx.stack, account);
+    expect(shown.stdout).toMatch(/TEAM\s+a=b/);
+    const cleared = await runKeygate(ctx.stack, [...account, '--clear', '--json']);
+    expect(JSON.parse(cleared.stdout).env).toEqual({});
+    const badPair = await runKeygate(ctx.stack, [...account, '--set', 'NOEQUALS']);
+    expect(badPair.code).not.toBe(0);
+    expect(badPair.stderr).toMatch(/NAME=VALUE/);
   });
 });
