@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { waitFor } from './wait';
 
@@ -91,5 +92,9 @@ export class Terminal {
     try {
       this.#tmux('kill-server');
     } catch {}
+    // tmux leaves its socket behind.
+    rmSync(`${process.env.TMUX_TMPDIR ?? '/tmp'}/tmux-${process.getuid?.() ?? 0}/${this.#socket}`, {
+      force: true,
+    });
   }
 }
