@@ -8,6 +8,7 @@ import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
+import { CLAUDE_BASE, claudeGatewayRoutes } from './claude-gateway/routes';
 import { AccessLog } from './metrics/access-log';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
@@ -168,13 +169,38 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/billing/stripe/webhook', bodyReader(BODIES.stripeWebhook));
   app.use('/idp/v1/*', bodyReader(BODIES.idp));
   // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
-  app.route(
-    '/',
-    modelsRoutes(deps.proxy, deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs }),
+  const models = modelsRoutes(
+    deps.proxy,
+    deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs },
   );
+  const proxy = proxyRoutes(proxyOptions(deps));
+  const otlp = {
+    resolver: deps.proxy.resolver,
+    store: deps.store,
+    clock: deps.clock,
+    relay: deps.otlpRelay ?? null,
+  };
+  app.route('/', models);
   app.all('/v1/v1/*', doubledV1);
   if (deps.workloadExchange) app.route('/', tokenRoutes(deps.workloadExchange));
-  app.route('/', proxyRoutes(proxyOptions(deps)));
+  app.route('/', proxy);
+  if (deps.identity) {
+    // Claude Code's `/login` to a gateway, per account; its calls, model list and telemetry go
+    // through the same routes as above, under the account's base.
+    app.route(
+      CLAUDE_BASE,
+      claudeGatewayRoutes({
+        resolver: deps.proxy.resolver,
+        store: deps.store,
+        identity: deps.identity,
+        clock: deps.clock,
+        ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
+      }),
+    );
+    app.route(CLAUDE_BASE, models);
+    app.route(CLAUDE_BASE, proxy);
+    app.route(CLAUDE_BASE, otlpRoutes(otlp, ''));
+  }
   const surface = {
     proxy: deps.proxy,
     objects: deps.store.objects,
@@ -192,15 +218,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   app.route('/', stripeWebhookRoutes(admin.billing));
-  app.route(
-    '/',
-    otlpRoutes({
-      resolver: deps.proxy.resolver,
-      store: deps.store,
-      clock: deps.clock,
-      relay: deps.otlpRelay ?? null,
-    }),
-  );
+  app.route('/', otlpRoutes(otlp));
   app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
   app.route('/operator/v1', operatorRoutes(admin));
   if (deps.identity) app.route('/idp/v1', deviceRoutes(deps.identity));

@@ -9,6 +9,7 @@
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   federation                 workload tokens from an issuer's JWT: its routes on the account API and /v1/oauth/token
  *   account-api, identity-api, api-docs, health, metrics
+ *   claude-gateway             Claude Code's `/login` to a gateway: discovery, OAuth, managed settings
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
  *   pipeline                   the one request-body reader, with each route family's bounds
@@ -48,6 +49,7 @@ export const LAYERS = [
   'api-docs',
   'health',
   'metrics',
+  'claude-gateway',
   'otlp',
   'surface',
   'pipeline',

@@ -279,6 +279,11 @@ function checkShape(path: string, res: Response, text: string, what: string): vo
     });
     return;
   }
+  // The OAuth endpoints of a Claude Code gateway sign-in answer in OAuth's shape (RFC 6749 §5.2).
+  if (/^\/claude\/[^/]+\/oauth\//.test(path)) {
+    expect(json, what).toMatchObject({ error: expect.any(String), error_description: expect.any(String) });
+    return;
+  }
   // The provider's error shape (upstream errors from the emulator are its own, passed through).
   expect(json, what).toMatchObject({
     type: 'error',

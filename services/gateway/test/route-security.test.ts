@@ -48,6 +48,15 @@ const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboar
  */
 const isIdentity = (p: string) => p.startsWith('/idp/v1/') || p.startsWith('/scim/v2/');
 
+/**
+ * Claude Code's gateway sign-in (claude-gateway/): discovery and the OAuth endpoints are guarded
+ * by the account's identity provider (claude-gateway-protocol.test.ts); every other route under
+ * the base takes a credential of that account only (below).
+ */
+const isClaudeGateway = (p: string) => p.startsWith('/claude/:account/');
+const isClaudeOAuth = (p: string) => /^\/claude\/:account\/(oauth\/|\.well-known\/)/.test(p);
+const claudeRoutes = routes.filter(([, p]) => isClaudeGateway(p) && !isClaudeOAuth(p));
+
 const accountRoutes = routes.filter(([, p]) => isAccount(p));
 const operatorRoutes = routes.filter(([, p]) => isOperator(p));
 const proxyRoutes = routes.filter(([, p]) => isProxy(p));
@@ -215,9 +224,24 @@ describe('the route table (security)', () => {
           !isProxy(p) &&
           !isDashboard(p) &&
           !isIdentity(p) &&
+          !isClaudeGateway(p) &&
           !(p in OTHERWISE_GUARDED),
       );
     expect(elsewhere).toEqual([]);
+  });
+});
+
+describe.each(claudeRoutes)('Claude Code gateway %s %s (security)', (method, path) => {
+  it("refuses no key and another account's key (401)", async () => {
+    const at = path.replace(':account', acme.id).replace(':id', 'msg_x');
+    const body = method === 'POST' ? {} : undefined;
+    expectRefused(await api(stack.gateway.url, at, { method, body }), 401, 'authentication_error');
+    expectRefused(
+      await api(stack.gateway.url, at, { method, body, bearer: stack.appKey }),
+      401,
+      'authentication_error',
+      /another account/,
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { accountCommands } from './account-commands';
 import { backupCommands } from './backup-commands';
 import { billingCommands } from './billing-commands';
+import { claudeCodeCommands } from './claude-code-commands';
 import type { Command } from './command';
 import { federationCommands } from './federation-commands';
 import { idpCommands } from './idp-commands';
@@ -23,6 +24,7 @@ export const commands: Record<string, Command> = {
   ...priceCommands,
   ...idpCommands,
   ...federationCommands,
+  ...claudeCodeCommands,
   usage: usageCommand,
   token: tokenCommand,
 };

@@ -133,3 +133,25 @@ export function parserRefusal(
   ];
   return { status, type, http: `${head.join('\r\n')}\r\n\r\n${body}` };
 }
+
+/**
+ * OAuth 2.0's error response (RFC 6749 §5.2, RFC 8628 §3.5, read 2026-11-29): `{error,
+ * error_description}` and no-store, for the endpoints an OAuth client reads (a gateway sign-in's
+ * device authorization and token endpoints), which do not parse the provider's shape.
+ */
+export function oauthErrorResponse(
+  error: string,
+  description: string,
+  requestId: string,
+  opts: { status?: number; headers?: Record<string, string> } = {},
+): Response {
+  return new Response(JSON.stringify({ error, error_description: description }), {
+    status: opts.status ?? 400,
+    headers: {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'request-id': requestId,
+      ...opts.headers,
+    },
+  });
+}

@@ -75,26 +75,31 @@ const DAY = (d: Date) => d.toISOString().slice(0, 10);
  * and logs, protobuf or JSON, gzip or not. Only a member's key may send, and every data point
  * is attributed to that member, whatever the payload's own user attributes say.
  */
-export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
+export function otlpRoutes(deps: OtlpDeps, at = '/otlp'): Hono<OtlpEnv> {
   const app = new Hono<OtlpEnv>();
-  // The key first: a wrong key is refused before its upload is read.
-  app.use('/otlp/*', keyAuth<OtlpEnv>(deps.resolver, ['live', 'test']));
-  app.use('/otlp/*', async function memberOnly(c, next) {
-    if (!c.var.principal.key.memberId)
-      throw new GatewayError(
-        'permission_error',
-        "Telemetry is attributed to a member: send a member's key (this key belongs to no member).",
-      );
-    await next();
-  });
-  app.use('/otlp/*', bodyReader(BODIES.otlp));
+  // `at` '' serves Claude Code's gateway telemetry (`{base}/v1/{metrics,logs}`, claude-gateway/),
+  // where `{base}/v1/*` holds the calls too: then only the two paths are this receiver's.
+  const guarded = at ? [`${at}/*`] : ['/v1/metrics', '/v1/logs'];
+  for (const path of guarded) {
+    // The key first: a wrong key is refused before its upload is read.
+    app.use(path, keyAuth<OtlpEnv>(deps.resolver, ['live', 'test']));
+    app.use(path, async function memberOnly(c, next) {
+      if (!c.var.principal.key.memberId)
+        throw new GatewayError(
+          'permission_error',
+          "Telemetry is attributed to a member: send a member's key (this key belongs to no member).",
+        );
+      await next();
+    });
+    app.use(path, bodyReader(BODIES.otlp));
+  }
 
   const sender = (c: Context<OtlpEnv>): TelemetrySender => {
     const { key, account } = c.var.principal;
     return { accountId: account.id, memberId: key.memberId!, keyId: key.id };
   };
 
-  app.post('/otlp/v1/metrics', async function otlpMetrics(c) {
+  app.post(`${at}/v1/metrics`, async function otlpMetrics(c) {
     const encoding = encodingOf(c);
     const { points, rejected } = readMetrics(await decode(c, encoding, 'metrics'), new Date(deps.clock()));
     const by = sender(c);
@@ -115,7 +120,7 @@ export function otlpRoutes(deps: OtlpDeps): Hono<OtlpEnv> {
     return accepted(c, encoding, 'metrics', rejected);
   });
 
-  app.post('/otlp/v1/logs', async function otlpLogs(c) {
+  app.post(`${at}/v1/logs`, async function otlpLogs(c) {
     const encoding = encodingOf(c);
     const { events, rejected } = readEvents(await decode(c, encoding, 'logs'), new Date(deps.clock()));
     const by = sender(c);

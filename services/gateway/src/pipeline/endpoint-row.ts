@@ -90,6 +90,8 @@ export interface Endpoint {
 export const BODIES = {
   api: { kind: 'json', maxBytes: BODY_LIMITS.api },
   idp: { kind: 'json', maxBytes: BODY_LIMITS.idp },
+  /** Claude Code's gateway sign-in: RFC 8628's device authorization and token requests, a form of a few fields. */
+  claudeOauth: { kind: 'form', maxBytes: BODY_LIMITS.idp },
   /** RFC 7523's token request: a form (or the SDK's JSON) holding one JWT. */
   workloadToken: { kind: 'form', maxBytes: 32 * 1024, idleMs: 10_000 },
   signIn: { kind: 'form', maxBytes: BODY_LIMITS.signIn },

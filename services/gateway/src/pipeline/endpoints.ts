@@ -65,6 +65,8 @@ const ADMIN = {
 } as const;
 const OPERATOR = { ...ADMIN, credentials: ['operator-token'], limits: 'per-address' } as const;
 const OPERATOR_ACCOUNT = '/operator/v1/accounts/:account_id';
+/** Claude Code's base for an account (claude-gateway/routes.ts CLAUDE_BASE). */
+const CLAUDE_CODE_BASE = '/claude/:account';
 
 /** The provider's endpoints Keygate serves: admitted per call and recorded in the call log. */
 const PROVIDER = {
@@ -138,6 +140,48 @@ export const ENDPOINTS: readonly Endpoint[] = [
       recording: 'none',
     },
     ['POST /otlp/v1/metrics', 'POST /otlp/v1/logs'],
+  ),
+  // Claude Code's gateway sign-in (claude-gateway/): its base is `/claude/{account}`, under which
+  // the calls, the model list and the telemetry are the routes above, mounted again.
+  ...family({ face: 'oauth', credentials: ['none'], writes: none, limits: 'none', recording: 'none' }, [
+    'GET /claude/:account/.well-known/oauth-authorization-server',
+  ]),
+  ...family(
+    {
+      face: 'oauth',
+      credentials: ['idp-grant'],
+      writes: { kind: 'reader', spec: BODIES.claudeOauth },
+      limits: 'per-address',
+      recording: 'none',
+    },
+    ['POST /oauth/device_authorization', 'POST /oauth/token'],
+    CLAUDE_CODE_BASE,
+  ),
+  ...family(
+    { ...PROVIDER, writes: none, limits: 'none', recording: 'none' },
+    ['GET /managed/settings'],
+    CLAUDE_CODE_BASE,
+  ),
+  ...family(
+    PROVIDER,
+    ['POST /v1/messages', 'POST /v1/messages/count_tokens', 'GET /v1/models', 'GET /v1/models/:id'],
+    CLAUDE_CODE_BASE,
+  ),
+  ...family(
+    { ...PROVIDER, limits: 'none', recording: 'none' },
+    ['GET /v1/messages/:id/events'],
+    CLAUDE_CODE_BASE,
+  ),
+  ...family(
+    {
+      ...PROVIDER,
+      face: 'otlp',
+      writes: { kind: 'reader', spec: BODIES.otlp },
+      limits: 'none',
+      recording: 'none',
+    },
+    ['POST /v1/metrics', 'POST /v1/logs', 'POST /v1/traces'],
+    CLAUDE_CODE_BASE,
   ),
   ...withAccountRefs(family(ADMIN, ACCOUNT_API, '/v1/organizations'), '/v1/organizations'),
   ...withAccountRefs(

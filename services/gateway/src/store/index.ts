@@ -21,6 +21,7 @@ import { usageQueries } from './usage';
 import { objectQueries } from './objects';
 import { agentTreeQueries } from './agent-tree';
 import { telemetryQueries } from './telemetry';
+import { claudeGatewayQueries } from './claude-gateway';
 import { identityQueries } from './identity';
 export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
 import { scimQueries } from './scim';
@@ -149,6 +150,7 @@ export function createStore(db: Database) {
     objects: objectQueries(db.sql),
     agentTree: agentTreeQueries(db.sql),
     telemetry: telemetryQueries(db.sql),
+    claudeGateway: claudeGatewayQueries(db.sql),
     identity: identityQueries(db.sql),
     scim: scimQueries(db.sql),
     reconciliations: reconciliationQueries(db.sql),
