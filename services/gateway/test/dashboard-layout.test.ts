@@ -115,7 +115,7 @@ describe('the dashboard on a 1366 px screen', () => {
     expect(await page.locator('#calls thead th:visible').allTextContents()).toHaveLength(8);
     const row = page.locator('#calls tbody tr', { hasText: 'alice laptop' }).first();
     await row.getByText('Details').click();
-    const detail = await row.locator('td.more dl').innerText();
+    const detail = await row.locator('td.more dl').textContent();
     for (const label of ['Uncached input', 'Output', 'Latency ms']) expect(detail).toContain(label);
     await screenshot(page, '40-calls-1366-details');
     await page.setViewportSize({ width: 1920, height: 1080 });

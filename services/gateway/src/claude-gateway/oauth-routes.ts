@@ -2,7 +2,6 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { FailedAttempts } from '../auth/attempts';
 import type { IssuedToken, MemberTokens } from '../identity/tokens';
-import { BODY_LIMITS } from '../lib/body-limit';
 import { GatewayError, newRequestId, oauthErrorResponse } from '../lib/errors';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';

@@ -3,7 +3,6 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
 import type { MemberTokens } from '../identity/tokens';
-import { BODY_LIMITS } from '../lib/body-limit';
 import { presentedCredential } from '../lib/credentials';
 import { GatewayError } from '../lib/errors';
 import { requestBody } from '../lib/request-body';
