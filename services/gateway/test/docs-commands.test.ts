@@ -17,6 +17,32 @@ import { KEYGATE_BIN } from './kit/gateway';
  */
 const DELEGATED: { command: string | RegExp; test: string; why: string }[] = [
   {
+    command: /^printf %s "\$CLIENT_SECRET" \| keygate idp set /,
+    test: 'services/gateway/test/idp-dashboard.test.ts',
+    why: 'the secret piped to --client-secret-stdin, against a local OpenID provider (no real IdP here)',
+  },
+  {
+    command: /^keygate claude-code env /,
+    test: 'services/gateway/test/claude-gateway-protocol.test.ts',
+    why: 'the CLI command sets, shows and clears the environment pushed to Claude Code',
+  },
+  {
+    command:
+      /^export ANTHROPIC_(BASE_URL=https:\/\/keygate\.example\.com|FEDERATION_RULE_ID|ORGANIZATION_ID|IDENTITY_TOKEN_FILE)=/,
+    test: 'services/gateway/test/workload-tokens.test.ts',
+    why: "the provider's SDK exchanging a workload's token at Keygate (oidcFederationProvider), from these settings",
+  },
+  {
+    command: /^keygate federation /,
+    test: 'services/gateway/test/workload-tokens.test.ts',
+    why: 'the federation commands through the compiled CLI, against a local issuer',
+  },
+  {
+    command: /^curl -sS? https:\/\/keygate\.example\.com\/v1\/(organizations\/federation_rules|oauth\/token)/,
+    test: 'services/gateway/test/workload-tokens.test.ts',
+    why: 'rules made through the account API and tokens exchanged at /v1/oauth/token, with locally signed JWTs',
+  },
+  {
     command: 'npm install -g pnpm@10 && pnpm install && pnpm start',
     test: 'services/gateway/test/demo.test.ts',
     why: '`pnpm start` as a process from the repository root, beside `pnpm demo` (and embedded-start.test.ts)',

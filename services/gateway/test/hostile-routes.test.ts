@@ -279,8 +279,8 @@ function checkShape(path: string, res: Response, text: string, what: string): vo
     });
     return;
   }
-  // The OAuth endpoints of a Claude Code gateway sign-in answer in OAuth's shape (RFC 6749 §5.2).
-  if (/^\/claude\/[^/]+\/oauth\//.test(path)) {
+  // The OAuth endpoints (a Claude Code gateway sign-in, workload tokens) answer in OAuth's shape (RFC 6749 §5.2).
+  if (/^\/claude\/[^/]+\/oauth\//.test(path) || path === '/v1/oauth/token') {
     expect(json, what).toMatchObject({ error: expect.any(String), error_description: expect.any(String) });
     return;
   }

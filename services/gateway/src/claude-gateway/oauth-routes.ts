@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { FailedAttempts } from '../auth/attempts';
 import type { IssuedToken, MemberTokens } from '../identity/tokens';
-import { GatewayError, newRequestId, oauthErrorResponse } from '../lib/errors';
+import { GatewayError, knownError, newRequestId, oauthErrorResponse } from '../lib/errors';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
@@ -62,17 +62,29 @@ export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<App
   const app = new Hono<AppEnv>();
   const attempts = new FailedAttempts();
   // Mounted at the account's base beside its calls: the middleware here is the OAuth paths' only.
+  app.use('/oauth/*', async function accountNamed(c, next) {
+    // An account id is printable ASCII: anything else (a NUL, which PostgreSQL refuses) names none.
+    if (!/^[\x21-\x7e]{1,100}$/.test(c.req.param('account') ?? ''))
+      throw new OAuthRefusal('invalid_request', 'The gateway address names no account.', 404);
+    await next();
+  });
   app.use('/oauth/*', bodyReader(BODIES.claudeOauth));
   app.onError((err, c) => {
     const id = c.var.requestId ?? newRequestId();
     if (err instanceof OAuthRefusal)
       return oauthErrorResponse(err.error, err.description, id, { status: err.status });
-    if (err instanceof GatewayError)
+    // A GatewayError, or the database out of reach (a 503 to retry).
+    const known = knownError(err);
+    if (known)
       return oauthErrorResponse(
-        err.status === 429 ? 'slow_down' : err.status >= 500 ? 'temporarily_unavailable' : 'invalid_request',
-        err.message,
+        known.status === 429
+          ? 'slow_down'
+          : known.status >= 500
+            ? 'temporarily_unavailable'
+            : 'invalid_request',
+        known.message,
         id,
-        { status: err.status, headers: err.headers },
+        { status: known.status, headers: known.headers },
       );
     c.var.logger?.error('unhandled error', { error: err, stack: err.stack });
     return oauthErrorResponse('server_error', 'Internal server error.', id, { status: 500 });

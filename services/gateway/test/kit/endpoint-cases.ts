@@ -33,7 +33,8 @@ export function concrete(row: Endpoint, caller: Caller, ids: Ids, nul = false): 
   const path = row.path.replace(/^ALL /, '').replace(/\/\*$/, '/x');
   return path.replace(/:([a-z_]+)(\{[^}]*\})?/g, (_m, param: string) => {
     if (nul) return encodeURIComponent(NUL);
-    if (param === 'account_id') return caller.accountId;
+    // Claude Code's base names the caller's account: another one is refused before anything else.
+    if (param === 'account_id' || param === 'account') return caller.accountId;
     if (param === 'plan_id') return 'team';
     if (param === 'file') return 'inv_0000000000.html';
     const ref = row.pathRefs.find((r) => r.param === param);
