@@ -88,6 +88,7 @@ beforeAll(async () => {
     scimToken: scim.token,
     session: { cookie: session.cookie, csrf: session.csrf },
     accountId: operated.id,
+    appAccountId: account.id,
   };
 }, 120_000);
 

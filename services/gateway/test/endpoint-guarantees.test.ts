@@ -75,6 +75,7 @@ beforeAll(async () => {
     scimToken: scim.body.token,
     session: { cookie: session.cookie, csrf: session.csrf },
     accountId: operated.id,
+    appAccountId: s.stack.account.id,
   };
   const objects = s.stack.gateway.store.objects;
   const ids = new Map<string, string>();

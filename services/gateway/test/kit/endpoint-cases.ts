@@ -13,6 +13,8 @@ export interface Caller {
   session: { cookie: string; csrf: string };
   /** The caller's account (operator paths name it). */
   accountId: string;
+  /** The account of the app key (Claude Code's base names it). */
+  appAccountId: string;
 }
 
 /** Ids that fill a path: by the kind a parameter names, the caller's own (or made up). */
@@ -34,7 +36,8 @@ export function concrete(row: Endpoint, caller: Caller, ids: Ids, nul = false): 
   return path.replace(/:([a-z_]+)(\{[^}]*\})?/g, (_m, param: string) => {
     if (nul) return encodeURIComponent(NUL);
     // Claude Code's base names the caller's account: another one is refused before anything else.
-    if (param === 'account_id' || param === 'account') return caller.accountId;
+    if (param === 'account_id') return caller.accountId;
+    if (param === 'account') return caller.appAccountId;
     if (param === 'plan_id') return 'team';
     if (param === 'file') return 'inv_0000000000.html';
     const ref = row.pathRefs.find((r) => r.param === param);
