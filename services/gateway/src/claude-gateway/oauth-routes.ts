@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { FailedAttempts } from '../auth/attempts';
 import type { IssuedToken, MemberTokens } from '../identity/tokens';
+import { discardUnread } from '../lib/body-limit';
 import { GatewayError, knownError, newRequestId, oauthErrorResponse } from '../lib/errors';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
@@ -70,6 +71,14 @@ export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<App
   });
   app.use('/oauth/*', bodyReader(BODIES.claudeOauth));
   app.onError((err, c) => {
+    const res = oauthError(err, c);
+    // Refused before its body was read (the per-address limit): the rest is discarded and the
+    // connection closes after the answer, so the client reads the answer rather than a reset.
+    const incoming = c.env?.incoming;
+    if (incoming && discardUnread(incoming)) res.headers.set('connection', 'close');
+    return res;
+  });
+  const oauthError = (err: Error, c: Context<AppEnv>): Response => {
     const id = c.var.requestId ?? newRequestId();
     if (err instanceof OAuthRefusal)
       return oauthErrorResponse(err.error, err.description, id, { status: err.status });
@@ -88,7 +97,7 @@ export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<App
       );
     c.var.logger?.error('unhandled error', { error: err, stack: err.stack });
     return oauthErrorResponse('server_error', 'Internal server error.', id, { status: 500 });
-  });
+  };
   app.use('/oauth/*', async function noStore(c, next) {
     await next();
     c.header('cache-control', 'no-store');

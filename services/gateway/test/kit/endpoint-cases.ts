@@ -34,10 +34,10 @@ export const FOREIGN_MODEL = 'claude-opus-4-5';
 export function concrete(row: Endpoint, caller: Caller, ids: Ids, nul = false): string {
   const path = row.path.replace(/^ALL /, '').replace(/\/\*$/, '/x');
   return path.replace(/:([a-z_]+)(\{[^}]*\})?/g, (_m, param: string) => {
-    if (nul) return encodeURIComponent(NUL);
-    // Claude Code's base names the caller's account: another one is refused before anything else.
-    if (param === 'account_id') return caller.accountId;
+    // Claude Code's base names the caller's account: another one (a NUL too) is refused before anything else.
     if (param === 'account') return caller.appAccountId;
+    if (nul) return encodeURIComponent(NUL);
+    if (param === 'account_id') return caller.accountId;
     if (param === 'plan_id') return 'team';
     if (param === 'file') return 'inv_0000000000.html';
     const ref = row.pathRefs.find((r) => r.param === param);
