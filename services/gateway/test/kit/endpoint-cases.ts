@@ -34,8 +34,11 @@ export const FOREIGN_MODEL = 'claude-opus-4-5';
 export function concrete(row: Endpoint, caller: Caller, ids: Ids, nul = false): string {
   const path = row.path.replace(/^ALL /, '').replace(/\/\*$/, '/x');
   return path.replace(/:([a-z_]+)(\{[^}]*\})?/g, (_m, param: string) => {
-    // Claude Code's base names the caller's account: another one (a NUL too) is refused before anything else.
-    if (param === 'account') return caller.appAccountId;
+    // Claude Code's base names the caller's account: another one (a NUL too) is refused before
+    // anything else. Its OAuth rows take no key: they name the account without an identity
+    // provider here, whose answer needs no provider on the network.
+    if (param === 'account')
+      return row.credentials.includes('app-key') ? caller.appAccountId : caller.accountId;
     if (nul) return encodeURIComponent(NUL);
     if (param === 'account_id') return caller.accountId;
     if (param === 'plan_id') return 'team';
