@@ -16,6 +16,12 @@ let received = Buffer.alloc(0);
 const socket = connect(Number(port), '127.0.0.1');
 socket.on('data', (d) => {
   received = Buffer.concat([received, d]);
+  // A whole answer read: done, whether or not the server closes (the socket stays open for it).
+  const end = received.indexOf('\r\n\r\n');
+  const length =
+    end === -1 ? null : /\r\ncontent-length: (\d+)/i.exec(received.subarray(0, end).toString())?.[1];
+  if (length !== undefined && length !== null && received.length - end - 4 >= Number(length))
+    socket.destroy();
 });
 socket.on('error', () => {});
 socket.on('close', () => {
@@ -42,7 +48,10 @@ socket.once('connect', () => {
       sent += chunked ? chunk.length : piece.length;
       if (!socket.write(piece)) return void socket.once('drain', pump);
     }
-    if (sent >= total && !socket.destroyed) socket.end(chunked ? '0\r\n\r\n' : '');
+    // The body is whole: the answer is awaited on an open socket, as HTTP clients do. Half-closing
+    // here (socket.end) made Node's server drop an answer still being worked out (its
+    // httpAllowHalfOpen is off), which no real client would see; `connection: close` ends it.
+    if (sent >= total && !socket.destroyed && chunked) socket.write('0\r\n\r\n');
   };
   pump();
 });
