@@ -122,7 +122,16 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
       Operations: [{ op: 'Replace', value: { active: 'True' } }],
     });
     expect(on.body.active).toBe(true);
-    expect((await call(secret)).type).toBe('message');
+    // The key's cached refusal ends when the reactivation's invalidation reaches this instance.
+    const served = await waitFor(
+      () =>
+        call(secret).then(
+          (m) => m,
+          () => null,
+        ),
+      { timeout: 5_000, what: 'the key served again' },
+    );
+    expect(served.type).toBe('message');
 
     expect((await scim('DELETE', `/Users/${id}`)).status).toBe(204);
     expect((await scim('GET', `/Users/${id}`)).body.active).toBe(false);
