@@ -154,6 +154,15 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
   await sql`insert into idp_sessions (id, account_id, member_id, key_id, refresh_hash, subject)
     values ('idps_seed', ${acct.id}, ${member}, ${key}, ${hash('refresh')}, 'subject-seed')`;
   await sql`insert into idp_refresh_spent (hash, session_id) values (${hash('refresh-spent')}, 'idps_seed')`;
+  // Workload federation (its exchange needs a signing issuer: workload-tokens.test.ts plays one)
+  // and Claude Code's pushed environment (claude-gateway-protocol.test.ts sets it through the API).
+  await sql`insert into federation_issuers (id, account_id, name, issuer_url, jwks)
+    values ('fdis_seed', ${acct.id}, 'ci', 'https://issuer.example.test', ${sql.json({ keys: [] })})`;
+  await sql`insert into federation_rules (id, account_id, issuer_id, service_account_id, name, match)
+    select 'fdrl_seed', ${acct.id}, 'fdis_seed', id, 'deploy', ${sql.json({ subject: 'repo:acme/app:ref:refs/heads/main' })}
+    from service_accounts where account_id = ${acct.id} limit 1`;
+  await sql`insert into federation_jti (issuer_id, jti, expires_at) values ('fdis_seed', 'jti-seed', ${new Date(Date.now() + 86_400_000)})`;
+  await sql`insert into claude_code_env (account_id, env) values (${acct.id}, ${sql.json({ TEAM: 'platform' })})`;
   await sql`insert into provider_objects (account_id, id, kind, key_id, member_id) values (${acct.id}, 'file_seed', 'file', ${key}, ${member})`;
   await sql`insert into batches (id, account_id, key_id, member_id, live, request_count, status) values ('msgbatch_seed', ${acct.id}, ${key}, ${member}, true, 2, 'recorded')`;
   await sql`insert into reconciliation_claims (account_id, day, claimed_by) values (${acct.id}, '2025-03-10', 'seed')`;
