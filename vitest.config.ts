@@ -27,6 +27,9 @@ const COMPILED_SUITES = [
   'surface-body-checks',
   // Readiness as a balancer sees it: its own database connection, the database going away.
   'health',
+  // Claude Code's gateway sign-in over its protocol, and both API versions through the gateway.
+  'claude-gateway-protocol',
+  'api-versions',
   // The guides (README.md and docs/), found beside the compiled build.
   'dashboard-guides',
 ];

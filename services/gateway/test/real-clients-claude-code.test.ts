@@ -26,6 +26,21 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const PROMPT = 'Say hello to the gateway';
 
+/** Claude Code from a fresh home, quiet, for a call the gateway is to refuse; `before`: the provider's requests until then. */
+async function refusedRun(name: string, env: Record<string, string>) {
+  const home = join(root, name);
+  freshHome(home);
+  const before = ctx.stack.emulator.ledger.entries.length;
+  const run = await runClaude({
+    home,
+    prompt: PROMPT,
+    sessionId: randomUUID(),
+    env: { ...env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+    blackholePort,
+  });
+  return { ...run, before };
+}
+
 interface Case {
   name: string;
   keyKind: 'live' | 'test';
@@ -134,52 +149,32 @@ describe('Claude Code through a real gateway, unchanged', () => {
     timeout: 60_000,
   }, async () => {
     const { stack } = ctx;
-    const home = join(root, 'home-doubled-v1');
-    freshHome(home);
-    const before = stack.emulator.ledger.entries.length;
-    const run = await runClaude({
-      home,
-      prompt: PROMPT,
-      sessionId: randomUUID(),
-      env: {
-        ANTHROPIC_BASE_URL: `${stack.gateway.url}/v1`,
-        ANTHROPIC_AUTH_TOKEN: stack.appKey,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      },
-      blackholePort,
+    const run = await refusedRun('home-doubled-v1', {
+      ANTHROPIC_BASE_URL: `${stack.gateway.url}/v1`,
+      ANTHROPIC_AUTH_TOKEN: stack.appKey,
     });
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/API Error: 400 .*the base URL ends in \/v1.*without \/v1/);
     expect(run.stdout).not.toMatch(/issue with the selected model/);
-    expect(stack.emulator.ledger.entries.length).toBe(before);
+    expect(stack.emulator.ledger.entries.length).toBe(run.before);
   });
 
   it('a provider key in ANTHROPIC_API_KEY is refused with the 401 that says what to send, and nothing reaches the provider', {
     timeout: 60_000,
   }, async () => {
     const { stack } = ctx;
-    const home = join(root, 'home-provider-key');
-    freshHome(home);
-    const before = stack.emulator.ledger.entries.length;
-    const run = await runClaude({
-      home,
-      prompt: PROMPT,
-      sessionId: randomUUID(),
+    const run = await refusedRun('home-provider-key', {
+      ANTHROPIC_BASE_URL: stack.gateway.url,
+      ANTHROPIC_API_KEY: PROVIDER_KEY,
       // Claude Code retries a 401 with a backoff of its own that outlasts any test; one try is enough here.
-      env: {
-        ANTHROPIC_BASE_URL: stack.gateway.url,
-        ANTHROPIC_API_KEY: PROVIDER_KEY,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        CLAUDE_CODE_MAX_RETRIES: '0',
-      },
-      blackholePort,
+      CLAUDE_CODE_MAX_RETRIES: '0',
     });
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
       /API Error: 401 This is an Anthropic API key\. Keygate never takes provider keys from clients/,
     );
     expect(run.stdout + run.stderr).not.toContain(PROVIDER_KEY);
-    expect(stack.emulator.ledger.entries.length).toBe(before);
+    expect(stack.emulator.ledger.entries.length).toBe(run.before);
 
     const res = await fetch(`${stack.gateway.url}/v1/messages?beta=true`, {
       method: 'POST',

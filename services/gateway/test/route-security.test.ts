@@ -2,6 +2,7 @@ import { ALLOW_LOOPBACK_RECEIVERS } from './webhook-receiver';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/auth/keys';
+import { issueSeatInvoice } from './kit/invoice';
 import { appForRouteTable } from './kit/route-table';
 import { VALID_UPDATE } from './kit/valid-bodies';
 import { api, type ApiResponse, type SeededAccount, type Stack, startStack } from './harness';
@@ -161,29 +162,7 @@ beforeAll(async () => {
       reason: null,
     })
   ).id;
-  const now = new Date();
-  const invoice = await stack.gateway.store.invoices.issue(
-    {
-      accountId: acme.id,
-      periodStart: now,
-      periodEnd: new Date(now.getTime() + 86_400_000),
-      currency: 'EUR',
-      subtotalCents: 1900,
-      taxCents: 0,
-      totalCents: 1900,
-      lines: [
-        {
-          description: 'Team seat',
-          quantity: 1,
-          unitAmountCents: 1900,
-          days: null,
-          periodDays: null,
-          amountCents: 1900,
-        },
-      ],
-    },
-    'test',
-  );
+  const invoice = await issueSeatInvoice(stack.gateway.store, acme.id);
   acmeIds.invoices = invoice!.id;
   expect(Object.values(acmeIds).every((id) => typeof id === 'string')).toBe(true);
   const made = await api(stack.gateway.url, `${ACCOUNT}/api_keys`, {

@@ -63,13 +63,16 @@ export class Admission {
     return this.#limited(principal);
   }
 
-  async #limited(principal: Principal): Promise<Verdict> {
+  #limited(principal: Principal): Verdict | Promise<Verdict> {
+    let checked: void | Promise<void>;
     try {
-      await this.#deps.rates.check(principal.key);
+      checked = this.#deps.rates.check(principal.key);
     } catch (refused) {
       return verdictOf(refused);
     }
-    return this.#budgets(principal);
+    return checked instanceof Promise
+      ? checked.then(() => this.#budgets(principal), verdictOf)
+      : this.#budgets(principal);
   }
 
   #budgets(principal: Principal): Verdict | Promise<Verdict> {
@@ -105,30 +108,39 @@ export class Admission {
     const k = principal.key;
     const capped = this.#deps.budgets.capped(principal);
     if (k.limitRpm == null && !tokenLimited(k) && !capped) return null;
-    return this.#reserve(principal, callId, size, capped, headers).catch(verdictOf);
+    try {
+      const out = this.#reserve(principal, callId, size, capped, headers);
+      return out instanceof Promise ? out.catch(verdictOf) : out;
+    } catch (refused) {
+      return verdictOf(refused);
+    }
   }
 
-  async #reserve(
+  /** Synchronous while the buckets are (in memory) and no budget needs a hold. */
+  #reserve(
     principal: Principal,
     callId: string,
     size: CallSize,
     capped: boolean,
     headers: Record<string, string> | undefined,
-  ): Promise<Verdict> {
+  ): Verdict | Promise<Verdict> {
     const estimate = this.#deps.estimates.estimate(principal.key.id, callId, size);
-    const limits = await this.#deps.rates.reserve(callId, principal.key, estimate);
-    if (headers) Object.assign(headers, limits);
-    if (!capped) return null;
-    const until = this.#deps.clock() + this.#deps.holdMs;
-    const what = `about ${estimate.inputTokens} uncached and ${estimate.cachedTokens} cached input tokens and ${estimate.outputTokens} output tokens at ${size.model}'s price`;
-    // A refused call is recorded too: its record gives back the tokens held above.
-    return this.#deps.budgets.reserve(
-      principal,
-      callId,
-      { expected: expectedMicroUsd(size.model, estimate), ceiling: ceilingMicroUsd(size) },
-      until,
-      what,
-    );
+    const held = (limits: Record<string, string>): Verdict | Promise<Verdict> => {
+      if (headers) Object.assign(headers, limits);
+      if (!capped) return null;
+      const until = this.#deps.clock() + this.#deps.holdMs;
+      const what = `about ${estimate.inputTokens} uncached and ${estimate.cachedTokens} cached input tokens and ${estimate.outputTokens} output tokens at ${size.model}'s price`;
+      // A refused call is recorded too: its record gives back the tokens held above.
+      return this.#deps.budgets.reserve(
+        principal,
+        callId,
+        { expected: expectedMicroUsd(size.model, estimate), ceiling: ceilingMicroUsd(size) },
+        until,
+        what,
+      );
+    };
+    const limits = this.#deps.rates.reserve(callId, principal.key, estimate);
+    return limits instanceof Promise ? limits.then(held) : held(limits);
   }
 
   /** Standing and budgets, without rate limits: before work billed as it is done (an agent session's turns). */

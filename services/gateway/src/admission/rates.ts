@@ -72,28 +72,33 @@ export class RateLimits {
     this.#logger = logger;
   }
 
-  /** Before the body: is a request left, and a token of each token limit? Throws the 429. */
-  async check(k: KeyRecord): Promise<void> {
+  /**
+   * Before the body: is a request left, and a token of each token limit? Throws the 429. With
+   * in-memory buckets it answers at once, with no promise (one per call was most of this path's
+   * cost); with Redis, after one round trip's wait.
+   */
+  check(k: KeyRecord): void | Promise<void> {
     const limits = limitsOf(k);
     // Limits can be removed while the key is in use: stop charging it as soon as they are.
     if (tokenLimited(k)) this.#limited.set(k.id, limits);
     else if (this.#limited.size > 0) this.#limited.delete(k.id);
     const now = this.#clock();
-    // The token limits are looked at together (one round trip's wait with Redis), before a request is taken.
-    const looks = await Promise.all(
-      TOKEN_LIMITS.map((kind) => {
-        const limit = limits[LIMIT[kind]];
-        return limit == null ? null : this.#buckets.take(bucket(kind, k.id, limit), 0, 1, now);
-      }),
-    );
-    looks.forEach((r, i) => {
-      const kind = TOKEN_LIMITS[i]!;
-      if (r && !r.ok) throw limited(kind, limits[LIMIT[kind]]!, r, now, 1);
+    // The token limits are looked at together, before a request is taken.
+    const looks = TOKEN_LIMITS.map((kind) => {
+      const limit = limits[LIMIT[kind]];
+      return limit == null ? null : this.#buckets.take(bucket(kind, k.id, limit), 0, 1, now);
     });
-    if (limits.rpm != null) {
-      const r = await this.#buckets.take(bucket('requests', k.id, limits.rpm), 1, 1, now);
-      if (!r.ok) throw limited('requests', limits.rpm, r, now, 1);
-    }
+    return then(all(looks), (rs) => {
+      rs.forEach((r, i) => {
+        const kind = TOKEN_LIMITS[i]!;
+        if (r && !r.ok) throw limited(kind, limits[LIMIT[kind]]!, r, now, 1);
+      });
+      if (limits.rpm == null) return;
+      const rpm = limits.rpm;
+      return then(this.#buckets.take(bucket('requests', k.id, rpm), 1, 1, now), (r) => {
+        if (!r.ok) throw limited('requests', rpm, r, now, 1);
+      });
+    });
   }
 
   /**
@@ -101,7 +106,11 @@ export class RateLimits {
    * limit waits for the whole bucket) or throws the 429. Answers the `anthropic-ratelimit-*`
    * headers of the limits that apply, as they stand with this call admitted.
    */
-  async reserve(callId: string, k: KeyRecord, e: Estimate): Promise<Record<string, string>> {
+  reserve(
+    callId: string,
+    k: KeyRecord,
+    e: Estimate,
+  ): Record<string, string> | Promise<Record<string, string>> {
     const limits = limitsOf(k);
     const now = this.#clock();
     const want: Held = {
@@ -109,10 +118,8 @@ export class RateLimits {
       output: e.outputTokens,
       total: e.inputTokens + e.outputTokens,
     };
-    const held: Held = { input: 0, output: 0, total: 0 };
-    const results: [TokenLimit | 'requests', number, TakeResult][] = [];
     // All takes at once (one round trip's wait with Redis); what was taken goes back if one refuses.
-    const [requests, ...takes] = await Promise.all([
+    const takes = [
       limits.rpm == null ? null : this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now),
       ...TOKEN_LIMITS.map((kind) => {
         const limit = limits[LIMIT[kind]];
@@ -120,26 +127,30 @@ export class RateLimits {
         const tokens = Math.min(want[kind], limit);
         return this.#buckets.take(bucket(kind, k.id, limit), tokens, tokens, now);
       }),
-    ]);
-    let refused: GatewayError | null = null;
-    takes.forEach((r, i) => {
-      const kind = TOKEN_LIMITS[i]!;
-      const limit = limits[LIMIT[kind]];
-      if (!r || limit == null) return;
-      const tokens = Math.min(want[kind], limit);
-      if (!r.ok) refused ??= limited(kind, limit, r, now, tokens, want[kind]);
-      else {
-        held[kind] = tokens;
-        results.push([kind, limit, r]);
+    ];
+    return then(all(takes), ([requests, ...taken]) => {
+      const held: Held = { input: 0, output: 0, total: 0 };
+      const results: [TokenLimit | 'requests', number, TakeResult][] = [];
+      let refused: GatewayError | null = null;
+      taken.forEach((r, i) => {
+        const kind = TOKEN_LIMITS[i]!;
+        const limit = limits[LIMIT[kind]];
+        if (!r || limit == null) return;
+        const tokens = Math.min(want[kind], limit);
+        if (!r.ok) refused ??= limited(kind, limit, r, now, tokens, want[kind]);
+        else {
+          held[kind] = tokens;
+          results.push([kind, limit, r]);
+        }
+      });
+      if (refused) {
+        this.#giveBack(k.id, limits, held);
+        throw refused;
       }
+      if (requests && limits.rpm != null) results.push(['requests', limits.rpm, requests]);
+      if (tokenLimited(k)) this.#holds.set(callId, { keyId: k.id, key: limits, held });
+      return rateHeaders(results, now);
     });
-    if (refused) {
-      this.#giveBack(k.id, limits, held);
-      throw refused;
-    }
-    if (requests && limits.rpm != null) results.push(['requests', limits.rpm, requests]);
-    if (tokenLimited(k)) this.#holds.set(callId, { keyId: k.id, key: limits, held });
-    return rateHeaders(results, now);
   }
 
   /** Charges a finished call's tokens: what it used beyond its hold, or gives back what it held and did not use. */
@@ -169,9 +180,12 @@ export class RateLimits {
     for (const kind of TOKEN_LIMITS) {
       const limit = limits[LIMIT[kind]];
       if (limit == null || charge[kind] === 0) continue;
-      Promise.resolve(this.#buckets.take(bucket(kind, keyId, limit), charge[kind], -Infinity, now)).catch(
-        this.#chargeFailed,
-      );
+      try {
+        const taken = this.#buckets.take(bucket(kind, keyId, limit), charge[kind], -Infinity, now);
+        if (taken instanceof Promise) taken.catch(this.#chargeFailed);
+      } catch (error) {
+        this.#chargeFailed(error);
+      }
     }
   }
 
@@ -188,16 +202,30 @@ const bucket = (kind: TokenLimit | 'requests', keyId: string, capacity: number):
   periodMs: MINUTE,
 });
 
-const rfc3339 = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** RFC 3339 to the second, as the provider writes its reset times (toISOString's milliseconds cut). */
+const rfc3339 = (t: number) => `${new Date(t).toISOString().slice(0, 19)}Z`;
 
-function headerSet(kind: TokenLimit | 'requests', limit: number, r: TakeResult, now: number) {
+/** The provider's three headers of one limit, written into `out`. */
+function headerSet(
+  kind: TokenLimit | 'requests',
+  limit: number,
+  r: TakeResult,
+  now: number,
+  out: Record<string, string> = {},
+): Record<string, string> {
   const name = NAMES[kind][0];
-  return {
-    [`anthropic-ratelimit-${name}-limit`]: String(limit),
-    [`anthropic-ratelimit-${name}-remaining`]: String(Math.max(0, Math.floor(r.remaining))),
-    [`anthropic-ratelimit-${name}-reset`]: rfc3339(now + r.resetMs),
-  };
+  out[`anthropic-ratelimit-${name}-limit`] = String(limit);
+  out[`anthropic-ratelimit-${name}-remaining`] = String(Math.max(0, Math.floor(r.remaining)));
+  out[`anthropic-ratelimit-${name}-reset`] = rfc3339(now + r.resetMs);
+  return out;
 }
+
+type Maybe<T> = T | Promise<T>;
+/** Promise.all only where one of them is a promise: in-memory buckets answer at once. */
+const all = <T>(xs: Maybe<T>[]): Maybe<T[]> =>
+  xs.some((x) => x instanceof Promise) ? Promise.all(xs) : (xs as T[]);
+const then = <T, U>(x: Maybe<T>, f: (t: T) => Maybe<U>): Maybe<U> =>
+  x instanceof Promise ? x.then(f) : f(x);
 
 /**
  * The provider's headers for the limits that apply; `tokens-*` is the most restrictive token
@@ -207,15 +235,15 @@ function rateHeaders(
   results: [TokenLimit | 'requests', number, TakeResult][],
   now: number,
 ): Record<string, string> {
-  let out: Record<string, string> = {};
+  const out: Record<string, string> = {};
   let tightest: [number, TakeResult] | null = null;
   for (const [kind, limit, r] of results) {
-    out = { ...out, ...headerSet(kind, limit, r, now) };
+    headerSet(kind, limit, r, now, out);
     if (kind !== 'requests' && kind !== 'total' && (!tightest || r.remaining < tightest[1].remaining))
       tightest = [limit, r];
   }
   if (tightest && !('anthropic-ratelimit-tokens-limit' in out))
-    out = { ...out, ...headerSet('total', tightest[0], tightest[1], now) };
+    headerSet('total', tightest[0], tightest[1], now, out);
   return out;
 }
 

@@ -2,8 +2,8 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { FailedAttempts } from '../auth/attempts';
 import type { IssuedToken, MemberTokens } from '../identity/tokens';
-import { discardUnread } from '../lib/body-limit';
-import { GatewayError, knownError, newRequestId, oauthErrorResponse } from '../lib/errors';
+import { GatewayError } from '../lib/errors';
+import { OAuthError, oauthErrors } from '../lib/oauth-error';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
@@ -17,26 +17,15 @@ const BAD_TOKENS_PER_MINUTE = 30;
 
 const clientOf = (c: Context<AppEnv>) => c.env?.incoming?.socket?.remoteAddress ?? '';
 
-/** An OAuth refusal carried through the sub-app's error handler. */
-class OAuthRefusal extends Error {
-  constructor(
-    readonly error: string,
-    readonly description: string,
-    readonly status = 400,
-  ) {
-    super(description);
-  }
-}
-
 /** A refusal from the sign-in rules (identity/tokens.ts) in OAuth's words. */
-function asOAuth(err: GatewayError, grant: 'device' | 'refresh'): OAuthRefusal {
-  if (err.type === 'authentication_error') return new OAuthRefusal('invalid_grant', err.message, 401);
-  if (err.type === 'permission_error') return new OAuthRefusal('access_denied', err.message);
-  if (err.type === 'rate_limit_error') return new OAuthRefusal('slow_down', err.message, 429);
-  if (err.type === 'not_found_error') return new OAuthRefusal('invalid_request', err.message);
+function asOAuth(err: GatewayError, grant: 'device' | 'refresh'): OAuthError {
+  if (err.type === 'authentication_error') return new OAuthError('invalid_grant', err.message, 401);
+  if (err.type === 'permission_error') return new OAuthError('access_denied', err.message);
+  if (err.type === 'rate_limit_error') return new OAuthError('slow_down', err.message, 429);
+  if (err.type === 'not_found_error') return new OAuthError('invalid_request', err.message);
   if (err.type === 'invalid_request_error')
-    return new OAuthRefusal(grant === 'device' ? 'expired_token' : 'invalid_request', err.message);
-  return new OAuthRefusal('temporarily_unavailable', err.message, err.status >= 500 ? 503 : err.status);
+    return new OAuthError(grant === 'device' ? 'expired_token' : 'invalid_request', err.message);
+  return new OAuthError('temporarily_unavailable', err.message, err.status >= 500 ? 503 : err.status);
 }
 
 const field = (form: Record<string, unknown>, name: string): string | null => {
@@ -66,38 +55,11 @@ export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<App
   app.use('/oauth/*', async function accountNamed(c, next) {
     // An account id is printable ASCII: anything else (a NUL, which PostgreSQL refuses) names none.
     if (!/^[\x21-\x7e]{1,100}$/.test(c.req.param('account') ?? ''))
-      throw new OAuthRefusal('invalid_request', 'The gateway address names no account.', 404);
+      throw new OAuthError('invalid_request', 'The gateway address names no account.', 404);
     await next();
   });
   app.use('/oauth/*', bodyReader(BODIES.claudeOauth));
-  app.onError((err, c) => {
-    const res = oauthError(err, c);
-    // Refused before its body was read (the per-address limit): the rest is discarded and the
-    // connection closes after the answer, so the client reads the answer rather than a reset.
-    const incoming = c.env?.incoming;
-    if (incoming && discardUnread(incoming)) res.headers.set('connection', 'close');
-    return res;
-  });
-  const oauthError = (err: Error, c: Context<AppEnv>): Response => {
-    const id = c.var.requestId ?? newRequestId();
-    if (err instanceof OAuthRefusal)
-      return oauthErrorResponse(err.error, err.description, id, { status: err.status });
-    // A GatewayError, or the database out of reach (a 503 to retry).
-    const known = knownError(err);
-    if (known)
-      return oauthErrorResponse(
-        known.status === 429
-          ? 'slow_down'
-          : known.status >= 500
-            ? 'temporarily_unavailable'
-            : 'invalid_request',
-        known.message,
-        id,
-        { status: known.status, headers: known.headers },
-      );
-    c.var.logger?.error('unhandled error', { error: err, stack: err.stack });
-    return oauthErrorResponse('server_error', 'Internal server error.', id, { status: 500 });
-  };
+  app.onError(oauthErrors('gateway sign-in'));
   app.use('/oauth/*', async function noStore(c, next) {
     await next();
     c.header('cache-control', 'no-store');
@@ -131,27 +93,27 @@ export function oauthRoutes(tokens: MemberTokens, clock: () => number): Hono<App
     try {
       if (grant === DEVICE_GRANT) {
         const code = field(form, 'device_code');
-        if (!code) throw new OAuthRefusal('invalid_request', 'device_code: required.');
+        if (!code) throw new OAuthError('invalid_request', 'device_code: required.');
         const r = await tokens.pollDevice(account(c), code);
         if (r.status === 'pending')
-          throw new OAuthRefusal('authorization_pending', 'The sign-in is not approved yet.');
+          throw new OAuthError('authorization_pending', 'The sign-in is not approved yet.');
         if (r.status === 'slow_down')
-          throw new OAuthRefusal('slow_down', `Poll every ${r.interval} seconds at most.`);
+          throw new OAuthError('slow_down', `Poll every ${r.interval} seconds at most.`);
         return c.json(tokenAnswer(r, clock()));
       }
       if (grant === 'refresh_token') {
         const refresh = field(form, 'refresh_token');
-        if (!refresh) throw new OAuthRefusal('invalid_request', 'refresh_token: required.');
+        if (!refresh) throw new OAuthError('invalid_request', 'refresh_token: required.');
         return c.json(tokenAnswer(await tokens.refresh(refresh), clock()));
       }
-      throw new OAuthRefusal(
+      throw new OAuthError(
         'unsupported_grant_type',
         `grant_type: '${grant ?? ''}'. This endpoint takes ${DEVICE_GRANT} and refresh_token.`,
       );
     } catch (err) {
       const refusal =
         err instanceof GatewayError ? asOAuth(err, grant === DEVICE_GRANT ? 'device' : 'refresh') : err;
-      if (refusal instanceof OAuthRefusal && ['invalid_grant', 'expired_token'].includes(refusal.error))
+      if (refusal instanceof OAuthError && ['invalid_grant', 'expired_token'].includes(refusal.code))
         attempts.fail('token', clientOf(c));
       throw refusal;
     }

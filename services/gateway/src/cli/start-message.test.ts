@@ -18,6 +18,7 @@ describe('the message `keygate serve` prints once it listens', () => {
     );
     expect(text).toContain('pnpm keygate account create --name "My team" --plan team');
     expect(text).toContain('start with KEYGATE_BILLING=off');
+    expect(text).toContain('pnpm keygate key create --account acct_… --test');
     expect(text.endsWith('Stop with Ctrl-C (calls in flight finish first).\n')).toBe(true);
   });
 

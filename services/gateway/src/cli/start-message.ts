@@ -46,6 +46,8 @@ export function startMessage(
       '  export ANTHROPIC_API_KEY=sk-ant-…',
       '  pnpm keygate account create --name "My team" --plan team --provider-key-env ANTHROPIC_API_KEY \\',
       '    --admin-email you@example.com',
+      'No provider key yet? Leave out --provider-key-env, then make a test key, answered by the',
+      "built-in emulator: pnpm keygate key create --account acct_… --test (the README's offline tour).",
       config.billingEnforced
         ? "Accounts start on their plan's free trial; for your own team, start with KEYGATE_BILLING=off."
         : 'Billing is off (KEYGATE_BILLING=off): accounts never run out of trial.',

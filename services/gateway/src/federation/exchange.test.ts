@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/errors';
 import { matches } from './exchange';
-import { OAuthError, oauthErrorBody } from './oauth-error';
+import { OAuthError, oauthErrorBody } from '../lib/oauth-error';
 
 const gha = { sub: 'repo:acme/app:ref:refs/heads/main', repository_owner: 'acme', run_id: '42' };
 

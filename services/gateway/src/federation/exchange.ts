@@ -3,7 +3,7 @@ import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { newId } from '../lib/ids';
 import type { FederationIssuerRecord, LiveRule, RuleMatch, Store } from '../store';
 import { type IssuerKeys, JwksUnavailable } from './jwks';
-import { OAuthError } from './oauth-error';
+import { OAuthError } from '../lib/oauth-error';
 
 // RFC 7523 §3 (read 2026-11-29): `iss`, `sub`, `aud`, `exp` required; `nbf`, `iat`, `jti` optional.
 // The provider's rules (Workload Identity Federation, platform.claude.com/docs/en/manage-claude/

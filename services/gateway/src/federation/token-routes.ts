@@ -7,7 +7,7 @@ import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 import { requestBody } from '../lib/request-body';
 import type { WorkloadExchange } from './exchange';
-import { OAuthError, oauthErrorBody } from './oauth-error';
+import { OAuthError, oauthErrors } from '../lib/oauth-error';
 
 // RFC 7523 §2.1 (read 2026-11-29): grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer and one
 // `assertion`, sent as a form (RFC 6749 §4.5); the provider's SDK sends the same fields as JSON with
@@ -36,11 +36,7 @@ const clientOf = (c: Context<AppEnv>) => c.env?.incoming?.socket?.remoteAddress 
 export function tokenRoutes(exchange: WorkloadExchange): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const attempts = new FailedAttempts();
-  app.onError((err, c) => {
-    const out = oauthErrorBody(err);
-    if (out.status === 500) c.var.logger.error('token exchange failed', { error: err });
-    return c.json(out.body, out.status as 400, { ...out.headers, 'cache-control': 'no-store' });
-  });
+  app.onError(oauthErrors('token exchange'));
   app.post(
     '/v1/oauth/token',
     async function perAddress(c, next) {

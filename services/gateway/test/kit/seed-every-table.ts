@@ -4,6 +4,7 @@ import { dashboardSession } from '../dashboard-http';
 import { seedDashboard, type DashboardFixture } from '../dashboard-seed';
 import { api, type Stack } from '../harness';
 import { logsExport, metricsExport, str } from '../otlp-export';
+import { issueSeatInvoice } from './invoice';
 import { tableNames } from './table-hashes';
 
 const ORG = '/v1/organizations';
@@ -73,28 +74,7 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
     reason: 'launch week',
   });
   const now = new Date();
-  await store.invoices.issue(
-    {
-      accountId: acct.id,
-      periodStart: now,
-      periodEnd: new Date(now.getTime() + 86_400_000),
-      currency: 'EUR',
-      subtotalCents: 1900,
-      taxCents: 0,
-      totalCents: 1900,
-      lines: [
-        {
-          description: 'Team seat',
-          quantity: 1,
-          unitAmountCents: 1900,
-          days: null,
-          periodDays: null,
-          amountCents: 1900,
-        },
-      ],
-    },
-    'test',
-  );
+  await issueSeatInvoice(store, acct.id);
   await store.subscriptions.change(
     acct.id,
     now,
