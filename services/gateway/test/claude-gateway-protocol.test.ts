@@ -123,7 +123,7 @@ describe('the gateway sign-in protocol at {gateway}/claude/{account}', () => {
     });
     expect(traces.status).toBe(200);
 
-    // Refresh: a new pair; the spent refresh token presented again ends the sign-in (401 invalid_grant).
+    // Refresh: a new pair; the spent refresh token presented again later ends the sign-in (401 invalid_grant).
     const refreshed = await form(`${base}/oauth/token`, {
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token,
@@ -131,6 +131,19 @@ describe('the gateway sign-in protocol at {gateway}/claude/{account}', () => {
     expect(refreshed.status).toBe(200);
     const next = (await refreshed.json()) as any;
     expect(next.refresh_token).not.toBe(tokens.refresh_token);
+    // Within 30 s (a second window renewing with the same token) it gets the same pair again.
+    const racing = await form(`${base}/oauth/token`, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    });
+    expect(racing.status).toBe(200);
+    expect(await racing.json()).toMatchObject({
+      access_token: next.access_token,
+      refresh_token: next.refresh_token,
+    });
+    // Later, the spent token ends the sign-in.
+    await ctx.stack.gateway.store.db
+      .sql`update idp_refresh_spent set spent_at = spent_at - interval '31 seconds'`;
     const replay = await form(`${base}/oauth/token`, {
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token,

@@ -39,7 +39,7 @@ const modelsWith = (token: string) =>
   fetch(`${ctx.stack.gateway.url}/v1/models`, { headers: { 'x-api-key': token } }).then((r) => r.status);
 
 describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => {
-  it('the refresh token rotates on every renewal; a spent one used again ends the whole sign-in', {
+  it('the refresh token rotates on every renewal; a spent one used again within 30 s gets the same answer, later it ends the whole sign-in', {
     timeout: 90_000,
   }, async () => {
     expect((await ctx.connect()).status).toBe(200);
@@ -53,7 +53,23 @@ describe('device sign-ins: refresh tokens and deprovisioning (issue 29)', () => 
     const token = again.stdout.trim();
     expect(await modelsWith(token)).toBe(200);
 
-    // Someone replays the spent token: refused, and the session it belonged to ends with it.
+    // Presented again at once (a second Claude Code window racing the first), the spent token
+    // gets the same answer: no new token, no ended sign-in.
+    const racing = await Promise.all([refresh(first), refresh(first)]);
+    for (const r of racing) {
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ refresh_token: second, token });
+    }
+    // The stored answer is sealed, never the tokens in the clear.
+    const answers = await ctx.stack.gateway.store.db.sql`
+      select answer_sealed from idp_refresh_spent where answer_sealed is not null`;
+    expect(answers.length).toBeGreaterThan(0);
+    for (const a of answers) expect(a.answer_sealed).not.toMatch(/kgr_|kg_live_/);
+
+    // Past the reuse window, someone replays the spent token: refused, and the session it
+    // belonged to ends with it.
+    await ctx.stack.gateway.store.db
+      .sql`update idp_refresh_spent set spent_at = spent_at - interval '31 seconds'`;
     const replay = await refresh(first);
     expect(replay.status).toBe(401);
     expect(replay.body.error.message).toMatch(/already used/);

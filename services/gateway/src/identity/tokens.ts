@@ -11,6 +11,8 @@ import { domainAllowed, provisionMember } from './provision';
 
 /** The previous member token keeps working this long after a refresh (a call in flight with it). */
 const ROTATION_GRACE_MS = 30_000;
+/** A spent refresh token presented again this soon gets its first answer again (two windows racing). */
+export const REFRESH_REUSE_WINDOW_MS = 30_000;
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** A device sign-in not renewed for this long ends (KEYGATE_IDP_REFRESH_IDLE_MS). */
 export const DEFAULT_REFRESH_IDLE_MS = 30 * 86_400_000;
@@ -199,6 +201,7 @@ export class MemberTokens {
     const result = await this.deps.store.identity.refreshSession(
       refreshHash(refreshToken),
       idleMs,
+      REFRESH_REUSE_WINDOW_MS,
       async (s) => {
         const idp = await this.deps.store.identity.provider(s.accountId);
         const deprovision = (reason: string) => ({
@@ -234,6 +237,12 @@ export class MemberTokens {
         const token = generateKey('live');
         const refresh = newRefreshToken();
         const expiresAt = new Date(this.deps.clock() + this.deps.tokenTtlMs);
+        const value = {
+          token,
+          refresh_token: refresh,
+          expires_at: expiresAt.toISOString(),
+          email: person.email,
+        };
         return {
           kind: 'renew' as const,
           providerRefreshSealed: next
@@ -244,11 +253,24 @@ export class MemberTokens {
           hint: keyHint(token),
           expiresAt,
           graceMs: ROTATION_GRACE_MS,
-          value: { token, refresh_token: refresh, expires_at: expiresAt.toISOString(), email: person.email },
+          value,
+          answerSealed: this.deps.box.seal(JSON.stringify(value), {
+            purpose: 'idp-refresh-answer',
+            row: s.id,
+          }),
         };
       },
     );
     if ('refused' in result) throw gone(result.refused, result.reason);
-    return { ...result.value, member_id: result.session.memberId };
+    const value =
+      'answerSealed' in result
+        ? (JSON.parse(
+            this.deps.box.open(result.answerSealed, {
+              purpose: 'idp-refresh-answer',
+              row: result.session.id,
+            }),
+          ) as Omit<IssuedToken, 'member_id'>)
+        : result.value;
+    return { ...value, member_id: result.session.memberId };
   }
 }

@@ -6,7 +6,8 @@ export type SealPurpose =
   | 'webhook-secret'
   | 'provider-admin-key'
   | 'idp-client-secret'
-  | 'idp-refresh-token';
+  | 'idp-refresh-token'
+  | 'idp-refresh-answer';
 
 /** A sealed value's place: its purpose and the id of the row that holds it (bound as associated data). */
 export interface SealContext {
@@ -20,6 +21,7 @@ const PURPOSES: readonly SealPurpose[] = [
   'provider-admin-key',
   'idp-client-secret',
   'idp-refresh-token',
+  'idp-refresh-answer',
 ];
 const MIN_LENGTH = 32;
 const MIN_BITS = 128;

@@ -25,6 +25,8 @@ export type RefreshOutcome<T> =
       expiresAt: Date;
       graceMs: number;
       value: T;
+      /** `value` sealed, kept with the spent token for the reuse window. */
+      answerSealed: string;
     }
   | { kind: 'deprovision'; audit: AuditEntry }
   | { kind: 'end'; reason: string };
@@ -63,9 +65,10 @@ export async function deprovision(
   return true;
 }
 
-const sessionCols = (sql: Sql) => sql`
-  id, account_id as "accountId", member_id as "memberId", key_id as "keyId",
-  provider_refresh_sealed as "providerRefreshSealed", subject`;
+const sessionCols = (sql: Sql, table = 'idp_sessions') => sql`
+  ${sql(table)}.id, ${sql(table)}.account_id as "accountId", ${sql(table)}.member_id as "memberId",
+  ${sql(table)}.key_id as "keyId", ${sql(table)}.provider_refresh_sealed as "providerRefreshSealed",
+  ${sql(table)}.subject`;
 
 /** Ends one session and its member token at once (the token's secrets go, every instance is told). */
 async function endSession(t: Sql, s: { id: string; keyId: string }): Promise<void> {
@@ -103,14 +106,19 @@ export function idpSessionQueries(sql: Sql) {
     async refreshSession<T>(
       refreshHash: Buffer,
       idleMs: number,
+      reuseWindowMs: number,
       work: (s: IdpSessionRecord) => Promise<RefreshOutcome<T>>,
-    ): Promise<{ session: IdpSessionRecord; value: T } | { refused: RefreshRefusal; reason?: string }> {
+    ): Promise<
+      | { session: IdpSessionRecord; value: T }
+      | { session: IdpSessionRecord; answerSealed: string }
+      | { refused: RefreshRefusal; reason?: string }
+    > {
       return inTransaction(sql, async (t) => {
         const [s] = await t<(IdpSessionRecord & { memberStatus: string; idle: boolean })[]>`
           select ${sessionCols(t)}, (select status from members m where m.id = idp_sessions.member_id) as "memberStatus",
             refreshed_at < now() - make_interval(secs => ${idleMs / 1000}) as idle
           from idp_sessions where refresh_hash = ${refreshHash} and ended_at is null for update`;
-        if (!s) return { refused: await replayed(t, refreshHash) };
+        if (!s) return replayed(t, refreshHash, reuseWindowMs);
         if (s.memberStatus !== 'active') return { refused: 'removed' };
         if (s.idle) {
           await endSession(t, s);
@@ -133,8 +141,13 @@ export function idpSessionQueries(sql: Sql) {
           await endSession(t, s);
           return { refused: 'ended', reason: outcome.reason };
         }
-        await t`insert into idp_refresh_spent (hash, session_id) values (${refreshHash}, ${s.id})`;
+        await t`
+          insert into idp_refresh_spent (hash, session_id, answer_sealed)
+          values (${refreshHash}, ${s.id}, ${outcome.answerSealed})`;
         await t`delete from idp_refresh_spent where session_id = ${s.id} and spent_at < now() - make_interval(secs => ${idleMs / 1000})`;
+        await t`
+          update idp_refresh_spent set answer_sealed = null
+          where session_id = ${s.id} and answer_sealed is not null and spent_at < now() - make_interval(secs => ${reuseWindowMs / 1000})`;
         await t`
           update idp_sessions set refreshed_at = now(), refresh_hash = ${outcome.refreshHash},
             provider_refresh_sealed = coalesce(${outcome.providerRefreshSealed}, provider_refresh_sealed)
@@ -159,15 +172,27 @@ export function idpSessionQueries(sql: Sql) {
   };
 }
 
-/** A spent refresh token presented again: the session it belonged to ends, token and all. */
-async function replayed(t: Sql, refreshHash: Buffer): Promise<RefreshRefusal> {
+/**
+ * A spent refresh token presented again. Within the reuse window, and while it is the session's
+ * latest spent token, it gets the answer its first use got (a second Claude Code window racing the
+ * first); otherwise the session it belonged to ends, token and all.
+ */
+async function replayed(
+  t: Sql,
+  refreshHash: Buffer,
+  reuseWindowMs: number,
+): Promise<{ session: IdpSessionRecord; answerSealed: string } | { refused: RefreshRefusal }> {
   const [spent] = await t<
-    { id: string; keyId: string; accountId: string; memberId: string; open: boolean }[]
+    (IdpSessionRecord & { open: boolean; answerSealed: string | null; latest: boolean; recent: boolean })[]
   >`
-    select s.id, s.key_id as "keyId", s.account_id as "accountId", s.member_id as "memberId", s.ended_at is null as open
+    select ${sessionCols(t, 's')}, s.ended_at is null as open, x.answer_sealed as "answerSealed",
+      not exists (select 1 from idp_refresh_spent y where y.session_id = x.session_id and y.spent_at > x.spent_at) as latest,
+      x.spent_at > now() - make_interval(secs => ${reuseWindowMs / 1000}) as recent
     from idp_refresh_spent x join idp_sessions s on s.id = x.session_id where x.hash = ${refreshHash} for update of s`;
-  if (!spent) return 'unknown';
-  if (spent.open) {
+  if (!spent) return { refused: 'unknown' };
+  const { open, answerSealed, latest, recent, ...session } = spent;
+  if (open && answerSealed && latest && recent) return { session, answerSealed };
+  if (open) {
     await endSession(t, spent);
     await writeAudit(t, spent.accountId, {
       actor: 'idp',
@@ -176,5 +201,5 @@ async function replayed(t: Sql, refreshHash: Buffer): Promise<RefreshRefusal> {
       details: { session: spent.id, reason: 'a spent refresh token was presented again' },
     });
   }
-  return 'reused';
+  return { refused: 'reused' };
 }
