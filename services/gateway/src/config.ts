@@ -155,7 +155,7 @@ export const EnvSchema = z.object({
   ),
   KEYGATE_KEY_STALE_MAX_MS: msOrZero(15 * 60_000).meta(
     doc(
-      'while the database is unreachable, an app key it confirmed within this long is still served from memory (a key not held gets 503 with retry-after); 0: never',
+      'while the database is unreachable, an app key it confirmed within this long is still served from memory (a key not held gets 503 with retry-after); also how long /readyz stays 200 (degraded) through the outage; 0: never',
     ),
   ),
   KEYGATE_FLUSH_INTERVAL_MS: ms(250).meta(

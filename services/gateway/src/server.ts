@@ -283,6 +283,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         upstreamUrl: config.upstreamUrl,
         // The writer retries a failed batch with a backoff of up to 30 s.
         stallMs: Math.max(60_000, config.flushIntervalMs * 20),
+        databaseGraceMs: config.keyStaleMaxMs,
       }),
       billing,
       access,

@@ -135,24 +135,61 @@ describe('the database goes away (a PostgreSQL cluster of this test)', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('/readyz turns 503 within its timeout while /healthz stays 200, and recovers with the database', async () => {
-    expect((await api(gateway.url, '/readyz')).status).toBe(200);
-    await pg.stop();
-    const started = performance.now();
-    const down = await api(gateway.url, '/readyz', { bearer: 'metrics-token-0123456789' });
-    expect(performance.now() - started).toBeLessThan(3_000);
-    expect(down.status).toBe(503);
-    expect(down.body).toMatchObject({
-      status: 'not_ready',
-      checks: { database: { ok: false, error: expect.any(String) } },
-    });
-    expect((await api(gateway.url, '/healthz')).status).toBe(200);
+  it('/readyz stays 200 (degraded) while known keys are served from memory, 503 without that grace; /healthz stays 200; both recover with the database', async () => {
+    // A second instance on the same database that serves nothing from memory.
+    const strictDir = newDataDir('keygate-health-strict-');
+    const strict = await startGateway(
+      loadConfig({
+        PORT: '0',
+        DATABASE_URL: pg.url,
+        KEYGATE_SECRET: randomBase62(43),
+        KEYGATE_DATA_DIR: strictDir,
+        KEYGATE_UPSTREAM_URL: emulator.url,
+        KEYGATE_INVALIDATION_POLL_MS: '60000',
+        KEYGATE_METRICS_TOKEN: 'metrics-token-0123456789',
+        KEYGATE_KEY_STALE_MAX_MS: '0',
+      }),
+      { logger: createLogger('silent') },
+    );
+    try {
+      for (const g of [gateway, strict]) expect((await api(g.url, '/readyz')).status).toBe(200);
+      await pg.stop();
+      const started = performance.now();
+      const degraded = await api(gateway.url, '/readyz', { bearer: 'metrics-token-0123456789' });
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(degraded.status).toBe(200);
+      expect(degraded.body).toMatchObject({
+        status: 'degraded',
+        checks: {
+          database: { ok: false, error: expect.any(String), serving_from_memory_until: expect.any(String) },
+          migrations: { ok: true },
+          call_log: { ok: true },
+        },
+      });
+      // The grace is KEYGATE_KEY_STALE_MAX_MS (15 minutes) after the database last answered.
+      const until = Date.parse(degraded.body.checks.database.serving_from_memory_until);
+      expect(until - Date.now()).toBeGreaterThan(14 * 60_000);
+      expect(until - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+      expect((await api(gateway.url, '/readyz')).body).toEqual({ status: 'degraded' });
 
-    await pg.start();
-    await waitFor(async () => (await api(gateway.url, '/readyz')).status === 200, {
-      timeout: 15_000,
-      interval: 200,
-      what: '/readyz to answer 200 again',
-    });
+      const down = await api(strict.url, '/readyz', { bearer: 'metrics-token-0123456789' });
+      expect(down.status).toBe(503);
+      expect(down.body).toMatchObject({
+        status: 'not_ready',
+        checks: { database: { ok: false, error: expect.any(String) } },
+      });
+      for (const g of [gateway, strict]) expect((await api(g.url, '/healthz')).status).toBe(200);
+
+      await pg.start();
+      for (const g of [gateway, strict])
+        await waitFor(async () => (await api(g.url, '/readyz')).body.status === 'ready' || null, {
+          timeout: 15_000,
+          interval: 200,
+          what: '/readyz to answer ready again',
+        });
+    } finally {
+      await strict.close();
+      rmSync(strictDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

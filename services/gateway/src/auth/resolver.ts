@@ -135,18 +135,21 @@ export class KeyResolver {
       const retry = this.#database.retryDue();
       // Known away: answered from memory at once; a key held asks in the background whether it is back.
       if (stale || !retry) {
-        if (retry)
+        if (retry) {
+          const epoch = this.#database.epoch;
           Promise.resolve()
             .then(() => this.#fetch(hash, kind, client))
-            .catch((err) => this.#database.failed(err));
+            .catch((err) => this.#database.failed(err, epoch));
+        }
         return this.#served(stale);
       }
     }
     this.#onLookup('miss');
+    const epoch = this.#database.epoch;
     try {
       return await this.#fetch(hash, kind, client);
     } catch (err) {
-      if (!this.#database.failed(err)) throw err;
+      if (!this.#database.failed(err, epoch)) throw err;
       return this.#served(stale);
     }
   }
@@ -157,10 +160,11 @@ export class KeyResolver {
     if (pending) return pending;
     // Each unknown key costs a database lookup: a client guessing keys is cut off early.
     this.#failed.check(kind, client, this.#budget[kind], kind === 'admin' ? 'admin keys' : 'app keys');
+    const epoch = this.#database.epoch;
     pending = this.#store.keys
       .resolve(Buffer.from(hash, 'hex'))
       .then((found) => {
-        if (this.#database.answered()) this.recheckAll();
+        if (this.#database.answered(epoch)) this.recheckAll();
         const principal = found ? this.#toPrincipal(found) : null;
         // An eviction that raced this lookup wins: don't cache what it meant to drop.
         if (this.#inflight.get(hash) === pending) this.#remember(hash, principal);

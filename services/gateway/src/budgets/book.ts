@@ -46,10 +46,11 @@ export class BudgetBook<T = BudgetRecord> {
 
   #read(accountId: string): Promise<readonly T[]> {
     const seq = ++this.#seq;
+    const epoch = this.#database.epoch;
     const pending: Promise<readonly T[]> = this.#load(accountId)
       .then(
         (budgets) => {
-          this.#database.answered();
+          this.#database.answered(epoch);
           // A change heard while reading wins: the answer is kept as stale (the next admission
           // reads again), never dropped, since the calls admitted on it are charged from it.
           const current = this.#entries.get(accountId);
@@ -61,7 +62,7 @@ export class BudgetBook<T = BudgetRecord> {
         },
         (error: unknown) => {
           const held = this.#entries.get(accountId);
-          if (!held || !this.#database.failed(error)) throw error;
+          if (!held || !this.#database.failed(error, epoch)) throw error;
           return held.budgets;
         },
       )

@@ -68,6 +68,68 @@ describe('readiness', () => {
     });
   });
 
+  describe('a database outage with databaseGraceMs (known keys served from memory)', () => {
+    const outage = () => {
+      let now = 1_000_000;
+      let up = true;
+      const spool = { spoolFull: false, spoolBytes: 0, spoolError: null as string | null };
+      const refused = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+      const check = readiness({
+        ...healthy(),
+        clock: () => now,
+        stallMs: 5_000,
+        databaseGraceMs: 60_000,
+        callLog: { pending: 7, backlogSince: now, status: () => spool },
+        database: {
+          ping: async () => {
+            if (!up) throw refused;
+          },
+          pendingMigrations: async () => [],
+        },
+      });
+      return { check, spool, advance: (ms: number) => (now += ms), down: (d: boolean) => (up = !d) };
+    };
+
+    it('stays ready (degraded) while records reach the spool, until the grace after the last answer', async () => {
+      const o = outage();
+      expect((await o.check()).status).toBe('ready');
+      o.down(true);
+      o.advance(30_000);
+      const r = await o.check();
+      expect(r.status).toBe('degraded');
+      expect(r.checks.database).toMatchObject({
+        ok: false,
+        error: 'unreachable (ECONNREFUSED)',
+        serving_from_memory_until: new Date(1_060_000).toISOString(),
+      });
+      // The backlog waits in the spool, past the stall bound: no stall while the database is away.
+      expect(r.checks.call_log).toMatchObject({ ok: true, queued: 7, oldest_wait_ms: 30_000 });
+      expect(r.checks.migrations).toEqual({ ok: true, pending: [] });
+      o.advance(30_001);
+      expect((await o.check()).status).toBe('not_ready');
+      o.down(false);
+      expect((await o.check()).status).toBe('not_ready'); // the backlog is now a stall again
+    });
+
+    it('is not ready at once when the spool is full or failing', async () => {
+      for (const fault of [{ spoolFull: true }, { spoolError: 'ENOSPC' }]) {
+        const o = outage();
+        await o.check();
+        Object.assign(o.spool, fault);
+        o.down(true);
+        expect((await o.check()).status).toBe('not_ready');
+      }
+    });
+
+    it('is not ready at once without a grace', async () => {
+      const r = await readiness({
+        ...healthy(),
+        database: { ping: () => Promise.reject(new Error('down')), pendingMigrations: async () => [] },
+      })();
+      expect(r.status).toBe('not_ready');
+    });
+  });
+
   it('reports an unreachable provider without failing readiness, and reuses the probe for a while', async () => {
     let probes = 0;
     let now = 0;

@@ -18,6 +18,12 @@ export interface ReadinessDeps {
   upstreamTtlMs?: number;
   /** Opens a TCP connection to the upstream; resolves true when it connects. */
   probeUpstream?: (url: URL, timeoutMs: number) => Promise<boolean>;
+  /**
+   * While the database is unreachable, the instance stays ready (`degraded`) this long after it
+   * last answered, as long as call records still reach the spool: known keys are served from
+   * memory meanwhile (KEYGATE_KEY_STALE_MAX_MS). 0 or absent: unready at once.
+   */
+  databaseGraceMs?: number;
 }
 
 interface Check {
@@ -26,7 +32,8 @@ interface Check {
 }
 
 export interface Readiness {
-  status: 'ready' | 'not_ready';
+  /** `degraded`: the database is away, calls are served from memory and spooled (still 200). */
+  status: 'ready' | 'degraded' | 'not_ready';
   checks: { database: Check; migrations: Check; call_log: Check };
   /** Informational: the provider being unreachable does not make this instance unready. */
   upstream: { reachable: boolean; url: string; checked_at: string };
@@ -71,6 +78,9 @@ export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
   const upstreamUrl = new URL(deps.upstreamUrl);
   let upstream: { reachable: boolean; at: number } | null = null;
   let inflight: Promise<Readiness> | null = null;
+  // The gateway applied every migration just before this was made: the database answered then.
+  let databaseOkAt = clock();
+  let lastMigrations: Check = { ok: true, pending: [] };
 
   async function database(): Promise<[Check, Check]> {
     const started = clock();
@@ -128,11 +138,36 @@ export function readiness(deps: ReadinessDeps): () => Promise<Readiness> {
     };
   }
 
+  /** Until when a database outage leaves this instance serving, or null when it must not. */
+  function graceUntil(): number | null {
+    const grace = deps.databaseGraceMs ?? 0;
+    if (grace <= 0 || !lastMigrations.ok) return null;
+    const spool = deps.callLog?.status?.();
+    if (deps.callLog && (!spool || spool.spoolFull || spool.spoolError)) return null;
+    const until = databaseOkAt + grace;
+    return clock() <= until ? until : null;
+  }
+
   async function check(): Promise<Readiness> {
     const [[db, migrations], up] = await Promise.all([database(), upstreamState()]);
+    if (db.ok) {
+      databaseOkAt = clock();
+      lastMigrations = migrations;
+    }
     const checks = { database: db, migrations, call_log: callLog() };
-    const ready = Object.values(checks).every((c) => c.ok);
-    return { status: ready ? 'ready' : 'not_ready', checks, upstream: up };
+    if (Object.values(checks).every((c) => c.ok)) return { status: 'ready', checks, upstream: up };
+    const until = db.ok ? null : graceUntil();
+    if (until === null) return { status: 'not_ready', checks, upstream: up };
+    // Records wait in the spool, so a backlog is no stall while the database is away.
+    return {
+      status: 'degraded',
+      checks: {
+        database: { ...db, serving_from_memory_until: new Date(until).toISOString() },
+        migrations: lastMigrations,
+        call_log: { ...checks.call_log, ok: true },
+      },
+      upstream: up,
+    };
   }
 
   return () =>

@@ -8,7 +8,8 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 /**
  * `/healthz`: the process serves HTTP (no dependency is asked, so a database outage never
  * gets a live instance restarted); `/health` is its old name. `/readyz`: 200 when this
- * instance can serve calls and record them, else 503. Its details (which check failed, the
+ * instance can serve calls and record them (`degraded` while the database is away and calls are
+ * served from memory and spooled), else 503. Its details (which check failed, the
  * upstream's address, the spool's state) go only to the metrics or the operator token: to
  * anyone else they map the deployment.
  */
@@ -23,7 +24,7 @@ export function healthRoutes(
   app.get('/health', alive);
   app.get('/readyz', async (c) => {
     const report = await ready();
-    const status = report.status === 'ready' ? 200 : 503;
+    const status = report.status === 'not_ready' ? 503 : 200;
     const presented = digest(presentedCredential(c.req.header('authorization'), undefined) ?? '');
     // Every token is compared, so the time taken does not say which one matched.
     const entitled = allowed.reduce((ok, t) => timingSafeEqual(presented, t) || ok, false);
