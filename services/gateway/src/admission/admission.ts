@@ -134,7 +134,7 @@ export class Admission {
       return this.#deps.budgets.reserve(
         principal,
         callId,
-        { expected: expectedMicroUsd(size.model, estimate), ceiling: ceilingMicroUsd(size) },
+        { expected: expectedMicroUsd(size.model, estimate, size.cacheWrite), ceiling: ceilingMicroUsd(size) },
         until,
         what,
       );

@@ -10,6 +10,8 @@ export interface CallSize {
   /** Pages of the PDFs in the body (each is also sent to the model as an image). */
   pdfPages: number;
   maxTokens: number;
+  /** The dearest cache write the body asks for; absent: priced as the dearest there is (1 hour). */
+  cacheWrite?: '5m' | '1h' | null;
 }
 
 // "Each page typically uses 1,500-3,000 tokens" (text plus the page as an image), on top of
@@ -40,16 +42,20 @@ export function ceilingMicroUsd(s: CallSize): number {
 }
 
 /**
- * What a call is expected to cost, in micro-USD: its estimated uncached input at the dearest input
- * rate (a cache write may be dearer than plain input), its expected cache reads at the cache-read
- * rate, and its expected output. A budget or spend limit holds this while the call runs, unless it
- * asks for the ceiling; the call settles at its real cost.
+ * What a call is expected to cost, in micro-USD: its estimated uncached input at the rate of the
+ * cache write its body asks for (plain input without `cache_control`, the 5-minute or the 1-hour
+ * write rate with it, whichever is dearer than plain input), its expected cache reads at the
+ * cache-read rate, and its expected output. A budget or spend limit holds this while the call
+ * runs, unless it asks for the ceiling; the call settles at its real cost.
  */
-export function expectedMicroUsd(model: string, e: Estimate): number {
+export function expectedMicroUsd(
+  model: string,
+  e: Estimate,
+  cacheWrite: CallSize['cacheWrite'] = '1h',
+): number {
   const rates = ceilingRates(model);
-  return Math.ceil(
-    e.inputTokens * rates.input + e.cachedTokens * rates.cacheRead + e.outputTokens * rates.output,
-  );
+  const input = cacheWrite === null ? rates.plainInput : cacheWrite === '5m' ? rates.write5m : rates.input;
+  return Math.ceil(e.inputTokens * input + e.cachedTokens * rates.cacheRead + e.outputTokens * rates.output);
 }
 
 /**
@@ -75,7 +81,7 @@ export function batchCeilingMicroUsd(requests: readonly CallSize[]): number {
 export function ceilingRates(
   model: string,
   at: Date = new Date(),
-): { input: number; cacheRead: number; output: number } {
+): { input: number; plainInput: number; write5m: number; cacheRead: number; output: number } {
   const catalog = activeCatalog();
   const found = catalog.lookup(model, at);
   const rows: Rates[] = found
@@ -86,6 +92,8 @@ export function ceilingRates(
     : 1;
   return {
     input: geo * Math.max(...rows.map((r) => Math.max(r.input, r.cache_write_5m, r.cache_write_1h))),
+    plainInput: geo * Math.max(...rows.map((r) => r.input)),
+    write5m: geo * Math.max(...rows.map((r) => Math.max(r.input, r.cache_write_5m))),
     cacheRead: geo * Math.max(...rows.map((r) => r.cache_read)),
     output: geo * Math.max(...rows.map((r) => r.output)),
   };

@@ -27,19 +27,23 @@ export const FIRST_OUTPUT_TOKENS = 4_096;
 // "Each page typically uses 1,500-3,000 tokens": https://docs.claude.com/en/docs/build-with-claude/pdf-support (read 2026-11-25).
 const PDF_PAGE_TOKENS = 3_000;
 const OUTPUTS_KEPT = 8;
+const PREFIXES_KEPT = 8;
 const MAX_ENTRIES = 100_000;
 
 interface Seen {
   bytesPerToken: number;
-  /** The last call's cache reads and writes: the prefix its next call can read. */
-  cachedPrefix: number;
+  /** The last calls' cache reads and writes: each the prefix its session's next call can read. */
+  prefixes: number[];
   outputs: number[];
 }
 
 /**
  * A key's recent calls per model, in this process: what the next call is expected to use. The
- * cached prefix comes from the last call's usage (Claude Code reads what its previous turn read
- * and wrote), the output from the most the last calls produced, bounded by `max_tokens`. A key's
+ * cached prefix comes from the key's last calls' usage (Claude Code reads what its previous turn
+ * read and wrote): the largest of their prefixes that fits in this call, since one key carries a
+ * main session and its subagents, whose prefixes differ by tens of times (the last call's alone
+ * took a subagent's small prefix for the main session's next call, and priced it all as new
+ * input); the output from the most the last calls produced, bounded by `max_tokens`. A key's
  * first call on a model reads nothing from the cache (another key's prefix is another session's),
  * and goes by the model's last call of any key in this process for its ratio and output, or by
  * the constants above when there is none.
@@ -56,7 +60,8 @@ export class CallEstimates {
     this.#bytes.set(callId, s.inputBytes);
     const total =
       Math.ceil(s.inputBytes / (seen?.bytesPerToken ?? BYTES_PER_TOKEN)) + s.pdfPages * PDF_PAGE_TOKENS;
-    const cachedTokens = Math.min(own?.cachedPrefix ?? 0, total);
+    let cachedTokens = 0;
+    for (const p of own?.prefixes ?? []) if (p <= total && p > cachedTokens) cachedTokens = p;
     const output = seen ? Math.max(...seen.outputs) : FIRST_OUTPUT_TOKENS;
     return {
       inputTokens: total - cachedTokens,
@@ -74,18 +79,17 @@ export class CallEstimates {
     const u = usageFigures(r.usage);
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
     if (input <= 0) return;
-    const last = {
-      bytesPerToken: Math.min(16, Math.max(1, bytes / input)),
-      cachedPrefix: u.cacheReadInputTokens + u.cacheCreationInputTokens,
-    };
-    this.#remember(`${r.keyId} ${r.model}`, last, u.outputTokens);
-    this.#remember(`* ${r.model}`, last, u.outputTokens);
+    const bytesPerToken = Math.min(16, Math.max(1, bytes / input));
+    const prefix = u.cacheReadInputTokens + u.cacheCreationInputTokens;
+    this.#remember(`${r.keyId} ${r.model}`, bytesPerToken, prefix, u.outputTokens);
+    this.#remember(`* ${r.model}`, bytesPerToken, 0, u.outputTokens);
   }
 
-  #remember(id: string, last: Omit<Seen, 'outputs'>, output: number): void {
+  #remember(id: string, bytesPerToken: number, prefix: number, output: number): void {
     const seen = this.#seen.get(id);
     const outputs = [...(seen?.outputs ?? []), output].slice(-OUTPUTS_KEPT);
+    const prefixes = [...(seen?.prefixes ?? []), prefix].slice(-PREFIXES_KEPT);
     if (!seen && this.#seen.size >= MAX_ENTRIES) this.#seen.delete(this.#seen.keys().next().value!);
-    this.#seen.set(id, { ...last, outputs });
+    this.#seen.set(id, { bytesPerToken, prefixes, outputs });
   }
 }

@@ -22,6 +22,25 @@ describe('validateMessagesBody', () => {
     ).resolves.toMatchObject({ model: 'claude-x', stream: true });
   });
 
+  it('reads which cache write the body asks for: none, 5 minutes, or 1 hour', async () => {
+    const text = (cache?: object) => ({
+      type: 'text',
+      text: 'hi',
+      ...(cache ? { cache_control: cache } : {}),
+    });
+    const of = async (cache?: object) =>
+      (
+        await validateMessagesBody(
+          body({ model: 'claude-x', max_tokens: 5, system: [text(cache)], messages: [] }),
+          opts,
+        )
+      ).cacheWrite;
+    expect(await of()).toBeNull();
+    expect(await of({ type: 'ephemeral' })).toBe('5m');
+    expect(await of({ type: 'ephemeral', ttl: '5m' })).toBe('5m');
+    expect(await of({ type: 'ephemeral', ttl: '1h' })).toBe('1h');
+  });
+
   it('lets through roles, block types, fields and values it has never seen', async () => {
     const unseen = {
       model: 'claude-x',
@@ -80,6 +99,7 @@ describe('validateMessagesBody', () => {
       maxTokens: 0,
       inputBytes: expect.any(Number),
       pdfPages: 0,
+      cacheWrite: null,
     });
     expect(await refusal(body({ model: 'm' }), 'count_tokens')).toMatchObject({
       message: expect.stringMatching(/^messages: Field required/),
@@ -206,6 +226,7 @@ describe('validateMessagesBody', () => {
       maxTokens: 123,
       inputBytes: raw.length,
       pdfPages: 0,
+      cacheWrite: null,
     });
   });
 

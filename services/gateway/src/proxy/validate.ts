@@ -37,6 +37,24 @@ export interface ValidatedBody {
   inputBytes: number;
   /** Pages of the PDFs in the messages (each counted at the page limit when unreadable). */
   pdfPages: number;
+  /** The dearest cache write the body asks for (its `cache_control` lifetimes), or null for none. */
+  cacheWrite: CacheWrite;
+}
+
+export type CacheWrite = '5m' | '1h' | null;
+
+const CACHE_CONTROL = Buffer.from('"cache_control"');
+const ONE_HOUR = Buffer.from('"1h"');
+
+/**
+ * Which cache write a body asks for, by a search of its bytes (no walk): none without a
+ * `cache_control`, 1 hour when a `"1h"` follows one, else 5 minutes. Admission prices the input
+ * it expects to be written at that rate; a stray "1h" elsewhere only prices it dearer.
+ */
+export function cacheWriteOf(body: Buffer): CacheWrite {
+  const at = body.indexOf(CACHE_CONTROL);
+  if (at < 0) return null;
+  return body.indexOf(ONE_HOUR, at) >= 0 ? '1h' : '5m';
 }
 
 export interface ValidateOptions {
@@ -73,7 +91,7 @@ export async function readMessagesBody(
   // One pass bounds the body and finds its long strings, which the parse then leaves in the bytes.
   const longStrings = await boundJsonNotingLongStrings(body, LONG_STRING);
   const json = asJson(() => JsonBody.parse(body, { longStrings }));
-  const checked = await checkBody(json, opts, endpoint).catch((err: Error) => err);
+  const checked = await checkBody(json, opts, endpoint, body).catch((err: Error) => err);
   // Invalid JSON anywhere is the answer, whatever else is wrong: as if the body were parsed whole first.
   asJson(() => json.verify());
   if (checked instanceof Error) throw checked;
@@ -84,6 +102,7 @@ async function checkBody(
   json: JsonBody,
   opts: ValidateOptions,
   endpoint: 'messages' | 'count_tokens',
+  body: Buffer,
 ): Promise<ValidatedBody> {
   if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) {
     throw new GatewayError('invalid_request_error', 'Request body must be a JSON object.');
@@ -98,7 +117,14 @@ async function checkBody(
     throw new GatewayError('invalid_request_error', `model: must be at most ${MAX_MODEL_CHARS} characters.`);
   const pdfPages = await checkDocuments(data.messages, opts, json);
   const maxTokens = typeof data.max_tokens === 'number' ? data.max_tokens : 0;
-  return { model, stream: data.stream === true, maxTokens, inputBytes: json.bytes, pdfPages };
+  return {
+    model,
+    stream: data.stream === true,
+    maxTokens,
+    inputBytes: json.bytes,
+    pdfPages,
+    cacheWrite: cacheWriteOf(body),
+  };
 }
 
 const SPLIT_HINT = 'Split it with summarizePdf() or pdf.split() from @keygate/sdk';
