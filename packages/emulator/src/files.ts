@@ -148,7 +148,12 @@ async function upload(req: IncomingMessage, store: FileStore): Promise<StoredFil
   let expiresAt: string | null = null;
   if (expiresIn !== null) {
     const seconds = Number(expiresIn);
-    if (typeof expiresIn !== 'string' || !Number.isInteger(seconds) || seconds < MIN_EXPIRY_S || seconds > MAX_EXPIRY_S)
+    if (
+      typeof expiresIn !== 'string' ||
+      !Number.isInteger(seconds) ||
+      seconds < MIN_EXPIRY_S ||
+      seconds > MAX_EXPIRY_S
+    )
       throw invalid(`expires_in_seconds: must be an integer from ${MIN_EXPIRY_S} to ${MAX_EXPIRY_S}.`);
     expiresAt = new Date(now + seconds * 1000).toISOString();
   }

@@ -18,8 +18,7 @@ export function betaForm(req: IncomingMessage, beta: string): boolean {
 export function cursorPage<T extends { id: string }>(items: T[], query: URLSearchParams): Json {
   const ids = query.getAll('ids').concat(query.getAll('ids[]'));
   if (ids.length > 0) {
-    if (query.has('page') || query.has('limit'))
-      throw invalid('ids: cannot be combined with page or limit.');
+    if (query.has('page') || query.has('limit')) throw invalid('ids: cannot be combined with page or limit.');
     const wanted = new Set(ids);
     if (wanted.size > 100) throw invalid('ids: at most 100 ids.');
     return { data: items.filter((x) => wanted.has(x.id)).reverse(), next_page: null };

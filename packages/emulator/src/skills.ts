@@ -74,9 +74,16 @@ export function handleSkills(ex: Exchange, store: SkillStore, path: string, quer
   }
   if (!id && method === 'GET') {
     // Both forms page with `page` / `next_page`; the beta one also says `has_more`.
-    const p = cursorPage([...store.skills.values()], query) as { data: StoredSkill[]; next_page: string | null };
+    const p = cursorPage([...store.skills.values()], query) as {
+      data: StoredSkill[];
+      next_page: string | null;
+    };
     const data = p.data.map((k) => shown(k, beta));
-    json(beta ? { data, has_more: p.next_page !== null, next_page: p.next_page } : { data, next_page: p.next_page });
+    json(
+      beta
+        ? { data, has_more: p.next_page !== null, next_page: p.next_page }
+        : { data, next_page: p.next_page },
+    );
   } else if (id && method === 'GET') json(shown(store.get(id), beta));
   else if (id && method === 'DELETE') {
     store.get(id);

@@ -17,7 +17,11 @@ async function get(path: string, headers: Record<string, string> = {}) {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function upload(name: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) {
+async function upload(
+  name: string,
+  extra: Record<string, string> = {},
+  headers: Record<string, string> = {},
+) {
   const form = new FormData();
   form.set('file', new Blob([name], { type: 'text/plain' }), `${name}.txt`);
   for (const [k, v] of Object.entries(extra)) form.set(k, v);

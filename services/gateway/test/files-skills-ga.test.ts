@@ -21,10 +21,18 @@ describe('Files and Skills in their GA shapes', () => {
 
   const clients = (seat: Seat) =>
     [
-      ['1.x', new Anthropic({ baseURL: s.stack.gateway.url, authToken: seat.key, apiKey: null, maxRetries: 0 })],
+      [
+        '1.x',
+        new Anthropic({ baseURL: s.stack.gateway.url, authToken: seat.key, apiKey: null, maxRetries: 0 }),
+      ],
       [
         '0.x',
-        new Anthropic20230601({ baseURL: s.stack.gateway.url, authToken: seat.key, apiKey: null, maxRetries: 0 }),
+        new Anthropic20230601({
+          baseURL: s.stack.gateway.url,
+          authToken: seat.key,
+          apiKey: null,
+          maxRetries: 0,
+        }),
       ],
     ] as const;
 
@@ -50,7 +58,9 @@ describe('Files and Skills in their GA shapes', () => {
       const seen: string[] = [];
       for await (const f of client.files.list({ limit: 2 })) seen.push(f.id);
       expect(seen.slice(0, 3)).toEqual([...made].reverse());
-      expect(Buffer.from(await (await client.files.download(made[1]!)).arrayBuffer()).toString()).toBe(`${major}-1`);
+      expect(Buffer.from(await (await client.files.download(made[1]!)).arrayBuffer()).toString()).toBe(
+        `${major}-1`,
+      );
       expect(await client.files.delete(made[2]!)).toEqual({ id: made[2], type: 'file_deleted' });
     }
     // Bob's list holds none of Alice's files.
