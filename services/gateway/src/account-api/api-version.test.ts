@@ -88,4 +88,13 @@ describe('organization API shapes per anthropic-version', () => {
     expect(unknown.status).toBe(400);
     expect(JSON.stringify(await unknown.json())).toContain("Unknown query parameter 'color'");
   });
+
+  it("takes the SDK beta namespace's ?beta=true on every route, and no other value of beta", async () => {
+    const marked = await app().request('/widgets?beta=true&colour=red', { headers: headers('2023-06-01') });
+    expect(marked.status).toBe(200);
+    expect(await marked.json()).toMatchObject({ data: [{ colour: 'red' }] });
+    const other = await app().request('/widgets?beta=yes', { headers: headers('2023-06-01') });
+    expect(other.status).toBe(400);
+    expect(JSON.stringify(await other.json())).toContain("Unknown query parameter 'beta'");
+  });
 });
