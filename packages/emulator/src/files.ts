@@ -2,14 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { EmulatorError, invalid } from './errors';
 import { jsonHeaders, sendError, sendJson, type Exchange } from './http';
+import { betaForm, cursorPage, FILES_BETA } from './ga-forms';
 import { randomBase62 } from './ids';
 import type { Json } from './types';
 
 /**
- * The provider's Files API (beta `files-api-2025-04-14`): upload (multipart, field `file`),
- * list, metadata, content, delete. Shapes from the official TypeScript SDK 1.11's
- * `resources/beta/files` types and https://docs.claude.com/en/docs/build-with-claude/files,
- * read 2026-11-25. Files keep their bytes in memory: the emulator is a test double.
+ * The provider's Files API: upload (multipart, field `file`), list, metadata, content, delete,
+ * in the GA shapes and, with beta `files-api-2025-04-14`, the beta ones (ga-forms.ts). Shapes
+ * from the official TypeScript SDK 1.11's `resources/files` and `resources/beta/files` types and
+ * https://docs.claude.com/en/docs/build-with-claude/files, read 2026-11-25 and 2026-11-29. Files
+ * keep their bytes in memory: the emulator is a test double.
  */
 export const MAX_FILE_BYTES = 500 * 1024 * 1024;
 
@@ -22,8 +24,21 @@ export interface StoredFile {
     size_bytes: number;
     created_at: string;
     downloadable: boolean;
+    /** GA only: when the bytes stop being available, null when they do not expire. */
+    expires_at: string | null;
   };
   bytes: Buffer;
+}
+
+/** `expires_in_seconds` bounds (GA `FileUploadParams`: one hour to ninety days). */
+const MIN_EXPIRY_S = 3600;
+const MAX_EXPIRY_S = 7_776_000;
+
+/** The metadata in the request's form: the beta shape has no expiry. */
+function shown(meta: StoredFile['meta'], beta: boolean): Json {
+  if (!beta) return meta;
+  const { expires_at: _, ...rest } = meta;
+  return rest;
 }
 
 export class FileStore {
@@ -35,12 +50,12 @@ export class FileStore {
     return file;
   }
 
-  /** Newest first, the provider's cursor page (`before_id`, `after_id`, `limit` 1–1000). */
-  list(query: URLSearchParams): Json {
-    return page(
-      [...this.files.values()].map((f) => f.meta),
-      query,
-    );
+  /** Newest first: the GA cursor page (`page`, `next_page`), or the beta one (`before_id`, `after_id`). */
+  list(query: URLSearchParams, beta: boolean): Json {
+    const metas = [...this.files.values()].map((f) => f.meta);
+    if (!beta) return cursorPage(metas, query);
+    const p = page(metas, query) as { data: StoredFile['meta'][] };
+    return { ...p, data: p.data.map((m) => shown(m, true)) };
   }
 }
 
@@ -50,15 +65,16 @@ export function handleFiles(ex: Exchange, store: FileStore, path: string, query:
   const m = /^\/v1\/files(?:\/([^/]+)(\/content)?)?$/.exec(path);
   if (!m) return false;
   const [, id, content] = m;
+  const beta = betaForm(ex.req, FILES_BETA);
   if (!id && method === 'POST') {
     upload(ex.req, store).then(
-      (file) => sendJson(ex, 200, JSON.stringify(file.meta), jsonHeaders(ex.requestId, false)),
+      (file) => sendJson(ex, 200, JSON.stringify(shown(file.meta, beta)), jsonHeaders(ex.requestId, false)),
       (err: EmulatorError) => fail(ex, err),
     );
     return true;
   }
-  if (!id && method === 'GET') return json(ex, store.list(query));
-  if (id && !content && method === 'GET') return json(ex, store.get(id).meta);
+  if (!id && method === 'GET') return json(ex, store.list(query, beta));
+  if (id && !content && method === 'GET') return json(ex, shown(store.get(id).meta, beta));
   if (id && !content && method === 'DELETE') {
     store.get(id);
     store.files.delete(id);
@@ -127,6 +143,20 @@ async function upload(req: IncomingMessage, store: FileStore): Promise<StoredFil
   if (!file || typeof file === 'string') throw invalid('file: Field required');
   if (file.size > MAX_FILE_BYTES)
     throw new EmulatorError('request_too_large', `File exceeds the maximum size of ${MAX_FILE_BYTES} bytes.`);
+  const now = Date.now();
+  const expiresIn = form.get('expires_in_seconds');
+  let expiresAt: string | null = null;
+  if (expiresIn !== null) {
+    const seconds = Number(expiresIn);
+    if (
+      typeof expiresIn !== 'string' ||
+      !Number.isInteger(seconds) ||
+      seconds < MIN_EXPIRY_S ||
+      seconds > MAX_EXPIRY_S
+    )
+      throw invalid(`expires_in_seconds: must be an integer from ${MIN_EXPIRY_S} to ${MAX_EXPIRY_S}.`);
+    expiresAt = new Date(now + seconds * 1000).toISOString();
+  }
   const stored: StoredFile = {
     meta: {
       type: 'file',
@@ -134,9 +164,10 @@ async function upload(req: IncomingMessage, store: FileStore): Promise<StoredFil
       filename: file.name || 'upload',
       mime_type: file.type || 'application/octet-stream',
       size_bytes: file.size,
-      created_at: new Date().toISOString(),
+      created_at: new Date(now).toISOString(),
       // The provider marks uploads not downloadable; the emulator lets tests read the bytes back.
       downloadable: true,
+      expires_at: expiresAt,
     },
     bytes: Buffer.from(await file.arrayBuffer()),
   };
@@ -144,7 +175,7 @@ async function upload(req: IncomingMessage, store: FileStore): Promise<StoredFil
   return stored;
 }
 
-/** The provider's cursor page over objects with `id` and `created_at`, newest first. */
+/** The provider's id cursor page (the beta lists') over objects with `id`, newest first. */
 export function page<T extends { id: string }>(items: T[], query: URLSearchParams): Json {
   const limit = Number(query.get('limit') ?? 20);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000)

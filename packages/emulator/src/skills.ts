@@ -2,22 +2,40 @@ import { EmulatorError, invalid } from './errors';
 import { Readable } from 'node:stream';
 import { jsonHeaders, sendError, sendJson, type Exchange } from './http';
 import { randomBase62 } from './ids';
-import { page } from './files';
+import { betaForm, cursorPage, SKILLS_BETA } from './ga-forms';
 import type { Json } from './types';
 
 /**
- * Skills (`/v1/skills`, beta `skills-2025-10-02`): create (multipart: `display_name` and the
- * skill's `files[]`), list, retrieve, delete. Shapes from the official TypeScript SDK 1.11's
- * `resources/beta/skills` types, read 2026-11-25. Versions are not emulated.
+ * Skills (`/v1/skills`): create (multipart: `display_name` and the skill's `files[]`), list,
+ * retrieve, delete, in the GA shapes and, with beta `skills-2025-10-02`, the beta ones
+ * (ga-forms.ts). Shapes from the official TypeScript SDK 1.11's `resources/skills` and
+ * `resources/beta/skills` types, read 2026-11-25 and 2026-11-29. Versions are not emulated.
  */
-export class SkillStore {
-  readonly skills = new Map<string, Json & { id: string }>();
+type StoredSkill = {
+  type: 'skill';
+  id: string;
+  display_name: string;
+  source: 'custom';
+  latest_version_id: string;
+  created_at: string;
+  updated_at: string;
+};
 
-  get(id: string): Json & { id: string } {
+export class SkillStore {
+  readonly skills = new Map<string, StoredSkill>();
+
+  get(id: string): StoredSkill {
     const skill = this.skills.get(id);
     if (!skill) throw new EmulatorError('not_found_error', `Skill not found: ${id}`);
     return skill;
   }
+}
+
+/** The beta shape names the newest version `latest_version`; the GA one `latest_version_id`. */
+function shown(skill: StoredSkill, beta: boolean): Json {
+  if (!beta) return skill;
+  const { latest_version_id, ...rest } = skill;
+  return { ...rest, latest_version: latest_version_id };
 }
 
 export function handleSkills(ex: Exchange, store: SkillStore, path: string, query: URLSearchParams): boolean {
@@ -25,6 +43,7 @@ export function handleSkills(ex: Exchange, store: SkillStore, path: string, quer
   if (!m) return false;
   const [, id] = m;
   const method = ex.req.method;
+  const beta = betaForm(ex.req, SKILLS_BETA);
   const json = (value: unknown) => sendJson(ex, 200, JSON.stringify(value), jsonHeaders(ex.requestId, false));
   if (!id && method === 'POST') {
     const type = String(ex.req.headers['content-type'] ?? '');
@@ -38,23 +57,34 @@ export function handleSkills(ex: Exchange, store: SkillStore, path: string, quer
       .formData()
       .then((form) => {
         const now = new Date().toISOString();
-        const skill = {
+        const skill: StoredSkill = {
           type: 'skill',
           id: `skill_01${randomBase62(22)}`,
           display_name: String(form.get('display_name') ?? ''),
           source: 'custom',
-          latest_version: String(Date.now()),
+          latest_version_id: String(Date.now()),
           created_at: now,
           updated_at: now,
         };
         store.skills.set(skill.id, skill);
-        json(skill);
+        json(shown(skill, beta));
       })
       .catch((err: Error) => sendError(ex, invalid(`Could not read the multipart body: ${err.message}`)));
     return true;
   }
-  if (!id && method === 'GET') json(page([...store.skills.values()], query));
-  else if (id && method === 'GET') json(store.get(id));
+  if (!id && method === 'GET') {
+    // Both forms page with `page` / `next_page`; the beta one also says `has_more`.
+    const p = cursorPage([...store.skills.values()], query) as {
+      data: StoredSkill[];
+      next_page: string | null;
+    };
+    const data = p.data.map((k) => shown(k, beta));
+    json(
+      beta
+        ? { data, has_more: p.next_page !== null, next_page: p.next_page }
+        : { data, next_page: p.next_page },
+    );
+  } else if (id && method === 'GET') json(shown(store.get(id), beta));
   else if (id && method === 'DELETE') {
     store.get(id);
     store.skills.delete(id);

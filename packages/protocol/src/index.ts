@@ -8,3 +8,4 @@ export {
   type StreamUsageFacts,
 } from './output-estimate';
 export { eventName, SseFramer } from './sse-framer';
+export { FILES_BETA, namesBeta, SKILLS_BETA } from './beta-forms';

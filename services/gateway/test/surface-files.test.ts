@@ -28,8 +28,10 @@ describe('Files through the gateway', () => {
     expect(stable(viaGateway)).toEqual(stable(direct));
     expect(viaGateway).toMatchObject({ type: 'file', filename: 'report.pdf', size_bytes: 40_000 });
 
-    expect(await s.alice.client.beta.files.retrieveMetadata(viaGateway.id)).toEqual(viaGateway);
-    expect(await s.direct.beta.files.retrieveMetadata(direct.id)).toEqual(direct);
+    // The beta value selects the beta shape (no expires_at); without it, the GA one (files-skills-ga.test.ts).
+    const betas = [FILES_BETA];
+    expect(await s.alice.client.beta.files.retrieveMetadata(viaGateway.id, { betas })).toEqual(viaGateway);
+    expect(await s.direct.beta.files.retrieveMetadata(direct.id, { betas })).toEqual(direct);
 
     const listed = await s.alice.client.beta.files.list();
     expect(listed.data.map((f) => f.id)).toContain(viaGateway.id);

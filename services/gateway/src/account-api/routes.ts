@@ -20,6 +20,7 @@ import { spendLimitRoutes } from './spend-limit-routes';
 import { claudeCodeEnvRoutes } from '../claude-gateway/env-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
+import { versionedShapes } from './api-version';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 
@@ -39,6 +40,7 @@ export function organizationRoutes(
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use('*', refuseNulInUrl());
+  app.use('*', versionedShapes());
   app.route('/', accountRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', reportRoutes(deps));

@@ -59,6 +59,7 @@ function unwrap(s: z.ZodType): z.ZodType {
  */
 export function queryObject(c: Context, arrays: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = { ...c.req.query() };
+  if (sdkBetaMarker(c)) delete out.beta;
   for (const name of arrays) {
     delete out[`${name}[]`];
     const values = [...(c.req.queries(`${name}[]`) ?? []), ...(c.req.queries(name) ?? [])]
@@ -70,15 +71,36 @@ export function queryObject(c: Context, arrays: readonly string[]): Record<strin
   return out;
 }
 
+/**
+ * `?beta=true`: the official SDK's beta namespace marks its calls so (0.x calls the organization
+ * API from `client.beta.organization`, read 2026-11-29 in its resources/beta/organization/*.ts);
+ * it names no parameter of the route and is taken on every route.
+ */
+function sdkBetaMarker(c: Context): boolean {
+  const values = c.req.queries('beta');
+  return values?.length === 1 && values[0] === 'true';
+}
+
+/** An object's top-level keys renamed by `names` (new to old); anything else as it is. */
+function renamed<T>(value: T, names: Record<string, string> | undefined): T {
+  if (!names || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [names[k] ?? k, v])) as T;
+}
+
 function refuseUnknownParams(
   c: Context,
   known: readonly string[],
   arrays: readonly string[],
   refused: Record<string, string>,
+  names: Record<string, string> = {},
 ): void {
   const bare = (n: string) => (n.endsWith('[]') ? n.slice(0, -2) : n);
+  const old = (n: string) => (names[bare(n)] ?? bare(n)) + (n.endsWith('[]') ? '[]' : '');
   const unknown = Object.keys(c.req.queries()).filter(
-    (n) => !known.includes(n) && !(n.endsWith('[]') && arrays.includes(bare(n))),
+    (n) =>
+      !(n === 'beta' && sdkBetaMarker(c)) &&
+      !known.includes(old(n)) &&
+      !(n.endsWith('[]') && arrays.includes(bare(old(n)))),
   );
   if (unknown.length === 0) return;
   const named = unknown.find((n) => refused[bare(n)]);
@@ -106,12 +128,21 @@ export function operation<
   const arrays = arrayParams(spec.query);
   const known = spec.query ? Object.keys(spec.query.shape) : [];
   const validate: MiddlewareHandler<AnyEnv, string, { out: Out<Q, B> }> = async function validate(c, next) {
-    refuseUnknownParams(c, known, arrays, spec.refused ?? {});
-    if (spec.query) c.req.addValidatedData('query', parseOr400(spec.query, queryObject(c, arrays)) as object);
+    // A later API version's field names, read as the ones the spec names (account-api/api-version.ts).
+    const names = c.get('inputNames') as Record<string, string> | undefined;
+    refuseUnknownParams(c, known, arrays, spec.refused ?? {}, names);
+    if (spec.query)
+      c.req.addValidatedData(
+        'query',
+        parseOr400(spec.query, renamed(queryObject(c, arrays), names)) as object,
+      );
     if (spec.body) {
       // Read by the route family's body reader, within its bounds (pipeline/body-reader.ts).
       const value = await requestBody(c).json({ optional: spec.optionalBody ?? false });
-      c.req.addValidatedData('json', parseOr400(spec.body, value === undefined ? {} : value) as object);
+      c.req.addValidatedData(
+        'json',
+        parseOr400(spec.body, value === undefined ? {} : renamed(value, names)) as object,
+      );
     }
     await next();
   };

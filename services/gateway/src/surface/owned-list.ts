@@ -1,3 +1,4 @@
+import { FILES_BETA, namesBeta, SKILLS_BETA } from '@keygate/protocol';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
 import type { ObjectKind } from '../store';
@@ -9,6 +10,9 @@ import type { SurfaceDeps } from './files-routes';
 type Fetch = (id: string) => Promise<Record<string, unknown> | null>;
 
 const MAX_LIMIT = 1000;
+
+/** Families that went GA: without this beta value their lists answer in the GA shape (protocol's beta-forms.ts). */
+const SHAPE_BETA: Partial<Record<ObjectKind, string>> = { file: FILES_BETA, skill: SKILLS_BETA };
 
 function cursor(query: URLSearchParams, name: string): string | null {
   const value = query.get(name);
@@ -27,8 +31,10 @@ function cursor(query: URLSearchParams, name: string): string | null {
  * newest first, each read from the provider as it is now. Paged as the provider pages its
  * lists (`limit` 1 to 1,000, default 20; `after_id` for older, `before_id` for newer; `has_more`,
  * `first_id`, `last_id`), with `next_page` and `page` too, the cursor the official SDKs' newer
- * list methods follow (TypeScript SDK 1.11's `PageCursor`, read 2026-11-25). An object the
- * provider no longer has (deleted outside Keygate) is forgotten and the page filled past it.
+ * list methods follow (TypeScript SDK 1.11's `PageCursor`, read 2026-11-25). Files and skills
+ * called without their beta value answer the GA page, `{data, next_page}` (read 2026-11-29). An
+ * object the provider no longer has (deleted outside Keygate) is forgotten and the page filled
+ * past it.
  */
 export async function ownedList(
   call: ForwardCall,
@@ -82,15 +88,22 @@ export async function ownedList(
   }
   const first = (data[0]?.id as string | undefined) ?? null;
   const last = (data[data.length - 1]?.id as string | undefined) ?? null;
+  const nextPage = more && !beforeId ? last : null;
+  const beta = SHAPE_BETA[kind];
+  const ga = beta !== undefined && !namesBeta(call.req.headers['anthropic-beta'], beta);
   const body = Buffer.from(
-    JSON.stringify({
-      data,
-      has_more: more,
-      first_id: first,
-      last_id: last,
-      next_page: more && !beforeId ? last : null,
-      prev_page: more && beforeId ? first : null,
-    }),
+    JSON.stringify(
+      ga
+        ? { data, next_page: nextPage }
+        : {
+            data,
+            has_more: more,
+            first_id: first,
+            last_id: last,
+            next_page: nextPage,
+            prev_page: more && beforeId ? first : null,
+          },
+    ),
   );
   relay(call, d.proxy, {
     status: 200,
