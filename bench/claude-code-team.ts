@@ -22,7 +22,13 @@ import { spawnArm, upstreamArm, type Arm } from './lib/arms';
 import { writeResultsSection } from './lib/results-section';
 import { cacheShare, ledgerOf, renderTeam, spendFigures, type TeamResults } from './lib/team-report';
 import type { MemberLimit } from './lib/team-ledger';
-import { closeTeamClient, runTeam, type MemberRun, type TeamMember, type TrafficPlan } from './lib/team-traffic';
+import {
+  closeTeamClient,
+  runTeam,
+  type MemberRun,
+  type TeamMember,
+  type TrafficPlan,
+} from './lib/team-traffic';
 
 const MEMBERS = Number(process.env.TEAM_MEMBERS ?? 50);
 const MINUTES = Number(process.env.TEAM_MINUTES ?? 5);
@@ -44,7 +50,12 @@ try {
   ]);
   running.push(gateway!, floor!);
   const adminKey = String(gateway!.info.adminKey);
-  const db = await openDatabase({ url: DATABASE_URL, dataDir: '', schema: String(gateway!.info.schema), max: 2 });
+  const db = await openDatabase({
+    url: DATABASE_URL,
+    dataDir: '',
+    schema: String(gateway!.info.schema),
+    max: 2,
+  });
   const store = createStore(db);
   try {
     console.log(`setting up ${MEMBERS} members…`);
@@ -144,7 +155,7 @@ async function setUpTeam(base: string, adminKey: string, store: ReturnType<typeo
     const m = await admin('/users', { email: `dev${i}@team.example` });
     const k = await admin('/api_keys', { member_id: m.id });
     const limitUsd = 5 + Math.round((15 * i) / Math.max(1, MEMBERS - 1));
-    const seededUsd = Math.round(limitUsd * (0.5 + 0.3 * ((i * 7) % 10) / 9) * 100) / 100;
+    const seededUsd = Math.round(limitUsd * (0.5 + (0.3 * ((i * 7) % 10)) / 9) * 100) / 100;
     // Spend this month before the run: Opus 5.5 output at $20 per million tokens, an hour ago.
     await store.calls.insertBatch([
       callAt(account!.id, new Date(Date.now() - 3_600_000).toISOString(), {
@@ -191,15 +202,24 @@ function sampleWrites(sql: Sql) {
     async stop(expected: number) {
       const base = await first;
       const deadline = Date.now() + 60_000;
-      while ((await count()) - base < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while ((await count()) - base < expected && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
       clearInterval(timer);
       samples.sort((a, b) => a.at - b.at);
       const last = samples.findIndex((s) => s.n - base >= expected);
       const end = samples[last >= 0 ? last : samples.length - 1]!;
       let peak = 0;
       for (let i = 1; i < samples.length; i++)
-        peak = Math.max(peak, ((samples[i]!.n - samples[i - 1]!.n) * 1000) / (samples[i]!.at - samples[i - 1]!.at || 1));
-      return { records: end.n - base, seconds: (end.at - samples[0]!.at) / 1000, peakPerSecond: peak, lastAt: end.at };
+        peak = Math.max(
+          peak,
+          ((samples[i]!.n - samples[i - 1]!.n) * 1000) / (samples[i]!.at - samples[i - 1]!.at || 1),
+        );
+      return {
+        records: end.n - base,
+        seconds: (end.at - samples[0]!.at) / 1000,
+        peakPerSecond: peak,
+        lastAt: end.at,
+      };
     },
   };
 }

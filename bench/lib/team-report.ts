@@ -122,15 +122,13 @@ export function renderTeam(r: TeamResults): string {
     [
       'call log write rate, records/s',
       (r.writes.records / r.writes.seconds).toFixed(1),
-      `peak ${r.writes.peakPerSecond.toFixed(0)}/s over 1 s; last record in PostgreSQL ${ms(r.writes.lagMs)} ms after the last answer`,
+      `over the gateway run; peak ${r.writes.peakPerSecond.toFixed(0)}/s (counted each second); every call's record in PostgreSQL ${r.writes.lagMs <= 1_000 ? 'within a second of' : `${(r.writes.lagMs / 1000).toFixed(1)} s after`} the last answer`,
     ],
-    ...r.pages.map(
-      (p): [string, string, string] => [
-        `dashboard: ${p.name}, ms`,
-        ms(median(p.runs)),
-        `first ${ms(p.first)}, median of ${p.runs.length} (\`${p.path}\`)`,
-      ],
-    ),
+    ...r.pages.map((p): [string, string, string] => [
+      `dashboard: ${p.name}, ms`,
+      ms(median(p.runs)),
+      `first ${ms(p.first)}, median of ${p.runs.length} (\`${p.path}\`)`,
+    ]),
   ];
   const stopped = Object.entries(r.stoppedBy)
     .map(([why, n]) => `${n} × ${why}`)

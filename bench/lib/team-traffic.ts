@@ -101,11 +101,11 @@ export async function runMember(url: string, m: TeamMember, plan: TrafficPlan): 
       'x-emulator-interval-ms': String(intervalMs),
       'x-emulator-output-tokens': String(output),
     };
-    const answers = await Promise.all(
-      lanes.slice(0, fanOut).map((lane) => send(url, headers, lane.next())),
-    );
+    const answers = await Promise.all(lanes.slice(0, fanOut).map((lane) => send(url, headers, lane.next())));
     for (const a of answers) run.calls.push(a.timing);
-    const final = answers.find((a) => a.error && a.error.type !== 'rate_limit_error' && a.error.type !== 'overloaded_error');
+    const final = answers.find(
+      (a) => a.error && a.error.type !== 'rate_limit_error' && a.error.type !== 'overloaded_error',
+    );
     if (final) {
       run.stoppedBy = `${final.timing.status} ${final.error!.type}: ${final.error!.message}`;
       break;
