@@ -10,6 +10,8 @@
  * runs through the floor proxy. Spend, refusals and overshoot are read from the call log.
  *
  * TEAM_MEMBERS (50), TEAM_MINUTES (5, the gateway run's longest), TEAM_TIME_SCALE (0.01),
+ * TEAM_SPENT (0.5-0.8, the share of each limit spent before the run: higher on a loaded machine,
+ * where fewer calls are made, so that every member still reaches its limit),
  * TEAM_OUT=path writes the section there instead of bench/RESULTS.md.
  */
 import { writeFileSync } from 'node:fs';
@@ -33,6 +35,8 @@ import {
 const MEMBERS = Number(process.env.TEAM_MEMBERS ?? 50);
 const MINUTES = Number(process.env.TEAM_MINUTES ?? 5);
 const SCALE = Number(process.env.TEAM_TIME_SCALE ?? 0.01);
+/** The share of each member's limit spent before the run, from–to (spread over the members). */
+const [SPENT_LO, SPENT_HI] = (process.env.TEAM_SPENT ?? '0.5-0.8').split('-').map(Number) as [number, number];
 const DATABASE_URL =
   process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
@@ -97,10 +101,10 @@ try {
     const ledger = await ledgerOf(db.sql, since);
     const results: TeamResults = {
       startedAt,
-      command: `pnpm bench:team${MEMBERS !== 50 || MINUTES !== 5 || SCALE !== 0.01 ? ` (TEAM_MEMBERS=${MEMBERS} TEAM_MINUTES=${MINUTES} TEAM_TIME_SCALE=${SCALE})` : ''}`,
+      command: `pnpm bench:team${MEMBERS !== 50 || MINUTES !== 5 || SCALE !== 0.01 || process.env.TEAM_SPENT ? ` (TEAM_MEMBERS=${MEMBERS} TEAM_MINUTES=${MINUTES} TEAM_TIME_SCALE=${SCALE} TEAM_SPENT=${SPENT_LO}-${SPENT_HI})` : ''}`,
       machine: `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GB, Node ${process.version}.`,
       load: `Load average at the start ${loadavg()[0]!.toFixed(1)}: ${process.env.TEAM_MACHINE_NOTE ?? 'a machine shared with other work; latency and CPU figures are to be rerun on a quiet one.'}`,
-      plan: `${MEMBERS} members on the team plan, each with one default key (the plan's limits) and a monthly spend limit of $5–$20 (50–80% of it spent before the run); ${MODEL}, max_tokens 128000, streaming; sessions of 5 lanes (main agent and subagents) growing from about 20 KB by 9–13% a call to 150–600 KB, 1–5 lanes in parallel a turn; think time 10–60 s and generation at 50 tokens/s, both × ${SCALE}. A member's day ends at a spend-limit refusal or after ${MINUTES} minutes; the floor run replays each member's turns.`,
+      plan: `${MEMBERS} members on the team plan, each with one default key (the plan's limits) and a monthly spend limit of $5–$20 (${Math.round(SPENT_LO * 100)}–${Math.round(SPENT_HI * 100)}% of it spent before the run); ${MODEL}, max_tokens 128000, streaming; sessions of 5 lanes (main agent and subagents) growing from about 20 KB by 9–13% a call to 150–600 KB, 1–5 lanes in parallel a turn; think time 10–60 s and generation at 50 tokens/s, both × ${SCALE}. A member's day ends at a spend-limit refusal or after ${MINUTES} minutes; the floor run replays each member's turns.`,
       calls: {
         gateway: gwCalls,
         floor: countOf(fl),
@@ -155,7 +159,8 @@ async function setUpTeam(base: string, adminKey: string, store: ReturnType<typeo
     const m = await admin('/users', { email: `dev${i}@team.example` });
     const k = await admin('/api_keys', { member_id: m.id });
     const limitUsd = 5 + Math.round((15 * i) / Math.max(1, MEMBERS - 1));
-    const seededUsd = Math.round(limitUsd * (0.5 + (0.3 * ((i * 7) % 10)) / 9) * 100) / 100;
+    const share = SPENT_LO + ((SPENT_HI - SPENT_LO) * ((i * 7) % 10)) / 9;
+    const seededUsd = Math.round(limitUsd * share * 100) / 100;
     // Spend this month before the run: Opus 5.5 output at $20 per million tokens, an hour ago.
     await store.calls.insertBatch([
       callAt(account!.id, new Date(Date.now() - 3_600_000).toISOString(), {
