@@ -75,8 +75,9 @@ const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}
 
 export function renderTeam(r: TeamResults): string {
   const { team } = r.spend;
-  const w = team.worstUsd;
-  const c = team.worstCalls;
+  // A member that never passed its limit is no "largest overshoot".
+  const w = team.worstUsd?.overshootUsd ? team.worstUsd : null;
+  const c = team.worstCalls?.overshootCalls ? team.worstCalls : null;
   const added = median(r.latency.gateway) - median(r.latency.floor);
   const addedTtfb = median(r.latency.gatewayTtfb) - median(r.latency.floorTtfb);
   const rows: [string, string, string][] = [
@@ -99,15 +100,15 @@ export function renderTeam(r: TeamResults): string {
     ],
     [
       'largest overshoot past a limit, $',
-      w ? usd(w.overshootUsd) : '–',
-      w ? `${usd(w.spentUsd)} spent of ${usd(w.limitUsd)} (${w.memberId})` : '',
+      w ? usd(w.overshootUsd) : '$0.00',
+      w ? `${usd(w.spentUsd)} spent of ${usd(w.limitUsd)} (${w.memberId})` : 'no member spent past its limit',
     ],
     [
       'largest overshoot past a limit, calls',
-      c ? `${c.overshootCalls}` : '–',
+      c ? `${c.overshootCalls}` : '0',
       c
         ? `with ${c.streamsAtCrossing} of its calls in flight at the crossing (target ≤ 1 per stream); ${team.beyondTarget} member(s) beyond the target`
-        : '',
+        : `target ≤ 1 per stream in flight; ${team.beyondTarget} member(s) beyond it`,
     ],
     [
       'gateway CPU per call, ms',
