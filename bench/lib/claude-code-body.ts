@@ -85,7 +85,7 @@ function toolOutput(turn: number): string {
   return lines.join('\n');
 }
 
-const CODE = [
+export const CODE = [
   "import { createServer } from 'node:http';",
   'export async function handle(req: Request): Promise<Response> {',
   '  const body = await req.json() as { name?: string; "quoted-key"?: number };',
@@ -101,9 +101,9 @@ const CODE = [
   '    at /home/dev/app/src/server.test.ts:42:27',
 ];
 
-const SYSTEM_PROMPT = `You are an interactive CLI tool that helps users with software engineering tasks. Use the instructions below and the tools available to you to assist the user.\n\n${"# Tone and style\nYou should be concise, direct, and to the point. When you run a non-trivial bash command, you should explain what the command does and why you are running it.\n\n# Following conventions\nWhen making changes to files, first understand the file's code conventions. Mimic code style, use existing libraries and utilities, and follow existing patterns.\n\n".repeat(12)}`;
+export const SYSTEM_PROMPT = `You are an interactive CLI tool that helps users with software engineering tasks. Use the instructions below and the tools available to you to assist the user.\n\n${"# Tone and style\nYou should be concise, direct, and to the point. When you run a non-trivial bash command, you should explain what the command does and why you are running it.\n\n# Following conventions\nWhen making changes to files, first understand the file's code conventions. Mimic code style, use existing libraries and utilities, and follow existing patterns.\n\n".repeat(12)}`;
 
-const ENVIRONMENT = `<env>\nWorking directory: /home/dev/app\nIs directory a git repo: Yes\nPlatform: linux\nToday's date: 2026-11-29\n</env>\n${'gitStatus: M src/server.ts\n?? src/server.test.ts\n'.repeat(20)}`;
+export const ENVIRONMENT = `<env>\nWorking directory: /home/dev/app\nIs directory a git repo: Yes\nPlatform: linux\nToday's date: 2026-11-29\n</env>\n${'gitStatus: M src/server.ts\n?? src/server.test.ts\n'.repeat(20)}`;
 
 const TOOL_NAMES = [
   'Task',
@@ -120,7 +120,7 @@ const TOOL_NAMES = [
   'WebSearch',
 ];
 
-const TOOLS = TOOL_NAMES.map((name) => ({
+export const TOOLS = TOOL_NAMES.map((name) => ({
   name,
   description: `${name}: ${'Performs this operation on the local workspace. Usage notes: the path must be absolute; results are truncated past 2000 lines; prefer the dedicated tool over shell equivalents. '.repeat(8)}`,
   input_schema: {

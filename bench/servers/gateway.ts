@@ -89,12 +89,16 @@ await serveArm(async () => {
   };
   const deps = { store: gateway.store, box: new SecretBox(SECRET), clock: Date.now };
   let secret: string;
+  let adminKey: string | undefined;
   try {
-    const { account } = await createAccount(deps, {
+    // BENCH_ADMIN=1 (bench/claude-code-team.ts): the account also has an admin, whose key sets up the team.
+    const { account, admin } = await createAccount(deps, {
       name: 'bench',
       plan: 'team',
       providerKey: process.env.BENCH_PROVIDER_KEY!,
+      ...(process.env.BENCH_ADMIN === '1' ? { adminEmail: 'lead@bench.example', adminName: 'Lead' } : {}),
     });
+    adminKey = admin?.secret;
     ({ secret } = await createKey(deps, {
       accountId: account.id,
       kind: 'live',
@@ -108,7 +112,7 @@ await serveArm(async () => {
     throw err;
   }
   return {
-    info: { url: gateway.url, appKey: secret },
+    info: { url: gateway.url, appKey: secret, schema, ...(adminKey ? { adminKey } : {}) },
     settle: () => gateway.writer.settle(),
     async close() {
       await gateway.writer.flush();
