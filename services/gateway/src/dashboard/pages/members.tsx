@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { CacheFacts, cacheBy, cacheTable, cacheTotal } from '../components/cache-figures';
+import { SpendNotice, spendWarnings } from '../components/spend-notice';
 import { TableView } from '../components/table-view';
 import { usageBy, usageByDay } from '../data';
 import { when, type Table } from '../table';
@@ -65,6 +66,7 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
     usageBy(scope, 'model'),
     cacheBy(scope, 'key'),
   ]);
+  const warnings = await spendWarnings(deps, viewer.accountId, id);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
     usageTable('per-key', 'Per key', 'Key', keys, (l) => (l.id ? p.href(`/dashboard/keys/${l.id}`) : null)),
@@ -79,6 +81,7 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
   ];
   const body = (
     <>
+      <SpendNotice warnings={warnings} own={viewer.kind === 'member'} />
       <p class="lead">
         {member.email} · {member.role} · {member.status} ·{' '}
         <a href={p.href('/dashboard/calls', { member: id })}>this member's calls</a>
