@@ -8,6 +8,7 @@ import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
+import { spendStatusRoutes } from './budgets/spend-status';
 import { CLAUDE_BASE, claudeGatewayRoutes } from './claude-gateway/routes';
 import { AccessLog } from './metrics/access-log';
 import type { GatewayMetrics } from './metrics/metrics';
@@ -184,6 +185,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.all('/v1/v1/*', doubledV1);
   if (deps.workloadExchange) app.route('/', tokenRoutes(deps.workloadExchange));
   app.route('/', proxy);
+  const spendStatus = spendStatusRoutes({
+    store: deps.store,
+    clock: deps.clock,
+    resolver: deps.proxy.resolver,
+  });
+  app.route('/', spendStatus);
   if (deps.identity) {
     // Claude Code's `/login` to a gateway, per account; its calls, model list and telemetry go
     // through the same routes as above, under the account's base.
@@ -199,6 +206,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     );
     app.route(CLAUDE_BASE, models);
     app.route(CLAUDE_BASE, proxy);
+    app.route(CLAUDE_BASE, spendStatus);
     app.route(CLAUDE_BASE, otlpRoutes(otlp, ''));
   }
   const surface = {

@@ -92,6 +92,7 @@ describe('the gateway sign-in protocol at {gateway}/claude/{account}', () => {
       CLAUDE_CODE_ENABLE_TELEMETRY: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: base,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      ENABLE_TOOL_SEARCH: 'true',
       KEYGATE_TEAM: 'platform',
     });
     // carol is not in the Engineering group: no model policy, so no availableModels.

@@ -329,6 +329,7 @@ describe('budgets page', () => {
         url: 'http://127.0.0.1:9/keygate-alerts',
         events: [
           'budget.threshold_crossed',
+          'spend_limit.threshold_crossed',
           'error_rate.exceeded',
           'api_key.used_after_rotation',
           'billing.notice',

@@ -22,6 +22,11 @@ const DELEGATED: { command: string | RegExp; test: string; why: string }[] = [
     why: 'the secret piped to --client-secret-stdin, against a local OpenID provider (no real IdP here)',
   },
   {
+    command: /^echo '\{\}' \| ANTHROPIC_BASE_URL=\S+ ANTHROPIC_AUTH_TOKEN=\S+ keygate statusline$/,
+    test: 'services/gateway/test/spend-warnings.test.ts',
+    why: 'the status line command run as Claude Code runs it (JSON on stdin) against a real gateway, and unreachable ones',
+  },
+  {
     command: /^keygate claude-code env /,
     test: 'services/gateway/test/claude-gateway-protocol.test.ts',
     why: 'the CLI command sets, shows and clears the environment pushed to Claude Code',

@@ -6,6 +6,7 @@ import { operation } from '../lib/operation';
 import { claudeCodeReport, ClaudeCodeReportParams } from '../reports/claude-code-report';
 import { claudeCodeSessions, ClaudeCodeSessionsParams } from '../reports/claude-code-sessions';
 import { costReport, CostReportParams } from '../reports/cost-report';
+import { cacheReport, CacheReportParams } from '../reports/cache-report';
 import { MISSING_FILTERS } from '../reports/params';
 import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
 import { usageReport, UsageReportParams } from '../reports/usage-report';
@@ -118,6 +119,18 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
       ),
     ),
   );
+
+  const cache = operation({
+    tag,
+    summary: 'Prompt caching by member or key: hit rate, 5-minute and 1-hour writes, dollars saved by reads',
+    query: CacheReportParams,
+    refused: MISSING_FILTERS,
+  });
+  app.get('/cache_report', cache, async (c) => {
+    const { accountId } = c.var.scope;
+    const zone = await zoneOf(accountId);
+    return c.json(await cacheReport(deps.store, accountId, c.req.valid('query'), deps.clock(), zone));
+  });
 
   app.get(
     '/requests',

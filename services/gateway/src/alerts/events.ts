@@ -5,6 +5,7 @@ import type { NewAlertEvent } from '../store';
 /** What an endpoint can subscribe to. `billing.notice` is raised by billing (trial ending, payment due). */
 export const ALERT_EVENT_TYPES = [
   'budget.threshold_crossed',
+  'spend_limit.threshold_crossed',
   'error_rate.exceeded',
   'api_key.used_after_rotation',
   'billing.notice',
@@ -35,6 +36,32 @@ export function budgetCrossed(c: Crossing): NewAlertEvent {
       spent_cents: cents(c.spentCents),
       hard_cap: b.hardCap,
     },
+  };
+}
+
+/**
+ * A member (or a key of no member) reached 50, 80 or 100% of a spend limit this period. A limit
+ * of the organization or a group applies to each member on their own, so the event is once per
+ * limit, member, period and threshold: its dedup key makes it so across instances.
+ */
+export function spendLimitCrossed(c: Crossing): NewAlertEvent {
+  const b = c.budget;
+  const start = iso(c.period.start);
+  return {
+    accountId: b.accountId,
+    type: 'spend_limit.threshold_crossed',
+    data: {
+      spend_limit_id: b.id,
+      user_id: b.scope === 'user' ? b.targetId : null,
+      api_key_id: b.scope === 'api_key' ? b.targetId : null,
+      period: b.period,
+      period_start: start,
+      period_end: iso(c.period.end),
+      threshold_percent: c.threshold,
+      amount: String(b.limitCents),
+      period_to_date_spend: String(cents(c.spentCents)),
+    },
+    dedupKey: `spend_limit.threshold_crossed:${b.id}:${b.targetId}:${start}:${c.threshold}`,
   };
 }
 

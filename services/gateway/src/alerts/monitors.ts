@@ -2,22 +2,29 @@ import type { Principal } from '../auth/resolver';
 import type { Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
-import { budgetCrossed, errorRateExceeded, retiredSecretUsed } from './events';
+import { budgetCrossed, errorRateExceeded, retiredSecretUsed, spendLimitCrossed } from './events';
 
 const MINUTE = 60_000;
 
-/** Queues a budget's threshold alert; the store makes it once per budget, period and threshold. */
-export function onBudgetCrossing(store: Pick<Store, 'budgets'>, logger: Logger): (c: Crossing) => void {
+/**
+ * Queues a budget's or a spend limit's threshold alert; the store makes it once per budget (or
+ * limit and member), period and threshold.
+ */
+export function onBudgetCrossing(
+  store: Pick<Store, 'budgets' | 'alerts'>,
+  logger: Logger,
+): (c: Crossing) => void {
   return (c) => {
-    store.budgets
-      .recordCrossing(c.budget.id, new Date(c.period.start), c.threshold, budgetCrossed(c))
-      .catch((error) =>
-        logger.warn('budget threshold alert not recorded', {
-          budgetId: c.budget.id,
-          threshold: c.threshold,
-          error,
-        }),
-      );
+    const recorded = c.budget.id.startsWith('spl_')
+      ? store.alerts.emit(spendLimitCrossed(c))
+      : store.budgets.recordCrossing(c.budget.id, new Date(c.period.start), c.threshold, budgetCrossed(c));
+    recorded.catch((error) =>
+      logger.warn('budget threshold alert not recorded', {
+        budgetId: c.budget.id,
+        threshold: c.threshold,
+        error,
+      }),
+    );
   };
 }
 

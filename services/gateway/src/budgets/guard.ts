@@ -242,10 +242,11 @@ export class BudgetGuard {
     if (held) {
       // Held counters settle together: the hold goes, the real cost (0 for a failed call) comes.
       const settled = held.map((h) => ({ scopeId: h.scopeId, label: h.period.label, microUsd: micro }));
+      // Taken now: the counters are dropped from the map below, before a shared ledger answers.
+      const mine = held.map((h) => counters.get(`${h.scopeId}:${h.period.label}`));
       const announce = (totals: (number | null)[]) =>
-        held.forEach((h, i) => {
+        mine.forEach((c, i) => {
           const t = totals[i];
-          const c = counters.get(`${h.scopeId}:${h.period.label}`);
           if (t != null && c) for (const rule of c.rules) this.#crossed(rule, c.period, t);
         });
       this.#track(this.#deps.ledger.settle(r.id, settled), announce);

@@ -11,6 +11,9 @@ export interface EffectiveLimit {
 
 export const PERIODS: readonly BudgetPeriod[] = ['daily', 'weekly', 'monthly'];
 
+/** The percents of a spend limit at which the account hears (webhook, dashboard, status line), once per period each. */
+export const WARN_AT: readonly number[] = [50, 80, 100];
+
 /**
  * The spend limits of one principal, period by period (each resolves independently, as the
  * provider documents: https://platform.claude.com/docs/en/api/beta/organization/spend_limits,
@@ -68,7 +71,7 @@ export function spendLimitRules(
       limitCents: e.amountCents,
       hardCap: true,
       hold: e.source.hold ?? 'expected',
-      thresholds: [],
+      thresholds: [...WARN_AT],
       period: e.period,
       createdBy: null,
       createdAt: e.source.createdAt,

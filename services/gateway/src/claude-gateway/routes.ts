@@ -83,6 +83,7 @@ export function claudeGatewayRoutes(deps: ClaudeGatewayDeps): Hono<AppEnv> {
   };
   app.use('/v1/*', sameAccount);
   app.use('/managed/*', sameAccount);
+  app.use('/keygate/*', sameAccount);
 
   app.get('/managed/settings', keyAuth<AppEnv>(deps.resolver, ['live', 'test']), async (c) => {
     const principal = c.var.principal;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compilePolicy, type PolicyRule } from '../lib/model-policy';
-import { availableModels, matches } from './settings';
+import type { Principal } from '../auth/resolver';
+import { availableModels, managedSettings, matches } from './settings';
 
 const rule = (subjectId: string, allowedModels: string[] | null): PolicyRule => ({
   subject: 'rbac_group',
@@ -34,5 +35,17 @@ describe('matches: If-None-Match against the settings checksum', () => {
     expect(matches('W/"sha256:ab", "x"', 'sha256:ab')).toBe(true);
     expect(matches('"sha256:cd"', 'sha256:ab')).toBe(false);
     expect(matches(undefined, 'sha256:ab')).toBe(false);
+  });
+});
+
+describe('managedSettings: the environment pushed to Claude Code', () => {
+  const principal = { policy: null } as unknown as Principal;
+
+  it('keeps MCP tool search on behind the gateway, unless the admin says otherwise', () => {
+    const base = 'https://keygate.example/claude/acct_1';
+    expect(managedSettings(principal, base, {}).settings.env.ENABLE_TOOL_SEARCH).toBe('true');
+    const off = managedSettings(principal, base, { ENABLE_TOOL_SEARCH: 'false' });
+    expect(off.settings.env.ENABLE_TOOL_SEARCH).toBe('false');
+    expect(off.checksum).not.toBe(managedSettings(principal, base, {}).checksum);
   });
 });

@@ -29,6 +29,11 @@ function telemetryEnv(base: string): Record<string, string> {
     OTEL_EXPORTER_OTLP_ENDPOINT: base,
     // The /model picker lists what GET {base}/v1/models answers: the models the caller may use.
     CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: '1',
+    // Behind a base URL that is not the provider's, Claude Code turns MCP tool search off unless
+    // this is set, "because most proxies do not forward tool_reference blocks"
+    // (code.claude.com/docs/en/mcp, "Configure tool search", read 2026-11-29). Keygate forwards
+    // bodies and beta headers unchanged, so it keeps tool search on; an admin's value wins.
+    ENABLE_TOOL_SEARCH: 'true',
   };
 }
 

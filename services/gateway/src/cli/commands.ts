@@ -9,6 +9,7 @@ import { keyCommands } from './key-commands';
 import { memberCommands } from './member-commands';
 import { priceCommands } from './price-commands';
 import { serverCommands } from './server-commands';
+import { statuslineCommand } from './statusline-command';
 import { tokenCommand } from './token-command';
 import { usageCommand } from './usage-command';
 
@@ -27,4 +28,5 @@ export const commands: Record<string, Command> = {
   ...claudeCodeCommands,
   usage: usageCommand,
   token: tokenCommand,
+  statusline: statuslineCommand,
 };

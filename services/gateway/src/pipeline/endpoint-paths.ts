@@ -26,6 +26,7 @@ export const ACCOUNT_API = [
   'GET /billing/subscription',
   'GET /billing/upcoming',
   'GET /budgets',
+  'GET /cache_report',
   'GET /budgets/:id',
   'GET /cost_report',
   'GET /identity_provider',

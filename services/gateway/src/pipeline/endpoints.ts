@@ -111,6 +111,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
     'GET /v1/models/:id',
     ...OWNED,
   ]),
+  // The caller's own spend limits and spend (`keygate statusline`): read, never recorded.
+  ...family({ ...PROVIDER, writes: none, limits: 'none', recording: 'none' }, ['GET /keygate/v1/spend']),
+  ...family(
+    { ...PROVIDER, writes: none, limits: 'none', recording: 'none' },
+    ['GET /keygate/v1/spend'],
+    CLAUDE_CODE_BASE,
+  ),
   // A resumable stream's events, read back: the call that made them is the one recorded.
   ...family({ ...PROVIDER, limits: 'none', recording: 'none' }, ['GET /v1/messages/:id/events']),
   ...family({ ...PROVIDER, writes: { kind: 'upload' } }, ['POST /v1/files']),

@@ -94,6 +94,25 @@ export async function summaryLines(
 }
 
 /**
+ * A report's [starting_at, ending_at) in whole hours: by default this month (in `timeZone`) to
+ * now; a 400 when it runs backwards or past 400 days.
+ */
+export function rangeOf(
+  q: { starting_at?: Date | undefined; ending_at?: Date | undefined },
+  now: number,
+  timeZone: string,
+): { from: Date; to: Date } {
+  const { from, to } = wholeHours(
+    q.starting_at ?? new Date(monthStart(timeZone, now)),
+    q.ending_at ?? new Date(now),
+  );
+  if (to <= from) throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
+  if (to.getTime() - from.getTime() > MAX_DAYS * 24 * HOUR)
+    throw new GatewayError('invalid_request_error', `ending_at: a report covers at most ${MAX_DAYS} days.`);
+  return { from, to };
+}
+
+/**
  * `GET …/usage_summary`: usage totals over a range by one dimension. The default range is the
  * current month to now, in the reporting zone. `accountId` null sums every account.
  */
@@ -104,13 +123,7 @@ export async function usageSummary(
   now: number,
   timeZone = UTC,
 ) {
-  const { from, to } = wholeHours(
-    q.starting_at ?? new Date(monthStart(timeZone, now)),
-    q.ending_at ?? new Date(now),
-  );
-  if (to <= from) throw new GatewayError('invalid_request_error', 'ending_at: must be after starting_at.');
-  if (to.getTime() - from.getTime() > MAX_DAYS * 24 * HOUR)
-    throw new GatewayError('invalid_request_error', `ending_at: a summary covers at most ${MAX_DAYS} days.`);
+  const { from, to } = rangeOf(q, now, timeZone);
   const { dim, label } = BY[q.by];
   const lines = await summaryLines(store, {
     accountId,

@@ -5,6 +5,7 @@ import { CreateKeyForm, KeyActions, SecretOnce } from '../components/key-forms';
 import { keyRights } from '../key-rights';
 import { TableView } from '../components/table-view';
 import { usageBy, usageByDay } from '../data';
+import { CacheFacts, cacheBy, cacheTable, cacheTotal } from '../components/cache-figures';
 import { when, type Table } from '../table';
 import { queryOf } from '../view-state';
 import { notFound, usageTable, type PageCtx, type PageResult } from './page';
@@ -33,6 +34,7 @@ export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
     deps.store.members.list(viewer.accountId, { status: 'active' }, { limit: 1000 }),
     usageBy(p.scope, 'key'),
   ]);
+  const cache = await cacheBy(p.scope, 'key');
   const emails = new Map(members.rows.map((m) => [m.id, m.email]));
   const rights = keyRights(viewer, p.c.var.account);
   const link = (id: string) => p.href(`/dashboard/keys/${id}`);
@@ -52,6 +54,9 @@ export async function keysPage(p: PageCtx, flash?: Flash): Promise<PageResult> {
       empty: 'No keys yet.',
     },
     usageTable('usage-by-key', 'Usage by key', 'Key', usage, (l) => (l.id ? link(l.id) : null)),
+    cacheTable('cache-by-key', 'Prompt caching by key', 'Key', cache, (id) =>
+      id ? { text: keys.rows.find((k) => k.id === id)?.name ?? id, href: link(id) } : '(none)',
+    ),
   ];
   const body = (
     <>
@@ -85,7 +90,11 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
   if (!key || (viewer.kind === 'member' && key.memberId !== viewer.memberId)) throw notFound('key', id);
   const scope = { ...p.scope, narrow: { key: id } };
   const rights = keyRights(viewer, p.c.var.account);
-  const [days, models] = await Promise.all([usageByDay(scope), usageBy(scope, 'model')]);
+  const [days, models, cache] = await Promise.all([
+    usageByDay(scope),
+    usageBy(scope, 'model'),
+    cacheBy(scope, 'key'),
+  ]);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
     usageTable('per-model', 'Per model', 'Model', models),
@@ -141,6 +150,7 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
       <p>
         <a href={p.href('/dashboard/calls', { key: key.id })}>This key's calls</a>
       </p>
+      <CacheFacts figures={cacheTotal(cache)} />
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}

@@ -1,5 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { CacheFacts, cacheBy, cacheTable, cacheTotal } from '../components/cache-figures';
+import { SpendNotice, spendWarnings } from '../components/spend-notice';
 import { TableView } from '../components/table-view';
 import { usageBy, usageByDay } from '../data';
 import { when, type Table } from '../table';
@@ -10,7 +12,7 @@ export async function membersPage(p: PageCtx): Promise<PageResult> {
   const { deps, viewer } = p;
   const page = await deps.store.members.list(viewer.accountId, { status: 'all' }, { limit: 1000 });
   const members = viewer.kind === 'member' ? page.rows.filter((m) => m.id === viewer.memberId) : page.rows;
-  const usage = await usageBy(p.scope, 'member');
+  const [usage, cache] = await Promise.all([usageBy(p.scope, 'member'), cacheBy(p.scope, 'member')]);
   const link = (id: string) => p.href(`/dashboard/members/${id}`);
   const tables: Table[] = [
     {
@@ -33,6 +35,9 @@ export async function membersPage(p: PageCtx): Promise<PageResult> {
       empty: 'No members yet.',
     },
     usageTable('usage-by-member', 'Usage by member', 'Member', usage, (l) => (l.id ? link(l.id) : null)),
+    cacheTable('cache-by-member', 'Prompt caching by member', 'Member', cache, (id) =>
+      id ? { text: members.find((m) => m.id === id)?.name ?? id, href: link(id) } : '(none)',
+    ),
   ];
   return {
     title: 'Members',
@@ -55,22 +60,33 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
   const member = await deps.store.members.get(viewer.accountId, id);
   if (!member) throw notFound('member', id);
   const scope = { ...p.scope, narrow: { member: id } };
-  const [days, keys, models] = await Promise.all([
+  const [days, keys, models, cache] = await Promise.all([
     usageByDay(scope),
     usageBy(scope, 'key'),
     usageBy(scope, 'model'),
+    cacheBy(scope, 'key'),
   ]);
+  const warnings = await spendWarnings(deps, viewer.accountId, id);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
     usageTable('per-key', 'Per key', 'Key', keys, (l) => (l.id ? p.href(`/dashboard/keys/${l.id}`) : null)),
     usageTable('per-model', 'Per model', 'Model', models),
+    cacheTable(
+      'cache-per-key',
+      'Prompt caching per key',
+      'Key',
+      cache,
+      (k) => keys.find((l) => l.id === k)?.label ?? k ?? '(none)',
+    ),
   ];
   const body = (
     <>
+      <SpendNotice warnings={warnings} own={viewer.kind === 'member'} />
       <p class="lead">
         {member.email} · {member.role} · {member.status} ·{' '}
         <a href={p.href('/dashboard/calls', { member: id })}>this member's calls</a>
       </p>
+      <CacheFacts figures={cacheTotal(cache)} />
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}

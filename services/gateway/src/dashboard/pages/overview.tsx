@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { SpendNotice, spendWarnings } from '../components/spend-notice';
 import { accountWithPlan } from '../../accounts/service';
 import { StackedChart } from '../components/chart';
 import { SplitSwitch } from '../components/controls';
@@ -33,6 +34,11 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
     deps.store.members.countActive(viewer.accountId),
     unpricedModels(scope),
   ]);
+  const warnings = await spendWarnings(
+    deps,
+    viewer.accountId,
+    viewer.kind === 'member' ? viewer.memberId : null,
+  );
   const sum = total(days);
   const calls = sum.figures.requests;
   const series = splitLines.map((l) => ({ id: String(l.id), label: l.label ?? l.id ?? '(none)' }));
@@ -78,6 +84,7 @@ export async function overviewPage(p: PageCtx): Promise<PageResult> {
   const body = (
     <>
       <UnpricedBanner models={unpriced} />
+      <SpendNotice warnings={warnings} own={viewer.kind === 'member'} />
       <aside class="banner" aria-label="Plan">
         <p>
           <strong>{account.name}</strong> · {plan.name} plan · {seats}
