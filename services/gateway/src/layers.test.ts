@@ -3,20 +3,23 @@
  * import only from rooms below it in LAYERS (and from itself). Top to bottom:
  *
  *   cli                        the `keygate` command
- *   index, server, runtime     the composition root: wires config, store, call log, app
- *   fan-out                    where a finished call goes: call log, budgets, metrics, alerts
+ *   index, server, runtime     the composition root: opens the kernel, installs each capability, listens
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   federation                 workload tokens from an issuer's JWT: its routes on the account API and /v1/oauth/token
- *   account-api, identity-api, api-docs, health, metrics
+ *   account-api, identity-api, api-docs, health
  *   claude-gateway             Claude Code's `/login` to a gateway: discovery, OAuth, managed settings
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
  *   surface                    the provider's other endpoints: passthrough, files, batches
+ *   billing                    plans, subscriptions, invoices, Stripe, reconciliation
+ *   kernel                     the typed service object every capability is installed on
+ *   fan-out                    where a finished call goes: call log, budgets, metrics, alerts
+ *   metrics                    Prometheus metrics and access lines
  *   pipeline                   the one request-body reader, with each route family's bounds
  *   proxy                      the call path; gets callbacks, never the store's writers
  *   streams                    events kept for resumable streams (Redis Streams or memory)
  *   admission, limits          who may call
- *   billing, alerts, budgets   plans and standing; alert events; budgets and spend counters
+ *   alerts, budgets            alert events; budgets and spend counters
  *   identity                   sign-in through an account's OIDC provider; member tokens
  *   accounts, reports          account rules; usage, cost and summaries
  *   pricing                    list prices of the provider's tokens
@@ -38,7 +41,6 @@ export const LAYERS = [
   'index',
   'server',
   'runtime',
-  'fan-out',
   'config-docs',
   'app',
   'dashboard',
@@ -48,16 +50,18 @@ export const LAYERS = [
   'identity-api',
   'api-docs',
   'health',
-  'metrics',
   'claude-gateway',
   'otlp',
   'surface',
+  'billing',
+  'kernel',
+  'fan-out',
+  'metrics',
   'pipeline',
   'proxy',
   'streams',
   'admission',
   'limits',
-  'billing',
   'alerts',
   'budgets',
   'identity',
