@@ -5,7 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { bodyTooLarge } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { FormFields, RequestBody } from '../lib/request-body';
-import { boundJson } from '../proxy/json-bounds';
+import { boundJson } from './json-bounds';
 
 /**
  * What a route takes as its body, with its bounds. `bytes`: as sent (Stripe's signed payload);

@@ -11,7 +11,7 @@ import { ClientGoneError, readBody } from './body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
-import type { JsonBody } from './json-body';
+import type { JsonBody } from '../pipeline/json-body';
 import { readMessagesBody, type ValidatedBody } from './validate';
 
 export interface ProxyOptions extends ForwardDeps {
