@@ -190,4 +190,4 @@ function tooLarge(c: Context, spec: Bounds): GatewayError {
  * Node's request with `/v1/messages`' streaming reader and its limits: the surface reaches that
  * reader only through here. ClientGoneError is what it throws when the client leaves mid-body.
  */
-export { ClientGoneError, readBody as readProxiedBody } from '../proxy/body';
+export { ClientGoneError, readBody as readProxiedBody } from './proxied-body';

@@ -7,7 +7,7 @@ import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { CallRecord } from '../lib/call-record';
-import { ClientGoneError, readBody } from './body';
+import { ClientGoneError, readBody } from '../pipeline/proxied-body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
