@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
  * The schema is dropped at the end unless KEEP_SCHEMA=1.
  */
 import { performance } from 'node:perf_hooks';
-import { createApp, type AppDeps } from '../services/gateway/src/app';
+import { createApp } from '../services/gateway/src/app';
+import { appDepsFrom } from '../services/gateway/test/kit/route-table';
 import { createLogger } from '../services/gateway/src/lib/logger';
 import { SecretBox } from '../services/gateway/src/lib/secret-box';
 import { createStore, migrate, openDatabase, type Store } from '../services/gateway/src/store/index';
@@ -29,15 +30,13 @@ const iso = (t: number) => new Date(t).toISOString();
 type Scenario = { name: string; run: (a: number) => Promise<void> };
 
 function appFor(store: Store) {
-  return createApp({
+  const deps = appDepsFrom({
     store,
     box: new SecretBox(randomBytes(32).toString('base64url')),
     clock: () => END,
     logger: createLogger('error'),
-    operatorToken: TOKEN,
-    readiness: async () => ({}) as never,
-    proxy: { resolver: {} } as AppDeps['proxy'],
   });
+  return createApp({ ...deps, operatorToken: TOKEN });
 }
 
 function scenarios(app: ReturnType<typeof appFor>, deepCursor: (a: number) => string): Scenario[] {

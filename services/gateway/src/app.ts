@@ -1,99 +1,87 @@
-import type { PriceBook } from './pricing/catalog/price-book';
 import { Hono, type Context } from 'hono';
 import { performance } from 'node:perf_hooks';
 import { PatternRouter } from 'hono/router/pattern-router';
 import { accountApi } from './account-api/routes';
-import type { ServiceDeps } from './accounts/service';
 import { apiDocsRoutes } from './api-docs/routes';
 import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
 import { spendStatusRoutes } from './budgets/spend-status';
 import { CLAUDE_BASE, claudeGatewayRoutes } from './claude-gateway/routes';
-import { AccessLog } from './metrics/access-log';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
 import { dashboardRoutes } from './dashboard/routes';
 import { deviceRoutes } from './identity-api/device-routes';
-import type { WorkloadExchange } from './federation/exchange';
 import { federationAdminRoutes } from './federation/admin-routes';
 import { tokenRoutes } from './federation/token-routes';
 import { scimRoutes } from './identity-api/scim-routes';
-import type { MemberTokens } from './identity/tokens';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
-import { plainBilling } from './billing/setup';
 import { errorResponse, GatewayError, newRequestId, renderError } from './lib/errors';
 import { discardUnread } from './lib/body-limit';
-import type { Logger } from './lib/logger';
 import { operatorRoutes } from './operator/routes';
-import type { OtlpRelay } from './otlp/relay';
 import { otlpRoutes } from './otlp/routes';
 import { bodyReader } from './pipeline/body-reader';
 import { BODIES } from './pipeline/endpoint-row';
 import { messagesFastPath } from './proxy/fast-path';
 import { doubledV1 } from './proxy/doubled-v1';
 import { proxyRoutes, type ProxyOptions } from './proxy/routes';
-import { batchRoutes, type BatchHolds } from './surface/batch-routes';
+import { batchRoutes } from './surface/batch-routes';
 import { messageRefCheck } from './surface/body-check';
 import { filesRoutes } from './surface/files-routes';
 import { modelsRoutes } from './surface/models-routes';
 import { ownedRoutes } from './surface/owned-routes';
 import { passthroughRoutes } from './surface/passthrough-routes';
+import type { Messages } from './surface/install';
+import type { Identity } from './federation/install';
+import type { Telemetry } from './otlp/install';
+import type { Kernel } from './kernel/kernel';
 
-export interface AppDeps extends ServiceDeps {
-  logger: Logger;
+/**
+ * What the app is built from: the kernel's shared services and each capability's parts. No
+ * field is optional; the composition root (server.ts) wires them.
+ */
+export interface AppDeps {
+  kernel: Kernel;
+  /** The operator API's bearer token (null: the operator API refuses every call). */
   operatorToken: string | null;
-  proxy: ProxyOptions;
-  /** Writes pending last-use times, so key listings show them. */
-  flushLastUsed?: () => Promise<void>;
+  messages: Messages;
+  identity: Identity;
+  telemetry: Telemetry;
+  billing: BillingDeps;
   readiness: () => Promise<Readiness>;
-  /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN). */
-  metrics?: { registry: GatewayMetrics; token: string } | null;
-  billing?: BillingDeps;
-  /** Access lines; the finished-call fan-out holds each call's record in it (server.ts). */
-  access?: AccessLog;
-  prices?: PriceBook;
-  /** Forwards any other `/v1/…` path to the provider (KEYGATE_OPEN_PASSTHROUGH). */
-  openPassthrough?: boolean;
-  /** Largest file upload through `/v1/files` (KEYGATE_MAX_FILE_BYTES). */
-  maxFileBytes?: number;
-  /** How long the model list is served from cache (KEYGATE_MODELS_CACHE_MS). */
-  modelsCacheMs?: number;
-  /** Records an ended batch's results now (the batch follower). */
-  settleBatch?(batchId: string): Promise<void>;
-  /** Budgets and spend caps hold a batch's ceiling at its creation (admission/). */
-  batchHolds?: BatchHolds;
-  /**
-   * Keygate's address as clients reach it (KEYGATE_PUBLIC_URL, else where it listens): batch
-   * `results_url`s name it. Without it (an app built outside startGateway) they are paths.
-   */
-  publicUrl?: () => string;
-  /** The provider's base URL, for reconciliation with its Admin API reports. */
-  upstreamUrl?: string;
-  /** Relays received Claude Code telemetry to each account's own collector, if it set one. */
-  otlpRelay?: OtlpRelay | null;
-  /** Sign-in through accounts' identity providers: member tokens, device flow, SCIM. */
-  identity?: MemberTokens;
-  /** Workload tokens from an issuer's signed JWT (`POST /v1/oauth/token`). */
-  workloadExchange?: WorkloadExchange;
+  /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN); null when not served here. */
+  metrics: { registry: GatewayMetrics; token: string } | null;
 }
 
 /** Builds the gateway's HTTP app from injected dependencies; no module-level state. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const { kernel, messages, identity } = deps;
+  const { config, logger, access } = kernel;
   const base = {
-    ...deps,
-    evict: deps.evict ?? deps.proxy.resolver,
-    billing: deps.billing ?? plainBilling(deps.store, deps.clock),
+    store: kernel.store,
+    box: kernel.box,
+    clock: kernel.clock,
+    logger,
+    operatorToken: deps.operatorToken,
+    evict: kernel.keys,
+    resolver: kernel.keys,
+    trialDays: config.trialDays,
+    webhooks: { egress: kernel.egress, maxEndpoints: config.webhooks.maxEndpoints },
+    billing: deps.billing,
+    prices: kernel.prices,
+    identity: identity.tokens,
+    flushLastUsed: kernel.flushLastUsed,
+    otlpRelay: deps.telemetry.relay,
+    upstreamUrl: config.upstreamUrl,
   };
   const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base)] };
-  const access = deps.access ?? new AccessLog();
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();
     const startedAt = performance.now();
-    const log = deps.logger.child({ requestId: id });
+    const log = logger.child({ requestId: id });
     c.set('requestId', id);
     c.set('startedAt', startedAt);
     c.set('logger', log);
@@ -126,7 +114,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.onError((err, c) => {
     const res = renderError(err, c, (error) =>
-      (c.var.logger ?? deps.logger).error('unhandled error', { error, stack: error.stack }),
+      (c.var.logger ?? logger).error('unhandled error', { error, stack: error.stack }),
     );
     // Refused before its body was read (a wrong key on a large upload): the answer closes the
     // connection and the rest is discarded after it, so the client reads the answer, not a reset.
@@ -170,49 +158,45 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use('/billing/stripe/webhook', bodyReader(BODIES.stripeWebhook));
   app.use('/idp/v1/*', bodyReader(BODIES.idp));
   // Before the proxy's own: model discovery answered from a cached list within Claude Code's budget.
-  const models = modelsRoutes(
-    deps.proxy,
-    deps.modelsCacheMs === undefined ? {} : { ttlMs: deps.modelsCacheMs },
-  );
-  const proxy = proxyRoutes(proxyOptions(deps));
+  const proxyDeps = proxyOptions(deps);
+  const models = modelsRoutes(messages.proxy, { ttlMs: messages.modelsCacheMs });
+  const proxy = proxyRoutes(proxyDeps);
   const otlp = {
-    resolver: deps.proxy.resolver,
-    store: deps.store,
-    clock: deps.clock,
-    relay: deps.otlpRelay ?? null,
+    resolver: kernel.keys,
+    store: kernel.store,
+    clock: kernel.clock,
+    relay: deps.telemetry.relay,
   };
   app.route('/', models);
   app.all('/v1/v1/*', doubledV1);
-  if (deps.workloadExchange) app.route('/', tokenRoutes(deps.workloadExchange));
+  app.route('/', tokenRoutes(identity.exchange));
   app.route('/', proxy);
   const spendStatus = spendStatusRoutes({
-    store: deps.store,
-    clock: deps.clock,
-    resolver: deps.proxy.resolver,
+    store: kernel.store,
+    clock: kernel.clock,
+    resolver: kernel.keys,
   });
   app.route('/', spendStatus);
-  if (deps.identity) {
-    // Claude Code's `/login` to a gateway, per account; its calls, model list and telemetry go
-    // through the same routes as above, under the account's base.
-    app.route(
-      CLAUDE_BASE,
-      claudeGatewayRoutes({
-        resolver: deps.proxy.resolver,
-        store: deps.store,
-        identity: deps.identity,
-        clock: deps.clock,
-        ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
-      }),
-    );
-    app.route(CLAUDE_BASE, models);
-    app.route(CLAUDE_BASE, proxy);
-    app.route(CLAUDE_BASE, spendStatus);
-    app.route(CLAUDE_BASE, otlpRoutes(otlp, ''));
-  }
+  // Claude Code's `/login` to a gateway, per account; its calls, model list and telemetry go
+  // through the same routes as above, under the account's base.
+  app.route(
+    CLAUDE_BASE,
+    claudeGatewayRoutes({
+      resolver: kernel.keys,
+      store: kernel.store,
+      identity: identity.tokens,
+      clock: kernel.clock,
+      publicUrl: kernel.publicUrl,
+    }),
+  );
+  app.route(CLAUDE_BASE, models);
+  app.route(CLAUDE_BASE, proxy);
+  app.route(CLAUDE_BASE, spendStatus);
+  app.route(CLAUDE_BASE, otlpRoutes(otlp, ''));
   const surface = {
-    proxy: deps.proxy,
-    objects: deps.store.objects,
-    maxFileBytes: deps.maxFileBytes ?? 500 * 1024 * 1024,
+    proxy: messages.proxy,
+    objects: kernel.store.objects,
+    maxFileBytes: messages.maxFileBytes,
   };
   app.route('/', filesRoutes(surface));
   app.route('/', ownedRoutes(surface));
@@ -220,26 +204,26 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/',
     batchRoutes({
       ...surface,
-      publicUrl: deps.publicUrl ?? (() => ''),
-      ...(deps.settleBatch ? { settle: deps.settleBatch } : {}),
-      ...(deps.batchHolds ? { holds: deps.batchHolds } : {}),
+      publicUrl: kernel.publicUrl,
+      settle: (id: string) => messages.follower.settle(id),
+      holds: kernel.limits.admission,
     }),
   );
   app.route('/', stripeWebhookRoutes(admin.billing));
   app.route('/', otlpRoutes(otlp));
-  app.route('/v1/organizations', accountApi({ ...admin, resolver: deps.proxy.resolver }));
+  app.route('/v1/organizations', accountApi(admin));
   app.route('/operator/v1', operatorRoutes(admin));
-  if (deps.identity) app.route('/idp/v1', deviceRoutes(deps.identity));
-  app.route('/scim/v2', scimRoutes(deps.store));
-  app.route('/dashboard', dashboardRoutes({ ...admin, resolver: deps.proxy.resolver }));
+  app.route('/idp/v1', deviceRoutes(identity.tokens));
+  app.route('/scim/v2', scimRoutes(kernel.store));
+  app.route('/dashboard', dashboardRoutes(admin));
   app.route('/', apiDocsRoutes(app));
   // Last: it takes what no route above serves.
-  if (deps.openPassthrough)
+  if (messages.openPassthrough)
     app.route(
       '/',
       passthroughRoutes(
-        deps.proxy,
-        deps.store.objects,
+        messages.proxy,
+        kernel.store.objects,
         (path) => (methods ??= methodsByPath(app))(path).length > 0,
         notFound,
       ),
@@ -248,13 +232,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 }
 
 const proxyOptions = (deps: AppDeps): ProxyOptions => ({
-  ...deps.proxy,
-  checkFileRefs: messageRefCheck(deps.store.objects),
+  ...deps.messages.proxy,
+  checkFileRefs: messageRefCheck(deps.kernel.store.objects),
 });
 
 /** `POST /v1/messages` straight from Node's request event (proxy/fast-path.ts), as the app would serve it. */
-export function createFastPath(deps: AppDeps & { access: AccessLog }) {
-  return messagesFastPath({ proxy: proxyOptions(deps), logger: deps.logger, access: deps.access });
+export function createFastPath(deps: AppDeps) {
+  const { logger, access } = deps.kernel;
+  return messagesFastPath({ proxy: proxyOptions(deps), logger, access });
 }
 
 /** The methods the app's routes (not its middleware) take at a path, from its route table. */

@@ -5,7 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { bodyTooLarge } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { FormFields, RequestBody } from '../lib/request-body';
-import { boundJson } from '../proxy/json-bounds';
+import { boundJson } from './json-bounds';
 
 /**
  * What a route takes as its body, with its bounds. `bytes`: as sent (Stripe's signed payload);
@@ -190,4 +190,4 @@ function tooLarge(c: Context, spec: Bounds): GatewayError {
  * Node's request with `/v1/messages`' streaming reader and its limits: the surface reaches that
  * reader only through here. ClientGoneError is what it throws when the client leaves mid-body.
  */
-export { ClientGoneError, readBody as readProxiedBody } from '../proxy/body';
+export { ClientGoneError, readBody as readProxiedBody } from './proxied-body';

@@ -7,11 +7,11 @@ import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { CallRecord } from '../lib/call-record';
-import { ClientGoneError, readBody } from './body';
+import { ClientGoneError, readBody } from '../pipeline/proxied-body';
 import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
-import type { JsonBody } from './json-body';
+import type { JsonBody } from '../pipeline/json-body';
 import { readMessagesBody, type ValidatedBody } from './validate';
 
 export interface ProxyOptions extends ForwardDeps {

@@ -1,8 +1,8 @@
 import { makeTestPdf } from '@keygate/pdf';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/errors';
-import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from './json-bounds';
-import { LARGE_BODY } from './json-body';
+import { MAX_JSON_DEPTH, MAX_JSON_VALUES } from '../pipeline/json-bounds';
+import { LARGE_BODY } from '../pipeline/json-body';
 import { validateMessagesBody } from './validate';
 
 const body = (v: unknown) => Buffer.from(JSON.stringify(v));

@@ -12,8 +12,8 @@ import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { boundJsonNotingLongStrings } from './json-bounds';
-import { JsonBody, LONG_STRING } from './json-body';
+import { boundJsonNotingLongStrings } from '../pipeline/json-bounds';
+import { JsonBody, LONG_STRING } from '../pipeline/json-body';
 
 const MessagesBody = z.looseObject({
   model: z.string(),

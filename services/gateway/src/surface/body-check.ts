@@ -4,7 +4,7 @@ import { databaseUnreachable, GatewayError } from '../lib/errors';
 import { parseJson, readProxiedBody } from '../pipeline/body-reader';
 
 import type { ForwardCall } from '../proxy/forward';
-import type { JsonBody } from '../proxy/json-body';
+import type { JsonBody } from '../pipeline/json-body';
 import type { ProxyOptions } from '../proxy/routes';
 import { BODY_RULES, rulesFor, valuesAt, type BodyRules } from '../pipeline/body-rules';
 import { fileRefs } from './file-refs';
