@@ -5,10 +5,19 @@ import { randomBase62 } from '../lib/ids';
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const EQUALS = 0x3d;
-/** Strings at least this long stay in the body's bytes instead of becoming JS strings. */
-export const LONG_STRING = 64 * 1024;
-/** Bodies below this are parsed whole: the scan only pays off when there is a lot to skip. */
-export const LARGE_BODY = 1024 * 1024;
+/**
+ * Strings at least this long stay in the body's bytes instead of becoming JS strings. The
+ * gateway compares parsed strings with short names only (`file_id`, `document`,
+ * `application/pdf`, `anthropic`): a string of this many bytes, even written all in `\uXXXX`
+ * escapes (6 bytes a character), is over 170 characters, so its token never equals one.
+ */
+export const LONG_STRING = 1024;
+/**
+ * Bodies below this are parsed whole. Above, the body never becomes one JS string: V8 puts a
+ * string over 128 KB in its large-object space, and making one per call (Latin-1 or UTF-8) cost
+ * more CPU than parsing it (3-4 ms at 600 KB on these machines, in page faults and collections).
+ */
+export const LARGE_BODY = 96 * 1024;
 // A multiple of 4, so base64 decodes slice by slice exactly as it would whole; and small
 // enough that each slice's string dies young (1 MB slices went to V8's large-object space
 // and piled up to the body's size before a GC freed them).
@@ -62,7 +71,6 @@ export class JsonBody {
       return JsonBody.#whole(body, readsAsLatin1(body, text) ? text : null);
     }
     // The skeleton is cut from the bytes: the long strings are not copied.
-    const asLatin1 = readsAsLatin1(body, null);
     const nonce = `\u0000kg${randomBase62(16)}:`;
     const long = new Map<string, LongString>();
     const pieces: Buffer[] = [];
@@ -76,11 +84,16 @@ export class JsonBody {
       copied = end + 1;
     }
     pieces.push(body.subarray(copied));
+    const skeleton = Buffer.concat(pieces);
+    // Only the skeleton's strings are read from the parse (the long ones from the bytes, as UTF-8),
+    // so only the skeleton needs to read as Latin-1 as it does as UTF-8. The cuts fall on quotes,
+    // never inside a UTF-8 sequence.
+    const asLatin1 = readsAsLatin1(skeleton, null);
     let value: unknown;
     try {
-      value = JSON.parse(Buffer.concat(pieces).toString(asLatin1 ? 'latin1' : 'utf8'));
+      value = JSON.parse(skeleton.toString(asLatin1 ? 'latin1' : 'utf8'));
     } catch {
-      return JsonBody.#whole(body, asLatin1 ? body.toString('latin1') : null);
+      return JsonBody.#whole(body, readsAsLatin1(body, null) ? body.toString('latin1') : null);
     }
     return new JsonBody(body, value, long, asLatin1);
   }
@@ -133,6 +146,18 @@ export class JsonBody {
 
   #check(s: LongString): void {
     if (s.checked) return;
+    if (s.end - s.start < SLICE) {
+      // Short enough for one young string: V8's own parse checks its escapes and control characters.
+      const backslash = this.#body.indexOf(BACKSLASH, s.start);
+      s.escaped = backslash !== -1 && backslash < s.end;
+      try {
+        JSON.parse(this.#body.toString('latin1', s.start - 1, s.end + 1));
+      } catch {
+        this.#invalid();
+      }
+      s.checked = true;
+      return;
+    }
     for (let at = s.start; at < s.end; at += SLICE) {
       const slice = this.#body.toString('latin1', at, Math.min(at + SLICE, s.end));
       if (CONTROL.test(slice)) this.#invalid();

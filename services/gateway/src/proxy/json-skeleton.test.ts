@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { fileRefs } from '../surface/file-refs';
+import { boundJsonNotingLongStrings } from './json-bounds';
+import { JsonBody, LARGE_BODY, LONG_STRING } from './json-body';
+import { readMessagesBody } from './validate';
+
+// A large body leaves every string of LONG_STRING bytes or more in its bytes (a token stands for
+// it in the parsed skeleton). These cases hold the skeleton to what JSON.parse of the whole body
+// reads and refuses, with the strings a scanner gets wrong: escapes, quotes and brackets inside
+// strings, non-ASCII, escaped keys, strings cut short.
+
+/** The parsed body with every token and string read back by its value (`text()`), keys included. */
+function readBack(json: JsonBody, v: unknown): unknown {
+  if (typeof v === 'string') return json.text(v);
+  if (Array.isArray(v)) return v.map((x) => readBack(json, x));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [json.text(k), readBack(json, x)]));
+  return v;
+}
+
+/** JsonBody as the messages route runs it: the bounds scan notes the long strings, the parse skips them. */
+async function parsed(body: Buffer): Promise<JsonBody> {
+  return JsonBody.parse(body, { longStrings: await boundJsonNotingLongStrings(body, LONG_STRING) });
+}
+
+const pad = (n: number) => 'x'.repeat(n);
+/** A JSON text of at least LARGE_BODY bytes around `inner` (raw JSON, placed as the value of `k`). */
+const large = (inner: string) => `{"model":"m","pad":"${pad(LARGE_BODY)}","k":${inner}}`;
+const long = (s: string) => s.repeat(Math.ceil((LONG_STRING + 10) / s.length));
+
+const tricky = [
+  long('line\\n\\t\\"quoted\\" \\\\ back\\/slash '),
+  long('brackets ] } [ { , : inside '),
+  long('é ✓ 😀 \\u00e9 \\u0100 \\ud83d\\ude00 '),
+  long('\\\\'),
+  `${long('a')}\\\\`,
+  `\\"${long('b')}\\"`,
+];
+
+describe('JsonBody on a large body', () => {
+  it('reads every string and key as JSON.parse of the whole body does', async () => {
+    const bodies = [
+      large(`[${tricky.map((s) => `"${s}"`).join(',')}]`),
+      // Long keys, a key repeated (the last one wins), an escaped short key.
+      large(`{"${long('key ')}":1,"${long('dup')}":2,"${long('dup')}":3,"file\\u005fid":"file_abc"}`),
+      // \u00e9 beside é in short strings (not read as Latin-1), and long strings of invalid UTF-8.
+      large(`{"\\u00e9":1,"é":2,"bad":"${long('\\u00e9')}"}`),
+    ].map((t) => Buffer.from(t));
+    bodies.push(
+      Buffer.concat([Buffer.from(large('"')), Buffer.alloc(LONG_STRING + 5, 0xff), Buffer.from('"}')]),
+    );
+    for (const body of bodies) {
+      const json = await parsed(body);
+      json.verify();
+      expect(readBack(json, json.value)).toEqual(JSON.parse(body.toString('utf8')));
+    }
+  });
+
+  it('finds a file_id written with escapes whatever the strings around it hold', async () => {
+    const body = Buffer.from(
+      large(`[{"type":"document","source":{"type":"file","file\\u005fid":"file_1"}},"${tricky.join('')}"]`),
+    );
+    const json = await parsed(body);
+    expect(fileRefs(json.value, (s) => json.text(s))).toEqual(['file_1']);
+  });
+
+  const refused: [string, string][] = [
+    ['a raw newline', `"${long('a')}\n"`],
+    ['a raw control character', `"${long('a')}\u0001"`],
+    ['a raw NUL', `"${long('a')}\u0000"`],
+    ['an unknown escape', `"${long('a')}\\x"`],
+    ['a short \\u escape', `"${long('a')}\\u12"`],
+    ['a \\u escape with a non-hex digit', `"${long('a')}\\u12G4"`],
+    ['a string cut short', `"${long('a')}`],
+    ['a backslash before the end', `"${long('a')}\\"`],
+    ['a missing comma after a long string', `["${long('a')}" "b"]`],
+    ['a long string as a key without a value', `{"${long('a')}"}`],
+  ];
+  it.each(refused)('refuses %s in a long string with JSON.parse’s own message', async (_, inner) => {
+    const body = Buffer.from(large(inner));
+    let expected = '';
+    try {
+      JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      expected = (err as Error).message;
+    }
+    expect(expected).not.toBe('');
+    await expect(readMessagesBody(body, { maxPdfPages: 100 })).rejects.toThrow(
+      `Request body is not valid JSON: ${expected}`,
+    );
+  });
+
+  it('accepts every valid escape in a long string', async () => {
+    const escapes = '\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u0041 \\uD83D\\uDE00 \\u00ff ';
+    const body = Buffer.from(
+      `{"model":"m","max_tokens":1,"messages":[],"pad":"${pad(LARGE_BODY)}","s":"${long(escapes)}"}`,
+    );
+    const { json, size } = await readMessagesBody(body, { maxPdfPages: 100 });
+    expect(size.model).toBe('m');
+    expect(json.text((json.value as { s: string }).s)).toBe(JSON.parse(body.toString()).s);
+  });
+
+  it('cuts the skeleton at the long strings only, so the parsed body stays small', async () => {
+    const body = Buffer.from(large(`[${Array.from({ length: 50 }, () => `"${long('é')}"`).join(',')}]`));
+    const json = await parsed(body);
+    const items = (json.value as { k: string[]; pad: string }).k;
+    expect(items.every((s) => s.length < 64)).toBe(true);
+    expect(json.text(items[49]!)).toBe(long('é'));
+    expect((json.value as { pad: string }).pad.length).toBeLessThan(64);
+  });
+});
