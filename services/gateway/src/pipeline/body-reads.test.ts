@@ -12,7 +12,8 @@ const SRC = join(dirname(new URL(import.meta.url).pathname), '..');
 /** The modules that may read a request body, and why. */
 const READERS: Record<string, string> = {
   'pipeline/body-reader.ts': 'the one reader',
-  'proxy/body.ts': "/v1/messages' streaming reader (its hot path; same limits, bounded by boundJson)",
+  'pipeline/proxied-body.ts':
+    "/v1/messages' streaming reader (its hot path; same limits, bounded by boundJson)",
 };
 
 /**
@@ -21,7 +22,7 @@ const READERS: Record<string, string> = {
  */
 const JSON_PARSERS: Record<string, string> = {
   'pipeline/body-reader.ts': 'the one reader, after boundJson',
-  'proxy/json-body.ts': "/v1/messages' body, after validate.ts ran boundJson on it",
+  'pipeline/json-body.ts': "/v1/messages' body, after validate.ts ran boundJson on it",
   'account-api/analytics-routes.ts': 'a page cursor from the query string',
   'billing/reconcile.ts': 'a row id the gateway built itself',
   'call-log/segment.ts': 'call records from the spool on local disk',
@@ -31,6 +32,7 @@ const JSON_PARSERS: Record<string, string> = {
   'cli/token-command.ts': "saved tokens on disk, and the gateway's answers",
   'dashboard/idp-sign-in.tsx': 'the sign-in state the gateway sealed into a cookie',
   'federation/jwks.ts': "an issuer's key set and discovery document, bounded in size",
+  'identity/tokens.ts': 'a refresh answer Keygate sealed itself (the reuse window)',
   'lib/data-dir.ts': 'files in the data directory',
   'pricing/catalog/price-book.ts': 'the price catalog on disk',
   'store/call-copy.ts': 'usage JSON from the database',

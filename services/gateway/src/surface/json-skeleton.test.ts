@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { fileRefs } from '../surface/file-refs';
-import { boundJsonNotingLongStrings } from './json-bounds';
-import { JsonBody, LARGE_BODY, LONG_STRING } from './json-body';
-import { readMessagesBody } from './validate';
+import { fileRefs } from './file-refs';
+import { boundJsonNotingLongStrings } from '../pipeline/json-bounds';
+import { JsonBody, LARGE_BODY, LONG_STRING } from '../pipeline/json-body';
+import { readMessagesBody } from '../proxy/validate';
 
 // A large body leaves every string of LONG_STRING bytes or more in its bytes (a token stands for
 // it in the parsed skeleton). These cases hold the skeleton to what JSON.parse of the whole body
