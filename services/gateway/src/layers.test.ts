@@ -51,6 +51,7 @@ export const LAYERS = [
   'metrics',
   'claude-gateway',
   'otlp',
+  'upstreams',
   'surface',
   'pipeline',
   'proxy',

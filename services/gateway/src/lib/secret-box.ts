@@ -6,7 +6,8 @@ export type SealPurpose =
   | 'webhook-secret'
   | 'provider-admin-key'
   | 'idp-client-secret'
-  | 'idp-refresh-token';
+  | 'idp-refresh-token'
+  | 'upstream-credential';
 
 /** A sealed value's place: its purpose and the id of the row that holds it (bound as associated data). */
 export interface SealContext {
