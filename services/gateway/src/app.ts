@@ -17,6 +17,7 @@ import { deviceRoutes } from './identity-api/device-routes';
 import type { WorkloadExchange } from './federation/exchange';
 import { federationAdminRoutes } from './federation/admin-routes';
 import { tokenRoutes } from './federation/token-routes';
+import { upstreamRoutes } from './upstreams/routes';
 import { scimRoutes } from './identity-api/scim-routes';
 import type { MemberTokens } from './identity/tokens';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
@@ -86,7 +87,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     evict: deps.evict ?? deps.proxy.resolver,
     billing: deps.billing ?? plainBilling(deps.store, deps.clock),
   };
-  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base)] };
+  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base), upstreamRoutes(base)] };
   const access = deps.access ?? new AccessLog();
 
   app.use('*', async function requestId(c, next) {

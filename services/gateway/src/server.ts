@@ -22,6 +22,7 @@ import { openBilling, type GatewayBilling } from './billing/setup';
 import type { Config } from './config';
 import { announceGateway, assertNotServed, StartupError } from './lib/data-dir';
 import { EgressPolicy } from './lib/egress';
+import { accountUpstreams } from './upstreams/wiring';
 import { MemberTokens } from './identity/tokens';
 import { WorkloadExchange } from './federation/exchange';
 import { IssuerKeys } from './federation/jwks';
@@ -307,6 +308,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
         admission: limits.admission,
         keepAlive,
         streamEvents,
+        accountUpstreams: accountUpstreams({ sql: store.db.sql, box, egress, config, dispatcher }),
         onUpstreamStatus: providerKeyCheck({
           logger,
           clock,

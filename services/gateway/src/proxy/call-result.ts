@@ -72,7 +72,7 @@ export function codeOf(err: unknown): string | undefined {
 /** The upstream could not be reached or dropped the connection before answering. */
 export function unreachable(err: unknown): boolean {
   const code = codeOf(err);
-  return code !== undefined && UNREACHABLE.has(code);
+  return code !== undefined && (UNREACHABLE.has(code) || code === 'EGRESS_BLOCKED');
 }
 
 export function upstreamFailure(err: unknown, timeoutMs: number): GatewayError {
