@@ -21,6 +21,7 @@ const PURPOSES: readonly SealPurpose[] = [
   'provider-admin-key',
   'idp-client-secret',
   'idp-refresh-token',
+  'upstream-credential',
 ];
 const MIN_LENGTH = 32;
 const MIN_BITS = 128;
