@@ -1,6 +1,6 @@
 import { startCloudEmulator, type CloudEmulator } from '@keygate/emulator';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, startStack, type Stack } from './harness';
+import { api, runKeygate, startStack, type Stack } from './harness';
 
 /**
  * An account's upstreams after its provider key (issue 31 item 4): failover before the first
@@ -334,4 +334,77 @@ describe('credentials', () => {
     const seen = JSON.stringify([listed.body, wrongAuth.body, blocked.body]) + stack.logs.join('\n');
     for (const secret of [...Object.values(SECRETS), AWS.secretAccessKey]) expect(seen).not.toContain(secret);
   });
+});
+
+describe('keygate upstream', () => {
+  it('adds, lists, orders and removes, the credential taken from the environment', async () => {
+    const a = await cloud('google', { type: 'bearer', token: SECRETS.google });
+    const b = await cloud('foundry', { type: 'x-api-key', key: SECRETS.foundry });
+    const saved = { ...process.env };
+    process.env.KEYGATE_EGRESS_ALLOW = '127.0.0.1';
+    process.env.UP_GOOGLE = SECRETS.google;
+    process.env.UP_FOUNDRY = SECRETS.foundry;
+    try {
+      const acct = ['--account', stack.account.id];
+      const add = (kind: string, url: string, auth: string, env: string) =>
+        runKeygate(stack, [
+          'upstream',
+          'add',
+          ...acct,
+          '--kind',
+          kind,
+          '--base-url',
+          url,
+          '--auth',
+          auth,
+          '--credential-env',
+          env,
+          '--json',
+        ]);
+      const first = await add('google', a.baseUrl, 'bearer', 'UP_GOOGLE');
+      expect(first.code, first.stderr).toBe(0);
+      const second = await add('foundry', b.baseUrl, 'x-api-key', 'UP_FOUNDRY');
+      const [ga, fb] = [JSON.parse(first.stdout).id, JSON.parse(second.stdout).id];
+      const listed = await runKeygate(stack, ['upstream', 'list', ...acct]);
+      expect(listed.stdout).toMatch(new RegExp(`1 +${ga}[\\s\\S]*2 +${fb}`));
+      const unset = await runKeygate(stack, [
+        'upstream',
+        'add',
+        ...acct,
+        '--kind',
+        'google',
+        '--base-url',
+        a.baseUrl,
+        '--auth',
+        'bearer',
+        '--credential-env',
+        'UP_NOT_SET',
+      ]);
+      expect(unset.code).not.toBe(0);
+      expect(unset.stderr).toContain('$UP_NOT_SET is not set');
+      const ordered = await runKeygate(stack, [
+        'upstream',
+        'order',
+        ...acct,
+        '--ids',
+        `${fb},${ga}`,
+        '--json',
+      ]);
+      expect(JSON.parse(ordered.stdout).data.map((u: { id: string }) => u.id)).toEqual([fb, ga]);
+      const badOrder = await op('/upstreams/order', { ids: [fb] });
+      expect(badOrder.status).toBe(400);
+      expect((await call()).status).toBe(200);
+      expect(b.received).toHaveLength(1);
+      expect(a.received).toHaveLength(0);
+      const removed = await runKeygate(stack, ['upstream', 'remove', ...acct, fb]);
+      expect(removed.stdout).toContain(`Removed upstream ${fb}.`);
+      const missing = await runKeygate(stack, ['upstream', 'remove', ...acct, fb]);
+      expect(missing.code).not.toBe(0);
+      const all = [listed.stdout, ordered.stdout, removed.stdout, first.stdout, second.stdout].join('\n');
+      for (const secret of [SECRETS.google, SECRETS.foundry]) expect(all).not.toContain(secret);
+    } finally {
+      process.env = saved;
+    }
+    // Each run of the CLI starts a process that reads the compiled build.
+  }, 240_000);
 });

@@ -10,6 +10,7 @@ import { memberCommands } from './member-commands';
 import { priceCommands } from './price-commands';
 import { serverCommands } from './server-commands';
 import { tokenCommand } from './token-command';
+import { upstreamCommands } from './upstream-commands';
 import { usageCommand } from './usage-command';
 
 export type { Command } from './command';
@@ -24,6 +25,7 @@ export const commands: Record<string, Command> = {
   ...priceCommands,
   ...idpCommands,
   ...federationCommands,
+  ...upstreamCommands,
   ...claudeCodeCommands,
   usage: usageCommand,
   token: tokenCommand,
