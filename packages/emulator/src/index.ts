@@ -28,3 +28,12 @@ export type {
   ServerToolUsage,
   Usage,
 } from './types';
+export {
+  startCloudEmulator,
+  type CloudAuth,
+  type CloudEmulator,
+  type CloudFault,
+  type CloudKind,
+  type CloudOptions,
+  type CloudReceived,
+} from './cloud';

@@ -14,6 +14,7 @@ import { dashboardRoutes } from './dashboard/routes';
 import { deviceRoutes } from './identity-api/device-routes';
 import { federationAdminRoutes } from './federation/admin-routes';
 import { tokenRoutes } from './federation/token-routes';
+import { upstreamRoutes } from './upstreams/routes';
 import { scimRoutes } from './identity-api/scim-routes';
 import { stripeWebhookRoutes } from './account-api/stripe-webhook-routes';
 import type { BillingDeps } from './billing/lifecycle';
@@ -76,7 +77,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     otlpRelay: deps.telemetry.relay,
     upstreamUrl: config.upstreamUrl,
   };
-  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base)] };
+  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base), upstreamRoutes(base)] };
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();

@@ -53,6 +53,7 @@ export const LAYERS = [
   'claude-gateway',
   'otlp',
   'surface',
+  'upstreams',
   'billing',
   'kernel',
   'fan-out',
@@ -120,7 +121,7 @@ function edges(): Edge[] {
  * root. Every room is a capability's, the kernel's, or the root's.
  */
 export const CAPABILITIES = {
-  messages: ['surface', 'proxy', 'streams'],
+  messages: ['surface', 'upstreams', 'proxy', 'streams'],
   identity: ['identity', 'identity-api', 'federation', 'claude-gateway'],
   organization: ['account-api', 'operator'],
   telemetry: ['otlp'],

@@ -109,6 +109,8 @@ export function callJson(r: CallRecord) {
     ttfb_ms: r.ttfbMs == null ? null : Math.round(r.ttfbMs),
     upstream_message_id: r.upstreamMessageId,
     upstream_request_id: r.upstreamRequestId,
+    /** Keygate: the account's upstream that served the call (`ups_…`, or `provider_key`); null when the provider key is the only one. */
+    upstream: r.upstream ?? null,
     created_at: iso(r.createdAt),
   };
 }

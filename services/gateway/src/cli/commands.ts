@@ -11,6 +11,7 @@ import { priceCommands } from './price-commands';
 import { serverCommands } from './server-commands';
 import { statuslineCommand } from './statusline-command';
 import { tokenCommand } from './token-command';
+import { upstreamCommands } from './upstream-commands';
 import { usageCommand } from './usage-command';
 
 export type { Command } from './command';
@@ -25,6 +26,7 @@ export const commands: Record<string, Command> = {
   ...priceCommands,
   ...idpCommands,
   ...federationCommands,
+  ...upstreamCommands,
   ...claudeCodeCommands,
   usage: usageCommand,
   token: tokenCommand,

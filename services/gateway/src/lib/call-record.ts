@@ -43,4 +43,6 @@ export interface CallRecord {
    * reports, the call log) and counts toward no spend limit, budget or invoice.
    */
   test?: boolean;
+  /** The account's upstream that served the call (upstreams/); absent when its provider key is its only one. */
+  upstream?: string | null;
 }

@@ -58,6 +58,7 @@ export type IdPrefix =
   | 'invite'
   | 'svac'
   | 'fdis'
+  | 'ups'
   | 'fdrl';
 
 export function newId(prefix: IdPrefix): string {

@@ -7,7 +7,8 @@ export type SealPurpose =
   | 'provider-admin-key'
   | 'idp-client-secret'
   | 'idp-refresh-token'
-  | 'idp-refresh-answer';
+  | 'idp-refresh-answer'
+  | 'upstream-credential';
 
 /** A sealed value's place: its purpose and the id of the row that holds it (bound as associated data). */
 export interface SealContext {
@@ -22,6 +23,7 @@ const PURPOSES: readonly SealPurpose[] = [
   'idp-client-secret',
   'idp-refresh-token',
   'idp-refresh-answer',
+  'upstream-credential',
 ];
 const MIN_LENGTH = 32;
 const MIN_BITS = 128;

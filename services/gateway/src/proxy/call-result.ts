@@ -69,6 +69,12 @@ export function codeOf(err: unknown): string | undefined {
   return e?.code ?? e?.cause?.code;
 }
 
+/** The upstream could not be reached or dropped the connection before answering. */
+export function unreachable(err: unknown): boolean {
+  const code = codeOf(err);
+  return code !== undefined && (UNREACHABLE.has(code) || code === 'EGRESS_BLOCKED');
+}
+
 export function upstreamFailure(err: unknown, timeoutMs: number): GatewayError {
   const code = codeOf(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return readTimeout(timeoutMs);

@@ -8,7 +8,7 @@ import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import type { KeptStream, StreamEvents } from '../streams/events';
 import { JsonUsageTap, settleUsage, SseFramer, SseUsageTap } from '@keygate/protocol';
-import { callRecord, codeOf, readTimeout, upstreamFailure } from './call-result';
+import { callRecord, codeOf, readTimeout, unreachable, upstreamFailure } from './call-result';
 import { clientHeaders, upstreamHeaders } from './headers';
 import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
 import { KEEP_ALIVE_LINE, type QuietStream, type SseKeepAlive } from './keep-alive';
@@ -19,7 +19,33 @@ export interface UpstreamTarget {
   baseUrl: string;
   /** The credential the upstream takes as x-api-key. */
   apiKey: string;
+  /** An account with upstreams of its own (upstreams/): the first to try, in place of the two above. */
+  via?: UpstreamAttempt | null;
 }
+
+/** What one upstream is sent for a call. */
+export interface UpstreamRequest {
+  path: string;
+  headers: Record<string, string | string[]>;
+  body: Buffer | null;
+  /** The model id was rewritten for this upstream: the call is recorded (and priced) under the client's. */
+  mapped: boolean;
+}
+
+/** One upstream of a call, and the next to try if it fails before its first byte reaches the client. */
+export interface UpstreamAttempt {
+  /** Recorded as the call's upstream. */
+  label: string;
+  /** The account's provider key itself: its refusals mark the key (provider-key-check.ts). */
+  providerKey: boolean;
+  origin: string;
+  dispatcher: Dispatcher;
+  request(call: ForwardCall): UpstreamRequest;
+  next: UpstreamAttempt | null;
+}
+
+/** Answers another upstream may not give: overloaded (529) and server errors. */
+const failsOver = (status: number) => status >= 500;
 
 export interface ForwardDeps {
   dispatcher: Dispatcher;
@@ -76,8 +102,35 @@ export interface ForwardCall {
  * provider-shaped error when the upstream could not answer at all.
  */
 export function forward(call: ForwardCall, deps: ForwardDeps): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const exchange = new Exchange(call, deps, resolve, reject);
+  return new Promise((resolve, reject) => send(call, deps, call.target.via ?? null, resolve, reject));
+}
+
+function send(
+  call: ForwardCall,
+  deps: ForwardDeps,
+  attempt: UpstreamAttempt | null,
+  resolve: () => void,
+  reject: (err: Error) => void,
+): void {
+  if (attempt) {
+    const out = attempt.request(call);
+    const exchange = new Exchange(call, deps, resolve, reject, attempt, out.mapped);
+    attempt.dispatcher.dispatch(
+      {
+        origin: attempt.origin,
+        path: out.path,
+        method: call.req.method as Dispatcher.HttpMethod,
+        headers: out.headers,
+        body: call.upload?.stream ?? out.body,
+        headersTimeout: deps.timeoutMs,
+        bodyTimeout: deps.timeoutMs,
+      },
+      exchange,
+    );
+    return;
+  }
+  {
+    const exchange = new Exchange(call, deps, resolve, reject, null, false);
     deps.dispatcher.dispatch(
       {
         origin: call.target.baseUrl,
@@ -94,7 +147,7 @@ export function forward(call: ForwardCall, deps: ForwardDeps): Promise<void> {
       },
       exchange,
     );
-  });
+  }
 }
 
 /** One call in flight: undici's handler for the upstream answer, writing it to the client. */
@@ -123,10 +176,23 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   #done = false;
   #shutdown = false;
   readonly #leave: (() => void) | undefined;
+  readonly #attempt: UpstreamAttempt | null;
+  readonly #mapped: boolean;
+  /** This upstream failed before its first byte and the next one has the call. */
+  #handedOff = false;
   wrote = false;
   quietTicks = 0;
 
-  constructor(call: ForwardCall, deps: ForwardDeps, resolve: () => void, reject: (err: Error) => void) {
+  constructor(
+    call: ForwardCall,
+    deps: ForwardDeps,
+    resolve: () => void,
+    reject: (err: Error) => void,
+    attempt: UpstreamAttempt | null,
+    mapped: boolean,
+  ) {
+    this.#attempt = attempt;
+    this.#mapped = mapped;
     this.#call = call;
     this.#deps = deps;
     this.#resolve = resolve;
@@ -196,7 +262,8 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     headers: Record<string, string | string[] | undefined>,
   ): void {
     // Informational answers (1xx) come here too; the final one follows.
-    if (statusCode < 200 || this.#shutdown) return;
+    if (statusCode < 200 || this.#shutdown || this.#handedOff) return;
+    if (failsOver(statusCode) && this.#canFailOver()) return this.#failOver(controller, statusCode);
     const answeredAt = performance.now();
     // undici keeps the raw header buffers on the controller for the whole response: about 4 KB
     // per open stream that nothing here reads again (heap snapshot with 1,000 streams open).
@@ -205,7 +272,10 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     this.#status = statusCode;
     const rid = headers['request-id'];
     this.#upstreamRequestId = (Array.isArray(rid) ? rid[0] : rid) ?? null;
-    const replacement = this.#deps.onUpstreamStatus?.(call, statusCode);
+    const replacement =
+      this.#attempt === null || this.#attempt.providerKey
+        ? this.#deps.onUpstreamStatus?.(call, statusCode)
+        : null;
     if (replacement) return this.#replace(replacement);
     const sse = statusCode === 200 && String(headers['content-type'] ?? '').startsWith('text/event-stream');
     const out = clientHeaders(headers, call.requestId);
@@ -236,6 +306,31 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     }
   }
 
+  /** Another upstream follows, the client has seen nothing, and the body can be sent again. */
+  #canFailOver(): boolean {
+    return this.#attempt?.next != null && !this.#call.upload && !this.#clientGone && !this.#shutdown;
+  }
+
+  /**
+   * Hands the call to the next upstream: this one is dropped unrecorded, so the call is recorded
+   * once, by the upstream that answers it.
+   */
+  #failOver(controller: Dispatcher.DispatchController | null, why: number | string | undefined): void {
+    this.#handedOff = true;
+    this.#done = true;
+    this.#leave?.();
+    this.#call.res.off('close', this.#onClientClose);
+    this.#status = 0;
+    const from = this.#attempt!;
+    this.#deps.logger.warn('upstream failed over', {
+      requestId: this.#call.requestId,
+      from: from.label,
+      why,
+    });
+    controller?.abort(new Error('failed over to the next upstream'));
+    send(this.#call, this.#deps, from.next, this.#resolve, this.#reject);
+  }
+
   /** Answers with our own error; the upstream body is read to its end and dropped. */
   #replace(err: GatewayError): void {
     this.#replaced = true;
@@ -246,7 +341,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.#replaced || this.#shutdown) return;
+    if (this.#replaced || this.#shutdown || this.#handedOff) return;
     this.#ttfbMs ??= performance.now() - this.#call.startedAt;
     this.#bytes += chunk.length;
     this.#tap!.write(chunk);
@@ -274,6 +369,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   }
 
   onResponseEnd(): void {
+    if (this.#handedOff) return;
     this.#framer?.end();
     this.#kept?.end();
     if (!this.#clientGone) this.#call.res.end();
@@ -284,6 +380,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   onResponseError(_c: Dispatcher.DispatchController | null, err: Error): void {
     const { requestId } = this.#call;
     const { logger, timeoutMs } = this.#deps;
+    if (this.#handedOff) return;
     if (this.#shutdown) {
       // Answered by end(); recorded as partial, with the usage of what was forwarded.
       this.#partial = true;
@@ -299,6 +396,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
         this.#finish();
         return this.#resolve();
       }
+      if (this.#canFailOver() && unreachable(err)) return this.#failOver(null, codeOf(err));
       const failure = upstreamFailure(err, timeoutMs);
       this.#status = failure.status;
       this.#errorType = failure.type;
@@ -355,21 +453,21 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     if (this.#shutdown) this.#errorType = 'shutdown';
     // A stream that ended before the provider's final count gets the estimate from its content.
     const { usage, estimated } = tap ? settleUsage(tap) : { usage: null, estimated: false };
-    this.#deps.record(
-      callRecord(call, {
-        model: tap?.model ?? call.model,
-        status: this.#status,
-        errorType: this.#errorType,
-        usage,
-        estimated,
-        upstreamMessageId: tap?.messageId ?? null,
-        upstreamRequestId: this.#upstreamRequestId,
-        ttfbMs: this.#ttfbMs,
-        partial: this.#partial,
-        requestBytes: call.body?.length ?? call.upload?.length ?? null,
-        responseBytes: this.#bytes,
-        overheadMs: this.#overheadMs,
-      }),
-    );
+    const record = callRecord(call, {
+      model: this.#mapped ? call.model : (tap?.model ?? call.model),
+      status: this.#status,
+      errorType: this.#errorType,
+      usage,
+      estimated,
+      upstreamMessageId: tap?.messageId ?? null,
+      upstreamRequestId: this.#upstreamRequestId,
+      ttfbMs: this.#ttfbMs,
+      partial: this.#partial,
+      requestBytes: call.body?.length ?? call.upload?.length ?? null,
+      responseBytes: this.#bytes,
+      overheadMs: this.#overheadMs,
+    });
+    if (this.#attempt) record.upstream = this.#attempt.label;
+    this.#deps.record(record);
   }
 }

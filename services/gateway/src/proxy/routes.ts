@@ -8,7 +8,14 @@ import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { CallRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from '../pipeline/proxied-body';
-import { callRecord, forward, type ForwardCall, type ForwardDeps, type UpstreamTarget } from './forward';
+import {
+  callRecord,
+  forward,
+  type ForwardCall,
+  type ForwardDeps,
+  type UpstreamAttempt,
+  type UpstreamTarget,
+} from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
 import type { JsonBody } from '../pipeline/json-body';
@@ -24,6 +31,10 @@ export interface ProxyOptions extends ForwardDeps {
   bodyIdleMs?: number;
   /** Who may call (admission/): on the headers, then a reservation once the body is validated. */
   admission?: CallAdmission;
+  /** An account's own upstreams after its provider key, tried in order (upstreams/directory.ts); none without it. */
+  accountUpstreams?: {
+    chainFor(p: Principal): UpstreamAttempt | null | Promise<UpstreamAttempt | null>;
+  } | null;
   /** Refuses a messages body that names a file or skill the caller may not use (surface/body-check.ts). */
   checkFileRefs?(principal: Principal, body: JsonBody): Promise<void> | undefined;
 }
@@ -129,7 +140,12 @@ export async function proxyCall(
     },
   });
   try {
-    call.target = targetFor(principal, opts);
+    let via =
+      opts.accountUpstreams && principal.key.kind !== 'test'
+        ? opts.accountUpstreams.chainFor(principal)
+        : null;
+    if (via instanceof Promise) via = await via;
+    call.target = via ? { baseUrl: '', apiKey: '', via } : targetFor(principal, opts);
     call.groupId = groupIdOf(req.headers);
     // On the headers: a call its account or limits refuse costs no body.
     let verdict = opts.admission?.admit(principal, endpoint) ?? null;

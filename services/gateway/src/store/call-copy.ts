@@ -50,6 +50,7 @@ export const CALL_COLUMNS = [
   'request_bytes',
   'response_bytes',
   'refusal',
+  'upstream',
 ] as const;
 
 type CallValue = string | number | boolean | Date | object | null | undefined;
@@ -95,6 +96,7 @@ export function callValues(r: CallRecord): CallValue[] {
     r.requestBytes,
     r.responseBytes,
     r.refusal ?? null,
+    r.upstream ?? null,
   ];
 }
 
@@ -124,7 +126,7 @@ export function copyLine(r: CallRecord, u: UsageFigures = usageFigures(r.usage, 
     `\t${bool(u.batch)}\t${json(r.usage)}\t${text(r.upstreamMessageId)}\t${text(r.upstreamRequestId)}` +
     `\t${num(r.retryCount)}\t${num(r.latencyMs)}\t${num(r.ttfbMs)}\t${bool(r.partial)}` +
     `\t${bool(r.estimated)}\t${r.createdAt.toISOString()}\t${text(r.agentId)}\t${text(r.parentAgentId)}` +
-    `\t${num(r.requestBytes)}\t${num(r.responseBytes)}\t${text(r.refusal)}`
+    `\t${num(r.requestBytes)}\t${num(r.responseBytes)}\t${text(r.refusal)}\t${text(r.upstream)}`
   );
 }
 
@@ -148,7 +150,8 @@ const COLUMN_INDEX = Object.fromEntries(CALL_COLUMNS.map((c, i) => [c, i])) as R
 /** A line back into the record it was made from (the spool's replay); null when it is not one. */
 export function recordOfCopyLine(line: string): CallRecord | null {
   const raw = line.split('\t');
-  // A line a version before `refusal` spooled has one field fewer.
+  // A line a version before `upstream` spooled has one field fewer; before `refusal`, two.
+  if (raw.length === CALL_COLUMNS.length - 2) raw.push('\\N');
   if (raw.length === CALL_COLUMNS.length - 1) raw.push('\\N');
   if (raw.length !== CALL_COLUMNS.length) return null;
   const f = raw.map(field);
@@ -192,5 +195,6 @@ export function recordOfCopyLine(line: string): CallRecord | null {
     requestBytes: num('request_bytes'),
     responseBytes: num('response_bytes'),
     refusal: at('refusal'),
+    upstream: at('upstream'),
   };
 }

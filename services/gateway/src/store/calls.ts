@@ -181,7 +181,7 @@ export function callQueries(sql: Sql) {
                t.group_id as "groupId", t.client, t.endpoint, t.model, t.stream, t.status, t.error_type as "errorType", t.usage,
                t.upstream_message_id as "upstreamMessageId", t.upstream_request_id as "upstreamRequestId",
                t.retry_count as "retryCount", t.latency_ms as "latencyMs", t.ttfb_ms as "ttfbMs", t.partial, t.estimated, t.batch,
-               t.refusal, t.created_at as "createdAt",
+               t.refusal, t.upstream, t.created_at as "createdAt",
                exists (select 1 from api_keys k where k.id = t.key_id and k.kind = 'test') as test
         from calls t
         where t.account_id = ${accountId}

@@ -7,6 +7,7 @@ import { SseKeepAlive } from '../proxy/keep-alive';
 import { providerKeyCheck } from '../proxy/provider-key-check';
 import type { ProxyOptions } from '../proxy/routes';
 import { openStreamEvents } from '../streams/open';
+import { accountUpstreams } from '../upstreams/wiring';
 import { BatchFollower } from './batch-follower';
 
 /** Messages and the provider's other endpoints, as the app mounts them. */
@@ -69,6 +70,7 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
     admission: limits.admission,
     keepAlive,
     streamEvents,
+    accountUpstreams: accountUpstreams({ sql: store.db.sql, box, egress: kernel.egress, config, dispatcher }),
     onUpstreamStatus: providerKeyCheck({
       logger,
       clock,

@@ -143,6 +143,9 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
     from service_accounts where account_id = ${acct.id} limit 1`;
   await sql`insert into federation_jti (issuer_id, jti, expires_at) values ('fdis_seed', 'jti-seed', ${new Date(Date.now() + 86_400_000)})`;
   await sql`insert into claude_code_env (account_id, env) values (${acct.id}, ${sql.json({ TEAM: 'platform' })})`;
+  await sql`insert into account_upstreams (id, account_id, position, kind, base_url, auth, credential_sealed, credential_hint)
+    values ('ups_seed', ${acct.id}, 1, 'foundry', 'https://seed.services.ai.azure.com/anthropic', 'x-api-key',
+      ${stack.deps.box.seal('foundry-seed-key', { purpose: 'upstream-credential', row: 'ups_seed' })}, '…-key')`;
   await sql`insert into provider_objects (account_id, id, kind, key_id, member_id) values (${acct.id}, 'file_seed', 'file', ${key}, ${member})`;
   await sql`insert into batches (id, account_id, key_id, member_id, live, request_count, status) values ('msgbatch_seed', ${acct.id}, ${key}, ${member}, true, 2, 'recorded')`;
   await sql`insert into reconciliation_claims (account_id, day, claimed_by) values (${acct.id}, '2025-03-10', 'seed')`;
