@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { KeyRecord } from '../../store';
+import { controlsSection } from '../components/controls-section';
 import { CreateKeyForm, KeyActions, SecretOnce } from '../components/key-forms';
 import { keyRights } from '../key-rights';
 import { TableView } from '../components/table-view';
@@ -85,7 +86,11 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
   if (!key || (viewer.kind === 'member' && key.memberId !== viewer.memberId)) throw notFound('key', id);
   const scope = { ...p.scope, narrow: { key: id } };
   const rights = keyRights(viewer, p.c.var.account);
-  const [days, models] = await Promise.all([usageByDay(scope), usageBy(scope, 'model')]);
+  const [days, models, controls] = await Promise.all([
+    usageByDay(scope),
+    usageBy(scope, 'model'),
+    key.kind === 'admin' ? null : controlsSection(p, { kind: 'key', key }, `/dashboard/keys/${key.id}`),
+  ]);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
     usageTable('per-model', 'Per model', 'Model', models),
@@ -141,6 +146,7 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
       <p>
         <a href={p.href('/dashboard/calls', { key: key.id })}>This key's calls</a>
       </p>
+      {controls}
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}

@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
+import { controlsSection } from '../components/controls-section';
 import { TableView } from '../components/table-view';
 import { usageBy, usageByDay } from '../data';
 import { when, type Table } from '../table';
@@ -55,10 +56,11 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
   const member = await deps.store.members.get(viewer.accountId, id);
   if (!member) throw notFound('member', id);
   const scope = { ...p.scope, narrow: { member: id } };
-  const [days, keys, models] = await Promise.all([
+  const [days, keys, models, controls] = await Promise.all([
     usageByDay(scope),
     usageBy(scope, 'key'),
     usageBy(scope, 'model'),
+    controlsSection(p, { kind: 'member', id }, `/dashboard/members/${id}`),
   ]);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
@@ -71,6 +73,7 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
         {member.email} · {member.role} · {member.status} ·{' '}
         <a href={p.href('/dashboard/calls', { member: id })}>this member's calls</a>
       </p>
+      {controls}
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}
