@@ -100,7 +100,9 @@ function overHttp(base: string): Send {
     const url = new URL(`${base}/operator/v1${path}`);
     const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
     return new Promise((resolve, reject) => {
-      const req = request(url, { method, headers }, (res) => {
+      // A length, not chunks: a DELETE with a body sent chunked is refused as malformed.
+      const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+      const req = request(url, { method, headers: { ...headers, ...length } }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));

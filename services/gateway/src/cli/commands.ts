@@ -6,7 +6,9 @@ import type { Command } from './command';
 import { federationCommands } from './federation-commands';
 import { idpCommands } from './idp-commands';
 import { keyCommands } from './key-commands';
+import { limitCommands } from './limit-commands';
 import { memberCommands } from './member-commands';
+import { policyCommands } from './policy-commands';
 import { priceCommands } from './price-commands';
 import { serverCommands } from './server-commands';
 import { statuslineCommand } from './statusline-command';
@@ -22,6 +24,8 @@ export const commands: Record<string, Command> = {
   ...accountCommands,
   ...memberCommands,
   ...keyCommands,
+  ...limitCommands,
+  ...policyCommands,
   ...billingCommands,
   ...priceCommands,
   ...idpCommands,

@@ -17,6 +17,7 @@ import { billingPages } from './billing-routes';
 import { budgetPages } from './budget-routes';
 import { reconcilePages } from './reconcile-routes';
 import { spendLimitPages } from './spend-limit-routes';
+import { controlsPages } from './controls-routes';
 import { StandingBanner } from './components/billing-banner';
 import { PeriodPicker } from './components/controls';
 import { Layout } from './components/layout';
@@ -257,6 +258,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   reconcilePages(app, deps, render);
   idpSettingsPages(app, deps, render);
   spendLimitPages(app, deps, render);
+  controlsPages(app, deps);
   // README.md and docs/ as pages, read at the first visit.
   let guides: Guides | undefined;
   app.get('/guides', (c) => render(c, guidesPage((guides ??= new Guides()))));

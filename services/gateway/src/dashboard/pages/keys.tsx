@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { KeyRecord } from '../../store';
+import { controlsSection } from '../components/controls-section';
 import { CreateKeyForm, KeyActions, SecretOnce } from '../components/key-forms';
 import { keyRights } from '../key-rights';
 import { TableView } from '../components/table-view';
@@ -90,10 +91,11 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
   if (!key || (viewer.kind === 'member' && key.memberId !== viewer.memberId)) throw notFound('key', id);
   const scope = { ...p.scope, narrow: { key: id } };
   const rights = keyRights(viewer, p.c.var.account);
-  const [days, models, cache] = await Promise.all([
+  const [days, models, cache, controls] = await Promise.all([
     usageByDay(scope),
     usageBy(scope, 'model'),
     cacheBy(scope, 'key'),
+    key.kind === 'admin' ? null : controlsSection(p, { kind: 'key', key }, `/dashboard/keys/${key.id}`),
   ]);
   const tables = [
     usageTable('per-day', 'Per day', 'Day', days),
@@ -151,6 +153,7 @@ export async function keyPage(p: PageCtx, id: string, flash?: Flash): Promise<Pa
         <a href={p.href('/dashboard/calls', { key: key.id })}>This key's calls</a>
       </p>
       <CacheFacts figures={cacheTotal(cache)} />
+      {controls}
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}

@@ -2,6 +2,7 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { CacheFacts, cacheBy, cacheTable, cacheTotal } from '../components/cache-figures';
 import { SpendNotice, spendWarnings } from '../components/spend-notice';
+import { controlsSection } from '../components/controls-section';
 import { TableView } from '../components/table-view';
 import { usageBy, usageByDay } from '../data';
 import { when, type Table } from '../table';
@@ -60,11 +61,12 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
   const member = await deps.store.members.get(viewer.accountId, id);
   if (!member) throw notFound('member', id);
   const scope = { ...p.scope, narrow: { member: id } };
-  const [days, keys, models, cache] = await Promise.all([
+  const [days, keys, models, cache, controls] = await Promise.all([
     usageByDay(scope),
     usageBy(scope, 'key'),
     usageBy(scope, 'model'),
     cacheBy(scope, 'key'),
+    controlsSection(p, { kind: 'member', id }, `/dashboard/members/${id}`),
   ]);
   const warnings = await spendWarnings(deps, viewer.accountId, id);
   const tables = [
@@ -87,6 +89,7 @@ export async function memberPage(p: PageCtx, id: string): Promise<PageResult> {
         <a href={p.href('/dashboard/calls', { member: id })}>this member's calls</a>
       </p>
       <CacheFacts figures={cacheTotal(cache)} />
+      {controls}
       {tables.map((t) => (
         <TableView table={t} csvHref={p.csv(t.id)} />
       ))}

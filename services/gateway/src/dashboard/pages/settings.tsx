@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { PostForm } from '../components/controls';
+import { controlsSection } from '../components/controls-section';
 import { TableView } from '../components/table-view';
 import type { Table } from '../table';
 import { queryOf } from '../view-state';
@@ -34,6 +35,7 @@ export async function settingsPage(p: PageCtx, saved = false): Promise<PageResul
     ],
   };
   const canEdit = p.viewer.kind === 'admin' && !p.viewer.readOnly;
+  const controls = await controlsSection(p, { kind: 'account' }, '/dashboard/settings');
   const body = (
     <>
       {saved && (
@@ -63,6 +65,7 @@ export async function settingsPage(p: PageCtx, saved = false): Promise<PageResul
       <p>
         <a href="/dashboard/settings/identity-provider">Company sign-in (OpenID Connect identity provider)</a>
       </p>
+      {controls}
       <p class="note">
         Days start at midnight in the reporting time zone, here and in the account API's day buckets
         (usage_report and cost_report), so a day with a daylight-saving change lasts 23 or 25 hours. Usage is

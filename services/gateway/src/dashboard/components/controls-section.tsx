@@ -1,0 +1,165 @@
+/** @jsxRuntime automatic @jsxImportSource hono/jsx */
+// (for tsx run from this package, which reads no tsconfig above it)
+import type { FC } from 'hono/jsx';
+import { type ControlRow, type ControlSubject, controlsFor } from '../controls-data';
+import type { AccountViewer, DashboardDeps } from '../env';
+import { PeriodSelect, PostForm } from './controls';
+
+const usd = (cents: number | null) => (cents === null ? '–' : `$${(cents / 100).toFixed(2)}`);
+const at = (d: Date | null) =>
+  d
+    ? d
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/:\d\d\.\d{3}Z$/, ' UTC')
+    : '–';
+
+/** Where the forms post: the subject as hidden fields, and the page to come back to. */
+export interface ControlTarget {
+  /** 'account', 'member:user_…', 'group:rbacgrp_…' or 'key:key_…'. */
+  subject: string;
+  back: string;
+}
+
+/**
+ * "Limits and policies" on a member's, a group's, a key's or the account's page: every rule that
+ * applies there (its own and inherited), with spend, what is left, the reset and who set it;
+ * forms to set or remove the subject's own for an admin (`csrf` null: read-only).
+ */
+export const ControlsSection: FC<{ rows: ControlRow[]; target: ControlTarget; csrf: string | null }> = ({
+  rows,
+  target,
+  csrf,
+}) => {
+  const isKey = target.subject.startsWith('key:');
+  const Hidden = () => (
+    <>
+      <input type="hidden" name="subject" value={target.subject} />
+      <input type="hidden" name="back" value={target.back} />
+    </>
+  );
+  return (
+    <section class="controls" id="limits">
+      <h2>Limits and policies</h2>
+      {rows.length === 0 ? (
+        <p class="muted">No spend limit, budget, rate limit or model policy applies here.</p>
+      ) : (
+        <table class="data">
+          <thead>
+            <tr>
+              <th>Rule</th>
+              <th>Set on</th>
+              <th>Limit</th>
+              <th>Period</th>
+              <th class="num">Spent</th>
+              <th class="num">Left</th>
+              <th>Resets</th>
+              <th>Set by</th>
+              {csrf && <th />}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr data-rule={r.rule}>
+                <td>{r.rule}</td>
+                <td>{r.setOn}</td>
+                <td>{r.limit}</td>
+                <td>{r.period ?? '–'}</td>
+                <td class="num">{usd(r.spentCents)}</td>
+                <td class="num">{usd(r.leftCents)}</td>
+                <td>{at(r.resets)}</td>
+                <td>{r.setBy ? `${r.setBy}, ${at(r.setAt)}` : '–'}</td>
+                {csrf && (
+                  <td>
+                    {r.own && r.removeId && (
+                      <PostForm action="/dashboard/controls/remove" csrf={csrf} class="inline">
+                        <Hidden />
+                        <input type="hidden" name="rule" value={r.removeId} />
+                        <button type="submit" class="secondary">
+                          Remove
+                        </button>
+                      </PostForm>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {csrf && (
+        <div class="form-row">
+          {isKey ? (
+            <details class="form-block">
+              <summary>Set rate limits</summary>
+              <PostForm action="/dashboard/controls/rate-limits" csrf={csrf} class="stack">
+                <Hidden />
+                <label>
+                  Requests a minute <input name="rpm" type="number" min="1" step="1" />
+                </label>
+                <label>
+                  Input tokens a minute <input name="itpm" type="number" min="1" step="1" />
+                </label>
+                <label>
+                  Output tokens a minute <input name="otpm" type="number" min="1" step="1" />
+                </label>
+                <button type="submit">Set rate limits</button>
+              </PostForm>
+            </details>
+          ) : (
+            <details class="form-block">
+              <summary>Set a spend limit</summary>
+              <PostForm action="/dashboard/controls/spend-limit" csrf={csrf} class="stack">
+                <Hidden />
+                <label>
+                  Limit (USD) <input name="amount_usd" type="number" min="0" step="0.01" required />
+                </label>
+                <PeriodSelect label="Resets" />
+                <label class="check">
+                  <span>
+                    <input type="checkbox" name="strict" value="on" /> Strict: each call holds its ceiling
+                    (refuses early, never passes the limit)
+                  </span>
+                </label>
+                <button type="submit">Set spend limit</button>
+              </PostForm>
+            </details>
+          )}
+          <details class="form-block">
+            <summary>Set the allowed models</summary>
+            <PostForm action="/dashboard/controls/policy" csrf={csrf} class="stack">
+              <Hidden />
+              <label>
+                Models (comma-separated; family patterns end in *, empty allows any){' '}
+                <input name="models" maxlength={2000} placeholder="claude-sonnet-*, claude-haiku-*" />
+              </label>
+              <label>
+                Largest max_tokens (empty: any) <input name="max_tokens" type="number" min="1" step="1" />
+              </label>
+              <button type="submit">Set model policy</button>
+            </PostForm>
+          </details>
+        </div>
+      )}
+    </section>
+  );
+};
+
+/** The section for a page: the rows that apply to `subject`, and the forms when an admin looks. */
+export async function controlsSection(
+  p: { deps: DashboardDeps; viewer: AccountViewer },
+  subject: ControlSubject,
+  back: string,
+) {
+  const rows = await controlsFor(p.deps, p.viewer.accountId, subject);
+  const target =
+    subject.kind === 'account'
+      ? 'account'
+      : subject.kind === 'key'
+        ? `key:${subject.key.id}`
+        : `${subject.kind}:${subject.id}`;
+  const canEdit = p.viewer.kind === 'admin' && !p.viewer.readOnly;
+  return (
+    <ControlsSection rows={rows} target={{ subject: target, back }} csrf={canEdit ? p.viewer.csrf : null} />
+  );
+}
