@@ -127,7 +127,8 @@ describe('dashboard, signed in as an account admin', () => {
 
   it('opens a member, a key and a group', async () => {
     await visit('/dashboard/members?period=30d', '03-members');
-    await page.getByRole('link', { name: 'Alice', exact: true }).click();
+    // The members table and the prompt-caching table both name Alice: the first is the members table.
+    await page.getByRole('link', { name: 'Alice', exact: true }).first().click();
     expect(new URL(page.url()).pathname).toBe(`/dashboard/members/${f.alice.id}`);
     await screenshot(page, '04-member');
     expect(await accessibilityProblems(page)).toEqual([]);

@@ -40,6 +40,8 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/otlp/v1/logs': "a member's key, as the proxy resolves it (otlp-receiver.test.ts)",
   '/v1/oauth/token':
     "an issuer's signed JWT that an account's federation rule accepts (workload-tokens.test.ts)",
+  '/keygate/v1/spend':
+    "the caller's own key, as the proxy resolves it; its own limits only (spend-warnings.test.ts)",
 };
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
 /**

@@ -42,6 +42,7 @@ const full: CallRecord = {
   requestBytes: 2_000_000_000_000,
   responseBytes: 0,
   refusal: 'rate_limit:input_tokens',
+  upstream: 'ups_aws',
 };
 
 describe('a call record as a COPY line', () => {
@@ -87,15 +88,27 @@ describe('a call record as a COPY line', () => {
     delete bare.agentId;
     delete bare.requestBytes;
     delete bare.refusal;
+    delete bare.upstream;
     const line = copyLine(bare);
-    // The nine left out, and the usage's tier, speed and region, which it no longer has.
-    expect(line.split('\t').filter((f) => f === '\\N').length).toBe(12);
-    expect(recordOfCopyLine(line)).toEqual({ ...bare, agentId: null, requestBytes: null, refusal: null });
+    // The ten left out, and the usage's tier, speed and region, which it no longer has.
+    expect(line.split('\t').filter((f) => f === '\\N').length).toBe(13);
+    expect(recordOfCopyLine(line)).toEqual({
+      ...bare,
+      agentId: null,
+      requestBytes: null,
+      refusal: null,
+      upstream: null,
+    });
   });
 
-  it('reads a line spooled before the refusal column as a record with no refusal', () => {
-    const older = copyLine(full).split('\t').slice(0, -1).join('\t');
-    expect(recordOfCopyLine(older)).toEqual({ ...full, refusal: null });
+  it('reads a line spooled before the upstream column, or before the refusal column, as a record without them', () => {
+    const fields = copyLine(full).split('\t');
+    expect(recordOfCopyLine(fields.slice(0, -1).join('\t'))).toEqual({ ...full, upstream: null });
+    expect(recordOfCopyLine(fields.slice(0, -2).join('\t'))).toEqual({
+      ...full,
+      refusal: null,
+      upstream: null,
+    });
   });
 
   it('names its call by its first field', () => {

@@ -44,48 +44,50 @@ export const ControlsSection: FC<{ rows: ControlRow[]; target: ControlTarget; cs
       {rows.length === 0 ? (
         <p class="muted">No spend limit, budget, rate limit or model policy applies here.</p>
       ) : (
-        <table class="data">
-          <thead>
-            <tr>
-              <th>Rule</th>
-              <th>Set on</th>
-              <th>Limit</th>
-              <th>Period</th>
-              <th class="num">Spent</th>
-              <th class="num">Left</th>
-              <th>Resets</th>
-              <th>Set by</th>
-              {csrf && <th />}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <tr data-rule={r.rule}>
-                <td>{r.rule}</td>
-                <td>{r.setOn}</td>
-                <td>{r.limit}</td>
-                <td>{r.period ?? '–'}</td>
-                <td class="num">{usd(r.spentCents)}</td>
-                <td class="num">{usd(r.leftCents)}</td>
-                <td>{at(r.resets)}</td>
-                <td>{r.setBy ? `${r.setBy}, ${at(r.setAt)}` : '–'}</td>
-                {csrf && (
-                  <td>
-                    {r.own && r.removeId && (
-                      <PostForm action="/dashboard/controls/remove" csrf={csrf} class="inline">
-                        <Hidden />
-                        <input type="hidden" name="rule" value={r.removeId} />
-                        <button type="submit" class="secondary">
-                          Remove
-                        </button>
-                      </PostForm>
-                    )}
-                  </td>
-                )}
+        <div class="scroll" role="region" aria-label="Limits and policies" tabindex={0}>
+          <table class="data">
+            <thead>
+              <tr>
+                <th>Rule</th>
+                <th>Set on</th>
+                <th>Limit</th>
+                <th>Period</th>
+                <th class="num">Spent</th>
+                <th class="num">Left</th>
+                <th>Resets</th>
+                <th>Set by</th>
+                {csrf && <th />}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr data-rule={r.rule}>
+                  <td>{r.rule}</td>
+                  <td class="wrap">{r.setOn}</td>
+                  <td>{r.limit}</td>
+                  <td>{r.period ?? '–'}</td>
+                  <td class="num">{usd(r.spentCents)}</td>
+                  <td class="num">{usd(r.leftCents)}</td>
+                  <td>{at(r.resets)}</td>
+                  <td class="wrap">{r.setBy ? `${r.setBy}, ${at(r.setAt)}` : '–'}</td>
+                  {csrf && (
+                    <td>
+                      {r.own && r.removeId && (
+                        <PostForm action="/dashboard/controls/remove" csrf={csrf} class="inline">
+                          <Hidden />
+                          <input type="hidden" name="rule" value={r.removeId} />
+                          <button type="submit" class="secondary">
+                            Remove
+                          </button>
+                        </PostForm>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {csrf && (
         <div class="form-row">
