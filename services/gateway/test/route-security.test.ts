@@ -139,6 +139,14 @@ beforeAll(async () => {
     await as('/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['billing.notice'] })
   ).body.id;
   acmeIds.invites = (await as('/invites', { email: 'invitee@acme.test', role: 'user' })).body.id;
+  acmeIds.upstreams = (
+    await as('/upstreams', {
+      kind: 'foundry',
+      base_url: 'http://127.0.0.1:9',
+      auth: 'x-api-key',
+      credential: 'acme-foundry-key-0123456789',
+    })
+  ).body.id;
   acmeIds.rbac_groups = (await as('/rbac_groups', { name: 'acme group' })).body.id;
   acmeIds.service_accounts = (await as('/service_accounts', { name: 'acme-ci' })).body.id;
   acmeIds.federation_issuers = (
