@@ -17,6 +17,7 @@ export async function inProcessApi(config: Config) {
     { MemberTokens },
     { EgressPolicy },
     { federationAdminRoutes },
+    { upstreamRoutes },
   ] = await Promise.all([
     opening,
     import('../operator/routes'),
@@ -25,13 +26,15 @@ export async function inProcessApi(config: Config) {
     import('../identity/tokens'),
     import('../lib/egress'),
     import('../federation/admin-routes'),
+    import('../upstreams/routes'),
   ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
+  const egress = new EgressPolicy(config.egressAllow);
   const identity = new MemberTokens({
     store: rt.store,
     box: rt.box,
-    egress: new EgressPolicy(config.egressAllow),
+    egress,
     clock: Date.now,
     tokenTtlMs: config.memberTokenTtlMs,
     refreshIdleMs: config.idpRefreshIdleMs,
@@ -47,7 +50,16 @@ export async function inProcessApi(config: Config) {
     billing: plainBilling(rt.store, Date.now, config.paymentGraceDays, config.billingEnforced),
     // `keygate idp set` discovers the issuer, through the same egress policy as the gateway.
     identity,
-    capabilityRoutes: [federationAdminRoutes({ store: rt.store, box: rt.box, clock: Date.now })],
+    capabilityRoutes: [
+      federationAdminRoutes({ store: rt.store, box: rt.box, clock: Date.now }),
+      // `keygate upstream add` checks the base URL against the same egress policy as the gateway.
+      upstreamRoutes({
+        store: rt.store,
+        box: rt.box,
+        clock: Date.now,
+        webhooks: { egress, maxEndpoints: config.webhooks.maxEndpoints },
+      }),
+    ],
   });
   const via = config.databaseUrl
     ? `PostgreSQL${config.dbSchema ? ` (schema ${config.dbSchema})` : ''}`
