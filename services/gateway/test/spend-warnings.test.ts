@@ -166,11 +166,20 @@ describe('warnings before the wall', () => {
       what: 'the lowered limit',
     });
     expect((await spend(400)).status).toBe(429);
-    await receiver.waitFor((r) => r.some((e) => e.event.data.threshold_percent === 100));
-    const hundred = receiver.received.filter((r) => r.event.data.threshold_percent === 100);
-    expect(hundred.map((r) => [r.event.data.amount, r.verified])).toEqual([['80', true]]);
+    await receiver.waitFor((r) =>
+      r.some((e) => e.event.data.threshold_percent === 100 && e.event.data.amount === '80'),
+    );
+    // A call the old limit admitted while the new one was on its way (a loaded machine) may have
+    // crossed the old limit's 100% too: the lowered limit's own warning goes once.
+    const hundred = receiver.received.filter(
+      (r) => r.event.data.threshold_percent === 100 && r.event.data.amount === '80',
+    );
+    expect(hundred.map((r) => r.verified)).toEqual([true]);
     const out = await statusline({ ANTHROPIC_BASE_URL: stack.gateway.url, KEYGATE_KEY: key });
-    expect(out.stdout).toMatch(/^\$0\.81 of \$0\.80 monthly \(101%\) · resets /);
+    const shown = out.stdout.match(/^\$(\d+\.\d\d) of \$0\.80 monthly \((\d+)%\) · resets /);
+    expect(shown, out.stdout).not.toBeNull();
+    expect(Number(shown![1])).toBeGreaterThanOrEqual(0.81);
+    expect(Number(shown![2])).toBeGreaterThanOrEqual(100);
   });
 });
 
