@@ -18,7 +18,7 @@ const SECRETS = {
   bedrock: 'bedrock-api-key-0123456789abcdef',
   google: 'ya29.google-token-0123456789abcdef',
   foundry: 'foundry-key-0123456789abcdef',
-  anthropic: 'sk-ant-api03-second-account-key-0123456789',
+  anthropic: 'test-upstream-key-of-a-second-account-0123456789',
 };
 const WORKSPACE = 'wrkspc_0123456789';
 
