@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
+import { databaseUnavailable } from '../lib/database-unavailable';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamAttempt } from '../proxy/forward';
 import { providerKeyAttempt, upstreamAttempt } from './request';
@@ -23,6 +24,8 @@ export interface DirectoryDeps {
 export class UpstreamDirectory {
   readonly #chains = new WeakMap<Principal, UpstreamAttempt | null>();
   readonly #loading = new WeakMap<Principal, Promise<UpstreamAttempt | null>>();
+  /** Each account's rows as last read, for an outage (a principal read again is a new object). */
+  readonly #lastRead = new Map<string, UpstreamRow[]>();
   readonly #deps: DirectoryDeps;
 
   constructor(deps: DirectoryDeps) {
@@ -42,7 +45,18 @@ export class UpstreamDirectory {
   }
 
   async #load(p: Principal): Promise<UpstreamAttempt | null> {
-    const rows = await this.#deps.queries.list(p.account.id);
+    let rows: UpstreamRow[];
+    try {
+      rows = await this.#deps.queries.list(p.account.id);
+      this.#lastRead.set(p.account.id, rows);
+    } catch (err) {
+      // The database away: a key served from memory in an outage keeps its account's upstreams as
+      // last read. An account not read since this process started cannot be told apart from one
+      // with none, so its call is the retryable 503 (the caller records it).
+      const last = databaseUnavailable(err) ? this.#lastRead.get(p.account.id) : undefined;
+      if (!last) throw err;
+      rows = last;
+    }
     const chain = rows.length === 0 ? null : this.#build(p, rows);
     this.#chains.set(p, chain);
     return chain;
