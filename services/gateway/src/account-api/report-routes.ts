@@ -11,6 +11,7 @@ import { MISSING_FILTERS } from '../reports/params';
 import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
 import { usageReport, UsageReportParams } from '../reports/usage-report';
 import { auditJson, callJson } from './serialize';
+import type { Prices } from '../pricing/prices';
 import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from '../reports/usage-summary';
 
 const ListCalls = z.object({
@@ -40,7 +41,7 @@ const ListAudit = z.object({
 const Summary = summaryParams(ACCOUNT_SUMMARY_BY);
 
 /** Usage, cost, the call log and the audit log of one account. */
-export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
+export function reportRoutes(deps: ServiceDeps & { prices: Prices }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   /** The account's reporting zone: day buckets start at its local midnight. */
   const zoneOf = async (accountId: string) => (await accountWithPlan(deps, accountId)).account.timeZone;
@@ -70,7 +71,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     query: ClaudeCodeReportParams,
   });
   app.get('/usage_report/claude_code', claudeCode, async (c) =>
-    c.json(await claudeCodeReport(deps.store, c.var.scope.accountId, c.req.valid('query'))),
+    c.json(await claudeCodeReport(deps, c.var.scope.accountId, c.req.valid('query'))),
   );
 
   const sessions = operation({
@@ -80,7 +81,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     query: ClaudeCodeSessionsParams,
   });
   app.get('/usage_report/claude_code/sessions', sessions, async (c) =>
-    c.json({ data: await claudeCodeSessions(deps.store, c.var.scope.accountId, c.req.valid('query')) }),
+    c.json({ data: await claudeCodeSessions(deps, c.var.scope.accountId, c.req.valid('query')) }),
   );
 
   const cost = operation({
@@ -92,7 +93,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   app.get('/cost_report', cost, async (c) =>
     c.json(
       await costReport(
-        deps.store,
+        deps,
         c.var.scope.accountId,
         c.req.valid('query'),
         deps.clock(),
@@ -129,7 +130,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   app.get('/cache_report', cache, async (c) => {
     const { accountId } = c.var.scope;
     const zone = await zoneOf(accountId);
-    return c.json(await cacheReport(deps.store, accountId, c.req.valid('query'), deps.clock(), zone));
+    return c.json(await cacheReport(deps, accountId, c.req.valid('query'), deps.clock(), zone));
   });
 
   app.get(
@@ -155,7 +156,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
         },
         pageQuery(q),
       );
-      return c.json(listJson(page, callJson));
+      return c.json(listJson(page, (r) => callJson(deps.prices, r)));
     },
   );
 

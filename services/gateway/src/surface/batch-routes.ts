@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
@@ -37,6 +38,8 @@ export interface BatchDeps extends SurfaceDeps {
   settle?(batchId: string): Promise<void>;
   /** Keygate's address as clients reach it, never as a request's `Host` names it: `results_url` points there. */
   publicUrl: () => string;
+  /** The gateway's prices: a batch's ceiling at the batch price. */
+  prices: Prices;
 }
 
 /**
@@ -109,7 +112,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   /** The batch's hold on hard-capped budgets, or the refusal a single call over the cap gets. */
   async function holdFor(call: ForwardCall, sizes: ValidatedBody[]) {
     const id = `batch:${call.requestId}`;
-    const cents = batchCeilingMicroUsd(sizes) / 10_000;
+    const cents = batchCeilingMicroUsd(sizes, deps.prices.catalog) / 10_000;
     if (!deps.holds) return { id, cents, counters: [] };
     const held = await deps.holds.holdBatch(call.principal, id, sizes, Date.now() + HOLD_MS);
     if (held instanceof GatewayError) throw held;
