@@ -5,15 +5,13 @@ import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../lib/call-record';
+import { callRecord, type CallRecord } from '../lib/call-record';
 import type { KeptStream, StreamEvents } from '../streams/events';
 import { JsonUsageTap, settleUsage, SseFramer, SseUsageTap } from '@keygate/protocol';
-import { callRecord, codeOf, readTimeout, unreachable, upstreamFailure } from './call-result';
+import { codeOf, readTimeout, unreachable, upstreamFailure } from './call-result';
 import { clientHeaders, upstreamHeaders } from './headers';
 import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
 import { KEEP_ALIVE_LINE, type QuietStream, type SseKeepAlive } from './keep-alive';
-
-export { callRecord } from './call-result';
 
 export interface UpstreamTarget {
   baseUrl: string;
@@ -466,8 +464,8 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
       requestBytes: call.body?.length ?? call.upload?.length ?? null,
       responseBytes: this.#bytes,
       overheadMs: this.#overheadMs,
+      upstream: this.#attempt?.label ?? null,
     });
-    if (this.#attempt) record.upstream = this.#attempt.label;
     this.#deps.record(record);
   }
 }

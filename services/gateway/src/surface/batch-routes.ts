@@ -13,7 +13,7 @@ import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
-import { answered } from './call';
+import { answeredRecord } from '../lib/call-record';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
 import { checkBody } from './body-check';
 import { run, streamed, type SurfaceDeps } from './files-routes';
@@ -91,7 +91,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
       if (typeof batch?.id === 'string') {
         const { key } = call.principal;
         await d.objects.claim(key.accountId, ownerOf(call.principal, 'batch', batch.id, call.groupId));
-        const { accountId, keyId, memberId, app, environment, groupId } = answered(call, 200, null);
+        const { accountId, keyId, memberId, app, environment, groupId } = answeredRecord(call, 200, null);
         await d.objects.followBatch({
           id: batch.id,
           ...{ accountId, keyId, memberId, app, environment, groupId },

@@ -1,11 +1,10 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { CallRecord } from '../lib/call-record';
+import { answeredRecord, type CallResult } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
 import { clientHeaders, upstreamHeaders } from '../proxy/headers';
 import type { ProxyOptions } from '../proxy/routes';
-import { answered } from './call';
 
 /** An upstream answer read whole: the small JSON answers of the control endpoints. */
 export interface Answer {
@@ -84,7 +83,7 @@ export function relay(
   opts: Pick<ProxyOptions, 'record'>,
   answer: Answer,
   body: Buffer = answer.body,
-  extra: Partial<CallRecord> = {},
+  extra: Partial<CallResult> = {},
 ): void {
   const headers = clientHeaders(answer.headers, call.requestId);
   delete headers['content-length'];
@@ -93,7 +92,7 @@ export function relay(
   call.res.writeHead(answer.status, headers);
   call.res.end(body);
   opts.record(
-    answered(call, answer.status, answer.status >= 400 ? errorTypeOf(body) : null, {
+    answeredRecord(call, answer.status, answer.status >= 400 ? errorTypeOf(body) : null, {
       upstreamRequestId: answer.upstreamRequestId,
       responseBytes: body.length,
       ...extra,
