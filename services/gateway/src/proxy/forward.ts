@@ -9,7 +9,8 @@ import { callRecord, type CallRecord } from '../lib/call-record';
 import type { KeptStream, StreamEvents } from '../streams/events';
 import { JsonUsageTap, settleUsage, SseFramer, SseUsageTap } from '@keygate/protocol';
 import { codeOf, readTimeout, unreachable, upstreamFailure } from './call-result';
-import { clientHeaders, upstreamHeaders } from './headers';
+import { clientHeaders } from './headers';
+import { upstreamRequest, type BuiltRequest } from './upstream-request';
 import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
 import { KEEP_ALIVE_LINE, type QuietStream, type SseKeepAlive } from './keep-alive';
 
@@ -22,10 +23,7 @@ export interface UpstreamTarget {
 }
 
 /** What one upstream is sent for a call. */
-export interface UpstreamRequest {
-  path: string;
-  headers: Record<string, string | string[]>;
-  body: Buffer | null;
+export interface UpstreamRequest extends BuiltRequest {
   /** The model id was rewritten for this upstream: the call is recorded (and priced) under the client's. */
   mapped: boolean;
 }
@@ -129,17 +127,20 @@ function send(
   }
   {
     const exchange = new Exchange(call, deps, resolve, reject, null, false);
+    const out = upstreamRequest(
+      call.req.headers,
+      call.path,
+      call.body,
+      call.body?.length ?? call.upload?.length ?? null,
+      { auth: 'x-api-key', credential: call.target.apiKey },
+    );
     deps.dispatcher.dispatch(
       {
         origin: call.target.baseUrl,
-        path: call.path,
+        path: out.path,
         method: call.req.method as Dispatcher.HttpMethod,
-        headers: upstreamHeaders(
-          call.req.headers,
-          call.target.apiKey,
-          call.body?.length ?? call.upload?.length ?? null,
-        ),
-        body: call.upload?.stream ?? call.body,
+        headers: out.headers,
+        body: call.upload?.stream ?? out.body,
         headersTimeout: deps.timeoutMs,
         bodyTimeout: deps.timeoutMs,
       },

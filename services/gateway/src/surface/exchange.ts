@@ -3,7 +3,8 @@ import type { Dispatcher } from 'undici';
 import { answeredRecord, type CallResult } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
-import { clientHeaders, upstreamHeaders } from '../proxy/headers';
+import { clientHeaders } from '../proxy/headers';
+import { upstreamRequest } from '../proxy/upstream-request';
 import type { ProxyOptions } from '../proxy/routes';
 
 /** An upstream answer read whole: the small JSON answers of the control endpoints. */
@@ -27,16 +28,22 @@ export async function exchange(
   length: number | null,
 ): Promise<Answer> {
   let res: Dispatcher.ResponseData;
+  const out = upstreamRequest(
+    call.req.headers,
+    call.path,
+    null,
+    Buffer.isBuffer(body) ? body.length : length,
+    {
+      auth: 'x-api-key',
+      credential: call.target.apiKey,
+    },
+  );
   try {
     res = await opts.dispatcher.request({
       origin: call.target.baseUrl,
-      path: call.path,
+      path: out.path,
       method: call.req.method as Dispatcher.HttpMethod,
-      headers: upstreamHeaders(
-        call.req.headers,
-        call.target.apiKey,
-        Buffer.isBuffer(body) ? body.length : length,
-      ),
+      headers: out.headers,
       body,
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
