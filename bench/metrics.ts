@@ -10,6 +10,7 @@
 import { createLogger, stderrSink, type LineSink } from '../services/gateway/src/lib/logger';
 import { AccessLog } from '../services/gateway/src/metrics/access-log';
 import { GatewayMetrics } from '../services/gateway/src/metrics/metrics';
+import { Prices } from '../services/gateway/src/pricing/prices';
 import type { CallRecord } from '../services/gateway/src/lib/call-record';
 import { callAt } from '../services/gateway/test/kit/call-records';
 import { spawnArm, type Arm } from './lib/arms';
@@ -53,7 +54,7 @@ const record = (i: number): CallRecord =>
     ttfbMs: 3.2,
   });
 const records = Array.from({ length: 1000 }, (_, i) => record(i));
-const metrics = new GatewayMetrics();
+const metrics = new GatewayMetrics(new Prices());
 const observe = cpuPerCall(200_000, (i) => metrics.observeCall(records[i % 1000]!));
 const access = new AccessLog();
 const lineLog = createLogger('info', () => {});

@@ -5,6 +5,7 @@ import { commands } from '../services/gateway/src/cli/commands';
 import { documentedRoutes, openApiPath } from '../services/gateway/src/api-docs/openapi';
 import { settingsTable, TABLE_END, TABLE_START } from '../services/gateway/src/config-docs';
 import { GatewayMetrics } from '../services/gateway/src/metrics/metrics';
+import { Prices } from '../services/gateway/src/pricing/prices';
 import { appForRouteTable } from '../services/gateway/test/kit/route-table';
 
 const GENERATED = (source: string) =>
@@ -87,7 +88,7 @@ ${sections.filter(Boolean).join('\n')}`;
 }
 
 function metricsPage(): string {
-  const registry = new GatewayMetrics({
+  const registry = new GatewayMetrics(new Prices(), {
     callLog: { status: () => ({}) as never, spooled: true },
     limits: () => ({}) as never,
     keyCacheEntries: () => 0,

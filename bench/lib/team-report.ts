@@ -1,4 +1,4 @@
-import { rowCost } from '../../services/gateway/src/pricing/prices';
+import { Prices } from '../../services/gateway/src/pricing/prices';
 import type { Sql } from '../../services/gateway/src/store/index';
 import type { UsageRow } from '../../services/gateway/src/store/usage';
 import { memberOutcome, teamOutcome, type LedgerCall, type MemberLimit } from './team-ledger';
@@ -12,8 +12,9 @@ type CallRow = UsageRow & {
   latency_ms: number;
 };
 
-/** The run's calls from the call log, priced by the gateway's own catalog, by member. */
+/** The run's calls from the call log, priced by the gateway's bundled catalog, by member. */
 export async function ledgerOf(sql: Sql, since: Date): Promise<Map<string, LedgerCall[]>> {
+  const bundled = new Prices();
   const rows = await sql<CallRow[]>`
     select member_id, model, status, refusal, created_at, latency_ms, input_tokens, output_tokens,
            cache_read_input_tokens, cache_creation_5m_tokens, cache_creation_1h_tokens,
@@ -29,7 +30,7 @@ export async function ledgerOf(sql: Sql, since: Date): Promise<Map<string, Ledge
       refusal: r.refusal,
       startMs,
       endMs: startMs + r.latency_ms,
-      usd: r.status < 400 ? rowCost(r).cents / 100 : 0,
+      usd: r.status < 400 ? bundled.rowCost(r).cents / 100 : 0,
       inputTokens: r.input_tokens + r.cache_creation_5m_tokens + r.cache_creation_1h_tokens,
       outputTokens: r.output_tokens,
     };

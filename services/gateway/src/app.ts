@@ -175,6 +175,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const spendStatus = spendStatusRoutes({
     store: kernel.store,
     clock: kernel.clock,
+    prices: kernel.prices,
     resolver: kernel.keys,
   });
   app.route('/', spendStatus);
@@ -206,6 +207,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     batchRoutes({
       ...surface,
       publicUrl: kernel.publicUrl,
+      prices: kernel.prices,
       settle: (id: string) => messages.follower.settle(id),
       holds: kernel.limits.admission,
     }),

@@ -14,6 +14,7 @@ import { callAt } from './kit/call-records';
 export { callAt };
 import { COMPILED, spawnCompiledGateway } from './compiled-gateway';
 import { newDataDir } from './data-dir';
+import type { PriceBook } from '../src/pricing/catalog/price-book';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? null;
 export const PROVIDER_KEY = `sk-ant-api03-${randomBase62(40)}`;
@@ -39,7 +40,7 @@ export interface Stack {
   /** The PostgreSQL schema this stack's tables live in. */
   schema: string;
   dataDir: string;
-  deps: ServiceDeps;
+  deps: ServiceDeps & { prices: PriceBook };
   /** Another account with an admin member and an admin key. */
   seedAccount(opts?: {
     plan?: 'solo' | 'team' | 'scale';
@@ -104,7 +105,10 @@ export async function startStack(
     store: gateway.store,
     box: new (await import('../src/lib/secret-box')).SecretBox(config.secret!),
     clock,
+    // The gateway's prices as this process reads them (reload() after the operator changes them).
+    prices: new (await import('../src/pricing/catalog/price-book')).PriceBook(gateway.store) as PriceBook,
   };
+  await deps.prices.reload();
   const { account } = await createAccount(deps, {
     name: 'Test account',
     plan: 'team',

@@ -1,3 +1,4 @@
+import { BUNDLED_CATALOG } from '../src/pricing/catalog/catalog';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedMicroUsd } from '../src/admission/ceiling';
 import { CallEstimates } from '../src/admission/estimate';
@@ -32,7 +33,11 @@ function spentBeforeOneCall(): number {
     pdfPages: 0,
     maxTokens: body.max_tokens,
   };
-  const expected = expectedMicroUsd(body.model, new CallEstimates().estimate('key', 'req', size));
+  const expected = expectedMicroUsd(
+    BUNDLED_CATALOG,
+    body.model,
+    new CallEstimates().estimate('key', 'req', size),
+  );
   return Math.floor((1_000_000 - expected) / 25);
 }
 

@@ -1,3 +1,4 @@
+import { BUNDLED_CATALOG } from '../src/pricing/catalog/catalog';
 import type Anthropic from '@anthropic-ai/sdk';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -239,10 +240,12 @@ describe('Message Batches through the gateway', () => {
         input_tokens: entry.usage!.input_tokens,
         output_tokens: entry.usage!.output_tokens,
       });
-      cents += callCost(entry.model, figureCounts(usageFigures(entry.usage as never)), {
-        at: new Date(),
-        batch: true,
-      }).cents;
+      cents += callCost(
+        entry.model,
+        figureCounts(usageFigures(entry.usage as never)),
+        { at: new Date(), batch: true },
+        BUNDLED_CATALOG,
+      ).cents;
     }
     // The provider's usage of each result at the published list price, by hand; a batch pays half.
     const full = ledger.reduce((sum, e) => sum + handCentsOfUsage(e.model!, e.usage as ProviderUsage), 0);

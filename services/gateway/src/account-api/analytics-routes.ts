@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ServiceDeps } from '../accounts/service';
 import type { AdminEnv } from '../accounts/scope';
-import { formatCents, rowCost, rowCounts, TOKEN_TYPES } from '../pricing/prices';
+import { formatCents, rowCounts, TOKEN_TYPES, type Prices } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import { groupBy } from '../reports/params';
@@ -154,7 +154,7 @@ type Query = {
 };
 
 /** `GET /v1/organizations/analytics/usage` and `/analytics/cost` in the provider's wire shape. */
-export function analyticsRoutes(deps: ServiceDeps): Hono<AdminEnv> {
+export function analyticsRoutes(deps: ServiceDeps & { prices: Prices }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Usage and cost';
   const beta = (header: string | undefined) => {
@@ -304,7 +304,7 @@ export function analyticsRoutes(deps: ServiceDeps): Hono<AdminEnv> {
         }
       >();
       for (const r of data) {
-        const cost = rowCost(r);
+        const cost = deps.prices.rowCost(r);
         // Unpriced usage is left out, never guessed (cost_report lists it as unpriced_models).
         if (!cost.priced) continue;
         const s = span(r);

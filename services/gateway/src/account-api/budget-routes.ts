@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
@@ -85,7 +86,7 @@ export function budgetJson(b: BudgetWithProgress) {
 }
 
 /** Budgets of the account, its members and its keys, each with its progress this period. */
-export function budgetRoutes(deps: { store: Store; clock: () => number }): Hono<AdminEnv> {
+export function budgetRoutes(deps: { store: Store; clock: () => number; prices: Prices }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Budgets';
 

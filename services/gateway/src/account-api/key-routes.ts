@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
@@ -68,6 +69,8 @@ const Rotate = z.strictObject({
 });
 
 export interface KeyRouteDeps extends ServiceDeps {
+  /** The gateway's prices: reports, budgets and spend limits cost calls with them. */
+  prices: Prices;
   /** Writes this instance's pending last-use times, so listings show them. */
   flushLastUsed?: () => Promise<void>;
 }

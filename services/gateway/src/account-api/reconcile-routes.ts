@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { ServiceDeps } from '../accounts/service';
@@ -27,7 +28,9 @@ export const reconciliationJson = (r: ReconciliationRecord) => ({
  * Reconciliation with the provider: the account's provider Admin API key (sealed like its
  * provider key), a run on demand (the dashboard's button), and the latest result.
  */
-export function reconcileRoutes(deps: ServiceDeps & { upstreamUrl?: string }): Hono<AdminEnv> {
+export function reconcileRoutes(
+  deps: ServiceDeps & { prices: Prices; upstreamUrl?: string },
+): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Reconciliation';
 

@@ -11,6 +11,7 @@ import { MISSING_FILTERS } from '../reports/params';
 import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
 import { usageReport, UsageReportParams } from '../reports/usage-report';
 import { auditJson, callJson } from './serialize';
+import type { Prices } from '../pricing/prices';
 import { ACCOUNT_SUMMARY_BY, summaryParams, usageSummary } from '../reports/usage-summary';
 
 const ListCalls = z.object({
@@ -40,7 +41,7 @@ const ListAudit = z.object({
 const Summary = summaryParams(ACCOUNT_SUMMARY_BY);
 
 /** Usage, cost, the call log and the audit log of one account. */
-export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
+export function reportRoutes(deps: ServiceDeps & { prices: Prices }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   /** The account's reporting zone: day buckets start at its local midnight. */
   const zoneOf = async (accountId: string) => (await accountWithPlan(deps, accountId)).account.timeZone;
@@ -51,7 +52,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     summary: string,
     query: Q,
     report: (
-      store: ServiceDeps['store'],
+      d: typeof deps,
       accountId: string,
       q: z.infer<Q>,
       now: number,
@@ -62,7 +63,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
       const { accountId } = c.var.scope;
       const q = c.req.valid('query') as z.infer<Q>;
       return c.json(
-        (await report(deps.store, accountId, q, deps.clock(), await zoneOf(accountId))) as object,
+        (await report(deps, accountId, q, deps.clock(), await zoneOf(accountId))) as object,
       );
     });
 
@@ -70,7 +71,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     '/usage_report/messages',
     "Token usage in minute, hour or day buckets, in the provider's usage-report shape",
     UsageReportParams,
-    usageReport,
+    (d, ...rest) => usageReport(d.store, ...rest),
   );
 
   const claudeCode = operation({
@@ -79,7 +80,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     query: ClaudeCodeReportParams,
   });
   app.get('/usage_report/claude_code', claudeCode, async (c) =>
-    c.json(await claudeCodeReport(deps.store, c.var.scope.accountId, c.req.valid('query'))),
+    c.json(await claudeCodeReport(deps, c.var.scope.accountId, c.req.valid('query'))),
   );
 
   const sessions = operation({
@@ -89,7 +90,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     query: ClaudeCodeSessionsParams,
   });
   app.get('/usage_report/claude_code/sessions', sessions, async (c) =>
-    c.json({ data: await claudeCodeSessions(deps.store, c.var.scope.accountId, c.req.valid('query')) }),
+    c.json({ data: await claudeCodeSessions(deps, c.var.scope.accountId, c.req.valid('query')) }),
   );
 
   zonedReport(
@@ -100,7 +101,9 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   );
 
   /** Keygate's addition: totals by one dimension over a range, as `keygate usage` prints them. */
-  zonedReport('/usage_summary', 'Usage totals over a range by one dimension', Summary, usageSummary);
+  zonedReport('/usage_summary', 'Usage totals over a range by one dimension', Summary, (d, ...rest) =>
+    usageSummary(d.store, ...rest),
+  );
 
   zonedReport(
     '/cache_report',
@@ -132,7 +135,7 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
         },
         pageQuery(q),
       );
-      return c.json(listJson(page, callJson));
+      return c.json(listJson(page, (r) => callJson(deps.prices, r)));
     },
   );
 

@@ -1,5 +1,5 @@
 import type { CallRecord } from '../lib/call-record';
-import { callCostJson } from '../pricing/prices';
+import type { Prices } from '../pricing/prices';
 import type { Statement } from '../billing/statement';
 import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord } from '../store';
 
@@ -83,7 +83,7 @@ export function auditJson(e: AuditRecord) {
  * when `estimated`: the stream ended before the provider's final count, and
  * `usage.output_tokens` is the gateway's estimate from the content it forwarded.
  */
-export function callJson(r: CallRecord) {
+export function callJson(prices: Prices, r: CallRecord) {
   return {
     id: r.id,
     type: 'request' as const,
@@ -101,7 +101,7 @@ export function callJson(r: CallRecord) {
     /** Keygate: the rule that refused the call (a rate limit, a spend limit, a budget), null when none did. */
     refusal: r.refusal ?? null,
     usage: r.usage,
-    cost: callCostJson(r),
+    cost: prices.callCostJson(r),
     partial: r.partial,
     estimated: r.estimated,
     retry_count: r.retryCount,

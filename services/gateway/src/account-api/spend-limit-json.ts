@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import type { EffectiveRow } from '../budgets/effective';
 import { effectiveReport } from '../budgets/effective';
 import { GatewayError } from '../lib/errors';
@@ -8,7 +9,7 @@ import type { IncreaseRequestRecord, SpendLimitRecord, Store } from '../store';
 // https://platform.claude.com/docs/en/api/beta/organization/spend_limits (read 2026-11-25):
 // amounts are integer strings of USD cents; spend to date may carry three decimals.
 
-export type Deps = { store: Store; clock: () => number };
+export type Deps = { store: Store; clock: () => number; prices: Prices };
 
 const amountOf = (c: number | null) => (c === null ? null : String(c));
 

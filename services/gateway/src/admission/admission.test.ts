@@ -11,6 +11,8 @@ import { expectedMicroUsd } from './ceiling';
 import { CallEstimates } from './estimate';
 import { RateLimits } from './rates';
 import { MemorySpendLedger } from '../budgets/spend';
+import { BUNDLED_CATALOG } from '../pricing/catalog/catalog';
+import { Prices } from '../pricing/prices';
 
 function principal(limits: { rpm?: number; tpm?: number; cap?: number } = {}): Principal {
   return {
@@ -28,6 +30,7 @@ function principal(limits: { rpm?: number; tpm?: number; cap?: number } = {}): P
 function setup(seedCents = 0, standing: Standing | null = null) {
   let now = Date.parse('2026-03-15T12:00:00Z');
   const clock = () => now;
+  const prices = new Prices();
   const usage = async () =>
     seedCents
       ? [
@@ -46,6 +49,7 @@ function setup(seedCents = 0, standing: Standing | null = null) {
     ledger: new MemorySpendLedger(),
     book: new BudgetBook(async () => [], { ttlMs: 60_000, clock }),
     usage,
+    prices,
     clock,
     logger: silentLogger,
   });
@@ -54,6 +58,7 @@ function setup(seedCents = 0, standing: Standing | null = null) {
     rates: new RateLimits(new MemoryBuckets(), clock, silentLogger),
     estimates: new CallEstimates(),
     budgets,
+    prices,
     clock,
     logger: silentLogger,
     holdMs: 60_000,
@@ -158,7 +163,7 @@ describe('admission', () => {
 
   it('holds what each call is expected to cost on a spend cap: 240 concurrent calls never hold more than the cap', async () => {
     const { admission, now } = setup();
-    const ceilingCents = expectedMicroUsd(small.model, expected) / 10_000;
+    const ceilingCents = expectedMicroUsd(BUNDLED_CATALOG, small.model, expected) / 10_000;
     const capCents = 5;
     const p = principal({ cap: capCents });
     const verdicts = await Promise.all(

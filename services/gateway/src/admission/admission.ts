@@ -3,6 +3,7 @@ import type { BudgetGuard } from '../budgets/guard';
 import type { CallRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
+import type { Prices } from '../pricing/prices';
 import type { HeldCounter } from '../budgets/spend';
 import { batchCeilingMicroUsd, ceilingMicroUsd, expectedMicroUsd, type CallSize } from './ceiling';
 import type { CallEstimates } from './estimate';
@@ -26,6 +27,8 @@ export interface AdmissionDeps {
   estimates: CallEstimates;
   /** Budgets and the key's monthly spend cap. */
   budgets: BudgetGuard;
+  /** The gateway's prices: a reservation's expected cost and ceiling. */
+  prices: Prices;
   clock: () => number;
   logger: Logger;
   /** How long a reservation is held at most: the longest a call can run (the upstream timeout), with a margin. */
@@ -130,11 +133,15 @@ export class Admission {
       if (!capped) return null;
       const until = this.#deps.clock() + this.#deps.holdMs;
       const what = `about ${estimate.inputTokens} uncached and ${estimate.cachedTokens} cached input tokens and ${estimate.outputTokens} output tokens at ${size.model}'s price`;
+      const { catalog } = this.#deps.prices;
       // A refused call is recorded too: its record gives back the tokens held above.
       return this.#deps.budgets.reserve(
         principal,
         callId,
-        { expected: expectedMicroUsd(size.model, estimate, size.cacheWrite), ceiling: ceilingMicroUsd(size) },
+        {
+          expected: expectedMicroUsd(catalog, size.model, estimate, size.cacheWrite),
+          ceiling: ceilingMicroUsd(size, catalog),
+        },
         until,
         what,
       );
@@ -176,7 +183,7 @@ export class Admission {
     if (!this.#deps.budgets.capped(principal)) return [];
     const what = `${requests.length} requests' max_tokens and input at the batch price`;
     return this.#deps.budgets
-      .hold(principal, holdId, batchCeilingMicroUsd(requests), untilMs, what)
+      .hold(principal, holdId, batchCeilingMicroUsd(requests, this.#deps.prices.catalog), untilMs, what)
       .catch((refused) => verdictOf(refused) ?? []);
   }
 

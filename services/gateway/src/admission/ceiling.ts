@@ -1,5 +1,4 @@
-import { familyOf, type Rates } from '../pricing/catalog/catalog';
-import { activeCatalog } from '../pricing/prices';
+import { familyOf, type PriceCatalog, type Rates } from '../pricing/catalog/catalog';
 import type { Estimate } from './estimate';
 
 /** What a call's ceiling is computed from: known once its body is validated. */
@@ -34,8 +33,8 @@ export function ceilingTokens(s: CallSize): number {
 }
 
 /** The most a call can cost, in micro-USD: its ceiling tokens, input at the dearest input rate (a 1-hour cache write). */
-export function ceilingMicroUsd(s: CallSize): number {
-  const rates = ceilingRates(s.model);
+export function ceilingMicroUsd(s: CallSize, catalog: PriceCatalog): number {
+  const rates = ceilingRates(catalog, s.model);
   const input = s.inputBytes + s.pdfPages * PDF_PAGE_TOKENS + PROMPT_TOKENS;
   // USD per million tokens is micro-USD per token.
   return Math.ceil(input * rates.input + s.maxTokens * rates.output);
@@ -49,11 +48,12 @@ export function ceilingMicroUsd(s: CallSize): number {
  * runs, unless it asks for the ceiling; the call settles at its real cost.
  */
 export function expectedMicroUsd(
+  catalog: PriceCatalog,
   model: string,
   e: Estimate,
   cacheWrite: CallSize['cacheWrite'] = '1h',
 ): number {
-  const rates = ceilingRates(model);
+  const rates = ceilingRates(catalog, model);
   const input = cacheWrite === null ? rates.plainInput : cacheWrite === '5m' ? rates.write5m : rates.input;
   return Math.ceil(e.inputTokens * input + e.cachedTokens * rates.cacheRead + e.outputTokens * rates.output);
 }
@@ -64,14 +64,14 @@ export function expectedMicroUsd(
  * input and output: https://docs.claude.com/en/docs/build-with-claude/batch-processing,
  * read 2026-11-25).
  */
-export function batchCeilingMicroUsd(requests: readonly CallSize[]): number {
+export function batchCeilingMicroUsd(requests: readonly CallSize[], catalog: PriceCatalog): number {
   let micro = 0;
-  for (const size of requests) micro += ceilingMicroUsd(size);
-  return Math.ceil(micro * activeCatalog().batchMultiplier);
+  for (const size of requests) micro += ceilingMicroUsd(size, catalog);
+  return Math.ceil(micro * catalog.batchMultiplier);
 }
 
 /**
- * The one place the ceiling takes a price from: the price catalog in force now (pricing/).
+ * The one place the ceiling takes a price from: the gateway's price catalog in force now (pricing/).
  * The dearest input rate of the model's row and its prompt tiers (a 1-hour cache write is the
  * dearest input), and the dearest output rate, times the highest data-residency multiplier the
  * model can be billed at. Fast mode is opt-in per call and left out (a fast call settles at its
@@ -79,10 +79,10 @@ export function batchCeilingMicroUsd(requests: readonly CallSize[]): number {
  * (pricing's fail-safe rule): a cap then stops too early, never too late.
  */
 export function ceilingRates(
+  catalog: PriceCatalog,
   model: string,
   at: Date = new Date(),
 ): { input: number; plainInput: number; write5m: number; cacheRead: number; output: number } {
-  const catalog = activeCatalog();
   const found = catalog.lookup(model, at);
   const rows: Rates[] = found
     ? [found.row, ...(found.row.prompt_tiers ?? [])]

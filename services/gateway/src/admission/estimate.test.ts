@@ -1,3 +1,4 @@
+import { BUNDLED_CATALOG } from '../pricing/catalog/catalog';
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../lib/call-record';
 import { ceilingRates, expectedMicroUsd } from './ceiling';
@@ -99,12 +100,16 @@ describe('one key, a main session and its subagents', () => {
 
 describe("a call's expected cost prices new input at the cache write its body asks for", () => {
   const e = { inputTokens: 10_000, cachedTokens: 90_000, outputTokens: 1_000 };
-  const r = ceilingRates('claude-opus-5-5');
+  const r = ceilingRates(BUNDLED_CATALOG, 'claude-opus-5-5');
   it('plain input without cache_control, the 5-minute write rate, the 1-hour rate (the default)', () => {
     const rest = 90_000 * r.cacheRead + 1_000 * r.output;
-    expect(expectedMicroUsd('claude-opus-5-5', e, null)).toBe(Math.ceil(10_000 * r.plainInput + rest));
-    expect(expectedMicroUsd('claude-opus-5-5', e, '5m')).toBe(Math.ceil(10_000 * r.write5m + rest));
-    expect(expectedMicroUsd('claude-opus-5-5', e)).toBe(Math.ceil(10_000 * r.input + rest));
+    expect(expectedMicroUsd(BUNDLED_CATALOG, 'claude-opus-5-5', e, null)).toBe(
+      Math.ceil(10_000 * r.plainInput + rest),
+    );
+    expect(expectedMicroUsd(BUNDLED_CATALOG, 'claude-opus-5-5', e, '5m')).toBe(
+      Math.ceil(10_000 * r.write5m + rest),
+    );
+    expect(expectedMicroUsd(BUNDLED_CATALOG, 'claude-opus-5-5', e)).toBe(Math.ceil(10_000 * r.input + rest));
     // The catalog's rates for Opus: a 5-minute write is 1.25x input, a 1-hour write 2x.
     expect(r.write5m / r.plainInput).toBeCloseTo(1.25);
     expect(r.input / r.plainInput).toBeCloseTo(2);

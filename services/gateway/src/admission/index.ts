@@ -1,6 +1,7 @@
 import { BudgetBook } from '../budgets/book';
 import { BudgetGuard, type Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
+import type { Prices } from '../pricing/prices';
 import type { SpendLimitRecord, Store } from '../store';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets, type Buckets } from './buckets';
@@ -37,6 +38,8 @@ export interface LimitsOptions {
   store: Pick<Store, 'budgets' | 'spend' | 'spendLimits'>;
   /** The account's billing standing, checked first (null: not checked, as in the CLI). */
   standing?: Standing | null;
+  /** The gateway's prices, which reservations and budgets cost calls with. */
+  prices: Prices;
   clock: () => number;
   logger: Logger;
   /** How long an account's budgets are trusted without hearing of a change. */
@@ -76,6 +79,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       ledger,
       book,
       spendLimits,
+      prices: opts.prices,
       usage: (b, from, to) => store.budgets.spendByModel(b.accountId, b.scope, b.targetId, from, to),
       clock,
       logger,
@@ -87,6 +91,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       rates: new RateLimits(buckets, clock, logger),
       estimates: new CallEstimates(),
       budgets: guard(ledger),
+      prices: opts.prices,
       clock,
       logger,
       holdMs: opts.holdMs ?? 15 * 60_000,

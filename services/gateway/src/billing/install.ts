@@ -7,7 +7,7 @@ export function installBilling(kernel: Kernel, billing: GatewayBilling): DailyRe
   const { store, box, config, clock, logger, closer } = kernel;
   if (kernel.background) closer.add(billing.startClock());
   const reconciliation = startDailyReconciliation(
-    { store, box, upstreamUrl: config.upstreamUrl },
+    { store, box, prices: kernel.prices, upstreamUrl: config.upstreamUrl },
     clock,
     (error, accountId) => logger.warn('reconciliation failed', { error, accountId }),
   );

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import { insertAlertEvent, type ReconciliationRecord, type Store } from '../store';
-import { rowCost, rowCounts } from '../pricing/prices';
+import { rowCounts, type Prices } from '../pricing/prices';
 
 /** Drift past this share of the provider's figure raises an alert event. */
 export const DRIFT_THRESHOLD_PERCENT = 0.5;
@@ -13,6 +13,8 @@ const DAY = 86_400_000;
 export interface ReconcileDeps {
   store: Store;
   box: SecretBox;
+  /** The gateway's prices: Keygate's side of the comparison. */
+  prices: Prices;
   /** The provider's base URL (the emulator's in tests). */
   upstreamUrl: string;
   fetch?: typeof fetch;
@@ -158,7 +160,7 @@ export async function reconcile(
     const tokens = tokenTotal(c);
     if (tokens === 0 && c.web_search_requests === 0) continue;
     const l = line(row.bucket!.toISOString().slice(0, 10), row.model);
-    const cost = rowCost(row);
+    const cost = deps.prices.rowCost(row);
     l.k.tokens += tokens;
     if (cost.priced) l.k.cents += cost.cents;
     else l.k.unpriced = true;
@@ -209,7 +211,7 @@ export async function reconcile(
   for (const row of hourly) {
     const hour = row.bucket!.getTime();
     const h = byHour.get(hour) ?? { hour, tokens: 0, cents: 0, unpriced: false };
-    const cost = rowCost(row);
+    const cost = deps.prices.rowCost(row);
     h.tokens += tokenTotal(rowCounts(row));
     if (cost.priced) h.cents += cost.cents;
     else h.unpriced = true;

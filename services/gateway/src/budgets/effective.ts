@@ -1,4 +1,4 @@
-import { rowCost } from '../pricing/prices';
+import type { Prices } from '../pricing/prices';
 import type { BudgetPeriod, SpendLimitRecord, Store, UsageRow } from '../store';
 import { periodOf } from './period';
 import { effectiveLimits } from './spend-limits';
@@ -19,7 +19,11 @@ export interface EffectiveRow {
   spentCents: number;
 }
 
-type Deps = { store: Pick<Store, 'spendLimits' | 'rbacGroups' | 'budgets' | 'keys'>; clock: () => number };
+type Deps = {
+  store: Pick<Store, 'spendLimits' | 'rbacGroups' | 'budgets' | 'keys'>;
+  clock: () => number;
+  prices: Prices;
+};
 
 /**
  * Each active member's (and key of no member's) effective spend limits, one row per period they resolve a limit for
@@ -65,7 +69,7 @@ export async function effectiveReport(
         period: e.period,
         amountCents: e.amountCents,
         source: e.source,
-        spentCents: spend.reduce((sum, r) => sum + rowCost(r as UsageRow).cents, 0),
+        spentCents: spend.reduce((sum, r) => sum + deps.prices.rowCost(r as UsageRow).cents, 0),
       });
     }
   }

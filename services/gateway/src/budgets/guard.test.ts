@@ -7,6 +7,7 @@ import type { BudgetRecord } from '../store';
 import type { CallRecord } from '../lib/call-record';
 import { BudgetBook } from './book';
 import { BudgetGuard, type Crossing } from './guard';
+import { Prices } from '../pricing/prices';
 
 const NOW = Date.parse('2026-03-15T12:00:00Z');
 
@@ -29,6 +30,7 @@ function setup(budgets: BudgetRecord[], seeded: Record<string, number> = {}) {
   let reads = 0;
   const guard = new BudgetGuard({
     ledger: new MemorySpendLedger(),
+    prices: new Prices(),
     book: new BudgetBook(async () => (reads++, budgets), { ttlMs: 60_000, clock: () => NOW }),
     // Seeds: output tokens of Opus 4.5 at $25/MTok, 400 tokens a cent.
     usage: async (b) => [
@@ -77,6 +79,7 @@ describe('the budget guard', () => {
     const book = new BudgetBook(async () => (await gate, budgets), { ttlMs: 60_000, clock: () => NOW });
     const guard = new BudgetGuard({
       ledger: new MemorySpendLedger(),
+      prices: new Prices(),
       book,
       usage: async () => [],
       clock: () => NOW,

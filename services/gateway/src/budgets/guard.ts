@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/resolver';
-import { callCost, figureCounts, figureDims, rowCost } from '../pricing/prices';
+import { figureCounts, figureDims, type Prices } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { HeldCounter, HoldItem, Reserved, SpendLedger } from './spend';
@@ -33,6 +33,8 @@ export interface GuardDeps {
   spendLimits?: BudgetBook<SpendLimitRecord>;
   /** Usage by model of a budget's scope over [from, to), from the rollups. */
   usage(b: BudgetRecord, from: Date, to: Date): Promise<SpendRow[]>;
+  /** The gateway's prices: spend is each call's cost at them. */
+  prices: Prices;
   clock: () => number;
   logger: Logger;
   onCrossing?(c: Crossing): void;
@@ -229,7 +231,7 @@ export class BudgetGuard {
     if (!r.usage && !held) return;
     const rules = this.#rules(r.accountId, r.keyId, r.memberId, this.#deps.book.cached(r.accountId) ?? []);
     if (rules.length === 0 && !held) return;
-    const micro = r.usage ? callCostCents(r) * MICRO_PER_CENT : 0;
+    const micro = r.usage ? callCostCents(this.#deps.prices, r) * MICRO_PER_CENT : 0;
     if (micro <= 0 && !held) return;
     const counters = new Map<string, { scope: string; period: Period; rules: BudgetRecord[] }>();
     for (const rule of rules) {
@@ -329,7 +331,10 @@ export class BudgetGuard {
 
   async #seed(rule: BudgetRecord, period: Period): Promise<number> {
     const rows = await this.#deps.usage(rule, new Date(period.start), new Date(period.end));
-    return rows.reduce((sum, row) => sum + rowCost(row as UsageRow).cents * MICRO_PER_CENT, 0);
+    return rows.reduce(
+      (sum, row) => sum + this.#deps.prices.rowCost(row as UsageRow).cents * MICRO_PER_CENT,
+      0,
+    );
   }
 
   #enforce(rules: BudgetRecord[], figures: number[], now: number): void {
@@ -374,7 +379,10 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
 }
 
 /** A call's cost in USD cents at list prices. */
-export function callCostCents(r: Pick<CallRecord, 'model' | 'usage' | 'createdAt' | 'batch'>): number {
+export function callCostCents(
+  prices: Prices,
+  r: Pick<CallRecord, 'model' | 'usage' | 'createdAt' | 'batch'>,
+): number {
   const u = usageFigures(r.usage, r.batch);
-  return callCost(r.model, figureCounts(u), figureDims(u, r.createdAt)).cents;
+  return prices.callCost(r.model, figureCounts(u), figureDims(u, r.createdAt)).cents;
 }

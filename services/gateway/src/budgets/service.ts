@@ -1,4 +1,4 @@
-import { rowCost } from '../pricing/prices';
+import type { Prices } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type {
@@ -45,7 +45,7 @@ export interface BudgetProgress {
 
 export type BudgetWithProgress = BudgetRecord & { progress: BudgetProgress };
 
-type Deps = { store: Pick<Store, 'budgets' | 'members' | 'keys'>; clock: () => number };
+type Deps = { store: Pick<Store, 'budgets' | 'members' | 'keys'>; clock: () => number; prices: Prices };
 
 const notFound = (id: string) => new GatewayError('not_found_error', `No budget with id '${id}'.`);
 
@@ -177,7 +177,7 @@ async function withProgress(deps: Deps, budgets: BudgetRecord[]): Promise<Budget
         new Date(periods[i]!.start),
         new Date(periods[i]!.end),
       );
-      return rows.reduce((sum, r) => sum + rowCost(r as UsageRow).cents, 0);
+      return rows.reduce((sum, r) => sum + deps.prices.rowCost(r as UsageRow).cents, 0);
     }),
   );
   const crossings = await deps.store.budgets.crossings(

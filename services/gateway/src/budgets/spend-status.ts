@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
@@ -18,7 +19,11 @@ export interface LimitStatus {
   resetsAt: Date;
 }
 
-type Deps = { store: Pick<Store, 'spendLimits' | 'rbacGroups' | 'budgets' | 'keys'>; clock: () => number };
+type Deps = {
+  store: Pick<Store, 'spendLimits' | 'rbacGroups' | 'budgets' | 'keys'>;
+  clock: () => number;
+  prices: Prices;
+};
 
 /**
  * The spend limits a member (or, with `memberId` null, a key of no member) is under this period,

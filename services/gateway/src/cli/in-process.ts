@@ -18,6 +18,7 @@ export async function inProcessApi(config: Config) {
     { EgressPolicy },
     { federationAdminRoutes },
     { upstreamRoutes },
+    { PriceBook, readPriceFile },
   ] = await Promise.all([
     opening,
     import('../operator/routes'),
@@ -27,6 +28,7 @@ export async function inProcessApi(config: Config) {
     import('../lib/egress'),
     import('../federation/admin-routes'),
     import('../upstreams/routes'),
+    import('../pricing/catalog/price-book'),
   ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
@@ -40,11 +42,14 @@ export async function inProcessApi(config: Config) {
     refreshIdleMs: config.idpRefreshIdleMs,
     publicUrl: config.publicUrl,
   });
+  const prices = new PriceBook(rt.store, readPriceFile(config.priceFile));
+  await prices.reload();
   const app = operatorRoutes({
     store: rt.store,
     box: rt.box,
     clock: Date.now,
     operatorToken: token,
+    prices,
     trialDays: config.trialDays,
     logger,
     billing: plainBilling(rt.store, Date.now, config.paymentGraceDays, config.billingEnforced),

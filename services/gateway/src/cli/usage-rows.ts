@@ -1,3 +1,4 @@
+import { BUNDLED_CATALOG } from '../pricing/catalog/catalog';
 import { callCost } from '../pricing/prices';
 import type { Backend, Json } from './backend';
 import { listAll } from './lookup';
@@ -101,7 +102,8 @@ function add(row: UsageRow, r: Json, test: boolean): void {
   row.output_tokens += r.output_tokens;
   row.server_tool_use.web_search_requests += r.server_tool_use.web_search_requests;
   if (test) return;
-  // Today's prices: the account API's cost report has the exact figures per day.
+  // Today's bundled list prices: the account API's cost report has the exact figures per day,
+  // with the operator's rows.
   const cost = callCost(
     r.model,
     {
@@ -113,6 +115,7 @@ function add(row: UsageRow, r: Json, test: boolean): void {
       web_search_requests: r.server_tool_use.web_search_requests,
     },
     { at: new Date() },
+    BUNDLED_CATALOG,
   );
   if (cost.priced) row.cost_usd += cost.cents / 100;
   else row.unpriced = true;

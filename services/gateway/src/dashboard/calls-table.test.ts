@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../lib/call-record';
-import { BATCH_ENDPOINT, SESSION_ENDPOINT } from '../pricing/prices';
+import { BATCH_ENDPOINT, Prices, SESSION_ENDPOINT } from '../pricing/prices';
 import { pathTemplate } from '../surface/call';
 import { callsTable, endpointLabel } from './calls-table';
 import { cellText } from './table';
@@ -17,7 +17,15 @@ const call = (o: Partial<CallRecord>): CallRecord => ({
 });
 
 const rowsOf = (calls: CallRecord[]) => {
-  const table = callsTable('calls', '', calls, { keys: new Map(), members: new Map() }, (p) => p, 'UTC');
+  const table = callsTable(
+    new Prices(),
+    'calls',
+    '',
+    calls,
+    { keys: new Map(), members: new Map() },
+    (p) => p,
+    'UTC',
+  );
   const labels = table.columns.map((c) => c.label);
   return table.rows.map((r) => Object.fromEntries(r.map((cell, i) => [labels[i], cellText(cell)])));
 };
@@ -67,7 +75,15 @@ describe('endpoint labels', () => {
 
 describe('the calls table', () => {
   it('names the endpoint of each call right after its model', () => {
-    const table = callsTable('calls', '', [], { keys: new Map(), members: new Map() }, (p) => p, 'UTC');
+    const table = callsTable(
+      new Prices(),
+      'calls',
+      '',
+      [],
+      { keys: new Map(), members: new Map() },
+      (p) => p,
+      'UTC',
+    );
     const labels = table.columns.map((c) => c.label);
     expect(labels.slice(0, 7)).toEqual([
       'Time (UTC)',

@@ -1,5 +1,5 @@
 import type { CallRecord } from '../lib/call-record';
-import { BATCH_ENDPOINT, SESSION_ENDPOINT, callCost, figureCounts, figureDims } from '../pricing/prices';
+import { BATCH_ENDPOINT, SESSION_ENDPOINT, figureCounts, figureDims, type Prices } from '../pricing/prices';
 import type { Store } from '../store';
 import { usageFigures } from '../usage/usage';
 import { localTime } from '../reports/time-zone';
@@ -108,6 +108,7 @@ export async function callNames(
 
 /** Calls one per row: what was called, status, latency, time to first byte, and the usage each one was served with. */
 export function callsTable(
+  prices: Prices,
   id: string,
   caption: string,
   calls: CallRecord[],
@@ -122,7 +123,7 @@ export function callsTable(
     empty: 'No calls match.',
     rows: calls.map((r) => {
       const u = usageFigures(r.usage, r.batch);
-      const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
+      const cost = prices.callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
       const status = `${r.status}${r.errorType ? ` ${r.errorType}` : ''}${r.refusal ? ` (refused by ${r.refusal})` : ''}${r.partial ? ' (partial)' : ''}`;
       return [
         localTime(zone, r.createdAt.getTime()),

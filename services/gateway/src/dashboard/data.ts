@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { rowCost } from '../pricing/prices';
 import { costReport, type CostReportParams } from '../reports/cost-report';
 import { type reportFigures, usageReport, type UsageReportParams } from '../reports/usage-report';
 import { usageSummary } from '../reports/usage-summary';
@@ -102,7 +101,7 @@ export async function costs(s: ReportScope, by: By | null): Promise<Map<string, 
       page,
       ...reportFilters(s),
     };
-    const report = await costReport(s.deps.store, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
+    const report = await costReport(s.deps, s.viewer.accountId, q, s.deps.clock(), s.range.zone);
     for (const bucket of report.data) {
       for (const item of bucket.results as { amount: string; [k: string]: unknown }[]) {
         const id = by && by !== 'day' ? String(item[FIELD[by]]) : '';
@@ -135,7 +134,9 @@ export async function unpricedModels(s: ReportScope): Promise<string[]> {
     excludeTestKeys: true,
     pricing: true,
   });
-  return [...new Set(rows.filter((r) => !rowCost(r).priced).map((r) => r.model ?? '(none)'))].sort();
+  return [
+    ...new Set(rows.filter((r) => !s.deps.prices.rowCost(r).priced).map((r) => r.model ?? '(none)')),
+  ].sort();
 }
 
 /** Usage over the range by one dimension (or by day), with cost: the account API's usage summary and cost report. */

@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import type { KeyResolver } from '../auth/resolver';
 import type { AppEnv } from '../app-env';
 import type { ServiceDeps } from '../accounts/service';
@@ -23,6 +24,8 @@ export type Viewer =
 export type AccountViewer = Exclude<Viewer, { kind: 'operator' }>;
 
 export interface DashboardDeps extends ServiceDeps {
+  /** The gateway's prices: every cost a page shows. */
+  prices: Prices;
   resolver: KeyResolver;
   operatorToken: string | null;
   /** Writes pending last-use times, so the keys page shows them. */

@@ -54,7 +54,7 @@ export interface Kernel {
   /** Access lines; each holds its call's record until the request ends. */
   access: AccessLog;
   meter: KernelMeter;
-  /** The price catalog every cost is derived from. */
+  /** This gateway's prices (bundled, price file, operator rows): every cost is derived from them. */
   prices: PriceBook;
   /** Billing's standing, as admission checks it. */
   standing: StandingBook;
@@ -95,9 +95,12 @@ export async function openKernel(
   // Partitions ahead of time and retention per plan: at start, then daily.
   if (background) closer.add(scheduleCallLogMaintenance(store, { logger, clock }));
   const standing = await parts.standing(store);
+  // This gateway's prices: every cost it derives (admission, budgets, metrics, reports) reads them.
+  const prices = new PriceBook(store, readPriceFile(config.priceFile));
 
   const limits = await createLimits({
     standing,
+    prices,
     holdMs: config.upstreamTimeoutMs + 60_000,
     redisUrl: config.redisUrl,
     onRedisDown: config.limitsOnRedisDown,
@@ -115,6 +118,7 @@ export async function openKernel(
       limits: () => limits.status(),
       keyCacheEntries: (): number => keys.size,
     },
+    prices,
     clock,
   );
   const meter: KernelMeter = registry ?? NO_METER;
@@ -139,7 +143,6 @@ export async function openKernel(
     admission: limits.admission,
     metrics: registry,
   });
-  const prices = new PriceBook(store, readPriceFile(config.priceFile));
 
   // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
   // safety net for notifications lost while the LISTEN connection was down.

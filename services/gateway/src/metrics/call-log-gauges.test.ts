@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallLogStatus } from '../call-log/writer';
+import { Prices } from '../pricing/prices';
 import { GatewayMetrics } from './metrics';
 
 const idle: CallLogStatus = {
@@ -25,7 +26,7 @@ async function series(metrics: GatewayMetrics): Promise<Map<string, number>> {
 describe("call-log gauges read the writer's status at each scrape", () => {
   it('show queue depth, losses and, with a spool, its bytes, oldest waiting record and full flag', async () => {
     let status = idle;
-    const metrics = new GatewayMetrics({ callLog: { status: () => status, spooled: true } });
+    const metrics = new GatewayMetrics(new Prices(), { callLog: { status: () => status, spooled: true } });
     expect(await series(metrics)).toEqual(
       new Map([
         ['keygate_call_log_queue_depth', 0],
@@ -56,7 +57,7 @@ describe("call-log gauges read the writer's status at each scrape", () => {
   });
 
   it('show no spool series when records go to the database from memory only', async () => {
-    const metrics = new GatewayMetrics({
+    const metrics = new GatewayMetrics(new Prices(), {
       callLog: { status: () => ({ ...idle, queued: 2 }), spooled: false },
     });
     expect([...(await series(metrics)).keys()]).toEqual([

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { callCost, figureCounts, figureDims } from '../pricing/prices';
+import { figureCounts, figureDims, type Prices } from '../pricing/prices';
 import type { LimitsStatus } from '../admission';
 import type { CallRecord } from '../lib/call-record';
 import type { CallLogStatus } from '../call-log/writer';
@@ -51,10 +51,14 @@ interface Slot {
 export function metricsFor(
   config: { metricsToken: string | null; metricsPort: number | null; metricsMaxAccounts: number },
   sources: MetricsSources,
+  prices: Prices,
   clock?: () => number,
 ): GatewayMetrics | null {
   if (!config.metricsToken && config.metricsPort === null) return null;
-  return new GatewayMetrics(sources, { maxAccounts: config.metricsMaxAccounts, ...(clock ? { clock } : {}) });
+  return new GatewayMetrics(prices, sources, {
+    maxAccounts: config.metricsMaxAccounts,
+    ...(clock ? { clock } : {}),
+  });
 }
 
 /**
@@ -77,8 +81,10 @@ export class GatewayMetrics {
   /** The three histograms' series of one (endpoint, stream), found by one short key. */
   readonly #timings = new Map<string, Timings>();
   readonly #now: () => number;
+  readonly #prices: Prices;
 
-  constructor(sources: MetricsSources = {}, opts: MetricsOptions = {}) {
+  constructor(prices: Prices, sources: MetricsSources = {}, opts: MetricsOptions = {}) {
+    this.#prices = prices;
     this.#accounts = new BoundedLabel(opts.maxAccounts ?? 100);
     this.#models = new BoundedLabel(opts.maxModels ?? 50);
     this.#now = opts.clock ?? Date.now;
@@ -215,7 +221,7 @@ export class GatewayMetrics {
       t[2]! += u.cacheCreation1hTokens;
       t[3]! += u.cacheReadInputTokens;
       t[4]! += u.outputTokens;
-      const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
+      const cost = this.#prices.callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
       if (r.test) {
         // Test keys' calls cost nothing.
       } else if (cost.priced) slot.costUsd += cost.cents / 100;

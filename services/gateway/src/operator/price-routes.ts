@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
 import type { PriceBook } from '../pricing/catalog/price-book';
 import { fromLiteLlm, OperatorPrice } from '../pricing/catalog/operator-rows';
-import { activeCatalog } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 
@@ -37,7 +36,7 @@ export function operatorPriceRoutes(
     }),
     async (c) => {
       const now = clock();
-      const catalog = activeCatalog();
+      const { catalog } = book;
       return c.json({
         version: catalog.data.version,
         data: catalog.data.models.map((m) => ({ type: 'model_price', ...m })),

@@ -21,7 +21,7 @@ import { BODIES } from '../pipeline/endpoint-row';
 import { operatorActor, operatorAuth } from './auth';
 import { operatorBillingRoutes } from './billing-routes';
 import { operatorPriceRoutes } from './price-routes';
-import { PriceBook } from '../pricing/catalog/price-book';
+import type { PriceBook } from '../pricing/catalog/price-book';
 import type { MemberTokens } from '../identity/tokens';
 
 const plan = z.enum(['solo', 'team', 'scale']);
@@ -53,8 +53,8 @@ export interface OperatorDeps extends KeyRouteDeps {
   operatorToken: string | null;
   logger?: Logger;
   billing?: BillingDeps;
-  /** The gateway's prices (server.ts loads them); tests may leave it out. */
-  prices?: PriceBook;
+  /** The gateway's prices (the kernel loads them), with the operator's rows. */
+  prices: PriceBook;
   /** Sign-in through the account's identity provider (its settings are part of the account API). */
   identity?: MemberTokens;
   /** Capabilities' account-API routes (workload identity federation), served for any account here too. */
@@ -78,7 +78,7 @@ export function operatorRoutes(deps: OperatorDeps): Hono<AdminEnv> {
   const tag = 'Operator';
   const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
   app.route('/', operatorBillingRoutes(billing, actor));
-  app.route('/', operatorPriceRoutes(deps.prices ?? new PriceBook(deps.store), deps.clock, actor));
+  app.route('/', operatorPriceRoutes(deps.prices, deps.clock, actor));
 
   const create = operation({
     tag,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOG } from './catalog/catalog';
-import { batchMultiplier, callCost, formatCents, promptBand, type TokenCounts } from './prices';
+import { callCost, formatCents, Prices, promptBand, type TokenCounts } from './prices';
 
 const NOW = new Date('2026-11-25T12:00:00Z');
+const prices = new Prices();
 const counts = (c: Partial<TokenCounts>): TokenCounts => ({
   uncached_input_tokens: 0,
   output_tokens: 0,
@@ -33,9 +34,9 @@ describe('the price catalog', () => {
   });
 });
 
-describe('callCost', () => {
+describe('Prices.callCost', () => {
   it('prices Claude Opus 5.5 at $4 / $20, $5 and $8 cache writes, $0.20 cache reads', () => {
-    const c = callCost(
+    const c = prices.callCost(
       'claude-opus-5-5',
       counts({
         uncached_input_tokens: M,
@@ -58,7 +59,7 @@ describe('callCost', () => {
   });
 
   it('charges the Haiku 5.5 rates above 100,000 prompt tokens on every token of the call', () => {
-    const under = callCost(
+    const under = prices.callCost(
       'claude-haiku-5-5',
       counts({ uncached_input_tokens: 100_000, output_tokens: 1000 }),
       {
@@ -67,7 +68,7 @@ describe('callCost', () => {
     );
     // 100,000 × $0.10 + 1,000 × $0.50 per MTok = 1 + 0.05 cents.
     expect(under.cents).toBeCloseTo(1.05, 9);
-    const over = callCost(
+    const over = prices.callCost(
       'claude-haiku-5-5',
       counts({ uncached_input_tokens: 60_000, cache_read_input_tokens: 40_001, output_tokens: 1000 }),
       { at: NOW },
@@ -76,7 +77,7 @@ describe('callCost', () => {
     expect(over.cents).toBeCloseTo(3 + 0.200005 + 0.25, 9);
     expect(promptBand(100_001)).toBe(100_000);
     // A rollup keeps the band, and the band prices like the prompt it stands for.
-    const banded = callCost('claude-haiku-5-5', counts({ output_tokens: 1000 }), {
+    const banded = prices.callCost('claude-haiku-5-5', counts({ output_tokens: 1000 }), {
       at: NOW,
       promptTokens: 100_001,
     });
@@ -85,40 +86,43 @@ describe('callCost', () => {
 
   it('applies fast mode, the batch discount and US-only inference', () => {
     const c = counts({ uncached_input_tokens: M, output_tokens: M });
-    expect(callCost('claude-opus-4-8', c, { at: NOW, speed: 'fast' }).cents).toBe((10 + 50) * 100);
-    expect(callCost('claude-opus-4-6', c, { at: NOW, speed: 'fast', promptTokens: 100 }).cents).toBe(
+    expect(prices.callCost('claude-opus-4-8', c, { at: NOW, speed: 'fast' }).cents).toBe((10 + 50) * 100);
+    expect(prices.callCost('claude-opus-4-6', c, { at: NOW, speed: 'fast', promptTokens: 100 }).cents).toBe(
       (30 + 150) * 100,
     );
-    expect(callCost('claude-opus-4-6', c, { at: NOW, speed: 'fast', promptTokens: 200_001 }).cents).toBe(
-      (60 + 225) * 100,
+    expect(
+      prices.callCost('claude-opus-4-6', c, { at: NOW, speed: 'fast', promptTokens: 200_001 }).cents,
+    ).toBe((60 + 225) * 100);
+    expect(prices.callCost('claude-opus-5-5', c, { at: NOW, batch: true }).cents).toBe((2 + 10) * 100);
+    expect(prices.callCost('claude-opus-5-5', c, { at: NOW, inferenceGeo: 'us' }).cents).toBeCloseTo(
+      24 * 110,
+      9,
     );
-    expect(callCost('claude-opus-5-5', c, { at: NOW, batch: true }).cents).toBe((2 + 10) * 100);
-    expect(callCost('claude-opus-5-5', c, { at: NOW, inferenceGeo: 'us' }).cents).toBeCloseTo(24 * 110, 9);
     // Models older than Opus 4.6 take no data-residency multiplier.
-    expect(callCost('claude-opus-4-5', c, { at: NOW, inferenceGeo: 'us' }).cents).toBe(3000);
-    expect(batchMultiplier('claude-opus-5-5', NOW)).toBe(0.5);
-    expect(batchMultiplier('claude-mythos-preview', NOW)).toBeNull();
+    expect(prices.callCost('claude-opus-4-5', c, { at: NOW, inferenceGeo: 'us' }).cents).toBe(3000);
+    expect(prices.batchMultiplier('claude-opus-5-5', NOW)).toBe(0.5);
+    expect(prices.batchMultiplier('claude-mythos-preview', NOW)).toBeNull();
   });
 
   it('uses the row in force at the call: Sonnet 5.5 cache reads before and after 2026-10-07', () => {
     const c = counts({ cache_read_input_tokens: M });
-    expect(callCost('claude-sonnet-5-5', c, { at: new Date('2026-10-06T23:59:59Z') }).cents).toBeCloseTo(
-      20,
-      9,
-    );
-    expect(callCost('claude-sonnet-5-5', c, { at: new Date('2026-10-07T00:00:00Z') }).cents).toBeCloseTo(
-      10,
-      9,
-    );
+    expect(
+      prices.callCost('claude-sonnet-5-5', c, { at: new Date('2026-10-06T23:59:59Z') }).cents,
+    ).toBeCloseTo(20, 9);
+    expect(
+      prices.callCost('claude-sonnet-5-5', c, { at: new Date('2026-10-07T00:00:00Z') }).cents,
+    ).toBeCloseTo(10, 9);
   });
 
   it('leaves an unknown model unpriced with a fail-safe estimate at its family ceiling', () => {
-    const c = callCost('claude-opus-9', counts({ uncached_input_tokens: M, output_tokens: M }), { at: NOW });
+    const c = prices.callCost('claude-opus-9', counts({ uncached_input_tokens: M, output_tokens: M }), {
+      at: NOW,
+    });
     expect(c.priced).toBe(false);
     // The highest Opus rates the catalog has: $15 / $75 (Opus 4, 4.1, 3).
     expect(c.cents).toBe((15 + 75) * 100);
     // Fast mode on a model with no fast price is unpriced too, estimated at the highest fast multiplier.
-    const fast = callCost('claude-opus-5-5', counts({ output_tokens: M }), { at: NOW, speed: 'fast' });
+    const fast = prices.callCost('claude-opus-5-5', counts({ output_tokens: M }), { at: NOW, speed: 'fast' });
     expect(fast.priced).toBe(false);
     expect(fast.cents).toBe(20 * 6 * 100);
   });

@@ -5,17 +5,72 @@ import { BUNDLED_CATALOG, familyOf, type PriceCatalog, type Rates } from './cata
 /**
  * Cost is derived, never stored: tokens × the catalog row in force at the call's time
  * (pricing/catalog/price-catalog.json plus the operator's rows). Every reader (reports, the
- * dashboard, budgets, spend caps, metrics, invoices) prices through `callCost` below.
+ * dashboard, budgets, spend caps, metrics, invoices) prices through a `Prices` it is given
+ * (the kernel builds one per gateway), never through module state.
  */
-let active: PriceCatalog = BUNDLED_CATALOG;
+export class Prices {
+  #catalog: PriceCatalog;
 
-/** The catalog every cost is computed from; the server replaces it when operator rows change. */
-export function activeCatalog(): PriceCatalog {
-  return active;
+  constructor(catalog: PriceCatalog = BUNDLED_CATALOG) {
+    this.#catalog = catalog;
+  }
+
+  /** The catalog in force now. */
+  get catalog(): PriceCatalog {
+    return this.#catalog;
+  }
+
+  /** Puts `catalog` in force (the price book does, when operator rows change). */
+  use(catalog: PriceCatalog): void {
+    this.#catalog = catalog;
+  }
+
+  callCost(model: string | null, counts: TokenCounts, dims: PricingDims): CallCost {
+    return callCost(model, counts, dims, this.#catalog);
+  }
+
+  /** The cost of one rollup or call-log row (its own day and dimensions). */
+  rowCost(row: UsageRow, fallbackAt: Date = new Date()): CallCost {
+    return callCost(row.model, rowCounts(row), rowDims(row, fallbackAt), this.#catalog);
+  }
+
+  /** Cents of `counts` of `model` at `at` (standard speed, global, not batched): the estimate when unpriced. */
+  usageCostCents(model: string | null, counts: TokenCounts, at: Date = new Date()): number {
+    return callCost(model, counts, { at }, this.#catalog).cents;
+  }
+
+  /** The Message Batches multiplier in force for a model (null when the model is unpriced then). */
+  batchMultiplier(model: string, at: Date): number | null {
+    return this.#catalog.lookup(model, at) ? this.#catalog.batchMultiplier : null;
+  }
+
+  /**
+   * A call log entry's cost: USD cents at the price in force when it was made, or null with
+   * `unpriced` when the catalog has no price for it (never a guess).
+   */
+  callCostJson(r: {
+    model: string | null;
+    usage: unknown;
+    createdAt: Date;
+    batch?: boolean;
+    test?: boolean;
+  }) {
+    // A test key's call costs nothing: the emulator answered it and nobody is billed.
+    if (r.test) return { currency: 'USD' as const, amount: '0', unpriced: false, test: true };
+    const u = usageFigures(r.usage as ProviderUsage | null, r.batch ?? false);
+    const cost = this.callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
+    return {
+      currency: 'USD' as const,
+      amount: cost.priced ? formatCents(cost.cents) : null,
+      unpriced: !cost.priced,
+    };
+  }
 }
 
-export function setActiveCatalog(catalog: PriceCatalog): void {
-  active = catalog;
+/** A report's reach: its queries, and the gateway's prices to cost what they find. */
+export interface Priced<S> {
+  store: S;
+  prices: Prices;
 }
 
 /** Token counts the price applies to, in the provider's usage-report names. */
@@ -114,7 +169,7 @@ export function callCost(
   model: string | null,
   counts: TokenCounts,
   dims: PricingDims,
-  catalog: PriceCatalog = active,
+  catalog: PriceCatalog,
 ): CallCost {
   const found = catalog.lookup(model, dims.at);
   const billable = TOKEN_TYPES.some((t) => counts[t] > 0) || counts.web_search_requests > 0;
@@ -162,16 +217,6 @@ export function callCost(
   return { priced, cents, parts, displayName: found?.model.display_name ?? model ?? 'unknown model' };
 }
 
-/** Cents of `counts` of `model` at `at` (standard speed, global, not batched): the estimate when unpriced. */
-export function usageCostCents(model: string | null, counts: TokenCounts, at: Date = new Date()): number {
-  return callCost(model, counts, { at }).cents;
-}
-
-/** The Message Batches multiplier in force for a model (null when the model is unpriced then). */
-export function batchMultiplier(model: string, at: Date, catalog: PriceCatalog = active): number | null {
-  return catalog.lookup(model, at) ? catalog.batchMultiplier : null;
-}
-
 /** The pricing dimensions of a rollup or call-log row (columns the pricing queries select). */
 export function rowDims(row: UsageRow, fallbackAt: Date): PricingDims {
   return {
@@ -181,11 +226,6 @@ export function rowDims(row: UsageRow, fallbackAt: Date): PricingDims {
     batch: row.batch ?? false,
     promptTokens: row.prompt_band ? row.prompt_band + 1 : 0,
   };
-}
-
-/** The cost of one rollup or call-log row read with `pricing` (its own day and dimensions). */
-export function rowCost(row: UsageRow, fallbackAt: Date = new Date()): CallCost {
-  return callCost(row.model, rowCounts(row), rowDims(row, fallbackAt));
 }
 
 /** The counts of a usage row (rollups or call log) under the report's names. */
@@ -230,28 +270,6 @@ export function figureDims(u: UsageFigures, at: Date): PricingDims {
     inferenceGeo: u.inferenceGeo,
     batch: u.batch,
     promptTokens: u.inputTokens + u.cacheReadInputTokens + u.cacheCreation5mTokens + u.cacheCreation1hTokens,
-  };
-}
-
-/**
- * A call log entry's cost: USD cents at the price in force when it was made, or null with
- * `unpriced` when the catalog has no price for it (never a guess).
- */
-export function callCostJson(r: {
-  model: string | null;
-  usage: unknown;
-  createdAt: Date;
-  batch?: boolean;
-  test?: boolean;
-}) {
-  // A test key's call costs nothing: the emulator answered it and nobody is billed.
-  if (r.test) return { currency: 'USD' as const, amount: '0', unpriced: false, test: true };
-  const u = usageFigures(r.usage as ProviderUsage | null, r.batch ?? false);
-  const cost = callCost(r.model, figureCounts(u), figureDims(u, r.createdAt));
-  return {
-    currency: 'USD' as const,
-    amount: cost.priced ? formatCents(cost.cents) : null,
-    unpriced: !cost.priced,
   };
 }
 

@@ -1,7 +1,4 @@
-import { performance } from 'node:perf_hooks';
-import type { CallRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
-import type { ForwardCall } from './forward';
 
 const UNREACHABLE = new Set([
   'ECONNREFUSED',
@@ -13,56 +10,6 @@ const UNREACHABLE = new Set([
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-
-type Result = Pick<
-  CallRecord,
-  | 'model'
-  | 'status'
-  | 'errorType'
-  | 'usage'
-  | 'estimated'
-  | 'upstreamMessageId'
-  | 'upstreamRequestId'
-  | 'ttfbMs'
-  | 'partial'
-> &
-  Partial<Pick<CallRecord, 'requestBytes' | 'responseBytes'>> & { overheadMs?: number | null };
-
-/** The call log entry for a call and how it ended. One literal: this runs once per call. */
-export function callRecord(call: Omit<ForwardCall, 'target' | 'req' | 'res'>, result: Result): CallRecord {
-  const { key } = call.principal;
-  return {
-    id: call.requestId,
-    accountId: key.accountId,
-    keyId: key.id,
-    memberId: key.memberId,
-    app: key.app,
-    environment: key.environment,
-    groupId: call.groupId,
-    client: call.client,
-    endpoint: call.endpoint,
-    stream: call.stream,
-    retryCount: call.retryCount,
-    latencyMs: performance.now() - call.startedAt,
-    createdAt: call.createdAt,
-    agentId: call.agentId ?? null,
-    parentAgentId: call.parentAgentId ?? null,
-    model: result.model,
-    status: result.status,
-    errorType: result.errorType,
-    usage: result.usage,
-    estimated: result.estimated,
-    upstreamMessageId: result.upstreamMessageId,
-    upstreamRequestId: result.upstreamRequestId,
-    ttfbMs: result.ttfbMs,
-    partial: result.partial,
-    overheadMs: result.overheadMs ?? null,
-    // Undefined when the call carries no byte counts: JSON (the spool) leaves them out.
-    requestBytes: result.requestBytes,
-    responseBytes: result.responseBytes,
-    ...(key.kind === 'test' ? { test: true } : {}),
-  };
-}
 
 export function codeOf(err: unknown): string | undefined {
   const e = err as { code?: string; cause?: { code?: string } };

@@ -5,15 +5,14 @@ import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { CallRecord } from '../lib/call-record';
+import { callRecord, type CallRecord } from '../lib/call-record';
 import type { KeptStream, StreamEvents } from '../streams/events';
 import { JsonUsageTap, settleUsage, SseFramer, SseUsageTap } from '@keygate/protocol';
-import { callRecord, codeOf, readTimeout, unreachable, upstreamFailure } from './call-result';
-import { clientHeaders, upstreamHeaders } from './headers';
+import { codeOf, readTimeout, unreachable, upstreamFailure } from './call-result';
+import { clientHeaders } from './headers';
+import { upstreamRequest, type BuiltRequest } from './upstream-request';
 import { errorEvent, sendError, shutdownError, type Endable, type InFlightCalls } from './in-flight';
 import { KEEP_ALIVE_LINE, type QuietStream, type SseKeepAlive } from './keep-alive';
-
-export { callRecord } from './call-result';
 
 export interface UpstreamTarget {
   baseUrl: string;
@@ -24,10 +23,7 @@ export interface UpstreamTarget {
 }
 
 /** What one upstream is sent for a call. */
-export interface UpstreamRequest {
-  path: string;
-  headers: Record<string, string | string[]>;
-  body: Buffer | null;
+export interface UpstreamRequest extends BuiltRequest {
   /** The model id was rewritten for this upstream: the call is recorded (and priced) under the client's. */
   mapped: boolean;
 }
@@ -131,17 +127,20 @@ function send(
   }
   {
     const exchange = new Exchange(call, deps, resolve, reject, null, false);
+    const out = upstreamRequest(
+      call.req.headers,
+      call.path,
+      call.body,
+      call.body?.length ?? call.upload?.length ?? null,
+      { auth: 'x-api-key', credential: call.target.apiKey },
+    );
     deps.dispatcher.dispatch(
       {
         origin: call.target.baseUrl,
-        path: call.path,
+        path: out.path,
         method: call.req.method as Dispatcher.HttpMethod,
-        headers: upstreamHeaders(
-          call.req.headers,
-          call.target.apiKey,
-          call.body?.length ?? call.upload?.length ?? null,
-        ),
-        body: call.upload?.stream ?? call.body,
+        headers: out.headers,
+        body: call.upload?.stream ?? out.body,
         headersTimeout: deps.timeoutMs,
         bodyTimeout: deps.timeoutMs,
       },
@@ -466,8 +465,8 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
       requestBytes: call.body?.length ?? call.upload?.length ?? null,
       responseBytes: this.#bytes,
       overheadMs: this.#overheadMs,
+      upstream: this.#attempt?.label ?? null,
     });
-    if (this.#attempt) record.upstream = this.#attempt.label;
     this.#deps.record(record);
   }
 }

@@ -50,12 +50,13 @@ function connectionNamed(value: string | string[] | undefined): Set<string> | nu
 
 /**
  * The headers sent upstream: the client's own (anthropic-*, x-stainless-*, user-agent, …) as
- * sent, with the account's provider key in place of the app key. Compression is declined so
+ * sent, with the account's provider key (null: another credential, set by the caller) in place
+ * of the app key. Compression is declined so
  * the usage tap can read the answer; the client gets the same bytes either way.
  */
 export function upstreamHeaders(
   incoming: IncomingHttpHeaders,
-  providerKey: string,
+  providerKey: string | null,
   bodyLength: number | null,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -67,7 +68,7 @@ export function upstreamHeaders(
     if (named?.has(name)) continue;
     out[name] = value;
   }
-  out['x-api-key'] = providerKey;
+  if (providerKey !== null) out['x-api-key'] = providerKey;
   out['anthropic-version'] ??= DEFAULT_VERSION;
   out['accept-encoding'] = 'identity';
   if (bodyLength !== null) out['content-length'] = String(bodyLength);

@@ -6,10 +6,9 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError, knownError } from '../lib/errors';
-import type { CallRecord } from '../lib/call-record';
+import { answeredRecord, clientClosedRecord, refusedRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from '../pipeline/proxied-body';
 import {
-  callRecord,
   forward,
   type ForwardCall,
   type ForwardDeps,
@@ -128,15 +127,7 @@ export async function proxyCall(
       ended = true;
       const err = shutdownError();
       if (!res.headersSent) sendError(res, err, call.requestId);
-      opts.record(
-        callRecord(call, {
-          ...NOT_SENT,
-          model: call.model,
-          status: err.status,
-          errorType: 'shutdown',
-          partial: true,
-        }),
-      );
+      opts.record(answeredRecord(call, err.status, 'shutdown', { partial: true }));
     },
   });
   try {
@@ -183,22 +174,14 @@ export async function proxyCall(
     if (ended) return RESPONSE_ALREADY_SENT;
     if (err instanceof ClientGoneError) {
       // No one to answer; the attempt still belongs in the call log.
-      opts.record(
-        callRecord(call, {
-          ...NOT_SENT,
-          model: call.model,
-          status: 499,
-          errorType: 'client_closed',
-          partial: true,
-        }),
-      );
+      opts.record(clientClosedRecord(call));
       return RESPONSE_ALREADY_SENT;
     }
     // A refusal, or a lookup the database could not answer (an outage: the retryable 503),
     // is answered and recorded like any refusal; anything else is ours.
     const refusal = knownError(err);
     if (!refusal) throw err;
-    opts.record(rejected(call, refusal));
+    opts.record(refusedRecord(call, refusal));
     if (!req.complete && !res.headersSent) {
       answerUnread(req, res, refusal, call.requestId);
       return RESPONSE_ALREADY_SENT;
@@ -292,27 +275,6 @@ export function clientOf(headers: Record<string, string | string[] | undefined>)
   const beta = headers['anthropic-beta'];
   if ((Array.isArray(beta) ? beta.join(',') : (beta ?? '')).includes('claude-code-')) return 'claude_code';
   return String(headers['user-agent'] ?? '').startsWith('claude-cli/') ? 'claude_code' : null;
-}
-
-const NOT_SENT = {
-  usage: null,
-  estimated: false,
-  upstreamMessageId: null,
-  upstreamRequestId: null,
-  ttfbMs: null,
-} as const;
-
-/** A call refused before it went upstream is still a call: it is recorded with its error. */
-function rejected(call: ForwardCall, err: GatewayError): CallRecord {
-  const record = callRecord(call, {
-    ...NOT_SENT,
-    model: call.model,
-    status: err.status,
-    errorType: err.type,
-    partial: false,
-  });
-  if (err.reason) record.refusal = err.reason;
-  return record;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { callCost, formatCents, NO_TOKENS, rowDims } from '../pricing/prices';
+import { formatCents, NO_TOKENS, rowDims, type Prices, type Priced } from '../pricing/prices';
 import type { Store, UsageRow } from '../store';
 import { isoSeconds } from './buckets';
 import { filtersOf, reportFilters } from './params';
@@ -29,13 +29,13 @@ export interface CacheFigures {
 }
 
 /** What reading `tokens` as cache reads saved against paying for them as uncached input. */
-export function readSavingsCents(row: UsageRow, fallbackAt: Date = new Date()): number {
+export function readSavingsCents(prices: Prices, row: UsageRow, fallbackAt: Date = new Date()): number {
   const tokens = row.cache_read_input_tokens;
   if (tokens <= 0) return 0;
   const dims = rowDims(row, fallbackAt);
-  const asInput = callCost(row.model, { ...NO_TOKENS, uncached_input_tokens: tokens }, dims);
+  const asInput = prices.callCost(row.model, { ...NO_TOKENS, uncached_input_tokens: tokens }, dims);
   if (!asInput.priced) return 0;
-  const asRead = callCost(row.model, { ...NO_TOKENS, cache_read_input_tokens: tokens }, dims);
+  const asRead = prices.callCost(row.model, { ...NO_TOKENS, cache_read_input_tokens: tokens }, dims);
   return asInput.cents - asRead.cents;
 }
 
@@ -56,7 +56,10 @@ export interface CacheQuery {
  * Cache figures by member or key from the hourly rollups (the typed face the dashboard calls):
  * tokens of every call, savings priced per model and day for live keys (test keys cost nothing).
  */
-export async function cacheLines(store: Pick<Store, 'usage'>, q: CacheQuery): Promise<CacheFigures[]> {
+export async function cacheLines(
+  { store, prices }: Priced<Pick<Store, 'usage'>>,
+  q: CacheQuery,
+): Promise<CacheFigures[]> {
   const { from, to } = wholeHours(q.from, q.to);
   const dim = BY[q.by];
   const base = { accountId: q.accountId, from, to, bucketSeconds: null, filters: storeFilters(q.filters) };
@@ -65,7 +68,7 @@ export async function cacheLines(store: Pick<Store, 'usage'>, q: CacheQuery): Pr
     store.usage.fromRollups({ ...base, groupBy: [dim, 'model'], excludeTestKeys: true, pricing: true }),
   ]);
   const saved = new Map<string | null, number>();
-  for (const r of priced) saved.set(r[dim], (saved.get(r[dim]) ?? 0) + readSavingsCents(r, to));
+  for (const r of priced) saved.set(r[dim], (saved.get(r[dim]) ?? 0) + readSavingsCents(prices, r, to));
   return tokens
     .map((r) => {
       const f = {
@@ -107,14 +110,14 @@ export function cacheJson(f: CacheFigures) {
  * caching's effect by member or key over a range (default: this month to now).
  */
 export async function cacheReport(
-  store: Pick<Store, 'usage'>,
+  deps: Priced<Pick<Store, 'usage'>>,
   accountId: string,
   q: z.infer<typeof CacheReportParams>,
   now: number,
   timeZone = UTC,
 ) {
   const { from, to } = rangeOf(q, now, timeZone);
-  const lines = await cacheLines(store, { accountId, from, to, by: q.by, filters: filtersOf(q) });
+  const lines = await cacheLines(deps, { accountId, from, to, by: q.by, filters: filtersOf(q) });
   return {
     type: 'cache_report' as const,
     by: q.by,

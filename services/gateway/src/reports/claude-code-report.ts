@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { callCost, rowCounts } from '../pricing/prices';
+import { rowCounts, type Prices, type Priced } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import type { ClaudeCodeRow, Store } from '../store';
 import { isoSeconds } from './buckets';
@@ -27,7 +27,7 @@ function decodePage(token: string): string {
 const round = (cents: number) => Math.round(cents * 1e6) / 1e6;
 const priced = (c: { priced: boolean; cents: number }) => (c.priced ? round(c.cents) : null);
 
-function modelBreakdown(row: ClaudeCodeRow, day: Date) {
+function modelBreakdown(prices: Prices, row: ClaudeCodeRow, day: Date) {
   const counts = rowCounts(row);
   return {
     model: row.model,
@@ -38,7 +38,10 @@ function modelBreakdown(row: ClaudeCodeRow, day: Date) {
       cache_creation: row.cache_creation_5m_tokens + row.cache_creation_1h_tokens,
     },
     // An unpriced model's cost is unknown, not zero: null, as the cost report leaves it out.
-    estimated_cost: { currency: 'USD' as const, amount: priced(callCost(row.model, counts, { at: day })) },
+    estimated_cost: {
+      currency: 'USD' as const,
+      amount: priced(prices.callCost(row.model, counts, { at: day })),
+    },
   };
 }
 
@@ -65,7 +68,7 @@ function toolActions(o: Outcome) {
  * OpenTelemetry export received at /otlp, and are null for an actor that sent none.
  */
 export async function claudeCodeReport(
-  store: Pick<Store, 'claudeCode' | 'members' | 'keys' | 'telemetry'>,
+  { store, prices }: Priced<Pick<Store, 'claudeCode' | 'members' | 'keys' | 'telemetry'>>,
   accountId: string,
   q: z.infer<typeof ClaudeCodeReportParams>,
 ) {
@@ -119,7 +122,9 @@ export async function claudeCodeReport(
         pull_requests_by_claude_code: o ? o.pull_requests : null,
       },
       tool_actions: o ? toolActions(o) : null,
-      model_breakdown: models.filter((m) => m.requests > 0).map((m) => modelBreakdown(m, new Date(day))),
+      model_breakdown: models
+        .filter((m) => m.requests > 0)
+        .map((m) => modelBreakdown(prices, m, new Date(day))),
       user_id: member ? id : null,
       api_key_id: member ? null : id,
       requests: total?.requests ?? 0,

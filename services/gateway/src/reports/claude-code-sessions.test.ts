@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rowCounts, usageCostCents } from '../pricing/prices';
+import { Prices, rowCounts } from '../pricing/prices';
 import type { AgentRow } from '../store';
 import { claudeCodeSessions } from './claude-code-sessions';
 
@@ -24,7 +24,8 @@ const row = (o: Partial<AgentRow>): AgentRow => ({
   test: false,
   ...o,
 });
-const cost = (r: AgentRow) => usageCostCents(r.model, rowCounts(r));
+const prices = new Prices();
+const cost = (r: AgentRow) => prices.usageCostCents(r.model, rowCounts(r));
 
 describe('claudeCodeSessions', () => {
   it('builds each session’s agent tree, costs per agent and per subtree', async () => {
@@ -35,9 +36,13 @@ describe('claudeCodeSessions', () => {
       row({ agent_id: 'a3', first_at: new Date('2026-11-25T10:03:00Z'), input_tokens: 5 }),
       row({ session_id: 'sess-2', member_id: 'user_b', key_id: 'key_b', requests: 2 }),
     ];
-    const sessions = await claudeCodeSessions({ agentTree: { rows: async () => rows } }, 'acct', {
-      starting_at: DAY,
-    });
+    const sessions = await claudeCodeSessions(
+      { store: { agentTree: { rows: async () => rows } }, prices },
+      'acct',
+      {
+        starting_at: DAY,
+      },
+    );
     expect(sessions.map((s) => [s.session_id, s.user_id, s.requests])).toEqual([
       ['sess-1', 'user_a', 6],
       ['sess-2', 'user_b', 2],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rowCounts, usageCostCents } from '../pricing/prices';
+import { rowCounts, type Prices, type Priced } from '../pricing/prices';
 import type { AgentRow, Store } from '../store';
 import { isoSeconds } from './buckets';
 import { timestamp } from './query';
@@ -50,7 +50,7 @@ const round = (cents: number) => Math.round(cents * 1e6) / 1e6;
  * `x-claude-code-agent-id` / `x-claude-code-parent-agent-id`), per member and UTC day.
  */
 export async function claudeCodeSessions(
-  store: Pick<Store, 'agentTree'>,
+  { store, prices }: Priced<Pick<Store, 'agentTree'>>,
   accountId: string,
   q: z.infer<typeof ClaudeCodeSessionsParams>,
 ): Promise<SessionLine[]> {
@@ -67,10 +67,10 @@ export async function claudeCodeSessions(
     const id = JSON.stringify([r.day.getTime(), r.member_id, r.member_id ? null : r.key_id, r.session_id]);
     sessions.set(id, [...(sessions.get(id) ?? []), r]);
   }
-  return [...sessions.values()].map((list) => sessionLine(list));
+  return [...sessions.values()].map((list) => sessionLine(prices, list));
 }
 
-function sessionLine(list: AgentRow[]): SessionLine {
+function sessionLine(prices: Prices, list: AgentRow[]): SessionLine {
   const first = list[0]!;
   const byAgent = new Map<string | null, AgentNode>();
   for (const r of list) {
@@ -96,7 +96,7 @@ function sessionLine(list: AgentRow[]): SessionLine {
     node.cache_read_input_tokens += r.cache_read_input_tokens;
     node.cache_creation_input_tokens += r.cache_creation_5m_tokens + r.cache_creation_1h_tokens;
     // A test key's calls cost nothing.
-    if (!r.test) node.cost_cents += usageCostCents(r.model, rowCounts(r));
+    if (!r.test) node.cost_cents += prices.usageCostCents(r.model, rowCounts(r));
     if (r.model && !node.models.includes(r.model)) node.models.push(r.model);
     byAgent.set(r.agent_id, node);
   }

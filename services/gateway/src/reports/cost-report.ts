@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { formatCents, rowCost, rowCounts, TOKEN_TYPES, type TokenType } from '../pricing/prices';
+import {
+  formatCents,
+  rowCounts,
+  TOKEN_TYPES,
+  type Prices,
+  type Priced,
+  type TokenType,
+} from '../pricing/prices';
 import type { Store, UsageDimension, UsageRow } from '../store';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
@@ -40,8 +47,8 @@ interface CostItem {
 }
 
 /** Splits one usage row into its priced parts: per token type, and web searches. */
-function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): CostItem[] {
-  const cost = rowCost(row);
+function pricedParts(prices: Prices, row: UsageRow, byDescription: boolean, byModel: boolean): CostItem[] {
+  const cost = prices.rowCost(row);
   const counts = rowCounts(row);
   const base = {
     api_key_id: row.api_key_id,
@@ -77,7 +84,7 @@ function pricedParts(row: UsageRow, byDescription: boolean, byModel: boolean): C
  * cost type and is in the plan's currency; `GET /v1/organizations/billing` has it.
  */
 export async function costReport(
-  store: Pick<Store, 'usage'>,
+  { store, prices }: Priced<Pick<Store, 'usage'>>,
   accountId: string,
   q: z.infer<typeof CostReportParams>,
   now: number,
@@ -117,11 +124,11 @@ export async function costReport(
     const t = page.key(row.bucket!);
     if (!byBucket.has(t)) byBucket.set(t, new Map());
     const items = byBucket.get(t)!;
-    if (!rowCost(row).priced) {
+    if (!prices.rowCost(row).priced) {
       noteUnpriced(unpriced, row);
       continue;
     }
-    for (const part of pricedParts(row, groups.has('description'), groups.has('model'))) {
+    for (const part of pricedParts(prices, row, groups.has('description'), groups.has('model'))) {
       const id = JSON.stringify([
         part.description,
         part.cost_type,

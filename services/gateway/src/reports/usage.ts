@@ -1,4 +1,4 @@
-import { rowCost, rowCounts, TOKEN_TYPES, type TokenType } from '../pricing/prices';
+import { rowCounts, TOKEN_TYPES, type Priced, type TokenType } from '../pricing/prices';
 import type { Store, UsageDimension, UsageRow } from '../store';
 
 /**
@@ -100,14 +100,17 @@ export function usageRows(store: Pick<Store, 'usage'>, q: ReportQuery): Promise<
  * row (pricing/): live keys only (test keys are never billed). A model without a price is left
  * out here; the cost report and the dashboard name it instead.
  */
-export async function costRows(store: Pick<Store, 'usage'>, q: ReportQuery): Promise<CostRow[]> {
+export async function costRows(
+  { store, prices }: Priced<Pick<Store, 'usage'>>,
+  q: ReportQuery,
+): Promise<CostRow[]> {
   const rows = await store.usage.fromRollups({
     ...storeQuery(q, [...q.groupBy, 'model']),
     excludeTestKeys: true,
     pricing: true,
   });
   return rows.flatMap((row) => {
-    const cost = rowCost(row);
+    const cost = prices.rowCost(row);
     if (!cost.priced) return [];
     const counts = rowCounts(row);
     const base = {

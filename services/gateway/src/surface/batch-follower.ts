@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { BATCH_ENDPOINT } from '../pricing/prices';
-import type { CallRecord } from '../lib/call-record';
+import { accruedRecord, type CallRecord } from '../lib/call-record';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamTarget } from '../proxy/forward';
@@ -198,29 +198,18 @@ export function resultRecord(batch: OpenBatch, line: Result, endedAt: Date): Cal
   const digest = createHash('sha256')
     .update(`${batch.id}\n${line.custom_id ?? ''}`)
     .digest('hex');
-  return {
+  return accruedRecord({
     id: `req_batch_${digest.slice(0, 32)}`,
-    accountId: batch.accountId,
-    keyId: batch.keyId,
-    memberId: batch.memberId,
-    app: batch.app,
-    environment: batch.environment,
+    owner: batch,
     groupId: batch.id,
-    client: null,
     endpoint: BATCH_ENDPOINT,
     batch: true,
     model: typeof message?.model === 'string' ? message.model : null,
-    stream: false,
     status: message ? 200 : (STATUS_OF[type] ?? 400),
     errorType: message ? null : (line.result?.error?.error?.type ?? line.result?.error?.type ?? type),
     usage: message?.usage ?? null,
     upstreamMessageId: typeof message?.id === 'string' ? message.id : null,
-    upstreamRequestId: null,
-    retryCount: 0,
     latencyMs: endedAt.getTime() - batch.createdAt.getTime(),
-    ttfbMs: null,
-    partial: false,
-    estimated: false,
     createdAt: endedAt,
-  };
+  });
 }

@@ -1,3 +1,4 @@
+import type { Prices } from '../pricing/prices';
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
@@ -12,7 +13,7 @@ import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
-import { answered } from './call';
+import { answeredRecord } from '../lib/call-record';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
 import { checkBody } from './body-check';
 import { run, streamed, type SurfaceDeps } from './files-routes';
@@ -37,6 +38,8 @@ export interface BatchDeps extends SurfaceDeps {
   settle?(batchId: string): Promise<void>;
   /** Keygate's address as clients reach it, never as a request's `Host` names it: `results_url` points there. */
   publicUrl: () => string;
+  /** The gateway's prices: a batch's ceiling at the batch price. */
+  prices: Prices;
 }
 
 /**
@@ -88,7 +91,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
       if (typeof batch?.id === 'string') {
         const { key } = call.principal;
         await d.objects.claim(key.accountId, ownerOf(call.principal, 'batch', batch.id, call.groupId));
-        const { accountId, keyId, memberId, app, environment, groupId } = answered(call, 200, null);
+        const { accountId, keyId, memberId, app, environment, groupId } = answeredRecord(call, 200, null);
         await d.objects.followBatch({
           id: batch.id,
           ...{ accountId, keyId, memberId, app, environment, groupId },
@@ -109,7 +112,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   /** The batch's hold on hard-capped budgets, or the refusal a single call over the cap gets. */
   async function holdFor(call: ForwardCall, sizes: ValidatedBody[]) {
     const id = `batch:${call.requestId}`;
-    const cents = batchCeilingMicroUsd(sizes) / 10_000;
+    const cents = batchCeilingMicroUsd(sizes, deps.prices.catalog) / 10_000;
     if (!deps.holds) return { id, cents, counters: [] };
     const held = await deps.holds.holdBatch(call.principal, id, sizes, Date.now() + HOLD_MS);
     if (held instanceof GatewayError) throw held;

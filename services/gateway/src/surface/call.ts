@@ -2,10 +2,10 @@ import type { Context } from 'hono';
 import { performance } from 'node:perf_hooks';
 import type { AppEnv } from '../app-env';
 import type { Principal } from '../auth/resolver';
-import type { CallRecord } from '../lib/call-record';
+import { clientClosedRecord, refusedRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import { ClientGoneError } from '../pipeline/body-reader';
-import { callRecord, type ForwardCall } from '../proxy/forward';
+import type { ForwardCall } from '../proxy/forward';
 import { callerOf, groupIdOf, targetFor, type ProxyOptions } from '../proxy/routes';
 
 /**
@@ -47,7 +47,7 @@ export function surfaceCall(
     call.target = targetFor(call.principal, opts);
     call.groupId = groupIdOf(req.headers);
   } catch (err) {
-    if (err instanceof GatewayError) opts.record(refused(call, err));
+    if (err instanceof GatewayError) opts.record(refusedRecord(call, err));
     throw err;
   }
   return call;
@@ -59,33 +59,6 @@ function hasBody(
 ): boolean {
   if (method === 'GET' || method === 'HEAD') return false;
   return headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
-}
-
-/** The call log entry of a call answered without the provider (refused, or served by Keygate). */
-export function refused(call: ForwardCall, err: GatewayError): CallRecord {
-  return answered(call, err.status, err.type);
-}
-
-export function answered(
-  call: ForwardCall,
-  status: number,
-  errorType: string | null,
-  extra: Partial<CallRecord> = {},
-): CallRecord {
-  return {
-    ...callRecord(call, {
-      model: call.model,
-      status,
-      errorType,
-      usage: null,
-      estimated: false,
-      upstreamMessageId: null,
-      upstreamRequestId: null,
-      ttfbMs: null,
-      partial: false,
-    }),
-    ...extra,
-  };
 }
 
 /**
@@ -120,6 +93,6 @@ export async function admitOrThrow(
 /** A client gone before its body arrived has no one to answer: the attempt is recorded as the messages route records it. */
 export function recordGone(call: ForwardCall, opts: Pick<ProxyOptions, 'record'>, err: unknown): boolean {
   if (!(err instanceof ClientGoneError)) return false;
-  opts.record(answered(call, 499, 'client_closed', { partial: true }));
+  opts.record(clientClosedRecord(call));
   return true;
 }

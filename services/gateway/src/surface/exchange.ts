@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { CallRecord } from '../lib/call-record';
+import { answeredRecord, type CallResult } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
-import { clientHeaders, upstreamHeaders } from '../proxy/headers';
+import { clientHeaders } from '../proxy/headers';
+import { upstreamRequest } from '../proxy/upstream-request';
 import type { ProxyOptions } from '../proxy/routes';
-import { answered } from './call';
 
 /** An upstream answer read whole: the small JSON answers of the control endpoints. */
 export interface Answer {
@@ -28,16 +28,22 @@ export async function exchange(
   length: number | null,
 ): Promise<Answer> {
   let res: Dispatcher.ResponseData;
+  const out = upstreamRequest(
+    call.req.headers,
+    call.path,
+    null,
+    Buffer.isBuffer(body) ? body.length : length,
+    {
+      auth: 'x-api-key',
+      credential: call.target.apiKey,
+    },
+  );
   try {
     res = await opts.dispatcher.request({
       origin: call.target.baseUrl,
-      path: call.path,
+      path: out.path,
       method: call.req.method as Dispatcher.HttpMethod,
-      headers: upstreamHeaders(
-        call.req.headers,
-        call.target.apiKey,
-        Buffer.isBuffer(body) ? body.length : length,
-      ),
+      headers: out.headers,
       body,
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
@@ -84,7 +90,7 @@ export function relay(
   opts: Pick<ProxyOptions, 'record'>,
   answer: Answer,
   body: Buffer = answer.body,
-  extra: Partial<CallRecord> = {},
+  extra: Partial<CallResult> = {},
 ): void {
   const headers = clientHeaders(answer.headers, call.requestId);
   delete headers['content-length'];
@@ -93,7 +99,7 @@ export function relay(
   call.res.writeHead(answer.status, headers);
   call.res.end(body);
   opts.record(
-    answered(call, answer.status, answer.status >= 400 ? errorTypeOf(body) : null, {
+    answeredRecord(call, answer.status, answer.status >= 400 ? errorTypeOf(body) : null, {
       upstreamRequestId: answer.upstreamRequestId,
       responseBytes: body.length,
       ...extra,

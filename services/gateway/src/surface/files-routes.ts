@@ -8,7 +8,8 @@ import { GatewayError } from '../lib/errors';
 import { forward, type ForwardCall } from '../proxy/forward';
 import { sendError } from '../proxy/in-flight';
 import type { ProxyOptions } from '../proxy/routes';
-import { admitOrThrow, recordGone, refused, surfaceCall } from './call';
+import { refusedRecord } from '../lib/call-record';
+import { admitOrThrow, recordGone, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { assertVisible, ownerOf, type Objects } from './ownership';
 import { ownedList, providerReader } from './owned-list';
@@ -61,7 +62,7 @@ export async function run<D extends Pick<SurfaceDeps, 'proxy'>>(
   } catch (err) {
     if (recordGone(call, deps.proxy, err)) return RESPONSE_ALREADY_SENT;
     if (!(err instanceof GatewayError)) throw err;
-    if (!forwarded.has(err)) deps.proxy.record(refused(call, err));
+    if (!forwarded.has(err)) deps.proxy.record(refusedRecord(call, err));
     if (call.res.headersSent) return RESPONSE_ALREADY_SENT;
     // Refused before its body was read (an upload over the limit): the rest is discarded and the
     // connection closes after the answer, or the client still sending gets a reset in its place.

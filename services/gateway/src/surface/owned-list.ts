@@ -1,3 +1,4 @@
+import { upstreamRequest } from '../proxy/upstream-request';
 import { FILES_BETA, namesBeta, SKILLS_BETA } from '@keygate/protocol';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
@@ -124,12 +125,17 @@ export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string):
         origin: call.target.baseUrl,
         path: `${base}/${encodeURIComponent(id)}`,
         method: 'GET',
-        headers: {
-          'x-api-key': call.target.apiKey,
-          'anthropic-version': version,
-          ...(beta ? { 'anthropic-beta': String(beta) } : {}),
-          accept: 'application/json',
-        },
+        headers: upstreamRequest(
+          {
+            'anthropic-version': version,
+            ...(beta ? { 'anthropic-beta': String(beta) } : {}),
+            accept: 'application/json',
+          },
+          '',
+          null,
+          null,
+          { auth: 'x-api-key', credential: call.target.apiKey },
+        ).headers,
         headersTimeout: d.proxy.timeoutMs,
         bodyTimeout: d.proxy.timeoutMs,
       });

@@ -6,7 +6,8 @@ import { GatewayError } from '../lib/errors';
 import { forward } from '../proxy/forward';
 import type { ProxyOptions } from '../proxy/routes';
 import { readChecked } from './body-check';
-import { admitOrThrow, decoded, pathTemplate, recordGone, refused, surfaceCall } from './call';
+import { refusedRecord } from '../lib/call-record';
+import { admitOrThrow, decoded, pathTemplate, recordGone, surfaceCall } from './call';
 import type { Objects } from './ownership';
 
 /**
@@ -42,7 +43,7 @@ export function passthroughRoutes(
       // account API or vaults is not forwarded with the account's key: it answers the provider's 404.
       if (!forwardable(path)) {
         const err = new GatewayError('not_found_error', `Not found: ${c.req.method} ${path}`);
-        opts.record(refused(call, err));
+        opts.record(refusedRecord(call, err));
         throw err;
       }
       try {
@@ -50,7 +51,7 @@ export function passthroughRoutes(
         await readChecked(call, opts, objects);
       } catch (err) {
         if (recordGone(call, opts, err)) return RESPONSE_ALREADY_SENT;
-        if (err instanceof GatewayError) opts.record(refused(call, err));
+        if (err instanceof GatewayError) opts.record(refusedRecord(call, err));
         throw err;
       }
       await forward(call, opts);

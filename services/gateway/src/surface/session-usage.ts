@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallRecord } from '../lib/call-record';
+import { accruedRecord } from '../lib/call-record';
 import { SESSION_ENDPOINT } from '../pricing/prices';
 import type { ForwardCall } from '../proxy/forward';
 import type { SurfaceDeps } from './files-routes';
@@ -65,18 +65,18 @@ export async function observeSession(
     .update(`${session.id}\n${JSON.stringify(now)}`)
     .digest('hex');
   const ownKey = owner.keyId === call.principal.key.id;
-  const record: CallRecord = {
+  const record = accruedRecord({
     id: `req_session_${id.slice(0, 32)}`,
-    accountId,
-    keyId: owner.keyId,
-    memberId: owner.memberId,
-    app: ownKey ? call.principal.key.app : null,
-    environment: ownKey ? call.principal.key.environment : null,
+    owner: {
+      accountId,
+      keyId: owner.keyId,
+      memberId: owner.memberId,
+      app: ownKey ? call.principal.key.app : null,
+      environment: ownKey ? call.principal.key.environment : null,
+    },
     groupId: session.id,
-    client: null,
     endpoint: SESSION_ENDPOINT,
     model: modelOf(session),
-    stream: false,
     status: 200,
     errorType: null,
     usage: {
@@ -87,14 +87,9 @@ export async function observeSession(
       cache_creation: { ephemeral_5m_input_tokens: cache5m, ephemeral_1h_input_tokens: cache1h },
     },
     upstreamMessageId: null,
-    upstreamRequestId: null,
-    retryCount: 0,
     latencyMs: 0,
-    ttfbMs: null,
-    partial: false,
-    estimated: false,
     createdAt: new Date(),
-  };
+  });
   d.proxy.record(record);
 }
 

@@ -1,7 +1,7 @@
 import aws4 from 'aws4';
 import type { Dispatcher } from 'undici';
 import type { ForwardCall, UpstreamAttempt, UpstreamRequest } from '../proxy/forward';
-import { upstreamHeaders } from '../proxy/headers';
+import { upstreamRequest, type UpstreamRules } from '../proxy/upstream-request';
 import { awsCredentials, RULES } from './kinds';
 import type { UpstreamRow } from './queries';
 
@@ -24,7 +24,13 @@ export function upstreamAttempt(
   const url = new URL(u.baseUrl);
   const prefix = url.pathname.replace(/\/+$/, '');
   const aws = u.auth === 'sigv4' ? awsCredentials(u.credential) : null;
-  const refusedBetas = new Set(u.refusedBetas);
+  const rules: UpstreamRules = {
+    auth: u.auth === 'sigv4' ? 'signed' : u.auth,
+    credential: u.credential,
+    pathPrefix: prefix,
+    refusedBetas: new Set(u.refusedBetas),
+    workspaceId: u.workspaceId,
+  };
   return {
     label: u.id,
     providerKey: false,
@@ -33,20 +39,27 @@ export function upstreamAttempt(
     next,
     request(call: ForwardCall): UpstreamRequest {
       const { body, mapped } = rewriteBody(call, u);
-      const headers = upstreamHeaders(call.req.headers, '', body?.length ?? call.upload?.length ?? null);
-      delete headers['x-api-key'];
-      if (refusedBetas.size > 0) dropBetas(headers, refusedBetas);
-      if (u.workspaceId) headers['anthropic-workspace-id'] = u.workspaceId;
-      const path = prefix + call.path;
-      if (u.auth === 'x-api-key') headers['x-api-key'] = u.credential;
-      else if (u.auth === 'bearer') headers.authorization = `Bearer ${u.credential}`;
-      else if (aws)
+      const out = upstreamRequest(
+        call.req.headers,
+        call.path,
+        body,
+        body?.length ?? call.upload?.length ?? null,
+        rules,
+      );
+      if (aws)
         sign(
-          headers,
-          { host: url.host, path, method: call.req.method ?? 'POST', body, region: u.region, kind: u.kind },
+          out.headers,
+          {
+            host: url.host,
+            path: out.path,
+            method: call.req.method ?? 'POST',
+            body,
+            region: u.region,
+            kind: u.kind,
+          },
           aws,
         );
-      return { path, headers, body, mapped };
+      return { ...out, mapped };
     },
   };
 }
@@ -58,6 +71,7 @@ export function providerKeyAttempt(
   dispatcher: Dispatcher,
   next: UpstreamAttempt | null,
 ): UpstreamAttempt {
+  const rules: UpstreamRules = { auth: 'x-api-key', credential: apiKey };
   return {
     label: 'provider_key',
     providerKey: true,
@@ -65,23 +79,16 @@ export function providerKeyAttempt(
     dispatcher,
     next,
     request: (call) => ({
-      path: call.path,
-      headers: upstreamHeaders(call.req.headers, apiKey, call.body?.length ?? call.upload?.length ?? null),
-      body: call.body,
+      ...upstreamRequest(
+        call.req.headers,
+        call.path,
+        call.body,
+        call.body?.length ?? call.upload?.length ?? null,
+        rules,
+      ),
       mapped: false,
     }),
   };
-}
-
-function dropBetas(headers: Record<string, string | string[]>, refused: Set<string>): void {
-  const raw = headers['anthropic-beta'];
-  if (raw === undefined) return;
-  const kept = (Array.isArray(raw) ? raw.join(',') : raw)
-    .split(',')
-    .map((b) => b.trim())
-    .filter((b) => b !== '' && !refused.has(b));
-  if (kept.length > 0) headers['anthropic-beta'] = kept.join(',');
-  else delete headers['anthropic-beta'];
 }
 
 /**

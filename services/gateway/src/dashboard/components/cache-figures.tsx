@@ -8,7 +8,7 @@ import { type Cell, num, type Table, usd } from '../table';
 /** Cache figures of a page's scope by member or key (reports/cache-report.ts). */
 export function cacheBy(s: ReportScope, by: CacheBy): Promise<CacheFigures[]> {
   const f = reportFilters(s);
-  return cacheLines(s.deps.store, {
+  return cacheLines(s.deps, {
     accountId: s.viewer.accountId,
     from: s.range.from,
     to: s.range.to,

@@ -66,6 +66,7 @@ export async function callsPage(p: PageCtx): Promise<PageResult> {
   if (state.endpoint && !endpoints.includes(state.endpoint)) endpoints.push(state.endpoint);
   const tableOf = async (caption: string, calls: typeof page.rows) =>
     callsTable(
+      deps.prices,
       'calls',
       caption,
       calls,

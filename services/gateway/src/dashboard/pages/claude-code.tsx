@@ -15,7 +15,7 @@ import type { PageCtx, PageResult } from './page';
 export async function claudeCodePage(p: PageCtx): Promise<PageResult> {
   const { deps, viewer, range } = p;
   const memberId = viewer.kind === 'member' ? viewer.memberId : (p.state.member ?? undefined);
-  const sessions = await claudeCodeSessions(deps.store, viewer.accountId, {
+  const sessions = await claudeCodeSessions(deps, viewer.accountId, {
     starting_at: range.from,
     ending_at: range.to,
     ...(memberId ? { user_id: memberId } : {}),

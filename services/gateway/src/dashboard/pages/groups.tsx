@@ -76,6 +76,7 @@ export async function groupPage(p: PageCtx, groupId: string): Promise<PageResult
   const usage = await usageBy({ ...p.scope, narrow: { group: groupId } }, 'group');
   const tables = [
     callsTable(
+      deps.prices,
       'calls',
       `Calls in order${page.hasMore ? ` (the latest ${MAX_CALLS})` : ''}`,
       calls,

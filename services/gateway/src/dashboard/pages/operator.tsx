@@ -1,7 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { usageSummary } from '../../reports/usage-summary';
-import { rowCost } from '../../pricing/prices';
 import { TableView } from '../components/table-view';
 import type { DashboardDeps } from '../env';
 import type { Figures, UsageLine } from '../data';
@@ -32,8 +31,10 @@ export async function operatorPage(
     }),
   ]);
   const cost = new Map<string, number>();
-  for (const r of priced)
-    cost.set(r.account_id!, (cost.get(r.account_id!) ?? 0) + (rowCost(r).priced ? rowCost(r).cents : 0));
+  for (const r of priced) {
+    const c = deps.prices.rowCost(r);
+    if (c.priced) cost.set(r.account_id!, (cost.get(r.account_id!) ?? 0) + c.cents);
+  }
   const lines: UsageLine[] = summary.data.map((row) => {
     const r = row as Record<string, unknown> & Figures;
     return {

@@ -1,30 +1,31 @@
 import { readFileSync } from 'node:fs';
 import type { Store } from '../../store';
-import { activeCatalog, setActiveCatalog } from '../prices';
+import { Prices } from '../prices';
 import { buildCatalog, parsePriceFile, toRecord, type OperatorPrice } from './operator-rows';
 
 /**
  * The gateway's prices: the bundled catalog, the price file (KEYGATE_PRICE_FILE) and the
- * operator's rows, kept as the active catalog every cost is derived from.
+ * operator's rows, built into the catalog every cost of this gateway is derived from.
  */
-export class PriceBook {
+export class PriceBook extends Prices {
   readonly #store: Pick<Store, 'prices'>;
   readonly #fileRows: OperatorPrice[];
 
   constructor(store: Pick<Store, 'prices'>, fileRows: OperatorPrice[] = []) {
+    super();
     this.#store = store;
     this.#fileRows = fileRows;
   }
 
-  /** Reads the stored rows and makes the catalog they build active. */
+  /** Reads the stored rows and puts the catalog they build in force. */
   async reload(): Promise<void> {
-    setActiveCatalog(buildCatalog(this.#fileRows, await this.#store.prices.list()));
+    this.use(buildCatalog(this.#fileRows, await this.#store.prices.list()));
   }
 
   /** Models called since `since` (one account's, or all) that have no price now: unpriced. */
   async unpricedSince(accountId: string | null, since: Date, now: Date): Promise<string[]> {
     const seen = await this.#store.prices.modelsSince(accountId, since);
-    return seen.filter((m) => activeCatalog().lookup(m, now) === null);
+    return seen.filter((m) => this.catalog.lookup(m, now) === null);
   }
 
   /** Stores operator prices (each in force from its effective date) and reloads. */
