@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallRecord } from '../../services/gateway/src/lib/call-record';
 import { newTimeOrderedId } from '../../services/gateway/src/lib/ids';
-import { createStore } from '../../services/gateway/src/store';
+import { createStore } from '../../services/gateway/src/stores';
 import { copyLine } from '../../services/gateway/src/store/call-copy';
 import { rollupShare, sumShares } from '../../services/gateway/src/store/calls';
 import { openDatabase } from '../../services/gateway/src/store/database';

@@ -4,6 +4,7 @@
  *
  *   cli                        the `keygate` command
  *   index, server, runtime     the composition root: opens the kernel, installs each capability, listens
+ *   stores                     every room's queries composed on one database (the runtime's and the test kit's)
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   federation                 workload tokens from an issuer's JWT: its routes on the account API and /v1/oauth/token
@@ -41,6 +42,7 @@ export const LAYERS = [
   'index',
   'server',
   'runtime',
+  'stores',
   'config-docs',
   'app',
   'dashboard',
@@ -130,7 +132,7 @@ export const CAPABILITIES = {
 } as const;
 
 /** The composition root: it alone joins capabilities (and the reference generated from them). */
-export const ROOT = ['cli', 'index', 'server', 'runtime', 'config-docs', 'app'] as const;
+export const ROOT = ['cli', 'index', 'server', 'runtime', 'stores', 'config-docs', 'app'] as const;
 
 /** The kernel: the shared services (kernel/ builds the service object) and what they stand on. */
 export const KERNEL = LAYERS.filter(

@@ -3,7 +3,8 @@ import { assertNotServed, persistentSecret } from './lib/data-dir';
 import type { Logger } from './lib/logger';
 import { resealSecrets } from './accounts/reseal';
 import { SecretBox } from './lib/secret-box';
-import { createStore, migrate, openDatabase, type Database, type Store } from './store';
+import { createStore } from './stores';
+import { migrate, openDatabase, type Database, type Store } from './store';
 
 export interface Runtime {
   store: Store;

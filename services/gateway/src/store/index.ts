@@ -1,34 +1,5 @@
-import { accountQueries } from './accounts';
-import { alertQueries } from './alerts';
-import { sealedQueries } from './sealed';
-import { auditQueries } from './audit';
-import { budgetQueries } from './budgets';
-import { callQueries } from './calls';
-import { claudeCodeQueries } from './claude-code';
-import { dashboardQueries } from './dashboard';
 import type { Database } from './database';
-import { keyQueries } from './keys';
-import { invoiceQueries } from './invoices';
-import { memberQueries } from './members';
-import { pendingMigrations } from './migrate';
-import { catalogQueries } from './catalog';
-import { partitionQueries } from './partitions';
-import { priceQueries } from './prices';
-import { spendQueries } from './spend';
-import { reconciliationQueries } from './reconciliations';
-import { subscriptionQueries } from './subscriptions';
-import { usageQueries } from './usage';
-import { objectQueries } from './objects';
-import { agentTreeQueries } from './agent-tree';
-import { telemetryQueries } from './telemetry';
-import { claudeGatewayQueries } from './claude-gateway';
-import { identityQueries } from './identity';
 export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
-import { scimQueries } from './scim';
-import { rbacGroupQueries } from './rbac-groups';
-import { inviteQueries } from './invites';
-import { federationQueries } from './federation';
-import { spendLimitQueries } from './spend-limits';
 
 export type {
   AccountFilter,
@@ -119,45 +90,14 @@ export type {
   SpendLimitScope,
 } from './spend-limits';
 
-/** The gateway's only door to PostgreSQL. */
-export function createStore(db: Database) {
-  return {
-    db,
-    accounts: accountQueries(db.sql),
-    members: memberQueries(db.sql),
-    keys: keyQueries(db.sql),
-    calls: callQueries(db.sql),
-    claudeCode: claudeCodeQueries(db.sql),
-    partitions: partitionQueries(db.sql),
-    usage: usageQueries(db.sql),
-    audit: auditQueries(db.sql),
-    budgets: budgetQueries(db.sql),
-    rbacGroups: rbacGroupQueries(db.sql),
-    invites: inviteQueries(db.sql),
-    federation: federationQueries(db.sql),
-    spendLimits: spendLimitQueries(db.sql),
-    alerts: alertQueries(db.sql),
-    spend: spendQueries(db.sql),
-    sealed: sealedQueries(db.sql),
-    /** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
-    health: {
-      ping: async () => void (await db.probe`select 1`),
-      pendingMigrations: () => pendingMigrations(db.probe),
-    },
-    dashboard: dashboardQueries(db.sql),
-    catalog: catalogQueries(db.sql),
-    prices: priceQueries(db.sql),
-    objects: objectQueries(db.sql),
-    agentTree: agentTreeQueries(db.sql),
-    telemetry: telemetryQueries(db.sql),
-    claudeGateway: claudeGatewayQueries(db.sql),
-    identity: identityQueries(db.sql),
-    scim: scimQueries(db.sql),
-    reconciliations: reconciliationQueries(db.sql),
-    subscriptions: subscriptionQueries(db.sql),
-    invoices: invoiceQueries(db.sql),
-    close: () => db.close(),
-  };
+/**
+ * What every room reaches as `deps.store`: the database, and each room's queries. The queries live
+ * in their rooms (`*-queries.ts`); the composition root (`../stores.ts`) adds their fields here and
+ * builds them, so this room imports none of them.
+ */
+export interface Store {
+  db: Database;
+  /** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
+  health: { ping(): Promise<void>; pendingMigrations(): Promise<string[]> };
+  close(): Promise<void>;
 }
-
-export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,104 @@
+import { accountQueries } from './store/accounts';
+import { agentTreeQueries } from './store/agent-tree';
+import { alertQueries } from './store/alerts';
+import { auditQueries } from './store/audit';
+import { budgetQueries } from './store/budgets';
+import { callQueries } from './store/calls';
+import { catalogQueries } from './store/catalog';
+import { claudeCodeQueries } from './store/claude-code';
+import { claudeGatewayQueries } from './store/claude-gateway';
+import { dashboardQueries } from './store/dashboard';
+import { federationQueries } from './store/federation';
+import { identityQueries } from './store/identity';
+import { inviteQueries } from './store/invites';
+import { invoiceQueries } from './store/invoices';
+import { keyQueries } from './store/keys';
+import { memberQueries } from './store/members';
+import { objectQueries } from './store/objects';
+import { partitionQueries } from './store/partitions';
+import { priceQueries } from './store/prices';
+import { rbacGroupQueries } from './store/rbac-groups';
+import { reconciliationQueries } from './store/reconciliations';
+import { scimQueries } from './store/scim';
+import { sealedQueries } from './store/sealed';
+import { spendLimitQueries } from './store/spend-limits';
+import { spendQueries } from './store/spend';
+import { subscriptionQueries } from './store/subscriptions';
+import { telemetryQueries } from './store/telemetry';
+import { usageQueries } from './store/usage';
+import { pendingMigrations } from './store/migrate';
+import type { Database, Store } from './store';
+
+declare module './store' {
+  interface Store {
+    accounts: ReturnType<typeof accountQueries>;
+    members: ReturnType<typeof memberQueries>;
+    keys: ReturnType<typeof keyQueries>;
+    calls: ReturnType<typeof callQueries>;
+    claudeCode: ReturnType<typeof claudeCodeQueries>;
+    partitions: ReturnType<typeof partitionQueries>;
+    usage: ReturnType<typeof usageQueries>;
+    audit: ReturnType<typeof auditQueries>;
+    budgets: ReturnType<typeof budgetQueries>;
+    rbacGroups: ReturnType<typeof rbacGroupQueries>;
+    invites: ReturnType<typeof inviteQueries>;
+    federation: ReturnType<typeof federationQueries>;
+    spendLimits: ReturnType<typeof spendLimitQueries>;
+    alerts: ReturnType<typeof alertQueries>;
+    spend: ReturnType<typeof spendQueries>;
+    sealed: ReturnType<typeof sealedQueries>;
+    dashboard: ReturnType<typeof dashboardQueries>;
+    catalog: ReturnType<typeof catalogQueries>;
+    prices: ReturnType<typeof priceQueries>;
+    objects: ReturnType<typeof objectQueries>;
+    agentTree: ReturnType<typeof agentTreeQueries>;
+    telemetry: ReturnType<typeof telemetryQueries>;
+    claudeGateway: ReturnType<typeof claudeGatewayQueries>;
+    identity: ReturnType<typeof identityQueries>;
+    scim: ReturnType<typeof scimQueries>;
+    reconciliations: ReturnType<typeof reconciliationQueries>;
+    subscriptions: ReturnType<typeof subscriptionQueries>;
+    invoices: ReturnType<typeof invoiceQueries>;
+  }
+}
+
+/** The gateway's only door to PostgreSQL: every room's queries on one database (runtime and test kit alike). */
+export function createStore(db: Database): Store {
+  return {
+    db,
+    accounts: accountQueries(db.sql),
+    members: memberQueries(db.sql),
+    keys: keyQueries(db.sql),
+    calls: callQueries(db.sql),
+    claudeCode: claudeCodeQueries(db.sql),
+    partitions: partitionQueries(db.sql),
+    usage: usageQueries(db.sql),
+    audit: auditQueries(db.sql),
+    budgets: budgetQueries(db.sql),
+    rbacGroups: rbacGroupQueries(db.sql),
+    invites: inviteQueries(db.sql),
+    federation: federationQueries(db.sql),
+    spendLimits: spendLimitQueries(db.sql),
+    alerts: alertQueries(db.sql),
+    spend: spendQueries(db.sql),
+    sealed: sealedQueries(db.sql),
+    /** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
+    health: {
+      ping: async () => void (await db.probe`select 1`),
+      pendingMigrations: () => pendingMigrations(db.probe),
+    },
+    dashboard: dashboardQueries(db.sql),
+    catalog: catalogQueries(db.sql),
+    prices: priceQueries(db.sql),
+    objects: objectQueries(db.sql),
+    agentTree: agentTreeQueries(db.sql),
+    telemetry: telemetryQueries(db.sql),
+    claudeGateway: claudeGatewayQueries(db.sql),
+    identity: identityQueries(db.sql),
+    scim: scimQueries(db.sql),
+    reconciliations: reconciliationQueries(db.sql),
+    subscriptions: subscriptionQueries(db.sql),
+    invoices: invoiceQueries(db.sql),
+    close: () => db.close(),
+  };
+}
