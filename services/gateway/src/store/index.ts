@@ -1,5 +1,4 @@
 import type { Database } from './database';
-export type { ScimGroupRecord, ScimMember, ScimTokenRecord } from './scim';
 
 export type {
   AccountFilter,
@@ -53,14 +52,6 @@ export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
 export type { EventRow, JoinRow, MetricRow, OutcomeRow, TelemetrySender } from './telemetry';
 export type { BatchHold, ObjectKind, ObjectOwner, OpenBatch } from './objects';
-export {
-  IdentityLinkError,
-  type IdentityProviderInput,
-  type IdentityProviderRecord,
-  type IdpPerson,
-  type IdpSessionRecord,
-} from './identity';
-export { RemovedByAdminError } from './scim';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';
@@ -74,15 +65,6 @@ export {
   type InviteRecord,
   type ServiceAccountRecord,
 } from './invites';
-export type {
-  FederationIssuerRecord,
-  FederationRuleRecord,
-  IssuerPatch,
-  JwksSource,
-  LiveRule,
-  RuleMatch,
-  RulePatch,
-} from './federation-records';
 export type {
   IncreaseRequestRecord,
   IncreaseStatus,

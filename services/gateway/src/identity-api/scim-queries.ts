@@ -1,8 +1,8 @@
-import type { MemberRecord } from './accounts';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
-import { guardSeats, insertMember, memberCols } from './members';
+import type { MemberRecord } from '../store/accounts';
+import { writeAudit, type AuditEntry } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
+import { guardSeats, insertMember, memberCols } from '../store/members';
 
 export interface ScimTokenRecord {
   id: string;

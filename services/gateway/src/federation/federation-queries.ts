@@ -1,5 +1,5 @@
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
+import { writeAudit, type AuditEntry } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
 import {
   isUnique,
   issuerCols,
@@ -9,10 +9,10 @@ import {
   type FederationRuleRecord,
   type IssuerPatch,
   type RulePatch,
-} from './federation-records';
-import { federationTokenQueries } from './federation-tokens';
-import { DuplicateNameError } from './invites';
-import { keyset, type Page, type PageQuery } from './pagination';
+} from './federation-record-queries';
+import { federationTokenQueries } from './federation-token-queries';
+import { DuplicateNameError } from '../store/invites';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 /** Federation issuers and rules of the account API, and the token exchange's queries. */
 export function federationQueries(sql: Sql) {

@@ -1,5 +1,5 @@
-import type { Sql } from './database';
-import { invalidate } from './invalidations';
+import type { Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
 
 /** How an issuer's signing keys are found: its discovery document, a fixed JWKS URL, or keys given inline. */
 export type JwksSource =

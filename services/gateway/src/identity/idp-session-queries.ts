@@ -1,8 +1,8 @@
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
-import { insertKey, type KeyRecord, type NewKey } from './keys';
-import { guardLastAdmin, LastAdminError } from './members';
+import { writeAudit, type AuditEntry } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
+import { insertKey, type KeyRecord, type NewKey } from '../store/keys';
+import { guardLastAdmin, LastAdminError } from '../store/members';
 
 export interface IdpSessionRecord {
   id: string;

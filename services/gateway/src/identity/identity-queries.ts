@@ -1,10 +1,10 @@
-import type { MemberRecord } from './accounts';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
-import { deprovision, idpSessionQueries } from './idp-sessions';
-import { guardSeats, insertMember, memberCols } from './members';
+import type { MemberRecord } from '../store/accounts';
+import { writeAudit, type AuditEntry } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
+import { deprovision, idpSessionQueries } from './idp-session-queries';
+import { guardSeats, insertMember, memberCols } from '../store/members';
 
-export type { IdpSessionRecord } from './idp-sessions';
+export type { IdpSessionRecord } from './idp-session-queries';
 
 /** An account's OIDC identity provider; the client secret stays sealed here. */
 export interface IdentityProviderRecord {

@@ -1,13 +1,13 @@
-import { writeAudit } from './audit';
-import { inTransaction, type Sql } from './database';
+import { writeAudit } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
 import {
   issuerCols,
   ruleCols,
   type FederationIssuerRecord,
   type FederationRuleRecord,
   type LiveRule,
-} from './federation-records';
-import { insertKey, type KeyRecord, type NewKey } from './keys';
+} from './federation-record-queries';
+import { insertKey, type KeyRecord, type NewKey } from '../store/keys';
 
 /** What `POST /v1/oauth/token` reads and writes: the rules an assertion may use, and the token it mints. */
 export function federationTokenQueries(sql: Sql) {

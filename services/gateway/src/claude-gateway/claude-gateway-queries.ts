@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 /** What the gateway sign-in (claude-gateway/) keeps: the environment an admin pushes to Claude Code. */
 export function claudeGatewayQueries(sql: Sql) {
