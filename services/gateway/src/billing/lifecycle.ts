@@ -1,18 +1,15 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
+import { insertAlertEvent, PlanTooSmallError, type Store } from '../store';
+import { offeredTo, type CatalogPlan } from './catalog-queries';
 import {
-  insertAlertEvent,
-  offeredTo,
-  PlanTooSmallError,
-  type CatalogPlan,
   type Cause,
   type Decide,
-  type Store,
   type SubscriptionPatch,
   type SubscriptionRecord,
   type SubscriptionState,
-} from '../store';
+} from './subscription-queries';
 import { addMonths } from './proration';
 import { effectiveState, standingMessage, type SubscriptionBook } from './standing';
 import type { StripeBilling } from './stripe';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
-import { insertAlertEvent, type ReconciliationRecord, type Store } from '../store';
+import { insertAlertEvent, type Store } from '../store';
+import { type ReconciliationRecord } from './reconciliation-queries';
 import { rowCost, rowCounts } from '../pricing/prices';
 
 /** Drift past this share of the provider's figure raises an alert event. */

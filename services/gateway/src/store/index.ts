@@ -9,16 +9,6 @@ export type {
   PlanRecord,
   ProviderKeyStatus,
 } from './accounts';
-export { offeredTo, type CatalogPatch, type CatalogPlan } from './catalog';
-export type { InvoiceLine, InvoiceRecord, NewInvoice, NoticeRecord, SeatRecord } from './invoices';
-export type {
-  Cause,
-  Decide,
-  SubscriptionPatch,
-  SubscriptionRecord,
-  SubscriptionState,
-  TransitionRecord,
-} from './subscriptions';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { GroupCallers, GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export {
@@ -47,7 +37,6 @@ export type { Page, PageQuery } from './pagination';
 export type { CallFilter } from './calls';
 export type { CallPartition } from './partitions';
 export type { PriceRowRecord } from './prices';
-export type { ReconciliationRecord } from './reconciliations';
 export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
 export type { EventRow, JoinRow, MetricRow, OutcomeRow, TelemetrySender } from './telemetry';

@@ -1,8 +1,8 @@
 import { newId } from '../lib/ids';
-import { writeAudit } from './audit';
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
-import { countActive, PlanTooSmallError } from './members';
+import { writeAudit } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
+import { countActive, PlanTooSmallError } from '../store/members';
 
 export type SubscriptionState =
   | 'trialing'

@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 /** A plan as the catalog holds it: prices in the plan's currency (EUR cents), seat rules, what it includes. */
 export interface CatalogPlan {

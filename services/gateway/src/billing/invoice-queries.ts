@@ -1,8 +1,8 @@
 import { newId } from '../lib/ids';
-import { insertAlertEvent, type NewAlertEvent } from './alerts';
-import { writeAudit } from './audit';
-import { inTransaction, type Sql } from './database';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { insertAlertEvent, type NewAlertEvent } from '../store/alerts';
+import { writeAudit } from '../store/audit';
+import { inTransaction, type Sql } from '../store/database';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 export interface InvoiceLine {
   description: string;

@@ -1,5 +1,5 @@
 import { newId } from '../lib/ids';
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 export interface ReconciliationRecord {
   id: string;
