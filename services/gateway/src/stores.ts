@@ -14,7 +14,7 @@ import { inviteQueries } from './store/invites';
 import { invoiceQueries } from './billing/invoice-queries';
 import { keyQueries } from './store/keys';
 import { memberQueries } from './store/members';
-import { objectQueries } from './store/objects';
+import { objectQueries } from './surface/object-queries';
 import { partitionQueries } from './store/partitions';
 import { priceQueries } from './store/prices';
 import { rbacGroupQueries } from './store/rbac-groups';

@@ -40,7 +40,6 @@ export type { PriceRowRecord } from './prices';
 export type { ClaudeCodeRow } from './claude-code';
 export type { AgentRow } from './agent-tree';
 export type { EventRow, JoinRow, MetricRow, OutcomeRow, TelemetrySender } from './telemetry';
-export type { BatchHold, ObjectKind, ObjectOwner, OpenBatch } from './objects';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
 export { openDatabase, type Database, type Sql } from './database';

@@ -5,7 +5,8 @@ import type { CallRecord } from '../lib/call-record';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamTarget } from '../proxy/forward';
-import type { BatchHold, OpenBatch, Store } from '../store';
+import type { BatchHold, OpenBatch } from './object-queries';
+import type { Store } from '../store';
 
 export interface FollowerDeps {
   store: Pick<Store, 'objects' | 'accounts'>;

@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
-import type { ObjectKind, ObjectOwner, Store } from '../store';
+import type { ObjectKind, ObjectOwner } from './object-queries';
+import type { Store } from '../store';
 
 export type Objects = Store['objects'];
 

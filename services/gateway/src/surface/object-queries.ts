@@ -1,7 +1,8 @@
 import type { CallRecord } from '../lib/call-record';
-import type { Sql } from './database';
+import type { ObjectKind } from '../pipeline/body-rules';
+import type { Sql } from '../store/database';
 
-export type ObjectKind = 'file' | 'batch' | 'skill' | 'session' | 'agent' | 'environment';
+export type { ObjectKind };
 
 /** Who made a provider object through Keygate. */
 export interface ObjectOwner {
