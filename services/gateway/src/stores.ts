@@ -7,7 +7,7 @@ import { callQueries } from './store/calls';
 import { catalogQueries } from './billing/catalog-queries';
 import { claudeCodeQueries } from './store/claude-code';
 import { claudeGatewayQueries } from './claude-gateway/claude-gateway-queries';
-import { dashboardQueries } from './store/dashboard';
+import { dashboardQueries } from './dashboard/dashboard-queries';
 import { federationQueries } from './federation/federation-queries';
 import { identityQueries } from './identity/identity-queries';
 import { inviteQueries } from './store/invites';

@@ -10,7 +10,6 @@ export type {
   ProviderKeyStatus,
 } from './accounts';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
-export type { GroupCallers, GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export {
   ALERTS_CHANNEL,
   EndpointLimitError,

@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 export type SessionKind = 'admin' | 'member' | 'operator';
 
