@@ -26,7 +26,8 @@
  *   pricing                    list prices of the provider's tokens
  *   app-env                    the typed Hono environment, composed from middleware variables
  *   call-log, auth             the call log's writer; key format, resolver, middleware
- *   store                      the only room that speaks SQL
+ *   tenancy                    accounts, members and keys as rows, with their audit: what every room stands on
+ *   store                      the database: connections, migrations, pagination (each room keeps its own SQL)
  *   config, usage, lib         parsed environment; the provider's token counts; helpers
  *
  * Rooms on one line are still ordered left to right. A new folder fails here until it is
@@ -74,6 +75,7 @@ export const LAYERS = [
   'app-env',
   'call-log',
   'auth',
+  'tenancy',
   'store',
   'config',
   'usage',

@@ -1,7 +1,8 @@
 import { BudgetBook } from '../budgets/book';
 import { BudgetGuard, type Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
-import type { SpendLimitRecord, Store } from '../store';
+import type { SpendLimitRecord } from '../budgets/spend-limit-queries';
+import type { Store } from '../store';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets, type Buckets } from './buckets';
 import { CallEstimates } from './estimate';

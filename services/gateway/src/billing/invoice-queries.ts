@@ -1,6 +1,6 @@
 import { newId } from '../lib/ids';
-import { insertAlertEvent, type NewAlertEvent } from '../store/alerts';
-import { writeAudit } from '../store/audit';
+import { insertAlertEvent, type NewAlertEvent } from '../budgets/alert-queries';
+import { writeAudit } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import { keyset, type Page, type PageQuery } from '../store/pagination';
 

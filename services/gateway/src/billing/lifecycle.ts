@@ -1,7 +1,9 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
-import { insertAlertEvent, PlanTooSmallError, type Store } from '../store';
+import { insertAlertEvent } from '../budgets/alert-queries';
+import { PlanTooSmallError } from '../tenancy/member-queries';
+import { type Store } from '../store';
 import { offeredTo, type CatalogPlan } from './catalog-queries';
 import {
   type Cause,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
-import { insertAlertEvent, type Store } from '../store';
+import { insertAlertEvent } from '../budgets/alert-queries';
+import { type Store } from '../store';
 import { type ReconciliationRecord } from './reconciliation-queries';
 import { rowCost, rowCounts } from '../pricing/prices';
 

@@ -1,8 +1,8 @@
 import { newId } from '../lib/ids';
-import { writeAudit } from '../store/audit';
+import { writeAudit } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import { invalidate } from '../store/invalidations';
-import { countActive, PlanTooSmallError } from '../store/members';
+import { countActive, PlanTooSmallError } from '../tenancy/member-queries';
 
 export type SubscriptionState =
   | 'trialing'

@@ -1,6 +1,6 @@
 import { offeredTo, type CatalogPlan } from './catalog-queries';
 import { type NoticeRecord } from './invoice-queries';
-import { type PlanRecord } from '../store';
+import { type PlanRecord } from '../tenancy/account-queries';
 import { type SubscriptionRecord, type TransitionRecord } from './subscription-queries';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';

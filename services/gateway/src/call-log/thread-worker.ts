@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import postgres from 'postgres';
 import type { CallRecord } from '../lib/call-record';
 import { type Logger, serializeError } from '../lib/logger';
-import { callQueries } from '../store/calls';
+import { callQueries } from './call-queries';
 import { clientOptions, driverTarget } from '../store/database';
 import { Spool } from './spool';
 import type { FromThread, ThreadData, ToThread } from './thread';

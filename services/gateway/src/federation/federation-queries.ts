@@ -1,4 +1,4 @@
-import { writeAudit, type AuditEntry } from '../store/audit';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import {
   isUnique,
@@ -11,7 +11,7 @@ import {
   type RulePatch,
 } from './federation-record-queries';
 import { federationTokenQueries } from './federation-token-queries';
-import { DuplicateNameError } from '../store/invites';
+import { DuplicateNameError } from '../accounts/invite-queries';
 import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 /** Federation issuers and rules of the account API, and the token exchange's queries. */

@@ -1,4 +1,4 @@
-import { writeAudit } from '../store/audit';
+import { writeAudit } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import {
   issuerCols,
@@ -7,7 +7,7 @@ import {
   type FederationRuleRecord,
   type LiveRule,
 } from './federation-record-queries';
-import { insertKey, type KeyRecord, type NewKey } from '../store/keys';
+import { insertKey, type KeyRecord, type NewKey } from '../tenancy/key-queries';
 
 /** What `POST /v1/oauth/token` reads and writes: the rules an assertion may use, and the token it mints. */
 export function federationTokenQueries(sql: Sql) {

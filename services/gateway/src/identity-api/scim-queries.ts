@@ -1,8 +1,8 @@
-import type { MemberRecord } from '../store/accounts';
-import { writeAudit, type AuditEntry } from '../store/audit';
+import type { MemberRecord } from '../tenancy/account-queries';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import { invalidate } from '../store/invalidations';
-import { guardSeats, insertMember, memberCols } from '../store/members';
+import { guardSeats, insertMember, memberCols } from '../tenancy/member-queries';
 
 export interface ScimTokenRecord {
   id: string;

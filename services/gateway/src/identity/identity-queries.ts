@@ -1,8 +1,8 @@
-import type { MemberRecord } from '../store/accounts';
-import { writeAudit, type AuditEntry } from '../store/audit';
+import type { MemberRecord } from '../tenancy/account-queries';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import { deprovision, idpSessionQueries } from './idp-session-queries';
-import { guardSeats, insertMember, memberCols } from '../store/members';
+import { guardSeats, insertMember, memberCols } from '../tenancy/member-queries';
 
 export type { IdpSessionRecord } from './idp-session-queries';
 

@@ -1,8 +1,8 @@
-import { writeAudit, type AuditEntry } from '../store/audit';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
 import { inTransaction, type Sql } from '../store/database';
 import { invalidate } from '../store/invalidations';
-import { insertKey, type KeyRecord, type NewKey } from '../store/keys';
-import { guardLastAdmin, LastAdminError } from '../store/members';
+import { insertKey, type KeyRecord, type NewKey } from '../tenancy/key-queries';
+import { guardLastAdmin, LastAdminError } from '../tenancy/member-queries';
 
 export interface IdpSessionRecord {
   id: string;

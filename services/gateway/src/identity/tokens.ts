@@ -4,7 +4,7 @@ import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { GatewayError } from '../lib/errors';
 import { newId, randomBase62 } from '../lib/ids';
 import type { IdentityProviderRecord, IdpPerson } from './identity-queries';
-import type { MemberRecord } from '../store';
+import type { MemberRecord } from '../tenancy/account-queries';
 import type { RefreshRefusal } from './idp-session-queries';
 import { DevicePolls } from './device-polls';
 import { OidcClients, refusedByProvider, SCOPE, unreachable, type IdentityDeps } from './oidc';

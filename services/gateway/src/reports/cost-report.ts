@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatCents, rowCost, rowCounts, TOKEN_TYPES, type TokenType } from '../pricing/prices';
-import type { Store, UsageDimension, UsageRow } from '../store';
+import type { Store } from '../store';
+import type { UsageDimension, UsageRow } from '../call-log/usage-queries';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';

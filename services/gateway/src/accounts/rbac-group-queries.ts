@@ -1,8 +1,8 @@
 import type { PolicySubject } from '../lib/model-policy';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 export interface RbacGroupRecord {
   id: string;

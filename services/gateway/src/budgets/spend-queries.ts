@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 /** One counter a call holds its ceiling on. */
 export interface HoldRow {

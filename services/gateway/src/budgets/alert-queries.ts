@@ -1,7 +1,7 @@
 import { newId } from '../lib/ids';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
+import { inTransaction, type Sql } from '../store/database';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 export const ALERTS_CHANNEL = 'keygate_alerts';
 

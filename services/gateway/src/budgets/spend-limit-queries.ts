@@ -1,10 +1,10 @@
 import { newId } from '../lib/ids';
-import { writeAudit, type AuditEntry } from './audit';
-import { insertAlertEvent } from './alerts';
-import type { BudgetPeriod } from './budgets';
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
+import { insertAlertEvent } from './alert-queries';
+import type { BudgetPeriod } from './budget-queries';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 export type SpendLimitScope = 'organization' | 'rbac_group' | 'user';
 

@@ -1,9 +1,9 @@
 import type { PolicyRule } from '../lib/model-policy';
-import type { AccountRecord } from './accounts';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
+import type { AccountRecord } from './account-queries';
+import { writeAudit, type AuditEntry } from './audit-queries';
+import { inTransaction, type Sql } from '../store/database';
 import { auditedChange } from './change';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 /** `live` and `test` keys call models; `admin` keys manage one account. */
 export type KeyKind = 'live' | 'test' | 'admin';

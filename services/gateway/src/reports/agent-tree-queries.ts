@@ -1,5 +1,5 @@
-import type { RollupSums } from './calls';
-import type { Sql } from './database';
+import type { RollupSums } from '../call-log/call-queries';
+import type { Sql } from '../store/database';
 
 /** One agent's usage of one model in one Claude Code session on one UTC day. */
 export interface AgentRow extends RollupSums {

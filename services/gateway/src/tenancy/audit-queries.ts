@@ -1,6 +1,6 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 import { newId } from '../lib/ids';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 /** Who changed something: an admin key id (`key_…`), or `operator` / `cli`. */
 export interface AuditEntry {

@@ -1,5 +1,5 @@
-import type { RollupSums } from './calls';
-import type { Sql } from './database';
+import type { RollupSums } from './call-queries';
+import type { Sql } from '../store/database';
 
 /** The dimensions usage can be grouped by; each maps to a column of the rollups (or the call log). */
 export type UsageDimension =

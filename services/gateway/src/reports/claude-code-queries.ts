@@ -1,5 +1,5 @@
-import type { RollupSums } from './calls';
-import type { Sql } from './database';
+import type { RollupSums } from '../call-log/call-queries';
+import type { Sql } from '../store/database';
 
 /** One actor's Claude Code usage over a range: per model, or (`total`) over all models. */
 export interface ClaudeCodeRow extends RollupSums {

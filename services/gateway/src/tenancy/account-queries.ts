@@ -1,10 +1,10 @@
-import type { KeyRecord, NewKey } from './keys';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
+import type { KeyRecord, NewKey } from './key-queries';
+import { writeAudit, type AuditEntry } from './audit-queries';
+import { inTransaction, type Sql } from '../store/database';
 import { auditedChange } from './change';
-import { insertKey } from './keys';
-import { countActive, insertMember, PlanTooSmallError, type NewMember } from './members';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { insertKey } from './key-queries';
+import { countActive, insertMember, PlanTooSmallError, type NewMember } from './member-queries';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 export type AccountStatus = 'active' | 'suspended';
 

@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 /** One monthly partition of the call log: `calls_pYYYYMM` holds [from, to) in UTC. */
 export interface CallPartition {

@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 /** Who sent a batch of telemetry: the credential's member and key, never the payload's claim. */
 export interface TelemetrySender {

@@ -1,8 +1,8 @@
-import type { MemberRecord } from './accounts';
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
+import type { MemberRecord } from './account-queries';
+import { writeAudit, type AuditEntry } from './audit-queries';
+import { inTransaction, type Sql } from '../store/database';
 import { auditedChange } from './change';
-import { keyset, type Page, type PageQuery } from './pagination';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 export type MemberRole = MemberRecord['role'];
 

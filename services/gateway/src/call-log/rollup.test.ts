@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callAt } from '../../test/kit/call-records';
-import { rollUp } from './calls';
+import { rollUp } from './call-queries';
 
 const at = '2026-11-28T10:15:00Z';
 const usage = { input_tokens: 10, output_tokens: 2 };

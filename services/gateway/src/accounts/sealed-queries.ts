@@ -1,4 +1,4 @@
-import type { Sql } from './database';
+import type { Sql } from '../store/database';
 
 /** Where sealed secrets live: the provider key of an account, the signing secret of a webhook endpoint. */
 export type SealedColumn = 'provider-key' | 'webhook-secret';

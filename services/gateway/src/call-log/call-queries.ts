@@ -4,8 +4,8 @@ import type { CallRecord } from '../lib/call-record';
 import { CALL_COLUMNS, callValues, copyLine, recordOfCopyLine } from './call-copy';
 import { promptBand } from '../usage/usage';
 import { usageFigures, type UsageFigures } from '../usage/usage';
-import type { Sql } from './database';
-import { keyset, type Page, type PageQuery } from './pagination';
+import type { Sql } from '../store/database';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
 
 /** What a rollup row adds up, under its column names. */
 export interface RollupSums {

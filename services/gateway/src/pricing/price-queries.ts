@@ -1,5 +1,5 @@
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
 
 /** An operator's price row as stored (pricing/catalog/operator-rows.ts gives it meaning). */
 export interface PriceRowRecord {

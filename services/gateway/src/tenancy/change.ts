@@ -1,6 +1,6 @@
-import { writeAudit, type AuditEntry } from './audit';
-import { inTransaction, type Sql } from './database';
-import { invalidate, type Invalidation } from './invalidations';
+import { writeAudit, type AuditEntry } from './audit-queries';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate, type Invalidation } from '../store/invalidations';
 
 /**
  * One audited change: runs `change` in a transaction and, when it found its row, writes the

@@ -1,9 +1,9 @@
-import type { UsageRow } from './usage';
-import { inTransaction, type Sql } from './database';
-import { invalidate } from './invalidations';
-import { keyset, type Page, type PageQuery } from './pagination';
-import { writeAudit, type AuditEntry } from './audit';
-import { insertAlertEvent, type NewAlertEvent } from './alerts';
+import type { UsageRow } from '../call-log/usage-queries';
+import { inTransaction, type Sql } from '../store/database';
+import { invalidate } from '../store/invalidations';
+import { keyset, type Page, type PageQuery } from '../store/pagination';
+import { writeAudit, type AuditEntry } from '../tenancy/audit-queries';
+import { insertAlertEvent, type NewAlertEvent } from './alert-queries';
 
 export type BudgetScope = 'account' | 'user' | 'api_key';
 export type BudgetPeriod = 'daily' | 'weekly' | 'monthly';
