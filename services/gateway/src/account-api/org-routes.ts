@@ -6,7 +6,7 @@ import { newId } from '../lib/ids';
 import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import { InviteExistsError, type InviteRecord } from '../accounts/invite-queries';
-import { type GroupMemberRecord, type RbacGroupRecord } from '../accounts/rbac-group-queries';
+import type { GroupMemberRecord, RbacGroupRecord } from '../accounts/rbac-group-queries';
 import { cursorJson, cursorParams, cursorQuery } from './cursor';
 import type { ServiceDeps } from '../accounts/service';
 import { name } from './schemas';

@@ -6,7 +6,7 @@ import {
   SeatLimitError,
   type MemberRole,
 } from '../tenancy/member-queries';
-import { type MemberRecord } from '../tenancy/account-queries';
+import type { MemberRecord } from '../tenancy/account-queries';
 import type { Scope } from './scope';
 import type { ServiceDeps } from './service';
 

@@ -4,7 +4,7 @@ import { GatewayError } from '../lib/errors';
 import { newId, randomBase62 } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
 import { EndpointLimitError, type WebhookEndpointRecord } from '../budgets/alert-queries';
-import { type Store } from '../store';
+import type { Store } from '../store';
 
 export interface NewEndpointInput {
   url: string;

@@ -3,14 +3,14 @@ import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
 import { insertAlertEvent } from '../budgets/alert-queries';
 import { PlanTooSmallError } from '../tenancy/member-queries';
-import { type Store } from '../store';
+import type { Store } from '../store';
 import { offeredTo, type CatalogPlan } from './catalog-queries';
-import {
-  type Cause,
-  type Decide,
-  type SubscriptionPatch,
-  type SubscriptionRecord,
-  type SubscriptionState,
+import type {
+  Cause,
+  Decide,
+  SubscriptionPatch,
+  SubscriptionRecord,
+  SubscriptionState,
 } from './subscription-queries';
 import { addMonths } from './proration';
 import { effectiveState, standingMessage, type SubscriptionBook } from './standing';

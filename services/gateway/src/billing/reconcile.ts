@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import { insertAlertEvent } from '../budgets/alert-queries';
-import { type Store } from '../store';
-import { type ReconciliationRecord } from './reconciliation-queries';
+import type { Store } from '../store';
+import type { ReconciliationRecord } from './reconciliation-queries';
 import { rowCost, rowCounts } from '../pricing/prices';
 
 /** Drift past this share of the provider's figure raises an alert event. */

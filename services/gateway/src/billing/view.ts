@@ -1,7 +1,7 @@
 import { offeredTo, type CatalogPlan } from './catalog-queries';
-import { type NoticeRecord } from './invoice-queries';
-import { type PlanRecord } from '../tenancy/account-queries';
-import { type SubscriptionRecord, type TransitionRecord } from './subscription-queries';
+import type { NoticeRecord } from './invoice-queries';
+import type { PlanRecord } from '../tenancy/account-queries';
+import type { SubscriptionRecord, TransitionRecord } from './subscription-queries';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';

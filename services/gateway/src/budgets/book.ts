@@ -1,5 +1,5 @@
 import { DatabaseWatch } from '../store';
-import { type BudgetRecord } from './budget-queries';
+import type { BudgetRecord } from './budget-queries';
 
 interface Entry<T> {
   budgets: readonly T[];

@@ -8,7 +8,7 @@ import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 import { DuplicateMemberError, LastAdminError, SeatLimitError } from '../tenancy/member-queries';
-import { type Store } from '../store';
+import type { Store } from '../store';
 import { RemovedByAdminError } from './scim-queries';
 import { eqFilter, groupJson, listJson, refusedValue, ScimError, userJson } from './scim-json';
 

@@ -2,8 +2,8 @@ import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { IdentityLinkError, type IdentityProviderRecord, type IdpPerson } from './identity-queries';
 import { SeatLimitError } from '../tenancy/member-queries';
-import { type MemberRecord } from '../tenancy/account-queries';
-import { type Store } from '../store';
+import type { MemberRecord } from '../tenancy/account-queries';
+import type { Store } from '../store';
 
 /** Whether the account's domain rule lets this address sign in at all. */
 export function domainAllowed(idp: IdentityProviderRecord, email: string): boolean {
