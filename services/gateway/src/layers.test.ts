@@ -241,3 +241,71 @@ describe('the layer order', () => {
     expect([...crossings].sort()).toEqual([...CROSSINGS_TO_UNDO].sort());
   });
 });
+
+/** The database room: connections, migrations, backups and pagination. Each room's queries live in that room. */
+const STORE_FILES = [
+  'backup-file.test.ts',
+  'backup-file.ts',
+  'backup.ts',
+  'database-watch.test.ts',
+  'database-watch.ts',
+  'database.test.ts',
+  'database.ts',
+  'embedded-postgres.ts',
+  'index.ts',
+  'invalidations.ts',
+  'legacy-pglite.ts',
+  'migrate.ts',
+  'pagination.ts',
+  'postgres-user.ts',
+  'restore.ts',
+];
+
+/** A query module: `queries.ts` or `…-queries.ts`, in the room that owns its tables. */
+const isQueryModule = (file: string) => /(^|[-/])queries\.ts$/.test(file);
+
+/** The SQL a file speaks: tagged templates on the driver (`sql`, a transaction's `t`/`tx`, `probe`) and imports of `postgres`. */
+function sqlIn(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  // Parse only what may hold SQL: parsing every file would take seconds.
+  if (!/\b(sql|t|tx|probe)(<[^`]*?>)?`|['"]postgres['"]/.test(text)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isTaggedTemplateExpression(node)) {
+      const tag = node.tag.getText(source).split('.').pop() ?? '';
+      if (['sql', 't', 'tx', 'probe'].includes(tag)) found.push(`${node.tag.getText(source)}\`…\``);
+    }
+    const module =
+      ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)
+        ? node.moduleSpecifier.text
+        : ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword
+          ? node.arguments[0]?.getText(source).slice(1, -1)
+          : undefined;
+    if (module === 'postgres') found.push("import of 'postgres'");
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('where SQL lives', () => {
+  const files = sources(SRC).map((file) => ({ file, rel: relative(SRC, file) }));
+
+  it('reads SQL where it is', () => {
+    // A detector that found nothing would pass the check below.
+    expect(sqlIn(join(SRC, 'tenancy/key-queries.ts'))).toContain('sql`…`');
+    expect(sqlIn(join(SRC, 'store/database.ts'))).toContain("import of 'postgres'");
+  });
+
+  it('speaks SQL only in store/ and the query modules', () => {
+    const speaking = files
+      .filter(({ rel }) => !rel.startsWith('store/') && !isQueryModule(rel))
+      .flatMap(({ file, rel }) => sqlIn(file).map((what) => `${rel}: ${what}`));
+    expect(speaking).toEqual([]);
+  });
+
+  it('keeps store/ to the database: no query module there', () => {
+    expect(readdirSync(join(SRC, 'store')).sort()).toEqual(STORE_FILES);
+  });
+});

@@ -26,8 +26,7 @@ import { spendQueries } from './budgets/spend-queries';
 import { subscriptionQueries } from './billing/subscription-queries';
 import { telemetryQueries } from './reports/telemetry-queries';
 import { usageQueries } from './call-log/usage-queries';
-import { pendingMigrations } from './store/migrate';
-import type { Database, Store } from './store';
+import { databaseHealth, type Database, type Store } from './store';
 
 declare module './store' {
   interface Store {
@@ -82,11 +81,7 @@ export function createStore(db: Database): Store {
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),
     sealed: sealedQueries(db.sql),
-    /** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
-    health: {
-      ping: async () => void (await db.probe`select 1`),
-      pendingMigrations: () => pendingMigrations(db.probe),
-    },
+    health: databaseHealth(db),
     dashboard: dashboardQueries(db.sql),
     catalog: catalogQueries(db.sql),
     prices: priceQueries(db.sql),

@@ -25,6 +25,13 @@ export function sealedQueries(sql: Sql) {
       ];
     },
 
+    /** One account's sealed provider key, if any account has one (does the secret in use open it?). */
+    async anyProviderKey(): Promise<{ id: string; sealed: string } | undefined> {
+      const [row] = await sql<{ id: string; sealed: string }[]>`
+        select id, provider_key_sealed as sealed from accounts where provider_key_sealed is not null limit 1`;
+      return row;
+    },
+
     /** Replaces a sealed value if it is still the one read (another instance may have re-sealed it first). */
     async replace(v: SealedValue, next: string): Promise<boolean> {
       const rows =

@@ -1,4 +1,5 @@
 import type { Database } from './database';
+import { pendingMigrations } from './migrate';
 
 export type { Page, PageQuery } from './pagination';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
@@ -17,4 +18,12 @@ export interface Store {
   /** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
   health: { ping(): Promise<void>; pendingMigrations(): Promise<string[]> };
   close(): Promise<void>;
+}
+
+/** What readiness asks, on a connection of its own: does the database answer, and is every migration applied. */
+export function databaseHealth(db: Database): Store['health'] {
+  return {
+    ping: async () => void (await db.probe`select 1`),
+    pendingMigrations: () => pendingMigrations(db.probe),
+  };
 }
