@@ -196,7 +196,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route(CLAUDE_BASE, otlpRoutes(otlp, ''));
   const surface = {
     proxy: messages.proxy,
-    objects: kernel.store.objects,
+    objects: messages.objects,
     maxFileBytes: messages.maxFileBytes,
   };
   app.route('/', filesRoutes(surface));
@@ -224,7 +224,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       '/',
       passthroughRoutes(
         messages.proxy,
-        kernel.store.objects,
+        messages.objects,
         (path) => (methods ??= methodsByPath(app))(path).length > 0,
         notFound,
       ),
@@ -234,7 +234,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
 const proxyOptions = (deps: AppDeps): ProxyOptions => ({
   ...deps.messages.proxy,
-  checkFileRefs: messageRefCheck(deps.kernel.store.objects),
+  checkFileRefs: messageRefCheck(deps.messages.objects),
 });
 
 /** `POST /v1/messages` straight from Node's request event (proxy/fast-path.ts), as the app would serve it. */

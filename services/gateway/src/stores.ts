@@ -49,7 +49,6 @@ declare module './store' {
     dashboard: ReturnType<typeof dashboardQueries>;
     catalog: ReturnType<typeof catalogQueries>;
     prices: ReturnType<typeof priceQueries>;
-    objects: ReturnType<typeof objectQueries>;
     agentTree: ReturnType<typeof agentTreeQueries>;
     telemetry: ReturnType<typeof telemetryQueries>;
     claudeGateway: ReturnType<typeof claudeGatewayQueries>;
@@ -61,8 +60,11 @@ declare module './store' {
   }
 }
 
+/** The kernel's store and each capability's queries: what the runtime opens and the test kit reaches. */
+export type WholeStore = Store & { objects: ReturnType<typeof objectQueries> };
+
 /** The gateway's only door to PostgreSQL: every room's queries on one database (runtime and test kit alike). */
-export function createStore(db: Database): Store {
+export function createStore(db: Database): WholeStore {
   return {
     db,
     accounts: accountQueries(db.sql),
