@@ -7,6 +7,7 @@ import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
 import { spendStatusRoutes } from './budgets/spend-status';
+import { claudeCodeEnvRoutes } from './claude-gateway/env-routes';
 import { CLAUDE_BASE, claudeGatewayRoutes } from './claude-gateway/routes';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
@@ -77,7 +78,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     otlpRelay: deps.telemetry.relay,
     upstreamUrl: config.upstreamUrl,
   };
-  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base), upstreamRoutes(base)] };
+  const claudeGateway = { claudeGateway: identity.claudeGateway };
+  const admin = {
+    ...base,
+    capabilityRoutes: [
+      federationAdminRoutes(base),
+      upstreamRoutes(base),
+      claudeCodeEnvRoutes({ store: claudeGateway }),
+    ],
+  };
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();
@@ -184,7 +193,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     CLAUDE_BASE,
     claudeGatewayRoutes({
       resolver: kernel.keys,
-      store: kernel.store,
+      store: claudeGateway,
       identity: identity.tokens,
       clock: kernel.clock,
       publicUrl: kernel.publicUrl,

@@ -51,7 +51,6 @@ declare module './store' {
     prices: ReturnType<typeof priceQueries>;
     agentTree: ReturnType<typeof agentTreeQueries>;
     telemetry: ReturnType<typeof telemetryQueries>;
-    claudeGateway: ReturnType<typeof claudeGatewayQueries>;
     identity: ReturnType<typeof identityQueries>;
     scim: ReturnType<typeof scimQueries>;
     reconciliations: ReturnType<typeof reconciliationQueries>;
@@ -61,7 +60,10 @@ declare module './store' {
 }
 
 /** The kernel's store and each capability's queries: what the runtime opens and the test kit reaches. */
-export type WholeStore = Store & { objects: ReturnType<typeof objectQueries> };
+export type WholeStore = Store & {
+  objects: ReturnType<typeof objectQueries>;
+  claudeGateway: ReturnType<typeof claudeGatewayQueries>;
+};
 
 /** The gateway's only door to PostgreSQL: every room's queries on one database (runtime and test kit alike). */
 export function createStore(db: Database): WholeStore {

@@ -1,6 +1,8 @@
 import type { Sql } from '../store/database';
 
 /** What the gateway sign-in (claude-gateway/) keeps: the environment an admin pushes to Claude Code. */
+export type ClaudeGatewayQueries = ReturnType<typeof claudeGatewayQueries>;
+
 export function claudeGatewayQueries(sql: Sql) {
   return {
     /** The account's pushed environment ({} when none was set). */

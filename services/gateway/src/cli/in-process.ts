@@ -18,6 +18,7 @@ export async function inProcessApi(config: Config) {
     { EgressPolicy },
     { federationAdminRoutes },
     { upstreamRoutes },
+    { claudeCodeEnvRoutes },
   ] = await Promise.all([
     opening,
     import('../operator/routes'),
@@ -27,6 +28,7 @@ export async function inProcessApi(config: Config) {
     import('../lib/egress'),
     import('../federation/admin-routes'),
     import('../upstreams/routes'),
+    import('../claude-gateway/env-routes'),
   ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
@@ -59,6 +61,7 @@ export async function inProcessApi(config: Config) {
         clock: Date.now,
         webhooks: { egress, maxEndpoints: config.webhooks.maxEndpoints },
       }),
+      claudeCodeEnvRoutes({ store: rt.store }),
     ],
   });
   const via = config.databaseUrl
