@@ -17,7 +17,8 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createStore, openDatabase, type Sql } from '../services/gateway/src/store/index';
+import { createStore } from '../services/gateway/src/stores';
+import { openDatabase, type Sql } from '../services/gateway/src/store/index';
 import { callAt } from '../services/gateway/test/kit/call-records';
 import { dashboardSession } from '../services/gateway/test/dashboard-http';
 import { spawnArm, upstreamArm, type Arm } from './lib/arms';

@@ -14,7 +14,8 @@ import { createApp } from '../services/gateway/src/app';
 import { appDepsFrom } from '../services/gateway/test/kit/route-table';
 import { createLogger } from '../services/gateway/src/lib/logger';
 import { SecretBox } from '../services/gateway/src/lib/secret-box';
-import { createStore, migrate, openDatabase, type Store } from '../services/gateway/src/store/index';
+import { createStore } from '../services/gateway/src/stores';
+import { migrate, openDatabase, type Store } from '../services/gateway/src/store/index';
 import { accountId, checkRollups, seedAccounts, seedCalls, SHAPE } from './lib/reports-seed';
 import { median, percentile } from './lib/stats';
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createStore, openDatabase } from '../../services/gateway/src/store/index';
+import { createStore } from '../../services/gateway/src/stores';
+import { openDatabase } from '../../services/gateway/src/store/index';
 import type { CallRecord } from '../../services/gateway/src/lib/call-record';
 
 const BATCH = 100;

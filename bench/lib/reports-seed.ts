@@ -1,4 +1,4 @@
-import { addToRollups } from '../../services/gateway/src/store/calls';
+import { addToRollups } from '../../services/gateway/src/call-log/call-queries';
 import type { Sql } from '../../services/gateway/src/store/index';
 
 export const SHAPE = { accounts: 10, membersPerAccount: 5, keys: 200, groups: 20_000, days: 90 };

@@ -1,6 +1,6 @@
 import { Prices } from '../../services/gateway/src/pricing/prices';
 import type { Sql } from '../../services/gateway/src/store/index';
-import type { UsageRow } from '../../services/gateway/src/store/usage';
+import type { UsageRow } from '../../services/gateway/src/call-log/usage-queries';
 import { memberOutcome, teamOutcome, type LedgerCall, type MemberLimit } from './team-ledger';
 import { median } from './stats';
 

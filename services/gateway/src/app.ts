@@ -7,6 +7,7 @@ import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
 import { spendStatusRoutes } from './budgets/spend-status';
+import { claudeCodeEnvRoutes } from './claude-gateway/env-routes';
 import { CLAUDE_BASE, claudeGatewayRoutes } from './claude-gateway/routes';
 import type { GatewayMetrics } from './metrics/metrics';
 import { metricsRoutes } from './metrics/routes';
@@ -77,7 +78,15 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     otlpRelay: deps.telemetry.relay,
     upstreamUrl: config.upstreamUrl,
   };
-  const admin = { ...base, capabilityRoutes: [federationAdminRoutes(base), upstreamRoutes(base)] };
+  const claudeGateway = { claudeGateway: identity.claudeGateway };
+  const admin = {
+    ...base,
+    capabilityRoutes: [
+      federationAdminRoutes(base),
+      upstreamRoutes(base),
+      claudeCodeEnvRoutes({ store: claudeGateway }),
+    ],
+  };
 
   app.use('*', async function requestId(c, next) {
     const id = newRequestId();
@@ -185,7 +194,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     CLAUDE_BASE,
     claudeGatewayRoutes({
       resolver: kernel.keys,
-      store: kernel.store,
+      store: claudeGateway,
       identity: identity.tokens,
       clock: kernel.clock,
       publicUrl: kernel.publicUrl,
@@ -197,7 +206,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route(CLAUDE_BASE, otlpRoutes(otlp, ''));
   const surface = {
     proxy: messages.proxy,
-    objects: kernel.store.objects,
+    objects: messages.objects,
     maxFileBytes: messages.maxFileBytes,
   };
   app.route('/', filesRoutes(surface));
@@ -226,7 +235,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       '/',
       passthroughRoutes(
         messages.proxy,
-        kernel.store.objects,
+        messages.objects,
         (path) => (methods ??= methodsByPath(app))(path).length > 0,
         notFound,
       ),
@@ -236,7 +245,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
 const proxyOptions = (deps: AppDeps): ProxyOptions => ({
   ...deps.messages.proxy,
-  checkFileRefs: messageRefCheck(deps.kernel.store.objects),
+  checkFileRefs: messageRefCheck(deps.messages.objects),
 });
 
 /** `POST /v1/messages` straight from Node's request event (proxy/fast-path.ts), as the app would serve it. */

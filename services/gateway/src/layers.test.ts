@@ -4,6 +4,7 @@
  *
  *   cli                        the `keygate` command
  *   index, server, runtime     the composition root: opens the kernel, installs each capability, listens
+ *   stores                     every room's queries composed on one database (the runtime's and the test kit's)
  *   config-docs, app           `createApp(deps)` and the generated configuration reference
  *   dashboard, operator        pages and routes that reuse the account API's pieces
  *   federation                 workload tokens from an issuer's JWT: its routes on the account API and /v1/oauth/token
@@ -25,7 +26,8 @@
  *   pricing                    list prices of the provider's tokens
  *   app-env                    the typed Hono environment, composed from middleware variables
  *   call-log, auth             the call log's writer; key format, resolver, middleware
- *   store                      the only room that speaks SQL
+ *   tenancy                    accounts, members and keys as rows, with their audit: what every room stands on
+ *   store                      the database: connections, migrations, pagination (each room keeps its own SQL)
  *   config, usage, lib         parsed environment; the provider's token counts; helpers
  *
  * Rooms on one line are still ordered left to right. A new folder fails here until it is
@@ -41,6 +43,7 @@ export const LAYERS = [
   'index',
   'server',
   'runtime',
+  'stores',
   'config-docs',
   'app',
   'dashboard',
@@ -72,6 +75,7 @@ export const LAYERS = [
   'app-env',
   'call-log',
   'auth',
+  'tenancy',
   'store',
   'config',
   'usage',
@@ -130,7 +134,7 @@ export const CAPABILITIES = {
 } as const;
 
 /** The composition root: it alone joins capabilities (and the reference generated from them). */
-export const ROOT = ['cli', 'index', 'server', 'runtime', 'config-docs', 'app'] as const;
+export const ROOT = ['cli', 'index', 'server', 'runtime', 'stores', 'config-docs', 'app'] as const;
 
 /** The kernel: the shared services (kernel/ builds the service object) and what they stand on. */
 export const KERNEL = LAYERS.filter(
@@ -235,5 +239,73 @@ describe('the layer order', () => {
       if (from && to && from !== to) crossings.add(`${e.file} → ${to}`);
     }
     expect([...crossings].sort()).toEqual([...CROSSINGS_TO_UNDO].sort());
+  });
+});
+
+/** The database room: connections, migrations, backups and pagination. Each room's queries live in that room. */
+const STORE_FILES = [
+  'backup-file.test.ts',
+  'backup-file.ts',
+  'backup.ts',
+  'database-watch.test.ts',
+  'database-watch.ts',
+  'database.test.ts',
+  'database.ts',
+  'embedded-postgres.ts',
+  'index.ts',
+  'invalidations.ts',
+  'legacy-pglite.ts',
+  'migrate.ts',
+  'pagination.ts',
+  'postgres-user.ts',
+  'restore.ts',
+];
+
+/** A query module: `queries.ts` or `…-queries.ts`, in the room that owns its tables. */
+const isQueryModule = (file: string) => /(^|[-/])queries\.ts$/.test(file);
+
+/** The SQL a file speaks: tagged templates on the driver (`sql`, a transaction's `t`/`tx`, `probe`) and imports of `postgres`. */
+function sqlIn(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  // Parse only what may hold SQL: parsing every file would take seconds.
+  if (!/\b(sql|t|tx|probe)(<[^`]*?>)?`|['"]postgres['"]/.test(text)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isTaggedTemplateExpression(node)) {
+      const tag = node.tag.getText(source).split('.').pop() ?? '';
+      if (['sql', 't', 'tx', 'probe'].includes(tag)) found.push(`${node.tag.getText(source)}\`…\``);
+    }
+    const module =
+      ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)
+        ? node.moduleSpecifier.text
+        : ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword
+          ? node.arguments[0]?.getText(source).slice(1, -1)
+          : undefined;
+    if (module === 'postgres') found.push("import of 'postgres'");
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('where SQL lives', () => {
+  const files = sources(SRC).map((file) => ({ file, rel: relative(SRC, file) }));
+
+  it('reads SQL where it is', () => {
+    // A detector that found nothing would pass the check below.
+    expect(sqlIn(join(SRC, 'tenancy/key-queries.ts'))).toContain('sql`…`');
+    expect(sqlIn(join(SRC, 'store/database.ts'))).toContain("import of 'postgres'");
+  });
+
+  it('speaks SQL only in store/ and the query modules', () => {
+    const speaking = files
+      .filter(({ rel }) => !rel.startsWith('store/') && !isQueryModule(rel))
+      .flatMap(({ file, rel }) => sqlIn(file).map((what) => `${rel}: ${what}`));
+    expect(speaking).toEqual([]);
+  });
+
+  it('keeps store/ to the database: no query module there', () => {
+    expect(readdirSync(join(SRC, 'store')).sort()).toEqual(STORE_FILES);
   });
 });

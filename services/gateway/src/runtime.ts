@@ -3,10 +3,11 @@ import { assertNotServed, persistentSecret } from './lib/data-dir';
 import type { Logger } from './lib/logger';
 import { resealSecrets } from './accounts/reseal';
 import { SecretBox } from './lib/secret-box';
-import { createStore, migrate, openDatabase, type Database, type Store } from './store';
+import { createStore, type WholeStore } from './stores';
+import { migrate, openDatabase, type Database } from './store';
 
 export interface Runtime {
-  store: Store;
+  store: WholeStore;
   box: SecretBox;
   embedded: boolean;
   operatorToken: string | null;

@@ -26,7 +26,8 @@ import type { GatewayMetrics } from './metrics/metrics';
 import { serveMetrics } from './metrics/routes';
 import { installTelemetry } from './otlp/install';
 import { GATEWAY_OWNER, openRuntime } from './runtime';
-import type { Database, Store } from './store';
+import type { Database } from './store';
+import type { WholeStore } from './stores';
 import type { BatchFollower } from './surface/batch-follower';
 import { installMessages } from './surface/install';
 
@@ -49,7 +50,7 @@ export interface Gateway {
   url: string;
   port: number;
   config: Config;
-  store: Store;
+  store: WholeStore;
   resolver: KeyResolver;
   writer: CallLog;
   limits: Limits;
@@ -156,7 +157,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       url,
       port,
       config,
-      store: kernel.store,
+      store: rt.store,
       resolver: kernel.keys,
       writer: kernel.callLog,
       limits: kernel.limits,

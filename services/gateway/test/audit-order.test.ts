@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
-import { writeAudit } from '../src/store/audit';
+import { writeAudit } from '../src/tenancy/audit-queries';
 import { inTransaction } from '../src/store/database';
 import { useTestStore } from './harness';
 

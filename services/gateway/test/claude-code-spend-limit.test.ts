@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageRow } from '../src/store';
+import type { UsageRow } from '../src/call-log/usage-queries';
 import { closedPort, freshHome, killClaudeRuns, runClaude, type ClaudeRun } from './claude-code';
 import { api, callAt, startStack, type SeededAccount, type Stack } from './harness';
 import { handCents } from './kit/published-rates';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageRow } from '../src/store';
+import type { UsageRow } from '../src/call-log/usage-queries';
 import { api, callAt, startStack, type SeededAccount, type Stack } from './harness';
 import { claudeCodeBody, claudeCodeCall, type Answer } from './kit/claude-code-call';
 import { handCents } from './kit/published-rates';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UsageRow } from '../src/store';
+import type { UsageRow } from '../src/call-log/usage-queries';
 import { cliFor, type Cli } from './cli-runner';
 import { callModel, PROVIDER_KEY, startStack, type Stack } from './harness';
 import { handCents } from './kit/published-rates';

@@ -3,7 +3,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../src/config';
 import type { Gateway } from '../src/server';
-import { createStore, openDatabase } from '../src/store';
+import { createStore } from '../src/stores';
+import { openDatabase } from '../src/store';
 import { newDataDir } from './data-dir';
 
 /**

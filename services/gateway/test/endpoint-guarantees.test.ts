@@ -3,7 +3,7 @@ import { createKey } from '../src/accounts/service';
 import { randomBase62 } from '../src/lib/ids';
 import { endpointKey, type Endpoint, type PathRef } from '../src/pipeline/endpoint-row';
 import { ENDPOINTS } from '../src/pipeline/endpoints';
-import type { ObjectKind } from '../src/store';
+import type { ObjectKind } from '../src/surface/object-queries';
 import { dashboardSession } from './dashboard-http';
 import {
   type Caller,

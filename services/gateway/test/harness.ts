@@ -8,7 +8,8 @@ import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { afterAll, beforeAll } from 'vitest';
-import { createStore, migrate, openDatabase, type Store } from '../src/store';
+import { createStore } from '../src/stores';
+import { migrate, openDatabase, type Store } from '../src/store';
 import { callAt } from './kit/call-records';
 
 export { callAt };

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../src/lib/ids';
 import { migrate, type Store } from '../src/store';
-import { writeAudit } from '../src/store/audit';
+import { writeAudit } from '../src/tenancy/audit-queries';
 import { callAt, openTestStore } from './harness';
 
 const MIGRATIONS = fileURLToPath(new URL('../migrations/', import.meta.url));

@@ -1,7 +1,7 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewKey } from '../src/accounts/service';
-import type { UsageRow } from '../src/store';
+import type { UsageRow } from '../src/call-log/usage-queries';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { seedCluster, SPOOL_SYNC_MS, startCluster, type Cluster, type Seeded } from './instances';
 import { call, drive, tally, type Answer } from './load';

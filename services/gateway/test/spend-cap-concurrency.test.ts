@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UsageRow } from '../src/store';
+import type { UsageRow } from '../src/call-log/usage-queries';
 import { PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { handCents } from './kit/published-rates';
 import {

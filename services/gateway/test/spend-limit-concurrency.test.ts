@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UsageRow } from '../src/store';
+import type { UsageRow } from '../src/call-log/usage-queries';
 import { api, PROVIDER_KEY, TEST_DATABASE_URL } from './harness';
 import { cappedCall as call, useCluster } from './instances';
 import { handCents } from './kit/published-rates';

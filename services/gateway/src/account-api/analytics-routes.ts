@@ -7,7 +7,7 @@ import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import { groupBy } from '../reports/params';
 import { timestamp } from '../reports/query';
-import type { UsageDimension, UsageRow } from '../store';
+import type { UsageDimension, UsageRow } from '../call-log/usage-queries';
 
 /**
  * The provider's usage and cost analytics (beta `analytics-usage-cost-2026-08-24`). Wire shape

@@ -9,7 +9,7 @@ import { cancelAtPeriodEnd, changePlan, type BillingDeps } from '../billing/life
 import { billingOverview, catalogJson, plansFor, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
-import type { Cause } from '../store';
+import type { Cause } from '../billing/subscription-queries';
 
 const PlanBody = z.strictObject({ plan: z.string().min(1).max(64) });
 const CheckoutBody = z.strictObject({ plan: z.string().min(1).max(64).optional() });

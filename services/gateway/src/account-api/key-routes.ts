@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
-import type { KeyPatch } from '../store';
+import type { KeyPatch } from '../tenancy/key-queries';
 import { createKey, deleteKey, rotateKey, updateKey } from '../accounts/keys';
 import { listJson, listParams, pageQuery, timestamp } from '../reports/query';
 import { name } from './schemas';

@@ -4,7 +4,9 @@ import type { AdminEnv } from '../accounts/scope';
 import { GatewayError } from '../lib/errors';
 import { MODEL_PATTERN } from '../lib/model-policy';
 import { operation } from '../lib/operation';
-import type { KeyRecord, ModelPolicyRecord, Store } from '../store';
+import type { KeyRecord } from '../tenancy/key-queries';
+import type { ModelPolicyRecord } from '../accounts/rbac-group-queries';
+import type { Store } from '../store';
 import { cursorJson, cursorParams, pageOf } from './cursor';
 
 const Subject = z.discriminatedUnion('type', [

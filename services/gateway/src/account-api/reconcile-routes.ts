@@ -7,7 +7,7 @@ import { ADMIN_KEY_PATTERN, reconcileOnDemand, saveAdminKey } from '../billing/r
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import { timestamp } from '../reports/query';
-import type { ReconciliationRecord } from '../store';
+import type { ReconciliationRecord } from '../billing/reconciliation-queries';
 
 const AdminKey = z.strictObject({
   admin_key: z.string().regex(ADMIN_KEY_PATTERN, "must be a provider Admin API key ('sk-ant-admin01-…')"),

@@ -51,20 +51,12 @@ export function reportRoutes(deps: ServiceDeps & { prices: Prices }): Hono<Admin
     path: string,
     summary: string,
     query: Q,
-    report: (
-      d: typeof deps,
-      accountId: string,
-      q: z.infer<Q>,
-      now: number,
-      zone: string,
-    ) => Promise<R>,
+    report: (d: typeof deps, accountId: string, q: z.infer<Q>, now: number, zone: string) => Promise<R>,
   ) =>
     app.get(path, operation({ tag, summary, query, refused: MISSING_FILTERS }), async (c) => {
       const { accountId } = c.var.scope;
       const q = c.req.valid('query') as z.infer<Q>;
-      return c.json(
-        (await report(deps, accountId, q, deps.clock(), await zoneOf(accountId))) as object,
-      );
+      return c.json((await report(deps, accountId, q, deps.clock(), await zoneOf(accountId))) as object);
     });
 
   zonedReport(

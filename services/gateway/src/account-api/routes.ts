@@ -17,7 +17,6 @@ import { orgRoutes } from './org-routes';
 import { serviceAccountRoutes } from './service-account-routes';
 import { policyRoutes } from './policy-routes';
 import { spendLimitRoutes } from './spend-limit-routes';
-import { claudeCodeEnvRoutes } from '../claude-gateway/env-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
 import { versionedShapes } from './api-version';
@@ -53,7 +52,6 @@ export function organizationRoutes(
   app.route('/', spendLimitRoutes(deps));
   app.route('/', policyRoutes(deps));
   for (const routes of deps.capabilityRoutes ?? []) app.route('/', routes);
-  app.route('/', claudeCodeEnvRoutes(deps));
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;
 }

@@ -1,7 +1,9 @@
 import type { CallRecord } from '../lib/call-record';
 import type { Prices } from '../pricing/prices';
 import type { Statement } from '../billing/statement';
-import type { AccountRecord, AuditRecord, KeyRecord, MemberRecord } from '../store';
+import type { AccountRecord, MemberRecord } from '../tenancy/account-queries';
+import type { AuditRecord } from '../tenancy/audit-queries';
+import type { KeyRecord } from '../tenancy/key-queries';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

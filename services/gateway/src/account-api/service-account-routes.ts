@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../accounts/service';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { operation } from '../lib/operation';
-import { DuplicateNameError, type ServiceAccountRecord } from '../store';
+import { DuplicateNameError, type ServiceAccountRecord } from '../accounts/invite-queries';
 import { cursorJson, cursorParams, cursorQuery } from './cursor';
 import { name } from './schemas';
 import { keyJson } from './serialize';

@@ -2,7 +2,8 @@ import type { Prices } from '../pricing/prices';
 import type { EffectiveRow } from '../budgets/effective';
 import { effectiveReport } from '../budgets/effective';
 import { GatewayError } from '../lib/errors';
-import type { IncreaseRequestRecord, SpendLimitRecord, Store } from '../store';
+import type { IncreaseRequestRecord, SpendLimitRecord } from '../budgets/spend-limit-queries';
+import type { Store } from '../store';
 
 // The provider's spend-limit shapes, as the official TypeScript SDK 1.11 types them
 // (resources/beta/organization/spend-limits/*.d.ts) and documents them at

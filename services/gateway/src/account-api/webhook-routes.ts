@@ -8,7 +8,8 @@ import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
-import type { DeliveryRecord, Store, WebhookEndpointPatch, WebhookEndpointRecord } from '../store';
+import type { DeliveryRecord, WebhookEndpointPatch, WebhookEndpointRecord } from '../budgets/alert-queries';
+import type { Store } from '../store';
 
 export const endpointUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })

@@ -1,7 +1,8 @@
 import { generateKey, hashKey, keyHint, type KeyKind } from '../auth/keys';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import type { AuditEntry, KeyPatch, KeyRecord } from '../store';
+import type { AuditEntry } from '../tenancy/audit-queries';
+import type { KeyPatch, KeyRecord } from '../tenancy/key-queries';
 import type { Scope } from './scope';
 import type { ServiceDeps } from './service';
 

@@ -4,9 +4,9 @@ import {
   DuplicateMemberError,
   LastAdminError,
   SeatLimitError,
-  type MemberRecord,
   type MemberRole,
-} from '../store';
+} from '../tenancy/member-queries';
+import type { MemberRecord } from '../tenancy/account-queries';
 import type { Scope } from './scope';
 import type { ServiceDeps } from './service';
 

@@ -4,16 +4,11 @@ import type { EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
-import {
-  PlanTooSmallError,
-  type AccountPatch,
-  type AccountRecord,
-  type AuditEntry,
-  type KeyRecord,
-  type MemberRecord,
-  type PlanRecord,
-  type Store,
-} from '../store';
+import { PlanTooSmallError } from '../tenancy/member-queries';
+import type { AccountPatch, AccountRecord, MemberRecord, PlanRecord } from '../tenancy/account-queries';
+import type { AuditEntry } from '../tenancy/audit-queries';
+import type { KeyRecord } from '../tenancy/key-queries';
+import type { Store } from '../store';
 import { checkTimeZone } from '../reports/time-zone';
 import { createdAudit } from './keys';
 

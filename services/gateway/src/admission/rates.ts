@@ -1,7 +1,7 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import type { KeyRecord } from '../store';
+import type { KeyRecord } from '../tenancy/key-queries';
 import { usageFigures } from '../usage/usage';
 import type { BucketSpec, Buckets, TakeResult } from './buckets';
 import type { Estimate } from './estimate';

@@ -2,7 +2,8 @@ import { fetch, type Dispatcher } from 'undici';
 import { EGRESS_BLOCKED, type EgressPolicy } from '../lib/egress';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
-import { ALERTS_CHANNEL, type ClaimedDelivery, type Store } from '../store';
+import { ALERTS_CHANNEL, type ClaimedDelivery } from '../budgets/alert-queries';
+import type { Store } from '../store';
 import { SIGNATURE_HEADER, signatureHeader } from './signature';
 
 export interface DeliveryOptions {

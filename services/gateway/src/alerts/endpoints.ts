@@ -3,7 +3,8 @@ import { EGRESS_BLOCKED, EgressBlockedError, EgressPolicy } from '../lib/egress'
 import { GatewayError } from '../lib/errors';
 import { newId, randomBase62 } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
-import { EndpointLimitError, type Store, type WebhookEndpointRecord } from '../store';
+import { EndpointLimitError, type WebhookEndpointRecord } from '../budgets/alert-queries';
+import type { Store } from '../store';
 
 export interface NewEndpointInput {
   url: string;

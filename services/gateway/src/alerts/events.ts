@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/resolver';
 import type { Crossing } from '../budgets/guard';
-import type { NewAlertEvent } from '../store';
+import type { NewAlertEvent } from '../budgets/alert-queries';
 
 /** What an endpoint can subscribe to. `billing.notice` is raised by billing (trial ending, payment due). */
 export const ALERT_EVENT_TYPES = [

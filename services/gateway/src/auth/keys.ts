@@ -1,7 +1,7 @@
 import { createHash, hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { randomBase62, toBase62 } from '../lib/ids';
-import type { KeyKind } from '../store';
+import type { KeyKind } from '../tenancy/key-queries';
 
 export type { KeyKind };
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../lib/errors';
 import { SecretBox } from '../lib/secret-box';
-import type { ResolvedKey } from '../store';
+import type { ResolvedKey } from '../tenancy/key-queries';
 import { generateKey, hashKey } from './keys';
 import { KeyResolver, type LookupResult, type ResolverOptions } from './resolver';
 

@@ -1,7 +1,9 @@
 import { databaseUnreachable, GatewayError } from '../lib/errors';
 import { compilePolicy, type ModelPolicy } from '../lib/model-policy';
 import type { SecretBox } from '../lib/secret-box';
-import { DatabaseWatch, type AccountRecord, type KeyRecord, type ResolvedKey, type Store } from '../store';
+import { DatabaseWatch, type Store } from '../store';
+import type { AccountRecord } from '../tenancy/account-queries';
+import type { KeyRecord, ResolvedKey } from '../tenancy/key-queries';
 import { FailedAttempts } from './attempts';
 import { hashKeyHex, type KeyKind } from './keys';
 import { checkActive, presentedKind } from './refusals';

@@ -1,5 +1,5 @@
 import { GatewayError } from '../lib/errors';
-import type { Cause } from '../store';
+import type { Cause } from './subscription-queries';
 import {
   changeSubscription,
   mayMoveTo,

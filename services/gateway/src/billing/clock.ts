@@ -1,5 +1,5 @@
 import { billingNotice } from '../alerts/events';
-import type { SubscriptionRecord } from '../store';
+import type { SubscriptionRecord } from './subscription-queries';
 import { issueDueInvoices } from './invoices';
 import { changeSubscription, type BillingDeps } from './lifecycle';
 import { DAY } from './proration';

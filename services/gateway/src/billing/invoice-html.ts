@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { InvoiceRecord } from '../store';
+import type { InvoiceRecord } from './invoice-queries';
 
 export const eur = (cents: number) => `${cents < 0 ? '−' : ''}€${(Math.abs(cents) / 100).toFixed(2)}`;
 const date = (d: Date) => d.toISOString().slice(0, 10);

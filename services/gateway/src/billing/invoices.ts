@@ -1,4 +1,5 @@
-import type { CatalogPlan, InvoiceLine, InvoiceRecord } from '../store';
+import type { CatalogPlan } from './catalog-queries';
+import type { InvoiceLine, InvoiceRecord } from './invoice-queries';
 import { changeSubscription, requireSubscription, type BillingDeps } from './lifecycle';
 import { addMonths, periodLines, totals } from './proration';
 

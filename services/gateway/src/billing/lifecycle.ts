@@ -1,18 +1,17 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
-import {
-  insertAlertEvent,
-  offeredTo,
-  PlanTooSmallError,
-  type CatalogPlan,
-  type Cause,
-  type Decide,
-  type Store,
-  type SubscriptionPatch,
-  type SubscriptionRecord,
-  type SubscriptionState,
-} from '../store';
+import { insertAlertEvent } from '../budgets/alert-queries';
+import { PlanTooSmallError } from '../tenancy/member-queries';
+import type { Store } from '../store';
+import { offeredTo, type CatalogPlan } from './catalog-queries';
+import type {
+  Cause,
+  Decide,
+  SubscriptionPatch,
+  SubscriptionRecord,
+  SubscriptionState,
+} from './subscription-queries';
 import { addMonths } from './proration';
 import { effectiveState, standingMessage, type SubscriptionBook } from './standing';
 import type { StripeBilling } from './stripe';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogPlan, SeatRecord } from '../store';
+import type { CatalogPlan } from './catalog-queries';
+import type { SeatRecord } from './invoice-queries';
 import { addMonths, periodLines, prorate, roundHalfUp, totals } from './proration';
 
 const plan = (id: string, priceCents: number, perSeat: boolean): CatalogPlan => ({

@@ -1,4 +1,5 @@
-import type { CatalogPlan, InvoiceLine, SeatRecord } from '../store';
+import type { CatalogPlan } from './catalog-queries';
+import type { InvoiceLine, SeatRecord } from './invoice-queries';
 
 export const DAY = 86_400_000;
 

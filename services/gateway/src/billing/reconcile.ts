@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
-import { insertAlertEvent, type ReconciliationRecord, type Store } from '../store';
+import { insertAlertEvent } from '../budgets/alert-queries';
+import type { Store } from '../store';
+import type { ReconciliationRecord } from './reconciliation-queries';
 import { rowCounts, type Prices } from '../pricing/prices';
 
 /** Drift past this share of the provider's figure raises an alert event. */

@@ -1,7 +1,8 @@
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { Store, SubscriptionRecord, SubscriptionState } from '../store';
+import type { Store } from '../store';
+import type { SubscriptionRecord, SubscriptionState } from './subscription-queries';
 import { DAY } from './proration';
 
 export const BILLING_PAGE = '/dashboard/billing';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PlanRecord } from '../store';
+import type { PlanRecord } from '../tenancy/account-queries';
 import { dailyCharges, monthlyStatement, monthRange } from './statement';
 
 const plan = (id: string, priceCents: number, perSeat: boolean): PlanRecord => ({

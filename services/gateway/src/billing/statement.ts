@@ -1,4 +1,6 @@
-import type { AccountRecord, PlanRecord, SeatSpan, Store } from '../store';
+import type { AccountRecord, PlanRecord } from '../tenancy/account-queries';
+import type { SeatSpan } from '../tenancy/member-queries';
+import type { Store } from '../store';
 
 const DAY = 86_400_000;
 

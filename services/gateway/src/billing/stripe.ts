@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import { GatewayError } from '../lib/errors';
-import type { CatalogPlan, SubscriptionPatch, SubscriptionRecord, SubscriptionState } from '../store';
+import type { CatalogPlan } from './catalog-queries';
+import type { SubscriptionPatch, SubscriptionRecord, SubscriptionState } from './subscription-queries';
 import { BILLING_PAGE } from './standing';
 
 export interface StripeSettings {

@@ -1,11 +1,7 @@
-import {
-  offeredTo,
-  type CatalogPlan,
-  type NoticeRecord,
-  type PlanRecord,
-  type SubscriptionRecord,
-  type TransitionRecord,
-} from '../store';
+import { offeredTo, type CatalogPlan } from './catalog-queries';
+import type { NoticeRecord } from './invoice-queries';
+import type { PlanRecord } from '../tenancy/account-queries';
+import type { SubscriptionRecord, TransitionRecord } from './subscription-queries';
 import { invoiceJson, upcomingInvoice, upcomingJson } from './invoices';
 import type { BillingDeps } from './lifecycle';
 import { requireSubscription } from './lifecycle';

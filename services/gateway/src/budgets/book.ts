@@ -1,4 +1,5 @@
-import { DatabaseWatch, type BudgetRecord } from '../store';
+import { DatabaseWatch } from '../store';
+import type { BudgetRecord } from './budget-queries';
 
 interface Entry<T> {
   budgets: readonly T[];

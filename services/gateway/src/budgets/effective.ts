@@ -1,5 +1,8 @@
 import type { Prices } from '../pricing/prices';
-import type { BudgetPeriod, SpendLimitRecord, Store, UsageRow } from '../store';
+import type { BudgetPeriod } from './budget-queries';
+import type { SpendLimitRecord } from './spend-limit-queries';
+import type { Store } from '../store';
+import type { UsageRow } from '../call-log/usage-queries';
 import { periodOf } from './period';
 import { effectiveLimits } from './spend-limits';
 

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/resolver';
 import type { GatewayError } from '../lib/errors';
 import { silentLogger } from '../lib/logger';
 import { MemorySpendLedger } from './spend';
-import type { BudgetRecord } from '../store';
+import type { BudgetRecord } from './budget-queries';
 import type { CallRecord } from '../lib/call-record';
 import { BudgetBook } from './book';
 import { BudgetGuard, type Crossing } from './guard';

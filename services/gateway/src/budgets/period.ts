@@ -1,4 +1,4 @@
-import type { BudgetPeriod } from '../store';
+import type { BudgetPeriod } from './budget-queries';
 
 const DAY = 86_400_000;
 

@@ -1,4 +1,4 @@
-import type { BudgetRecord } from '../store';
+import type { BudgetRecord } from './budget-queries';
 import { GatewayError } from '../lib/errors';
 import type { Period } from './period';
 

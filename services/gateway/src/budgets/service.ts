@@ -1,16 +1,9 @@
 import type { Prices } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import type {
-  BudgetFilter,
-  BudgetPatch,
-  BudgetPeriod,
-  BudgetRecord,
-  BudgetScope,
-  PageQuery,
-  Store,
-  UsageRow,
-} from '../store';
+import type { BudgetFilter, BudgetPatch, BudgetPeriod, BudgetRecord, BudgetScope } from './budget-queries';
+import type { PageQuery, Store } from '../store';
+import type { UsageRow } from '../call-log/usage-queries';
 import { periodOf } from './period';
 
 /** Whose data and who acts: an account API scope. */

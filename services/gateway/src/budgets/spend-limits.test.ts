@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SpendLimitRecord } from '../store';
+import type { SpendLimitRecord } from './spend-limit-queries';
 import { effectiveLimits, spendLimitRules } from './spend-limits';
 
 const at = new Date('2026-11-01T00:00:00Z');

@@ -1,4 +1,5 @@
-import type { BudgetPeriod, BudgetRecord, SpendLimitRecord } from '../store';
+import type { BudgetPeriod, BudgetRecord } from './budget-queries';
+import type { SpendLimitRecord } from './spend-limit-queries';
 
 /** One principal's resolved limit for one period, and the limit it came from. */
 export interface EffectiveLimit {

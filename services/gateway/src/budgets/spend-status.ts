@@ -3,7 +3,8 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver } from '../auth/resolver';
-import type { BudgetPeriod, Store } from '../store';
+import type { BudgetPeriod } from './budget-queries';
+import type { Store } from '../store';
 import { effectiveReport } from './effective';
 import { periodOf } from './period';
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
-import { DEFAULT_PARTITION } from '../store/partitions';
+import { DEFAULT_PARTITION } from './partition-queries';
 
 const DAY = 86_400_000;
 

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { CallRecord } from '../lib/call-record';
-import { recordOfCopyLine } from '../store/call-copy';
+import { recordOfCopyLine } from './call-copy';
 
 /** A spool line's bytes around its COPY line: 8 hex digits of CRC-32, a space, a newline. */
 export const SPOOL_LINE_EXTRA = 10;

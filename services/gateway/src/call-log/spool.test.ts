@@ -7,7 +7,7 @@ import { waitFor } from '../../test/kit/wait';
 import { createLogger, silentLogger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
 import { crc32 } from 'node:zlib';
-import { copyLine, recordOfCopyLine } from '../store/call-copy';
+import { copyLine, recordOfCopyLine } from './call-copy';
 import { SPOOL_LINE_EXTRA, spoolLine } from './segment';
 import { Spool } from './spool';
 import { CallLogWriter } from './writer';

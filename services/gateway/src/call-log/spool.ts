@@ -2,7 +2,7 @@ import { chmod, mkdir, open, readdir, readFile, stat, unlink, type FileHandle } 
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import type { RollupShare } from '../store/calls';
+import type { RollupShare } from './call-queries';
 import { decodeSegment, SPOOL_LINE_EXTRA, spoolLine } from './segment';
 import { lock, syncDir } from './spool-dir';
 

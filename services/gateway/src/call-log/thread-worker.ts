@@ -1,9 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import postgres from 'postgres';
 import type { CallRecord } from '../lib/call-record';
 import { type Logger, serializeError } from '../lib/logger';
-import { callQueries } from '../store/calls';
-import { clientOptions, driverTarget } from '../store/database';
+import { callQueries } from './call-queries';
+import { connectOne } from '../store/database';
 import { Spool } from './spool';
 import type { FromThread, ThreadData, ToThread } from './thread';
 import { CallLogWriter } from './writer';
@@ -50,8 +49,7 @@ function forwardingLogger(bindings: Record<string, unknown> = {}): Logger {
 const logger = forwardingLogger();
 // One connection: the writer sends one batch at a time. Connected on the first insert, so a
 // database that is down when the gateway starts is an outage the writer rides out, as in-process.
-const target = driverTarget(data.url);
-const sql = postgres(target.url, { ...target.options, ...clientOptions(data.schema), max: 1 });
+const sql = connectOne(data.url, data.schema);
 const spool = data.spool ? await Spool.open({ ...data.spool, logger }) : null;
 const queries = callQueries(sql);
 const writer = new CallLogWriter(

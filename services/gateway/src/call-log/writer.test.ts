@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { callAt } from '../../test/kit/call-records';
 import { waitFor } from '../../test/kit/wait';
 import { silentLogger } from '../lib/logger';
-import { idOfLine } from '../store/call-copy';
-import type { Rollup } from '../store/calls';
+import { idOfLine } from './call-copy';
+import type { Rollup } from './call-queries';
 import { CallLogWriter } from './writer';
 
 const record = (i: number) => callAt('acct_1', '2026-11-28T00:00:00Z', { id: `req_${i}`, usage: {} });

@@ -1,7 +1,7 @@
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import { copyLine, idOfLine } from '../store/call-copy';
-import { rollupShare, sumShares, type Rollup } from '../store/calls';
+import { copyLine, idOfLine } from './call-copy';
+import { rollupShare, sumShares, type Rollup } from './call-queries';
 import { usageFigures } from '../usage/usage';
 import type { Segment, Spool, SpoolEntry } from './spool';
 

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
 import { operation } from '../lib/operation';
-import type { Store } from '../store';
+import type { ClaudeGatewayQueries } from './claude-gateway-queries';
 
 // Where Claude Code's traffic and credential go stays the gateway's to say (its sign-in sets them).
 const RESERVED = new Set(['ANTHROPIC_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN']);
@@ -29,7 +29,9 @@ export const ClaudeCodeEnv = z.strictObject({
  * The environment an admin pushes to members' Claude Code through the gateway sign-in's managed
  * settings (`{base}/managed/settings`), on top of the telemetry variables Keygate sets there.
  */
-export function claudeCodeEnvRoutes(deps: { store: Pick<Store, 'claudeGateway'> }): Hono<AdminEnv> {
+export function claudeCodeEnvRoutes(deps: {
+  store: { claudeGateway: ClaudeGatewayQueries };
+}): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Claude Code sign-in';
   const json = (env: Record<string, string>) => ({ type: 'claude_code_env' as const, env });

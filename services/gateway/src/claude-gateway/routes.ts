@@ -8,7 +8,7 @@ import { GatewayError } from '../lib/errors';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
-import type { Store } from '../store';
+import type { ClaudeGatewayQueries } from './claude-gateway-queries';
 import { oauthRoutes } from './oauth-routes';
 import { managedSettings, matches } from './settings';
 
@@ -17,7 +17,7 @@ export const CLAUDE_BASE = '/claude/:account';
 
 export interface ClaudeGatewayDeps {
   resolver: KeyResolver;
-  store: Pick<Store, 'claudeGateway'>;
+  store: { claudeGateway: ClaudeGatewayQueries };
   identity: MemberTokens;
   clock: () => number;
   /** KEYGATE_PUBLIC_URL (else the request's origin): how Claude Code reaches this gateway. */

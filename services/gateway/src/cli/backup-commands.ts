@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sealedQueries } from '../accounts/sealed-queries';
 import type { Config } from '../config';
 import { embeddedClusterDir, runningGateway } from '../lib/data-dir';
 import type { Database } from '../store';
@@ -37,8 +38,7 @@ async function openSource(config: Config): Promise<Database> {
 
 /** Whether the restored provider keys open with the secret this gateway will use; a sentence when not. */
 async function secretWarning(db: Database, config: Config): Promise<string | null> {
-  const [row] = await db.sql<{ id: string; sealed: string }[]>`
-    select id, provider_key_sealed as sealed from accounts where provider_key_sealed is not null limit 1`;
+  const row = await sealedQueries(db.sql).anyProviderKey();
   if (!row) return null;
   const advice =
     "the backup's provider keys are sealed with the KEYGATE_SECRET of the gateway it came from (on the embedded database, the `secret` file of its data dir): start the gateway with that secret";

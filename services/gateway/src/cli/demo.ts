@@ -7,6 +7,7 @@ import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { SecretBox } from '../lib/secret-box';
 import { startGateway } from '../server';
+import { recordedUsage } from './demo-queries';
 import { table } from './output';
 
 /**
@@ -112,10 +113,7 @@ try {
   say(`4-page PDF       → ${JSON.stringify(summary.usage)}\n`);
 
   await gateway.writer.flush();
-  const rows = await gateway.store.db.sql`
-    select coalesce(group_id, '-') as group, model, count(*)::int as calls, sum(input_tokens)::int as input,
-           sum(output_tokens)::int as output, sum(cache_read_input_tokens)::int as cache_read
-    from calls where account_id = ${account.id} group by 1, 2 order by 1, 2`;
+  const rows = await recordedUsage(gateway.store.db.sql, account.id);
   say('Recorded usage (from the call log):');
   say(table(rows as unknown as Record<string, unknown>[]));
 } finally {

@@ -19,6 +19,7 @@ export async function inProcessApi(config: Config) {
     { federationAdminRoutes },
     { upstreamRoutes },
     { PriceBook, readPriceFile },
+    { claudeCodeEnvRoutes },
   ] = await Promise.all([
     opening,
     import('../operator/routes'),
@@ -29,6 +30,7 @@ export async function inProcessApi(config: Config) {
     import('../federation/admin-routes'),
     import('../upstreams/routes'),
     import('../pricing/catalog/price-book'),
+    import('../claude-gateway/env-routes'),
   ]);
   const token = rt.operatorToken ?? 'cli-in-process-operator-token';
   const logger = createLogger(config.logLevel);
@@ -64,6 +66,7 @@ export async function inProcessApi(config: Config) {
         clock: Date.now,
         webhooks: { egress, maxEndpoints: config.webhooks.maxEndpoints },
       }),
+      claudeCodeEnvRoutes({ store: rt.store }),
     ],
   });
   const via = config.databaseUrl

@@ -1,7 +1,8 @@
 import { effectiveReport } from '../budgets/effective';
 import { periodOf } from '../budgets/period';
 import { listBudgets } from '../budgets/service';
-import type { KeyRecord, Store } from '../store';
+import type { KeyRecord } from '../tenancy/key-queries';
+import type { Store } from '../store';
 import type { DashboardDeps } from './env';
 
 /** Whose page the section is on. */

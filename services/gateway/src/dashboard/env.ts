@@ -2,7 +2,7 @@ import type { Prices } from '../pricing/prices';
 import type { KeyResolver } from '../auth/resolver';
 import type { AppEnv } from '../app-env';
 import type { ServiceDeps } from '../accounts/service';
-import type { AccountRecord } from '../store';
+import type { AccountRecord } from '../tenancy/account-queries';
 import type { BillingDeps } from '../billing/lifecycle';
 import type { ViewState } from './view-state';
 import type { MemberTokens } from '../identity/tokens';

@@ -6,7 +6,7 @@ import { ConnectProvider, connectInput } from '../account-api/identity-routes';
 import { connectProvider } from '../identity/connect';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
-import type { IdentityProviderRecord } from '../store';
+import type { IdentityProviderRecord } from '../identity/identity-queries';
 import type { Render } from './billing-routes';
 import { PostForm } from './components/controls';
 import { TableView } from './components/table-view';

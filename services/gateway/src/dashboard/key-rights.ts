@@ -1,5 +1,5 @@
 import { GatewayError } from '../lib/errors';
-import type { AccountRecord } from '../store';
+import type { AccountRecord } from '../tenancy/account-queries';
 import type { AccountViewer, DashboardDeps } from './env';
 
 /** Who may change keys from the dashboard, and which: what the pages show and the routes enforce. */

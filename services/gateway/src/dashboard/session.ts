@@ -3,7 +3,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { GatewayError } from '../lib/errors';
 import { randomBase62 } from '../lib/ids';
-import type { SessionKind, Store } from '../store';
+import type { SessionKind } from './dashboard-queries';
+import type { Store } from '../store';
 import type { DashboardEnv, Viewer } from './env';
 import { readForm } from './form';
 

@@ -1,4 +1,4 @@
-import type { TroubleRow } from '../store';
+import type { TroubleRow } from './dashboard-queries';
 
 /** The overview's error categories, in the order it lists them. */
 export const CATEGORIES = [

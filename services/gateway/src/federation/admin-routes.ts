@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../accounts/service';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { operation } from '../lib/operation';
-import { DuplicateNameError } from '../store';
+import { DuplicateNameError } from '../accounts/invite-queries';
 import {
   CreateIssuer,
   CreateRule,

@@ -1,7 +1,8 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { newId } from '../lib/ids';
-import type { FederationIssuerRecord, LiveRule, RuleMatch, Store } from '../store';
+import type { FederationIssuerRecord, LiveRule, RuleMatch } from './federation-record-queries';
+import type { Store } from '../store';
 import { type IssuerKeys, JwksUnavailable } from './jwks';
 import { OAuthError } from '../lib/oauth-error';
 

@@ -1,3 +1,4 @@
+import { claudeGatewayQueries, type ClaudeGatewayQueries } from '../claude-gateway/claude-gateway-queries';
 import { MemberTokens } from '../identity/tokens';
 import type { Kernel } from '../kernel/kernel';
 import { WorkloadExchange } from './exchange';
@@ -8,6 +9,8 @@ export interface Identity {
   tokens: MemberTokens;
   /** Workload tokens from an issuer's signed JWT (`POST /v1/oauth/token`). */
   exchange: WorkloadExchange;
+  /** The managed settings Claude Code gets through an account's gateway. */
+  claudeGateway: ClaudeGatewayQueries;
 }
 
 export function installIdentity(kernel: Kernel): Identity {
@@ -25,5 +28,6 @@ export function installIdentity(kernel: Kernel): Identity {
       publicUrl: config.publicUrl,
     }),
     exchange: new WorkloadExchange(store, issuerKeys, clock),
+    claudeGateway: claudeGatewayQueries(store.db.sql),
   };
 }

@@ -1,7 +1,7 @@
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import type { Dispatcher } from 'undici';
 import type { EgressPolicy } from '../lib/egress';
-import type { FederationIssuerRecord } from '../store';
+import type { FederationIssuerRecord } from './federation-record-queries';
 
 /** Key sets and discovery documents are a few KB; a larger answer is refused unread. */
 const MAX_DOCUMENT_BYTES = 256 * 1024;

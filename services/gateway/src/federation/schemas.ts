@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cursorParams } from '../account-api/cursor';
-import type { FederationIssuerRecord, FederationRuleRecord } from '../store';
+import type { FederationIssuerRecord, FederationRuleRecord } from './federation-record-queries';
 import { MAX_TOKEN_S, MIN_TOKEN_S } from './exchange';
 
 // The provider's shapes: BetaFederationIssuer and BetaFederationRule of the official TypeScript

@@ -1,5 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { ScimGroupRecord, ScimMember } from '../store';
+import type { ScimGroupRecord, ScimMember } from './scim-queries';
 
 // Shapes from RFC 7643 (SCIM 2.0 core schema: §4.1 User, §4.2 Group, §3.1 meta) and RFC 7644
 // (protocol: §3.4.2 ListResponse, §3.5.2 PatchOp, §3.12 Error), https://www.rfc-editor.org/rfc/rfc7643

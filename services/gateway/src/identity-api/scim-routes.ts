@@ -7,13 +7,9 @@ import { newId } from '../lib/ids';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
-import {
-  DuplicateMemberError,
-  LastAdminError,
-  RemovedByAdminError,
-  SeatLimitError,
-  type Store,
-} from '../store';
+import { DuplicateMemberError, LastAdminError, SeatLimitError } from '../tenancy/member-queries';
+import type { Store } from '../store';
+import { RemovedByAdminError } from './scim-queries';
 import { eqFilter, groupJson, listJson, refusedValue, ScimError, userJson } from './scim-json';
 
 type ScimEnv = AppEnv & { Variables: AppEnv['Variables'] & { scimAccount: string } };

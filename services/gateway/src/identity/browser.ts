@@ -4,7 +4,7 @@ import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import type { MemberRecord } from '../store';
+import type { MemberRecord } from '../tenancy/account-queries';
 import { refusedByProvider, unreachable } from './oidc';
 import { provisionMember } from './provision';
 import type { MemberTokens } from './tokens';

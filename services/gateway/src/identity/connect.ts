@@ -1,5 +1,5 @@
 import { GatewayError } from '../lib/errors';
-import type { IdentityProviderRecord } from '../store';
+import type { IdentityProviderRecord } from './identity-queries';
 import type { IdentityDeps, OidcClients } from './oidc';
 
 export interface ConnectInput {

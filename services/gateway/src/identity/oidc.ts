@@ -3,7 +3,8 @@ import { fetch, type Dispatcher } from 'undici';
 import { EgressBlockedError, type EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
-import type { IdentityProviderRecord, IdpPerson, Store } from '../store';
+import type { IdentityProviderRecord, IdpPerson } from './identity-queries';
+import type { Store } from '../store';
 
 /** What sign-in through an account's identity provider needs. */
 export interface IdentityDeps {

@@ -1,13 +1,9 @@
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
-import {
-  IdentityLinkError,
-  SeatLimitError,
-  type IdentityProviderRecord,
-  type IdpPerson,
-  type MemberRecord,
-  type Store,
-} from '../store';
+import { IdentityLinkError, type IdentityProviderRecord, type IdpPerson } from './identity-queries';
+import { SeatLimitError } from '../tenancy/member-queries';
+import type { MemberRecord } from '../tenancy/account-queries';
+import type { Store } from '../store';
 
 /** Whether the account's domain rule lets this address sign in at all. */
 export function domainAllowed(idp: IdentityProviderRecord, email: string): boolean {

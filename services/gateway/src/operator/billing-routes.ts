@@ -7,7 +7,7 @@ import { markPaid, setTrial, type BillingDeps } from '../billing/lifecycle';
 import { catalogJson, subscriptionView } from '../billing/view';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
-import type { CatalogPlan } from '../store';
+import type { CatalogPlan } from '../billing/catalog-queries';
 
 const count = z.number().int().min(0).max(1_000_000_000);
 const limit = z.number().int().min(1).max(100_000_000).nullable();

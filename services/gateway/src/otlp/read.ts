@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOr400 } from '../lib/validation';
-import type { EventRow } from '../store';
+import type { EventRow } from '../reports/telemetry-queries';
 
 /**
  * What the receiver keeps of Claude Code's OpenTelemetry export. Metric and event names and

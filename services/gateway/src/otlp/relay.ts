@@ -1,7 +1,8 @@
 import { fetch, type Dispatcher } from 'undici';
 import type { EgressPolicy } from '../lib/egress';
 import type { Logger } from '../lib/logger';
-import type { EventRow, Store } from '../store';
+import type { EventRow } from '../reports/telemetry-queries';
+import type { Store } from '../store';
 import type { MetricPoint } from './read';
 
 /** Relayed exports in flight at most; past it a batch is dropped (and counted), never queued without end. */

@@ -7,7 +7,8 @@ import type { Logger } from '../lib/logger';
 import { requestBody, type RequestBodyVariables } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
-import type { Store, TelemetrySender } from '../store';
+import type { Store } from '../store';
+import type { TelemetrySender } from '../reports/telemetry-queries';
 import {
   decodeRequest,
   encodeRequest,

@@ -35,7 +35,7 @@ const JSON_PARSERS: Record<string, string> = {
   'identity/tokens.ts': 'a refresh answer Keygate sealed itself (the reuse window)',
   'lib/data-dir.ts': 'files in the data directory',
   'pricing/catalog/price-book.ts': 'the price catalog on disk',
-  'store/call-copy.ts': 'usage JSON from the database',
+  'call-log/call-copy.ts': 'usage JSON from the database',
   'store/postgres-user.ts': "a package's package.json on disk",
   'streams/redis-events.ts': 'stream owners the gateway wrote to Redis',
   'surface/batch-follower.ts': "the provider's batch answers",

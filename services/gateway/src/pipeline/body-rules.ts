@@ -1,5 +1,5 @@
-import type { ObjectKind } from '../store';
-
+/** The provider objects Keygate records an owner for. */
+export type ObjectKind = 'file' | 'batch' | 'skill' | 'session' | 'agent' | 'environment';
 /** What a request body may name: the objects Keygate attributes, and vaults (never made through Keygate). */
 export type RefKind = ObjectKind | 'vault';
 

@@ -1,4 +1,4 @@
-import type { UsageRow } from '../store';
+import type { UsageRow } from '../call-log/usage-queries';
 import { type ProviderUsage, type UsageFigures, usageFigures } from '../usage/usage';
 import { BUNDLED_CATALOG, familyOf, type PriceCatalog, type Rates } from './catalog/catalog';
 

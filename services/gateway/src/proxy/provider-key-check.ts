@@ -1,4 +1,4 @@
-import type { AccountRecord, ProviderKeyStatus } from '../store';
+import type { AccountRecord, ProviderKeyStatus } from '../tenancy/account-queries';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { ForwardCall } from './forward';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatCents, NO_TOKENS, rowDims, type Prices, type Priced } from '../pricing/prices';
-import type { Store, UsageRow } from '../store';
+import type { Store } from '../store';
+import type { UsageRow } from '../call-log/usage-queries';
 import { isoSeconds } from './buckets';
 import { filtersOf, reportFilters } from './params';
 import { timestamp } from './query';

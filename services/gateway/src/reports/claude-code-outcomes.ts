@@ -1,4 +1,5 @@
-import type { OutcomeRow, Store } from '../store';
+import type { OutcomeRow } from './telemetry-queries';
+import type { Store } from '../store';
 
 /** Accepted and rejected decisions of one edit tool. */
 export interface Decisions {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { rowCounts, type Prices, type Priced } from '../pricing/prices';
 import { GatewayError } from '../lib/errors';
-import type { ClaudeCodeRow, Store } from '../store';
+import type { ClaudeCodeRow } from './claude-code-queries';
+import type { Store } from '../store';
 import { isoSeconds } from './buckets';
 import { claudeCodeOutcomes, type Outcome } from './claude-code-outcomes';
 import { timestamp } from './query';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Prices, rowCounts } from '../pricing/prices';
-import type { AgentRow } from '../store';
+import type { AgentRow } from './agent-tree-queries';
 import { claudeCodeSessions } from './claude-code-sessions';
 
 const DAY = new Date('2026-11-25T00:00:00Z');

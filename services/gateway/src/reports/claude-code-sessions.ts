@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { rowCounts, type Prices, type Priced } from '../pricing/prices';
-import type { AgentRow, Store } from '../store';
+import type { AgentRow } from './agent-tree-queries';
+import type { Store } from '../store';
 import { isoSeconds } from './buckets';
 import { timestamp } from './query';
 

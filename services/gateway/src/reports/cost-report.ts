@@ -7,7 +7,8 @@ import {
   type Priced,
   type TokenType,
 } from '../pricing/prices';
-import type { Store, UsageDimension, UsageRow } from '../store';
+import type { Store } from '../store';
+import type { UsageDimension, UsageRow } from '../call-log/usage-queries';
 import { bucketed, planBuckets } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Store, UsageRow } from '../store';
+import type { Store } from '../store';
+import type { UsageRow } from '../call-log/usage-queries';
 import { bucketed, planBuckets, type BucketWidth } from './buckets';
 import { filtersOf, groupBy, reportFilters } from './params';
 import { timestamp } from './query';

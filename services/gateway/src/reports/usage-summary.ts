@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
-import type { Store, UsageDimension, UsageRow } from '../store';
+import type { Store } from '../store';
+import type { UsageDimension, UsageRow } from '../call-log/usage-queries';
 import { isoSeconds } from './buckets';
 import { timestamp } from './query';
 import { filtersOf, reportFilters } from './params';

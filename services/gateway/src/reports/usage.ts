@@ -1,5 +1,6 @@
 import { rowCounts, TOKEN_TYPES, type Priced, type TokenType } from '../pricing/prices';
-import type { Store, UsageDimension, UsageRow } from '../store';
+import type { Store } from '../store';
+import type { UsageDimension, UsageRow } from '../call-log/usage-queries';
 
 /**
  * The reports' typed in-process face: typed parameters in, typed rows out. The account API's

@@ -91,6 +91,12 @@ export function clientOptions(schema?: string) {
   };
 }
 
+/** One connection of its own, outside any pool (the call log's thread opens one). */
+export function connectOne(url: string, schema?: string): Sql {
+  const target = driverTarget(url);
+  return postgres(target.url, { ...target.options, ...clientOptions(schema), max: 1 });
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) return connect(opts.url, opts, false, async () => {});
   return openEmbedded(opts);

@@ -5,10 +5,12 @@ import { accruedRecord, type CallRecord } from '../lib/call-record';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamTarget } from '../proxy/forward';
-import type { BatchHold, OpenBatch, Store } from '../store';
+import type { BatchHold, OpenBatch } from './object-queries';
+import type { Store } from '../store';
+import type { Objects } from './ownership';
 
 export interface FollowerDeps {
-  store: Pick<Store, 'objects' | 'accounts'>;
+  store: Pick<Store, 'accounts'> & { objects: Objects };
   box: SecretBox;
   upstreams: { live: string; test: UpstreamTarget };
   dispatcher: Dispatcher;

@@ -4,7 +4,7 @@ import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import { batchCeilingMicroUsd } from '../admission/ceiling';
 import type { Principal } from '../auth/resolver';
-import type { BatchHold } from '../store';
+import type { BatchHold } from './object-queries';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { GatewayError } from '../lib/errors';
 import type { ModelPolicy } from '../lib/model-policy';

@@ -13,7 +13,7 @@ import { admitOrThrow, recordGone, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { assertVisible, ownerOf, type Objects } from './ownership';
 import { ownedList, providerReader } from './owned-list';
-import type { ObjectKind } from '../store';
+import type { ObjectKind } from './object-queries';
 
 export interface SurfaceDeps {
   proxy: ProxyOptions;

@@ -9,10 +9,14 @@ import type { ProxyOptions } from '../proxy/routes';
 import { openStreamEvents } from '../streams/open';
 import { accountUpstreams } from '../upstreams/wiring';
 import { BatchFollower } from './batch-follower';
+import { objectQueries } from './object-queries';
+import type { Objects } from './ownership';
 
 /** Messages and the provider's other endpoints, as the app mounts them. */
 export interface Messages {
   proxy: ProxyOptions;
+  /** Who made each provider object through Keygate, and the open batches (surface's own queries). */
+  objects: Objects;
   /** Open message batches, followed to their end; each result becomes a call at the batch price. */
   follower: BatchFollower;
   /** The built-in emulator that answers kg_test_ keys. */
@@ -37,8 +41,9 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
   closer.add(() => dispatcher.close());
   const upstreams = { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } };
 
+  const objects = objectQueries(store.db.sql);
   const follower = new BatchFollower({
-    store,
+    store: { objects, accounts: store.accounts },
     box,
     upstreams,
     dispatcher,
@@ -85,6 +90,7 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
   };
   return {
     proxy,
+    objects,
     follower,
     emulator,
     inFlight,

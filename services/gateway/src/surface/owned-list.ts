@@ -2,7 +2,7 @@ import { upstreamRequest } from '../proxy/upstream-request';
 import { FILES_BETA, namesBeta, SKILLS_BETA } from '@keygate/protocol';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall } from '../proxy/forward';
-import type { ObjectKind } from '../store';
+import type { ObjectKind } from './object-queries';
 import { relay } from './exchange';
 import { isObjectId } from './ownership';
 import type { SurfaceDeps } from './files-routes';

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
-import type { ObjectKind } from '../store';
+import type { ObjectKind } from './object-queries';
 import type { ForwardCall } from '../proxy/forward';
 import { GatewayError } from '../lib/errors';
 import { decoded, pathTemplate } from './call';

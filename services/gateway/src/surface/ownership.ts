@@ -1,8 +1,8 @@
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
-import type { ObjectKind, ObjectOwner, Store } from '../store';
+import type { ObjectKind, ObjectOwner, objectQueries } from './object-queries';
 
-export type Objects = Store['objects'];
+export type Objects = ReturnType<typeof objectQueries>;
 
 import type { RefKind } from '../pipeline/body-rules';
 

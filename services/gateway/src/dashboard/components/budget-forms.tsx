@@ -1,7 +1,10 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { FC } from 'hono/jsx';
-import type { BudgetRecord, KeyRecord, MemberRecord, WebhookEndpointRecord } from '../../store';
+import type { BudgetRecord } from '../../budgets/budget-queries';
+import type { KeyRecord } from '../../tenancy/key-queries';
+import type { MemberRecord } from '../../tenancy/account-queries';
+import type { WebhookEndpointRecord } from '../../budgets/alert-queries';
 import { PeriodSelect, PostForm } from './controls';
 
 /** Create a budget (on the account, a member or a key), or delete one. */

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import type { FC } from 'hono/jsx';
-import type { MemberRecord } from '../../store';
+import type { MemberRecord } from '../../tenancy/account-queries';
 import { PostForm } from './controls';
 
 /** The one time a secret is shown. */

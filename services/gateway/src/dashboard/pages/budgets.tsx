@@ -2,7 +2,9 @@
 // (for tsx run from this package, which reads no tsconfig above it)
 import { ALERT_EVENT_TYPES } from '../../alerts/events';
 import { listBudgets, type BudgetWithProgress } from '../../budgets/service';
-import type { DeliveryRecord, KeyRecord, MemberRecord, WebhookEndpointRecord } from '../../store';
+import type { DeliveryRecord, WebhookEndpointRecord } from '../../budgets/alert-queries';
+import type { KeyRecord } from '../../tenancy/key-queries';
+import type { MemberRecord } from '../../tenancy/account-queries';
 import { BudgetForms, WebhookForms, WebhookSecret } from '../components/budget-forms';
 import { TableView } from '../components/table-view';
 import { usd, when, type Table } from '../table';

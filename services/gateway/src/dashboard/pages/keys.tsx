@@ -1,6 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
-import type { KeyRecord } from '../../store';
+import type { KeyRecord } from '../../tenancy/key-queries';
 import { controlsSection } from '../components/controls-section';
 import { CreateKeyForm, KeyActions, SecretOnce } from '../components/key-forms';
 import { keyRights } from '../key-rights';

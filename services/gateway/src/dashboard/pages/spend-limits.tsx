@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
 import { effectiveReport, type EffectiveRow } from '../../budgets/effective';
-import type { IncreaseRequestRecord, SpendLimitRecord } from '../../store';
+import type { IncreaseRequestRecord, SpendLimitRecord } from '../../budgets/spend-limit-queries';
 import { PeriodSelect, PostForm } from '../components/controls';
 import { TableView } from '../components/table-view';
 import { usd, when, type Table } from '../table';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PriceRowRecord } from '../../store';
+import type { PriceRowRecord } from '../price-queries';
 import { PROMPT_BANDS } from '../prices';
 import { BUNDLED_CATALOG, type PriceCatalog, type PriceRow } from './catalog';
 
