@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamAttempt } from '../proxy/forward';
+import { GoogleTokenSource, parseServiceAccount } from './google-token';
 import { providerKeyAttempt, upstreamAttempt } from './request';
 import type { UpstreamQueries, UpstreamRow } from './queries';
 
@@ -24,6 +25,8 @@ export class UpstreamDirectory {
   readonly #chains = new WeakMap<Principal, UpstreamAttempt | null>();
   readonly #loading = new WeakMap<Principal, Promise<UpstreamAttempt | null>>();
   readonly #deps: DirectoryDeps;
+  /** Per upstream id (rows never change, only come and go): its minted tokens outlive a key's chain. */
+  readonly #tokens = new Map<string, GoogleTokenSource>();
 
   constructor(deps: DirectoryDeps) {
     this.#deps = deps;
@@ -56,11 +59,21 @@ export class UpstreamDirectory {
         purpose: 'upstream-credential',
         row: row.id,
       });
-      next = upstreamAttempt({ ...row, credential }, this.#deps.egressDispatcher, next);
+      const tokens = row.auth === 'google-service-account' ? this.#tokenSource(row.id, credential) : null;
+      next = upstreamAttempt({ ...row, credential }, this.#deps.egressDispatcher, next, tokens);
     }
     // The provider key, when the account has one, stays the first upstream.
     return p.providerKey
       ? providerKeyAttempt(this.#deps.providerUrl, p.providerKey, this.#deps.providerDispatcher, next)
       : next;
+  }
+
+  #tokenSource(id: string, credential: string): GoogleTokenSource {
+    let source = this.#tokens.get(id);
+    if (!source) {
+      source = new GoogleTokenSource(parseServiceAccount(credential), this.#deps.egressDispatcher);
+      this.#tokens.set(id, source);
+    }
+    return source;
   }
 }

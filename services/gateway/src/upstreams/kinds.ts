@@ -23,7 +23,7 @@
 export const KINDS = ['anthropic', 'aws', 'bedrock', 'google', 'foundry'] as const;
 export type UpstreamKind = (typeof KINDS)[number];
 
-export const AUTHS = ['x-api-key', 'bearer', 'sigv4'] as const;
+export const AUTHS = ['x-api-key', 'bearer', 'sigv4', 'google-service-account'] as const;
 export type UpstreamAuth = (typeof AUTHS)[number];
 
 interface KindRules {
@@ -54,7 +54,12 @@ export const RULES: Record<UpstreamKind, KindRules> = {
     service: 'bedrock-mantle',
     needsRegion: true,
   },
-  google: { label: 'Claude on Google Cloud (Anthropic-operated)', auths: ['bearer'] },
+  // A static access token as Bearer, or a service-account JSON key the gateway mints tokens from
+  // (google-token.ts).
+  google: {
+    label: 'Claude on Google Cloud (Anthropic-operated)',
+    auths: ['google-service-account', 'bearer'],
+  },
   foundry: { label: 'Microsoft Foundry', auths: ['x-api-key', 'bearer'] },
 };
 

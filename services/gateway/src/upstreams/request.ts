@@ -2,6 +2,7 @@ import aws4 from 'aws4';
 import type { Dispatcher } from 'undici';
 import type { ForwardCall, UpstreamAttempt, UpstreamRequest } from '../proxy/forward';
 import { upstreamHeaders } from '../proxy/headers';
+import type { GoogleTokenSource } from './google-token';
 import { awsCredentials, RULES } from './kinds';
 import type { UpstreamRow } from './queries';
 
@@ -20,18 +21,19 @@ export function upstreamAttempt(
   u: OpenUpstream,
   dispatcher: Dispatcher,
   next: UpstreamAttempt | null,
+  tokens: GoogleTokenSource | null = null,
 ): UpstreamAttempt {
   const url = new URL(u.baseUrl);
   const prefix = url.pathname.replace(/\/+$/, '');
   const aws = u.auth === 'sigv4' ? awsCredentials(u.credential) : null;
   const refusedBetas = new Set(u.refusedBetas);
-  return {
+  const attempt: UpstreamAttempt = {
     label: u.id,
     providerKey: false,
     origin: url.origin,
     dispatcher,
     next,
-    request(call: ForwardCall): UpstreamRequest {
+    request(call: ForwardCall): UpstreamRequest | Promise<UpstreamRequest> {
       const { body, mapped } = rewriteBody(call, u);
       const headers = upstreamHeaders(call.req.headers, '', body?.length ?? call.upload?.length ?? null);
       delete headers['x-api-key'];
@@ -46,9 +48,32 @@ export function upstreamAttempt(
           { host: url.host, path, method: call.req.method ?? 'POST', body, region: u.region, kind: u.kind },
           aws,
         );
-      return { path, headers, body, mapped };
+      const out = { path, headers, body, mapped };
+      return tokens ? withToken(out, tokens) : out;
     },
   };
+  if (!tokens) return attempt;
+  // A 401 to a minted token: dropped, and the call tried once more with a new one.
+  return {
+    ...attempt,
+    refused(out) {
+      if (out.token) tokens.drop(out.token);
+      return attempt;
+    },
+  };
+}
+
+function withToken(
+  out: UpstreamRequest,
+  tokens: GoogleTokenSource,
+): UpstreamRequest | Promise<UpstreamRequest> {
+  const bearer = (token: string) => {
+    out.headers.authorization = `Bearer ${token}`;
+    out.token = token;
+    return out;
+  };
+  const t = tokens.token();
+  return typeof t === 'string' ? bearer(t) : t.then(bearer);
 }
 
 /** The account's provider key as the first of its upstreams (today's one upstream). */
