@@ -1,7 +1,8 @@
 import { startCloudEmulator, type CloudEmulator } from '@keygate/emulator';
 import { generateKeyPairSync } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, startStack, type Stack } from './harness';
+import { describe, expect, it } from 'vitest';
+import { api } from './harness';
+import { upstreamSuite } from './kit/upstream-suite';
 
 /**
  * The Anthropic-operated Google Cloud upstream with a service-account key (issue 31): the
@@ -19,16 +20,11 @@ const registered = pair();
 const EMAIL = 'keygate-gw@example-project.iam.gserviceaccount.com';
 const FOUNDRY_KEY = 'foundry-key-google-suite-0123456789';
 
-let stack: Stack;
-const clouds: CloudEmulator[] = [];
-const op = (path: string, body?: unknown, method?: string) =>
-  api(stack.gateway.url, `/operator/v1/accounts/${stack.account.id}${path}`, {
-    bearer: stack.config.operatorToken!,
-    ...(body !== undefined ? { body } : {}),
-    ...(method ? { method } : {}),
-  });
+const { suite, op } = upstreamSuite();
+const { clouds } = suite;
 const message = { model: 'claude-opus-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] };
-const call = () => api(stack.gateway.url, '/v1/messages', { bearer: stack.appKey, body: message });
+const call = () =>
+  api(suite.stack.gateway.url, '/v1/messages', { bearer: suite.stack.appKey, body: message });
 
 async function googleCloud(): Promise<CloudEmulator> {
   const c = await startCloudEmulator({
@@ -59,36 +55,20 @@ async function addGoogle(c: CloudEmulator, privateKey?: string) {
   });
 }
 
-beforeAll(async () => {
-  stack = await startStack({ KEYGATE_EGRESS_ALLOW: '127.0.0.1' });
-  await stack.gateway.store.db
-    .sql`update accounts set provider_key_sealed = null where id = ${stack.account.id}`;
-}, 60_000);
-
-afterAll(async () => {
-  for (const c of clouds) await c.close();
-  await stack?.close();
-});
-
-afterEach(async () => {
-  const listed = await op('/upstreams');
-  for (const u of listed.body.data) await op(`/upstreams/${u.id}`, undefined, 'DELETE');
-});
-
 describe('Google Cloud upstream with a service-account key', () => {
   it('serves calls with a minted token, minted once and reused', async () => {
     const g = await googleCloud();
     const added = await addGoogle(g);
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     expect(added.body).toMatchObject({ auth: 'google-service-account', credential_hint: EMAIL });
-    const before = (await stack.calls()).length;
+    const before = (await suite.stack.calls()).length;
     expect((await call()).status).toBe(200);
     expect((await call()).status).toBe(200);
     expect(g.minted).toBe(1);
     const served = g.received.filter((r) => r.path === '/v1/messages');
     expect(served.map((r) => r.refused)).toEqual([null, null]);
     expect(served[0]!.headers.authorization).toMatch(/^Bearer ya29\.emu-/);
-    const rows = (await stack.calls()).slice(before);
+    const rows = (await suite.stack.calls()).slice(before);
     expect(rows.map((r) => r.upstream)).toEqual([added.body.id, added.body.id]);
   });
 
@@ -97,27 +77,27 @@ describe('Google Cloud upstream with a service-account key', () => {
     expect((await addGoogle(g)).status).toBe(200);
     expect((await call()).status).toBe(200);
     g.expireTokens();
-    const before = (await stack.calls()).length;
+    const before = (await suite.stack.calls()).length;
     const res = await call();
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(g.minted).toBe(2);
     const last = g.received.filter((r) => r.path === '/v1/messages').slice(-2);
     expect(last.map((r) => r.refused)).toEqual(['invalid credentials', null]);
     // Recorded once, by the answer the client got.
-    expect((await stack.calls()).slice(before)).toHaveLength(1);
+    expect((await suite.stack.calls()).slice(before)).toHaveLength(1);
   });
 
   it('a 401 to a fresh token is the answer: the token is refreshed once, not again and again', async () => {
     const g = await googleCloud();
     expect((await addGoogle(g)).status).toBe(200);
     g.fault = 'unauthorized';
-    const before = (await stack.calls()).length;
+    const before = (await suite.stack.calls()).length;
     const res = await call();
     expect(res.status).toBe(401);
     expect(res.body.error.type).toBe('authentication_error');
     expect(g.minted).toBe(2);
     expect(g.received.filter((r) => r.path === '/v1/messages')).toHaveLength(2);
-    expect((await stack.calls()).slice(before)).toHaveLength(1);
+    expect((await suite.stack.calls()).slice(before)).toHaveLength(1);
   });
 
   it('a key the service account lacks: a clear 502 in the provider shape, or the next upstream serves', async () => {
@@ -145,12 +125,14 @@ describe('Google Cloud upstream with a service-account key', () => {
       auth: 'x-api-key',
       credential: FOUNDRY_KEY,
     });
-    const before = (await stack.calls()).length;
+    const before = (await suite.stack.calls()).length;
     const res = await call();
     expect(res.status).toBe(200);
-    const rows = (await stack.calls()).slice(before);
+    const rows = (await suite.stack.calls()).slice(before);
     expect(rows.map((r) => r.upstream)).toEqual([next.body.id]);
-    expect(stack.logs.some((l) => l.includes('upstream failed over') && l.includes(bad.body.id))).toBe(true);
+    expect(suite.stack.logs.some((l) => l.includes('upstream failed over') && l.includes(bad.body.id))).toBe(
+      true,
+    );
   });
 
   it('refuses a key that cannot mint when added, and never shows or logs the key', async () => {
@@ -185,7 +167,7 @@ describe('Google Cloud upstream with a service-account key', () => {
     const listed = await op('/upstreams');
     const seen =
       JSON.stringify([notJson.body, junkKey.body, blockedUri.body, wrongAuth.body, ok.body, listed.body]) +
-      stack.logs.join('\n');
+      suite.stack.logs.join('\n');
     const body = registered.privateKey.split('\n')[1]!;
     expect(seen).not.toContain(body);
     expect(seen).not.toContain('PRIVATE KEY');

@@ -8,7 +8,7 @@ import { GatewayError } from '../lib/errors';
 import { forward, type ForwardCall } from '../proxy/forward';
 import { sendError } from '../proxy/in-flight';
 import type { ProxyOptions } from '../proxy/routes';
-import { admitOrThrow, recordGone, refused, surfaceCall } from './call';
+import { admitOrThrow, viaUpstreams, recordGone, refused, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { assertVisible, ownerOf, type Objects } from './ownership';
 import { ownedList, providerReader } from './owned-list';
@@ -57,6 +57,7 @@ export async function run<D extends Pick<SurfaceDeps, 'proxy'>>(
   const call = surfaceCall(c, deps.proxy, endpoint, path);
   try {
     await admitOrThrow(deps.proxy, call.principal, call.endpoint);
+    await viaUpstreams(call, deps.proxy);
     await step(call, deps, c);
   } catch (err) {
     if (recordGone(call, deps.proxy, err)) return RESPONSE_ALREADY_SENT;

@@ -121,8 +121,7 @@ export class GoogleTokenSource {
       .catch((err: Error & { code?: string }) => {
         throw new TokenMintError(`${sa.token_uri} could not be reached (${err.code ?? 'connection failed'})`);
       });
-    const text = await res.body.text();
-    const body = safeJson(text);
+    const body = safeJson(await bounded(res.body, 64 * 1024));
     if (res.statusCode !== 200 || typeof body?.access_token !== 'string') {
       // Google answers `{error, error_description}`; both are short and carry no secret.
       const why = [body?.error, body?.error_description].filter((s) => typeof s === 'string').join(': ');
@@ -134,6 +133,21 @@ export class GoogleTokenSource {
     this.#token = { value: body.access_token, until: this.#now() + Math.max(ttlMs - MARGIN_MS, ttlMs / 2) };
     return body.access_token;
   }
+}
+
+/** A token answer is a few hundred bytes; more is not read. */
+async function bounded(body: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      return '';
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function safeJson(text: string): Record<string, unknown> | null {
