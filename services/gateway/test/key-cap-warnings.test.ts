@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLine } from '../src/cli/statusline-command';
+import { SpendNotice, spendWarnings } from '../src/dashboard/components/spend-notice';
 import { api, startStack, type SeededAccount, type Stack } from './harness';
 import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
 
@@ -85,5 +86,18 @@ describe("a key's own monthly spend cap", () => {
     });
     expect(status.body.limits[0].percent).toBeGreaterThanOrEqual(80);
     expect(statusLine(status.body)).toMatch(/^\$0\.8\d of \$1\.00 monthly key cap \(8\d%\) · resets /);
+  });
+
+  it("shows in the dashboard's spend notice, for the account's admin", async () => {
+    const deps = { store: stack.gateway.store, clock: () => Date.now() } as Parameters<
+      typeof spendWarnings
+    >[0];
+    const warnings = await spendWarnings(deps, acme.id, null);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ who: 'capped app', period: 'monthly', limitCents: 100 });
+    const html = String(SpendNotice({ warnings, own: false }));
+    expect(html).toMatch(
+      /capped app has used 8\d% of their monthly spend cap of key capped app: \$0\.8\d of \$1\.00/,
+    );
   });
 });

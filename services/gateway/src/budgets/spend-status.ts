@@ -54,7 +54,7 @@ export async function limitStatus(
 }
 
 /** A key's own monthly spend cap (`limits.monthly_spend_cap_cents`) as a limit it is under. */
-async function capStatus(
+export async function capStatus(
   deps: Deps,
   accountId: string,
   keyId: string,
