@@ -30,22 +30,47 @@ export function serialRun(
   const samples: number[] = [];
   let errors = 0;
   return new Promise((resolve, reject) => {
-    const socket: Socket = connect(Number(u.port), u.hostname);
-    socket.setNoDelay(true);
     const end = performance.now() + seconds * 1000;
     let buf: Buffer = Buffer.alloc(0);
     let start = 0;
+    let done = false;
+    let socket: Socket;
     const send = () => {
       if (performance.now() >= end) {
+        done = true;
         socket.destroy();
         return resolve({ samples, errors });
       }
       start = performance.now();
       socket.write(request);
     };
-    socket.on('connect', send);
-    socket.on('error', reject);
-    socket.on('data', (chunk: Buffer) => {
+    // A server may close a keep-alive connection (an answer with `connection: close`, its idle
+    // timeout): the request in flight, if any, counts as an error and a new connection goes on.
+    // Without this a closed socket left the run waiting forever.
+    const open = () => {
+      socket = connect(Number(u.port), u.hostname);
+      socket.setNoDelay(true);
+      socket.on('connect', send);
+      socket.on('error', (err) => {
+        if (!done && samples.length === 0 && errors === 0) reject(err);
+      });
+      socket.on('close', () => {
+        if (done) return;
+        if (start > 0) {
+          errors++;
+          console.warn(`serial: ${url} closed the connection with a request in flight`);
+        }
+        buf = Buffer.alloc(0);
+        start = 0;
+        if (performance.now() >= end) {
+          done = true;
+          return resolve({ samples, errors });
+        }
+        open();
+      });
+      socket.on('data', onData);
+    };
+    const onData = (chunk: Buffer) => {
       const now = performance.now();
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
       const headerEnd = buf.indexOf(HEADER_END);
@@ -63,7 +88,14 @@ export function serialRun(
       if (!headText.startsWith('HTTP/1.1 200')) errors++;
       samples.push(now - start);
       buf = Buffer.alloc(0);
+      start = 0;
+      if (/\r\nconnection:\s*close/i.test(headText)) {
+        console.warn(`serial: ${url} answered connection: close (${headText.split('\r\n', 1)[0]})`);
+        socket.destroy();
+        return;
+      }
       send();
-    });
+    };
+    open();
   });
 }

@@ -38,19 +38,12 @@ function objectStream(
 }
 
 describe('inspectPdf page counts', () => {
-  it.each([1, 7, 100, 250])('reads %i pages without object streams', async (pages) => {
-    const pdf = await makeTestPdf({ pages, useObjectStreams: false });
-    expect(inspectPdf(pdf)).toEqual({
-      isPdf: true,
-      pages,
-      encrypted: false,
-      bytes: pdf.length,
-      version: '1.7',
-    });
-  });
-
-  it.each([1, 7, 100, 250])('reads %i pages from object streams', async (pages) => {
-    const pdf = await makeTestPdf({ pages, useObjectStreams: true });
+  it.each(
+    [false, true].flatMap((useObjectStreams) =>
+      [1, 7, 100, 250].map((pages) => ({ pages, useObjectStreams })),
+    ),
+  )('reads $pages pages (object streams: $useObjectStreams)', async ({ pages, useObjectStreams }) => {
+    const pdf = await makeTestPdf({ pages, useObjectStreams });
     expect(inspectPdf(pdf)).toEqual({
       isPdf: true,
       pages,
@@ -114,74 +107,51 @@ describe('inspectPdf page counts', () => {
 });
 
 describe('inspectPdf on incremental updates, agreeing with pdf-lib', () => {
-  const base = assemblePdf(
-    [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'], [3, PAGE]],
-    '/Root 1 0 R',
+  const onePage: PdfObjectSource = [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'];
+  const twoPages: PdfObjectSource = [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'];
+  const base = assemblePdf([CATALOG, onePage, [3, PAGE]], '/Root 1 0 R');
+  const compressed = assemblePdf([...objectStream(5, [CATALOG, onePage]), [3, PAGE]], '/Root 1 0 R');
+
+  // Each update adds page 4 to a one-page PDF.
+  it.each([
+    {
+      name: 'takes the latest uncompressed version of an object',
+      prior: base,
+      update: [twoPages, [4, PAGE]],
+    },
+    {
+      name: 'takes a version in a later, compressed object stream whose /Length is indirect',
+      prior: base,
+      update: [[4, PAGE], ...objectStream(5, [twoPages], { deflate: true, lengthIn: 6 })],
+    },
+    {
+      name: 'takes an uncompressed version written after an object stream',
+      prior: compressed,
+      update: [twoPages, [4, PAGE]],
+    },
+  ] as { name: string; prior: Uint8Array; update: PdfObjectSource[] }[])(
+    '$name',
+    async ({ prior, update }) => {
+      const updated = assemblePdf(update, '/Root 1 0 R', prior);
+      expect(inspectPdf(prior).pages).toBe(1);
+      expect(inspectPdf(updated).pages).toBe(2);
+      expect(await pdfLibPageCount(updated)).toBe(2);
+    },
   );
 
-  it('takes the latest uncompressed version of an object', async () => {
-    const updated = assemblePdf(
-      [
-        [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'],
-        [4, PAGE],
-      ],
-      '/Root 1 0 R',
-      base,
-    );
-    expect(inspectPdf(base).pages).toBe(1);
-    expect(inspectPdf(updated).pages).toBe(2);
-    expect(await pdfLibPageCount(updated)).toBe(2);
-  });
-
-  it('takes a version in a later, compressed object stream whose /Length is indirect', async () => {
-    const pages: PdfObjectSource = [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'];
-    const updated = assemblePdf(
-      [[4, PAGE], ...objectStream(5, [pages], { deflate: true, lengthIn: 6 })],
-      '/Root 1 0 R',
-      base,
-    );
-    expect(inspectPdf(updated).pages).toBe(2);
-    expect(await pdfLibPageCount(updated)).toBe(2);
-  });
-
-  it('takes an uncompressed version written after an object stream', async () => {
-    const compressed = assemblePdf(
-      [...objectStream(5, [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']]), [3, PAGE]],
-      '/Root 1 0 R',
-    );
-    const updated = assemblePdf(
-      [
-        [2, '<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>'],
-        [4, PAGE],
-      ],
-      '/Root 1 0 R',
-      compressed,
-    );
-    expect(inspectPdf(compressed).pages).toBe(1);
-    expect(inspectPdf(updated).pages).toBe(2);
-    expect(await pdfLibPageCount(updated)).toBe(2);
-  });
-
-  it('reads an object stream by its indirect /Length even when the data holds the word endstream', () => {
-    const catalog: PdfObjectSource = [1, '<< /Type /Catalog /Lang (endstream) /Pages 2 0 R >>'];
-    const pdf = assemblePdf(
-      [
-        ...objectStream(5, [catalog, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']], { lengthIn: 6 }),
-        [3, PAGE],
-      ],
-      '/Root 1 0 R',
-    );
-    expect(inspectPdf(pdf).pages).toBe(1);
-  });
-
-  it('reads an object stream whose /Length is wrong up to endstream', () => {
-    const pdf = assemblePdf(
-      [
-        ...objectStream(5, [CATALOG, [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>']], { length: 7 }),
-        [3, PAGE],
-      ],
-      '/Root 1 0 R',
-    );
+  it.each([
+    {
+      name: 'reads an object stream by its indirect /Length even when the data holds the word endstream',
+      catalog: [1, '<< /Type /Catalog /Lang (endstream) /Pages 2 0 R >>'] as PdfObjectSource,
+      stream: { lengthIn: 6 },
+    },
+    {
+      name: 'reads an object stream whose /Length is wrong up to endstream',
+      catalog: CATALOG,
+      stream: { length: 7 },
+    },
+  ])('$name', ({ catalog, stream }) => {
+    const pdf = assemblePdf([...objectStream(5, [catalog, onePage], stream), [3, PAGE]], '/Root 1 0 R');
     expect(inspectPdf(pdf).pages).toBe(1);
   });
 });

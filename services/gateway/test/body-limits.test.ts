@@ -9,7 +9,13 @@ import { randomBase62 } from '../src/lib/ids';
 import { freePort } from './kit/free-port';
 import { childEnv, type SpawnedGateway, spawnGateway } from './kit/gateway';
 import { TEST_DATABASE_URL } from './harness';
-import { flood as flood_, type Flooded, type FloodOptions, underLoad as underLoadOf } from './kit/load-probe';
+import {
+  flood as flood_,
+  type Flooded,
+  type FloodOptions,
+  stopFloodSender,
+  underLoad as underLoadOf,
+} from './kit/load-probe';
 
 const MB = 1024 * 1024;
 const OPERATOR = `operator-${randomBase62(24)}`;
@@ -34,6 +40,7 @@ beforeAll(async () => {
   port = Number(new URL(gw.url).port);
 }, 120_000);
 afterAll(async () => {
+  stopFloodSender();
   gw?.proc.kill('SIGTERM');
   await gw?.exited;
   if (TEST_DATABASE_URL) {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, runKeygate } from './harness';
+import { api } from './harness';
+import { runKeygate } from './cli-runner';
 import { baseFor, prepareAccount } from './claude-gateway';
 import { useIdpStack } from './idp-fixture';
 import { waitFor } from './kit/wait';

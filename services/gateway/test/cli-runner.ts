@@ -40,7 +40,7 @@ export function cliFor(stack: Stack): Cli {
           KEYGATE_DB_SCHEMA: stack.schema,
           KEYGATE_SECRET: stack.config.secret!,
         }
-      : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: OPERATOR_TOKEN }),
+      : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: stack.config.operatorToken! }),
   };
   const run = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string) =>
     new Promise<Run>((resolve) => {
@@ -62,4 +62,9 @@ export function cliFor(stack: Stack): Cli {
       return JSON.parse(out.stdout);
     },
   });
+}
+
+/** One CLI run against a stack (see cliFor). */
+export function runKeygate(stack: Stack, args: string[]): Promise<Run> {
+  return cliFor(stack)(args);
 }

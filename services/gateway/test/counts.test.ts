@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, runKeygate, startStack, type SeededAccount, type Stack } from './harness';
+import { api, startStack, type SeededAccount, type Stack } from './harness';
+import { runKeygate } from './cli-runner';
 import { waitFor } from './kit/wait';
 
 const MODEL = 'claude-opus-4-5';

@@ -1,8 +1,6 @@
 import { startEmulator, type Emulator } from '@keygate/emulator';
 import { cacheWrites } from '@keygate/protocol';
-import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import postgres from 'postgres';
 import { createAccount, createKey, type ServiceDeps } from '../src/accounts/service';
 import { loadConfig, type Config } from '../src/config';
@@ -230,41 +228,6 @@ export async function openTestStore(): Promise<{ store: Store; close(): Promise<
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * Runs the keygate CLI against a stack as a script would, in a child process; never throws on
- * a non-zero exit. With TEST_DATABASE_URL it opens the stack's schema itself; on the embedded
- * database it finds the gateway in the data dir and goes through its operator API.
- */
-export function runKeygate(
-  stack: Stack,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const {
-    DATABASE_URL: _d,
-    KEYGATE_SECRET: _s,
-    KEYGATE_OPERATOR_TOKEN: _t,
-    KEYGATE_URL: _u,
-    ...rest
-  } = process.env;
-  const env = {
-    ...rest,
-    KEYGATE_LOG_LEVEL: 'warn',
-    ...(TEST_DATABASE_URL || COMPILED
-      ? {
-          DATABASE_URL: stack.gateway.store.db.url,
-          KEYGATE_DB_SCHEMA: stack.schema,
-          KEYGATE_SECRET: stack.config.secret!,
-        }
-      : { KEYGATE_DATA_DIR: stack.dataDir, KEYGATE_OPERATOR_TOKEN: stack.config.operatorToken! }),
-  };
-  const bin = join(import.meta.dirname, '../bin/keygate.js');
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
 }
 
 /** The flat usage columns a call row must carry, from a provider usage object. */

@@ -1,55 +1,40 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createKey } from '../src/accounts/service';
-import { startStack, type SeededAccount, type Stack } from './harness';
+import { useScimAccount } from './scim-fixture';
 import { waitFor } from './kit/wait';
 
-let stack: Stack;
-let account: SeededAccount;
-let token: string;
+const ctx = useScimAccount();
+const { scim } = ctx;
 
-beforeAll(async () => {
-  stack = await startStack();
-  account = await stack.seedAccount();
-  const res = await fetch(`${stack.gateway.url}/v1/organizations/scim_tokens`, {
-    method: 'POST',
-    headers: { 'x-api-key': account.adminKey },
-  });
-  token = ((await res.json()) as any).token;
-}, 60_000);
-afterAll(() => stack?.close());
-
-const scim = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${stack.gateway.url}/scim/v2${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : null };
-};
 const admin = (method: string, path: string, body?: unknown) =>
-  fetch(`${stack.gateway.url}/v1/organizations${path}`, {
+  fetch(`${ctx.stack.gateway.url}/v1/organizations${path}`, {
     method,
-    headers: { 'x-api-key': account.adminKey, 'content-type': 'application/json' },
+    headers: { 'x-api-key': ctx.account.adminKey, 'content-type': 'application/json' },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
 /** The status of a call to the account API with this admin key (401 once it is refused). */
 const adminKeyStatus = (key: string) =>
-  fetch(`${stack.gateway.url}/v1/organizations/me`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+  fetch(`${ctx.stack.gateway.url}/v1/organizations/me`, { headers: { 'x-api-key': key } }).then(
+    (r) => r.status,
+  );
 const patchActive = (id: string, value: unknown) =>
   scim('PATCH', `/Users/${id}`, {
     schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
     Operations: [{ op: 'replace', path: 'active', value }],
   });
-const auditOf = (id: string) => stack.gateway.store.db.sql`
-  select actor, action, details from audit_log where account_id = ${account.id} and target_id = ${id} order by seq`;
+const auditOf = (id: string) => ctx.stack.gateway.store.db.sql`
+  select actor, action, details from audit_log where account_id = ${ctx.account.id} and target_id = ${id} order by seq`;
 
 describe('SCIM hardening (issue 29)', () => {
   it('a member an admin removed stays removed: SCIM active=true is refused and their admin key stays revoked', async () => {
     const added = await admin('POST', '/users', { email: 'root2@acme.test', role: 'admin' });
     expect(added.status).toBe(201);
     const id = ((await added.json()) as any).id;
-    const { secret } = await createKey(stack.deps, { accountId: account.id, kind: 'admin', memberId: id });
+    const { secret } = await createKey(ctx.stack.deps, {
+      accountId: ctx.account.id,
+      kind: 'admin',
+      memberId: id,
+    });
     expect(await adminKeyStatus(secret)).toBe(200);
     expect((await admin('DELETE', `/users/${id}`)).status).toBe(200);
     await waitFor(async () => (await adminKeyStatus(secret)) === 401 || null, {
@@ -88,13 +73,13 @@ describe('SCIM hardening (issue 29)', () => {
   });
 
   it("never deprovisions the account's last active admin", async () => {
-    const other = await stack.seedAccount();
-    const res = await fetch(`${stack.gateway.url}/v1/organizations/scim_tokens`, {
+    const other = await ctx.stack.seedAccount();
+    const res = await fetch(`${ctx.stack.gateway.url}/v1/organizations/scim_tokens`, {
       method: 'POST',
       headers: { 'x-api-key': other.adminKey },
     });
     const otherToken = ((await res.json()) as any).token;
-    const off = await fetch(`${stack.gateway.url}/scim/v2/Users/${other.adminMemberId}`, {
+    const off = await fetch(`${ctx.stack.gateway.url}/scim/v2/Users/${other.adminMemberId}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${otherToken}` },
     });
@@ -104,8 +89,8 @@ describe('SCIM hardening (issue 29)', () => {
   });
 
   it('a NUL character anywhere is a SCIM 400, never a 500', async () => {
-    const filter = await fetch(`${stack.gateway.url}/scim/v2/Users?filter=userName%20eq%20%22a%00b%22`, {
-      headers: { authorization: `Bearer ${token}` },
+    const filter = await fetch(`${ctx.stack.gateway.url}/scim/v2/Users?filter=userName%20eq%20%22a%00b%22`, {
+      headers: { authorization: `Bearer ${ctx.token}` },
     });
     expect(filter.status).toBe(400);
     expect(await filter.json()).toMatchObject({ scimType: 'invalidFilter', status: '400' });

@@ -1,37 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createKey } from '../src/accounts/service';
-import { startStack, type SeededAccount, type Stack } from './harness';
+import { useScimAccount } from './scim-fixture';
 import { waitFor } from './kit/wait';
 
-let stack: Stack;
-let account: SeededAccount;
-let token: string;
-
-beforeAll(async () => {
-  stack = await startStack();
-  account = await stack.seedAccount();
-  const res = await fetch(`${stack.gateway.url}/v1/organizations/scim_tokens`, {
-    method: 'POST',
-    headers: { 'x-api-key': account.adminKey },
-  });
-  expect(res.status).toBe(201);
-  token = ((await res.json()) as any).token;
-}, 60_000);
-afterAll(() => stack?.close());
-
-const scim = async (method: string, path: string, body?: unknown, bearer = token) => {
-  const res = await fetch(`${stack.gateway.url}/scim/v2${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/scim+json' },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : null };
-};
+const ctx = useScimAccount();
+const { scim } = ctx;
 
 const call = (key: string) =>
-  new Anthropic({ baseURL: stack.gateway.url, apiKey: key, maxRetries: 0 }).messages.create({
+  new Anthropic({ baseURL: ctx.stack.gateway.url, apiKey: key, maxRetries: 0 }).messages.create({
     model: 'claude-sonnet-4-5',
     max_tokens: 8,
     messages: [{ role: 'user', content: 'hi' }],
@@ -66,7 +43,7 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
         resourceType: 'User',
         created: expect.any(String),
         lastModified: expect.any(String),
-        location: `${stack.gateway.url}/scim/v2/Users/${id}`,
+        location: `${ctx.stack.gateway.url}/scim/v2/Users/${id}`,
       },
     });
     const found = await scim('GET', `/Users?filter=${encodeURIComponent('userName eq "erin@acme.test"')}`);
@@ -94,7 +71,11 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
   it('PATCH active=false deprovisions at once: the member key is refused, and active=true restores the seat', async () => {
     const created = await scim('POST', '/Users', { userName: 'frank@acme.test', displayName: 'Frank' });
     const id = created.body.id;
-    const { secret } = await createKey(stack.deps, { accountId: account.id, kind: 'live', memberId: id });
+    const { secret } = await createKey(ctx.stack.deps, {
+      accountId: ctx.account.id,
+      kind: 'live',
+      memberId: id,
+    });
     expect((await call(secret)).type).toBe('message');
 
     const off = await scim('PATCH', `/Users/${id}`, {
@@ -112,8 +93,8 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
       { timeout: 5_000, what: 'the key refused' },
     );
     expect(refused.status).toBe(401);
-    const [audit] = await stack.gateway.store.db.sql`
-      select actor, details from audit_log where account_id = ${account.id} and action = 'member.deprovisioned' and target_id = ${id}`;
+    const [audit] = await ctx.stack.gateway.store.db.sql`
+      select actor, details from audit_log where account_id = ${ctx.account.id} and action = 'member.deprovisioned' and target_id = ${id}`;
     expect(audit).toMatchObject({ actor: 'scim', details: { reason: 'SCIM: active=false' } });
 
     // Azure's form: no path, the value an object, booleans as strings.
@@ -149,11 +130,11 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     expect(g.body).toMatchObject({
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
       displayName: 'claude-users',
-      members: [{ value: a, $ref: `${stack.gateway.url}/scim/v2/Users/${a}`, type: 'User' }],
-      meta: { resourceType: 'Group', location: `${stack.gateway.url}/scim/v2/Groups/${g.body.id}` },
+      members: [{ value: a, $ref: `${ctx.stack.gateway.url}/scim/v2/Users/${a}`, type: 'User' }],
+      meta: { resourceType: 'Group', location: `${ctx.stack.gateway.url}/scim/v2/Groups/${g.body.id}` },
     });
     const groups = async (id: string) =>
-      (await stack.gateway.store.db.sql`select idp_groups from members where id = ${id}`)[0]!.idp_groups;
+      (await ctx.stack.gateway.store.db.sql`select idp_groups from members where id = ${id}`)[0]!.idp_groups;
     expect(await groups(a)).toEqual(['claude-users']);
 
     const patched = await scim('PATCH', `/Groups/${g.body.id}`, {
@@ -167,7 +148,11 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     expect(await groups(a)).toEqual([]);
     expect(await groups(b)).toEqual(['claude-users']);
     expect((await scim('GET', `/Users/${b}`)).body.groups).toEqual([
-      { value: g.body.id, display: 'claude-users', $ref: `${stack.gateway.url}/scim/v2/Groups/${g.body.id}` },
+      {
+        value: g.body.id,
+        display: 'claude-users',
+        $ref: `${ctx.stack.gateway.url}/scim/v2/Groups/${g.body.id}`,
+      },
     ]);
     const byName = await scim('GET', `/Groups?filter=${encodeURIComponent('displayName eq "claude-users"')}`);
     expect(byName.body.totalResults).toBe(1);
@@ -182,10 +167,10 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     expect(none.body.schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);
     expect((await scim('GET', '/Users', undefined, 'kgscim_wrong')).status).toBe(401);
     // An admin key is not a SCIM token.
-    expect((await scim('GET', '/Users', undefined, account.adminKey)).status).toBe(401);
+    expect((await scim('GET', '/Users', undefined, ctx.account.adminKey)).status).toBe(401);
 
-    const other = await stack.seedAccount();
-    const res = await fetch(`${stack.gateway.url}/v1/organizations/scim_tokens`, {
+    const other = await ctx.stack.seedAccount();
+    const res = await fetch(`${ctx.stack.gateway.url}/v1/organizations/scim_tokens`, {
       method: 'POST',
       headers: { 'x-api-key': other.adminKey },
     });
@@ -194,7 +179,7 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     expect(list.body.Resources.map((u: { userName: string }) => u.userName)).toEqual([
       expect.stringMatching(/^admin-\w+@example\.com$/),
     ]);
-    const revoke = await fetch(`${stack.gateway.url}/v1/organizations/scim_tokens/${otherId}`, {
+    const revoke = await fetch(`${ctx.stack.gateway.url}/v1/organizations/scim_tokens/${otherId}`, {
       method: 'DELETE',
       headers: { 'x-api-key': other.adminKey },
     });
@@ -214,9 +199,9 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
     });
     // No content-length: the limit is met while reading.
     const chunks = [Buffer.from(big.slice(0, 1000)), Buffer.from(big.slice(1000))];
-    const streamed = await fetch(`${stack.gateway.url}/scim/v2/Users`, {
+    const streamed = await fetch(`${ctx.stack.gateway.url}/scim/v2/Users`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+      headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/scim+json' },
       body: new ReadableStream({
         pull(ctl) {
           const next = chunks.shift();
@@ -237,9 +222,9 @@ describe('SCIM 2.0 Users and Groups (RFC 7643/7644)', () => {
   });
 
   it('refuses JSON nested past the bound with 400 invalidSyntax in the SCIM error shape', async () => {
-    const res = await fetch(`${stack.gateway.url}/scim/v2/Users`, {
+    const res = await fetch(`${ctx.stack.gateway.url}/scim/v2/Users`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+      headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/scim+json' },
       body: `{"userName":${'['.repeat(100_000)}`,
     });
     expect(res.status).toBe(400);

@@ -1,6 +1,7 @@
 import { startCloudEmulator, type CloudEmulator } from '@keygate/emulator';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, runKeygate, startStack, type Stack } from './harness';
+import { api, startStack, type Stack } from './harness';
+import { runKeygate } from './cli-runner';
 
 /**
  * An account's upstreams after its provider key (issue 31 item 4): failover before the first

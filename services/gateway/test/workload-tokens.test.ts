@@ -2,7 +2,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { oidcFederationProvider } from '@anthropic-ai/sdk/lib/credentials/oidc-federation';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, callModel, runKeygate, startStack, type SeededAccount, type Stack } from './harness';
+import { api, callModel, startStack, type SeededAccount, type Stack } from './harness';
+import { runKeygate } from './cli-runner';
 import { waitFor } from './kit/wait';
 import { githubClaims, kubernetesClaims, startLocalIssuer, type LocalIssuer } from './workload-issuer';
 

@@ -44,24 +44,33 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   /** The account's reporting zone: day buckets start at its local midnight. */
   const zoneOf = async (accountId: string) => (await accountWithPlan(deps, accountId)).account.timeZone;
-
   const tag = 'Usage and cost';
-  const usage = operation({
-    tag,
-    summary: "Token usage in minute, hour or day buckets, in the provider's usage-report shape",
-    query: UsageReportParams,
-    refused: MISSING_FILTERS,
-  });
-  app.get('/usage_report/messages', usage, async (c) =>
-    c.json(
-      await usageReport(
-        deps.store,
-        c.var.scope.accountId,
-        c.req.valid('query'),
-        deps.clock(),
-        await zoneOf(c.var.scope.accountId),
-      ),
-    ),
+  /** A report over a range in the account's zone, at the gateway's clock; filters it lacks are refused. */
+  const zonedReport = <Q extends z.ZodObject, R>(
+    path: string,
+    summary: string,
+    query: Q,
+    report: (
+      store: ServiceDeps['store'],
+      accountId: string,
+      q: z.infer<Q>,
+      now: number,
+      zone: string,
+    ) => Promise<R>,
+  ) =>
+    app.get(path, operation({ tag, summary, query, refused: MISSING_FILTERS }), async (c) => {
+      const { accountId } = c.var.scope;
+      const q = c.req.valid('query') as z.infer<Q>;
+      return c.json(
+        (await report(deps.store, accountId, q, deps.clock(), await zoneOf(accountId))) as object,
+      );
+    });
+
+  zonedReport(
+    '/usage_report/messages',
+    "Token usage in minute, hour or day buckets, in the provider's usage-report shape",
+    UsageReportParams,
+    usageReport,
   );
 
   const claudeCode = operation({
@@ -83,54 +92,22 @@ export function reportRoutes(deps: ServiceDeps): Hono<AdminEnv> {
     c.json({ data: await claudeCodeSessions(deps.store, c.var.scope.accountId, c.req.valid('query')) }),
   );
 
-  const cost = operation({
-    tag,
-    summary: "Estimated USD cost per day of the account's time zone, in cents as decimal strings",
-    query: CostReportParams,
-    refused: MISSING_FILTERS,
-  });
-  app.get('/cost_report', cost, async (c) =>
-    c.json(
-      await costReport(
-        deps.store,
-        c.var.scope.accountId,
-        c.req.valid('query'),
-        deps.clock(),
-        await zoneOf(c.var.scope.accountId),
-      ),
-    ),
+  zonedReport(
+    '/cost_report',
+    "Estimated USD cost per day of the account's time zone, in cents as decimal strings",
+    CostReportParams,
+    costReport,
   );
 
   /** Keygate's addition: totals by one dimension over a range, as `keygate usage` prints them. */
-  const summary = operation({
-    tag,
-    summary: 'Usage totals over a range by one dimension',
-    query: Summary,
-    refused: MISSING_FILTERS,
-  });
-  app.get('/usage_summary', summary, async (c) =>
-    c.json(
-      await usageSummary(
-        deps.store,
-        c.var.scope.accountId,
-        c.req.valid('query'),
-        deps.clock(),
-        await zoneOf(c.var.scope.accountId),
-      ),
-    ),
-  );
+  zonedReport('/usage_summary', 'Usage totals over a range by one dimension', Summary, usageSummary);
 
-  const cache = operation({
-    tag,
-    summary: 'Prompt caching by member or key: hit rate, 5-minute and 1-hour writes, dollars saved by reads',
-    query: CacheReportParams,
-    refused: MISSING_FILTERS,
-  });
-  app.get('/cache_report', cache, async (c) => {
-    const { accountId } = c.var.scope;
-    const zone = await zoneOf(accountId);
-    return c.json(await cacheReport(deps.store, accountId, c.req.valid('query'), deps.clock(), zone));
-  });
+  zonedReport(
+    '/cache_report',
+    'Prompt caching by member or key: hit rate, 5-minute and 1-hour writes, dollars saved by reads',
+    CacheReportParams,
+    cacheReport,
+  );
 
   app.get(
     '/requests',

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { AppEnv } from '../app-env';
 import { keyAuth } from '../auth/middleware';
 import type { KeyResolver, Principal } from '../auth/resolver';
-import { GatewayError } from '../lib/errors';
+import { GatewayError, knownError } from '../lib/errors';
 import type { CallRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from '../pipeline/proxied-body';
 import {
@@ -197,12 +197,16 @@ export async function proxyCall(
       );
       return RESPONSE_ALREADY_SENT;
     }
-    if (err instanceof GatewayError) opts.record(rejected(call, err));
-    if (err instanceof GatewayError && !req.complete && !res.headersSent) {
-      answerUnread(req, res, err, call.requestId);
+    // A refusal, or a lookup the database could not answer (an outage: the retryable 503),
+    // is answered and recorded like any refusal; anything else is ours.
+    const refusal = knownError(err);
+    if (!refusal) throw err;
+    opts.record(rejected(call, refusal));
+    if (!req.complete && !res.headersSent) {
+      answerUnread(req, res, refusal, call.requestId);
       return RESPONSE_ALREADY_SENT;
     }
-    throw err;
+    throw refusal;
   } finally {
     leave?.();
   }

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
+import { databaseUnavailable } from '../lib/database-unavailable';
 import type { SecretBox } from '../lib/secret-box';
 import type { UpstreamAttempt } from '../proxy/forward';
 import { GoogleTokenSource, parseServiceAccount } from './google-token';
@@ -18,11 +19,6 @@ export interface DirectoryDeps {
   egressDispatcher: Dispatcher;
 }
 
-/**
- * The order of upstreams a call of each key tries, read once per resolved key: a change to an
- * account's upstreams evicts its keys (queries.ts), and the key's next resolution reads it again.
- * An account with none gets null, and its calls take the proxy's one-upstream path untouched.
- */
 type Chains = Record<EndpointFamily, UpstreamAttempt | null>;
 
 const FAMILY_NAMES: Record<EndpointFamily, string> = {
@@ -44,9 +40,16 @@ function pick(chains: Chains | null, family: EndpointFamily): UpstreamAttempt | 
   );
 }
 
+/**
+ * The order of upstreams a call of each key tries, read once per resolved key: a change to an
+ * account's upstreams evicts its keys (queries.ts), and the key's next resolution reads it again.
+ * An account with none gets null, and its calls take the proxy's one-upstream path untouched.
+ */
 export class UpstreamDirectory {
   readonly #chains = new WeakMap<Principal, Chains | null>();
   readonly #loading = new WeakMap<Principal, Promise<Chains | null>>();
+  /** Each account's rows as last read, for an outage (a principal read again is a new object). */
+  readonly #lastRead = new Map<string, UpstreamRow[]>();
   readonly #deps: DirectoryDeps;
   /** Per upstream id (rows never change, only come and go): its minted tokens outlive a key's chain. */
   readonly #tokens = new Map<string, GoogleTokenSource>();
@@ -75,7 +78,18 @@ export class UpstreamDirectory {
   }
 
   async #load(p: Principal): Promise<Chains | null> {
-    const rows = await this.#deps.queries.list(p.account.id);
+    let rows: UpstreamRow[];
+    try {
+      rows = await this.#deps.queries.list(p.account.id);
+      this.#lastRead.set(p.account.id, rows);
+    } catch (err) {
+      // The database away: a key served from memory in an outage keeps its account's upstreams as
+      // last read. An account not read since this process started cannot be told apart from one
+      // with none, so its call is the retryable 503 (the caller records it).
+      const last = databaseUnavailable(err) ? this.#lastRead.get(p.account.id) : undefined;
+      if (!last) throw err;
+      rows = last;
+    }
     const chains = rows.length === 0 ? null : this.#families(p, rows);
     this.#chains.set(p, chains);
     return chains;

@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 
 const MB = 1024 * 1024;
 const SENDER = join(import.meta.dirname, '..', 'flood-sender.mjs');
@@ -25,18 +26,50 @@ export interface FloodOptions {
   method?: string;
 }
 
-/** Streams `total` bytes as a request body from a process of its own; the answer, if one came. */
+interface Sender {
+  proc: ChildProcess;
+  waiting: Map<number, (answer: Flooded) => void>;
+  next: number;
+}
+let sender: Sender | null = null;
+
+/** The file's one sender process, started on first use; it holds the test process open only while a flood is out. */
+function floodSender(): Sender {
+  if (sender && sender.proc.exitCode === null) return sender;
+  const proc = spawn(process.execPath, [SENDER], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const started: Sender = { proc, waiting: new Map(), next: 0 };
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
+    const { id, ...answer } = JSON.parse(line) as Flooded & { id: number };
+    started.waiting.get(id)?.(answer);
+    started.waiting.delete(id);
+    if (started.waiting.size === 0) proc.unref();
+  });
+  proc.on('exit', (code) => {
+    for (const done of started.waiting.values())
+      done({ status: 0, contentType: null, body: `the flood sender exited (${code})`, sent: 0 });
+    started.waiting.clear();
+  });
+  for (const stream of [proc.stdin, proc.stdout] as unknown as { unref(): void }[]) stream.unref();
+  sender = started;
+  return started;
+}
+
+/** Ends the sender process (its stdin closes); a later flood starts another. */
+export function stopFloodSender(): void {
+  sender?.proc.stdin?.end();
+  sender = null;
+}
+
+/** Streams `total` bytes as a request body from the sender's process; the answer, if one came. */
 export function flood(port: number, path: string, total: number, opts: FloodOptions = {}): Promise<Flooded> {
-  return new Promise((resolve, reject) => {
-    const args = [SENDER, String(port), path, String(total), opts.chunked ? 'chunked' : 'length'];
-    const body = [
-      JSON.stringify(opts.headers ?? []),
-      opts.type ?? '',
-      opts.fill ?? '',
-      opts.method ?? 'POST',
-    ];
-    execFile(process.execPath, [...args, ...body], { maxBuffer: 1024 * 1024 }, (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Flooded),
+  const s = floodSender();
+  const id = s.next++;
+  s.proc.ref();
+  return new Promise((resolve) => {
+    s.waiting.set(id, resolve);
+    const job = { id, port, path, total, chunked: opts.chunked ?? false, headers: opts.headers ?? [] };
+    s.proc.stdin!.write(
+      `${JSON.stringify({ ...job, type: opts.type ?? '', fill: opts.fill ?? '', method: opts.method ?? 'POST' })}\n`,
     );
   });
 }
