@@ -1,6 +1,7 @@
 import aws4 from 'aws4';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { GoogleTokens, type GoogleServiceAccountAuth } from './google-tokens';
 import { createEmulatorHandler } from './router';
 import type { EmulatorHandler } from './types';
 
@@ -17,10 +18,14 @@ export type CloudKind = 'anthropic' | 'aws' | 'bedrock' | 'google' | 'foundry';
 export type CloudAuth =
   | { type: 'x-api-key'; key: string }
   | { type: 'bearer'; token: string }
-  | { type: 'sigv4'; accessKeyId: string; secretAccessKey: string; region: string; service: string };
+  | { type: 'sigv4'; accessKeyId: string; secretAccessKey: string; region: string; service: string }
+  | GoogleServiceAccountAuth;
 
-/** What the next requests meet: an overloaded 529, connections dropped at once, a stream cut mid-way. */
-export type CloudFault = 'overloaded' | 'refuse' | 'midstream' | null;
+/**
+ * What the next requests meet: an overloaded 529, connections dropped at once, a stream cut
+ * mid-way, a 401 whatever the credential.
+ */
+export type CloudFault = 'overloaded' | 'refuse' | 'midstream' | 'unauthorized' | null;
 
 export interface CloudOptions {
   kind: CloudKind;
@@ -41,6 +46,12 @@ export interface CloudReceived {
 
 export interface CloudEmulator {
   url: string;
+  /** Google's token endpoint as this cloud plays it (`{url}/token`): a service account's token_uri. */
+  tokenUri: string;
+  /** Access tokens minted so far (google-service-account auth). */
+  minted: number;
+  /** Every token minted so far stops working, as if expired: the next call meets a 401. */
+  expireTokens(): void;
   /** The base URL an upstream is configured with (path prefix included). */
   baseUrl: string;
   received: CloudReceived[];
@@ -62,6 +73,7 @@ export async function startCloudEmulator(opts: CloudOptions): Promise<CloudEmula
   const sockets = new Set<Socket>();
   const prefix = PREFIX[opts.kind];
   const cloud = { received: [] as CloudReceived[], fault: null as CloudFault };
+  const google = opts.auth.type === 'google-service-account' ? new GoogleTokens(opts.auth) : null;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -70,9 +82,13 @@ export async function startCloudEmulator(opts: CloudOptions): Promise<CloudEmula
   function serve(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     const headers = { ...(req.headers as Record<string, string>) };
     const path = req.url ?? '/';
+    if (google && path === '/token' && req.method === 'POST') return google.answer(res, `${url}/token`, body);
     const entry: CloudReceived = { method: req.method ?? '', path, headers, body, refused: null };
     cloud.received.push(entry);
-    const refusal = check(opts, req, path, prefix, body);
+    const refusal =
+      cloud.fault === 'unauthorized'
+        ? { status: 401, type: 'authentication_error', message: 'invalid credentials' }
+        : check(opts, req, path, prefix, body, google);
     if (refusal) {
       entry.refused = refusal.message;
       res.writeHead(refusal.status, { 'content-type': 'application/json' });
@@ -100,8 +116,11 @@ export async function startCloudEmulator(opts: CloudOptions): Promise<CloudEmula
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  return Object.assign(cloud, {
+  const emulator = Object.assign(cloud, {
     url,
+    tokenUri: `${url}/token`,
+    minted: 0,
+    expireTokens: () => google?.expireAll(),
     baseUrl: url + prefix,
     handler,
     close: () =>
@@ -110,6 +129,9 @@ export async function startCloudEmulator(opts: CloudOptions): Promise<CloudEmula
         for (const s of sockets) s.destroy();
       }),
   });
+  // Read live from the token endpoint (Object.assign would copy a getter's value once).
+  Object.defineProperty(emulator, 'minted', { get: () => google?.minted ?? 0 });
+  return emulator;
 }
 
 interface Refusal {
@@ -124,6 +146,7 @@ function check(
   path: string,
   prefix: string,
   body: Buffer,
+  google: GoogleTokens | null,
 ): Refusal | null {
   if (!path.startsWith(`${prefix}/v1/`))
     return { status: 404, type: 'not_found_error', message: `Not found: ${path}` };
@@ -137,6 +160,7 @@ function check(
   const a = opts.auth;
   if (a.type === 'x-api-key') return req.headers['x-api-key'] === a.key ? null : denied;
   if (a.type === 'bearer') return req.headers.authorization === `Bearer ${a.token}` ? null : denied;
+  if (a.type === 'google-service-account') return google?.accepts(req.headers.authorization) ? null : denied;
   return verifySigV4(req, path, body, a) ? null : { ...denied, message: 'SigV4 signature does not match' };
 }
 

@@ -37,3 +37,4 @@ export {
   type CloudOptions,
   type CloudReceived,
 } from './cloud';
+export type { GoogleServiceAccountAuth } from './google-tokens';

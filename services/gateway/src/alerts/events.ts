@@ -39,19 +39,25 @@ export function budgetCrossed(c: Crossing): NewAlertEvent {
   };
 }
 
+/** Spend limits and keys' own monthly caps (guard.ts's `cap:<key id>`) warn the same way. */
+export const isSpendLimit = (budgetId: string) => budgetId.startsWith('spl_') || budgetId.startsWith('cap:');
+
 /**
- * A member (or a key of no member) reached 50, 80 or 100% of a spend limit this period. A limit
+ * A member (or a key of no member) reached 50, 80 or 100% of a spend limit this period, or a
+ * key of its own monthly spend cap (`source: "api_key_cap"`, no spend limit id). A limit
  * of the organization or a group applies to each member on their own, so the event is once per
  * limit, member, period and threshold: its dedup key makes it so across instances.
  */
 export function spendLimitCrossed(c: Crossing): NewAlertEvent {
   const b = c.budget;
   const start = iso(c.period.start);
+  const cap = b.id.startsWith('cap:');
   return {
     accountId: b.accountId,
     type: 'spend_limit.threshold_crossed',
     data: {
-      spend_limit_id: b.id,
+      source: cap ? 'api_key_cap' : 'spend_limit',
+      spend_limit_id: cap ? null : b.id,
       user_id: b.scope === 'user' ? b.targetId : null,
       api_key_id: b.scope === 'api_key' ? b.targetId : null,
       period: b.period,

@@ -2,7 +2,13 @@ import type { Principal } from '../auth/resolver';
 import type { Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
-import { budgetCrossed, errorRateExceeded, retiredSecretUsed, spendLimitCrossed } from './events';
+import {
+  budgetCrossed,
+  errorRateExceeded,
+  isSpendLimit,
+  retiredSecretUsed,
+  spendLimitCrossed,
+} from './events';
 
 const MINUTE = 60_000;
 
@@ -15,7 +21,7 @@ export function onBudgetCrossing(
   logger: Logger,
 ): (c: Crossing) => void {
   return (c) => {
-    const recorded = c.budget.id.startsWith('spl_')
+    const recorded = isSpendLimit(c.budget.id)
       ? store.alerts.emit(spendLimitCrossed(c))
       : store.budgets.recordCrossing(c.budget.id, new Date(c.period.start), c.threshold, budgetCrossed(c));
     recorded.catch((error) =>

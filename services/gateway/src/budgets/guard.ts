@@ -6,7 +6,7 @@ import type { HeldCounter, HoldItem, Reserved, SpendLedger } from './spend';
 import type { BudgetRecord, SpendRow } from './budget-queries';
 import type { SpendLimitRecord } from './spend-limit-queries';
 import type { UsageRow } from '../call-log/usage-queries';
-import { spendLimitRules } from './spend-limits';
+import { spendLimitRules, WARN_AT } from './spend-limits';
 import type { CallRecord } from '../lib/call-record';
 import { usageFigures } from '../usage/usage';
 import type { BudgetBook } from './book';
@@ -373,7 +373,8 @@ function capBudget(accountId: string, keyId: string, capCents: number): BudgetRe
     name: 'monthly spend cap',
     limitCents: capCents,
     hardCap: true,
-    thresholds: [],
+    // It warns as spend limits do (alerts/monitors.ts sends both the same way).
+    thresholds: [...WARN_AT],
     period: 'monthly',
     createdBy: null,
     createdAt: new Date(0),

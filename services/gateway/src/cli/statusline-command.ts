@@ -18,6 +18,8 @@ const FALLBACK = 'Keygate: spend unavailable';
 
 interface LimitJson {
   period: string;
+  /** `api_key_cap`: the key's own monthly spend cap rather than a spend limit. */
+  source?: string;
   amount: string;
   period_to_date_spend: string;
   percent: number;
@@ -33,7 +35,8 @@ export function statusLine(body: { limits?: LimitJson[] }): string {
   const l = body.limits?.[0];
   if (!l) return 'Keygate: no spend limit';
   const pct = Math.floor(l.percent);
-  return `${dollars(l.period_to_date_spend)} of ${dollars(l.amount)} ${l.period} (${pct}%) · resets ${day(l.resets_at)}`;
+  const what = l.source === 'api_key_cap' ? `${l.period} key cap` : l.period;
+  return `${dollars(l.period_to_date_spend)} of ${dollars(l.amount)} ${what} (${pct}%) · resets ${day(l.resets_at)}`;
 }
 
 async function fetchLine(base: string, key: string, timeoutMs: number): Promise<string> {

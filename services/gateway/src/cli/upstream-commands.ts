@@ -45,11 +45,12 @@ export const upstreamCommands: Record<string, Command> = {
   'upstream add': {
     summary: "Add an upstream after the account's others (a call fails over to it before its first byte)",
     usage: `Usage: keygate upstream add --account ID --kind anthropic|aws|bedrock|google|foundry --base-url URL
-          --auth x-api-key|bearer|sigv4 --credential-env NAME [--workspace-id ID] [--region REGION]
+          --auth x-api-key|bearer|sigv4|google-service-account --credential-env NAME [--workspace-id ID] [--region REGION]
           [--model FROM=TO]... [--refuse-beta BETA]... [--refuse-field FIELD]... [--json]
 
 The credential is read from the environment variable --credential-env names; for sigv4 it is
-ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]. Claude Platform on AWS (aws) needs --workspace-id.
+ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]; for google-service-account, the service account's
+JSON key file's text (GOOGLE_SA="$(cat key.json)"). Claude Platform on AWS (aws) needs --workspace-id.
 --refuse-beta and --refuse-field drop a beta or a top-level body field this upstream refuses.`,
     options: {
       account: { type: 'string' },

@@ -42,6 +42,8 @@ const JSON_PARSERS: Record<string, string> = {
   'surface/exchange.ts': "the provider's answers",
   'surface/models-routes.ts': "the provider's model list",
   'surface/owned-list.ts': "the provider's list pages",
+  'upstreams/google-token.ts':
+    "an upstream's service-account key (checked when added, bounded by the route) and its token endpoint's answer",
   'upstreams/request.ts':
     'a /v1/messages body validate.ts bounded, written again for an upstream that maps its model or refuses a field',
 };

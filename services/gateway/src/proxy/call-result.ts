@@ -23,6 +23,7 @@ export function unreachable(err: unknown): boolean {
 }
 
 export function upstreamFailure(err: unknown, timeoutMs: number): GatewayError {
+  if (err instanceof GatewayError) return err;
   const code = codeOf(err);
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return readTimeout(timeoutMs);
   const reason = code && UNREACHABLE.has(code) ? code : 'connection failed';

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { Principal } from '../auth/resolver';
-import type { GatewayError } from '../lib/errors';
+import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { callRecord, type CallRecord } from '../lib/call-record';
 import type { KeptStream, StreamEvents } from '../streams/events';
@@ -26,6 +26,8 @@ export interface UpstreamTarget {
 export interface UpstreamRequest extends BuiltRequest {
   /** The model id was rewritten for this upstream: the call is recorded (and priced) under the client's. */
   mapped: boolean;
+  /** A credential made for this call (a minted access token), for `refused` to drop. */
+  token?: string;
 }
 
 /** One upstream of a call, and the next to try if it fails before its first byte reaches the client. */
@@ -36,8 +38,13 @@ export interface UpstreamAttempt {
   providerKey: boolean;
   origin: string;
   dispatcher: Dispatcher;
-  request(call: ForwardCall): UpstreamRequest;
+  request(call: ForwardCall): UpstreamRequest | Promise<UpstreamRequest>;
   next: UpstreamAttempt | null;
+  /**
+   * The upstream answered 401 to this request: the same upstream to try once more with a fresh
+   * credential (a minted token it no longer takes), or null.
+   */
+  refused?(out: UpstreamRequest): UpstreamAttempt | null;
 }
 
 /** Answers another upstream may not give: overloaded (529) and server errors. */
@@ -110,23 +117,17 @@ function send(
 ): void {
   if (attempt) {
     const out = attempt.request(call);
-    const exchange = new Exchange(call, deps, resolve, reject, attempt, out.mapped);
-    attempt.dispatcher.dispatch(
-      {
-        origin: attempt.origin,
-        path: out.path,
-        method: call.req.method as Dispatcher.HttpMethod,
-        headers: out.headers,
-        body: call.upload?.stream ?? out.body,
-        headersTimeout: deps.timeoutMs,
-        bodyTimeout: deps.timeoutMs,
-      },
-      exchange,
+    if (!(out instanceof Promise)) return dispatchTo(call, deps, attempt, out, resolve, reject);
+    // A credential made on demand (a Google access token): its failure is this upstream's failure.
+    out.then(
+      (ready) => dispatchTo(call, deps, attempt, ready, resolve, reject),
+      (err: Error) =>
+        new Exchange(call, deps, resolve, reject, attempt, null).onResponseError(null, notSent(attempt, err)),
     );
     return;
   }
   {
-    const exchange = new Exchange(call, deps, resolve, reject, null, false);
+    const exchange = new Exchange(call, deps, resolve, reject, null, null);
     const out = upstreamRequest(
       call.req.headers,
       call.path,
@@ -147,6 +148,38 @@ function send(
       exchange,
     );
   }
+}
+
+function dispatchTo(
+  call: ForwardCall,
+  deps: ForwardDeps,
+  attempt: UpstreamAttempt,
+  out: UpstreamRequest,
+  resolve: () => void,
+  reject: (err: Error) => void,
+): void {
+  const exchange = new Exchange(call, deps, resolve, reject, attempt, out);
+  attempt.dispatcher.dispatch(
+    {
+      origin: attempt.origin,
+      path: out.path,
+      method: call.req.method as Dispatcher.HttpMethod,
+      headers: out.headers,
+      body: call.upload?.stream ?? out.body,
+      headersTimeout: deps.timeoutMs,
+      bodyTimeout: deps.timeoutMs,
+    },
+    exchange,
+  );
+}
+
+/** An upstream that could not be sent the call (its credential could not be made): a 502 naming it. */
+function notSent(attempt: UpstreamAttempt, err: Error): GatewayError {
+  return new GatewayError(
+    'api_error',
+    `The account's upstream ${attempt.label} could not be called: ${err.message}. An account admin fixes its credential.`,
+    { status: 502, headers: { 'x-should-retry': 'false' } },
+  );
 }
 
 /** One call in flight: undici's handler for the upstream answer, writing it to the client. */
@@ -176,7 +209,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   #shutdown = false;
   readonly #leave: (() => void) | undefined;
   readonly #attempt: UpstreamAttempt | null;
-  readonly #mapped: boolean;
+  readonly #out: UpstreamRequest | null;
   /** This upstream failed before its first byte and the next one has the call. */
   #handedOff = false;
   wrote = false;
@@ -188,10 +221,10 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     resolve: () => void,
     reject: (err: Error) => void,
     attempt: UpstreamAttempt | null,
-    mapped: boolean,
+    out: UpstreamRequest | null,
   ) {
     this.#attempt = attempt;
-    this.#mapped = mapped;
+    this.#out = out;
     this.#call = call;
     this.#deps = deps;
     this.#resolve = resolve;
@@ -263,6 +296,10 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     // Informational answers (1xx) come here too; the final one follows.
     if (statusCode < 200 || this.#shutdown || this.#handedOff) return;
     if (failsOver(statusCode) && this.#canFailOver()) return this.#failOver(controller, statusCode);
+    if (statusCode === 401 && this.#out && this.#canResend()) {
+      const again = this.#attempt?.refused?.(this.#out);
+      if (again) return this.#failOver(controller, statusCode, again);
+    }
     const answeredAt = performance.now();
     // undici keeps the raw header buffers on the controller for the whole response: about 4 KB
     // per open stream that nothing here reads again (heap snapshot with 1,000 streams open).
@@ -307,27 +344,38 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
 
   /** Another upstream follows, the client has seen nothing, and the body can be sent again. */
   #canFailOver(): boolean {
-    return this.#attempt?.next != null && !this.#call.upload && !this.#clientGone && !this.#shutdown;
+    return this.#attempt?.next != null && this.#canResend();
+  }
+
+  #canResend(): boolean {
+    return !this.#call.upload && !this.#clientGone && !this.#shutdown;
   }
 
   /**
    * Hands the call to the next upstream: this one is dropped unrecorded, so the call is recorded
    * once, by the upstream that answers it.
    */
-  #failOver(controller: Dispatcher.DispatchController | null, why: number | string | undefined): void {
+  #failOver(
+    controller: Dispatcher.DispatchController | null,
+    why: number | string | undefined,
+    to: UpstreamAttempt | null = this.#attempt!.next,
+  ): void {
     this.#handedOff = true;
     this.#done = true;
     this.#leave?.();
     this.#call.res.off('close', this.#onClientClose);
     this.#status = 0;
     const from = this.#attempt!;
-    this.#deps.logger.warn('upstream failed over', {
-      requestId: this.#call.requestId,
-      from: from.label,
-      why,
-    });
+    this.#deps.logger.warn(
+      to === from.next ? 'upstream failed over' : 'upstream retried with a new credential',
+      {
+        requestId: this.#call.requestId,
+        from: from.label,
+        why,
+      },
+    );
     controller?.abort(new Error('failed over to the next upstream'));
-    send(this.#call, this.#deps, from.next, this.#resolve, this.#reject);
+    send(this.#call, this.#deps, to, this.#resolve, this.#reject);
   }
 
   /** Answers with our own error; the upstream body is read to its end and dropped. */
@@ -396,6 +444,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
         return this.#resolve();
       }
       if (this.#canFailOver() && unreachable(err)) return this.#failOver(null, codeOf(err));
+      if (this.#canFailOver() && err instanceof GatewayError) return this.#failOver(null, err.message);
       const failure = upstreamFailure(err, timeoutMs);
       this.#status = failure.status;
       this.#errorType = failure.type;
@@ -453,7 +502,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     // A stream that ended before the provider's final count gets the estimate from its content.
     const { usage, estimated } = tap ? settleUsage(tap) : { usage: null, estimated: false };
     const record = callRecord(call, {
-      model: this.#mapped ? call.model : (tap?.model ?? call.model),
+      model: this.#out?.mapped ? call.model : (tap?.model ?? call.model),
       status: this.#status,
       errorType: this.#errorType,
       usage,

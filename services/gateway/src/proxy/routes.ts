@@ -32,7 +32,10 @@ export interface ProxyOptions extends ForwardDeps {
   admission?: CallAdmission;
   /** An account's own upstreams after its provider key, tried in order (upstreams/directory.ts); none without it. */
   accountUpstreams?: {
-    chainFor(p: Principal): UpstreamAttempt | null | Promise<UpstreamAttempt | null>;
+    chainFor(
+      p: Principal,
+      family?: 'messages' | 'files' | 'batches',
+    ): UpstreamAttempt | null | Promise<UpstreamAttempt | null>;
   } | null;
   /** Refuses a messages body that names a file or skill the caller may not use (surface/body-check.ts). */
   checkFileRefs?(principal: Principal, body: JsonBody): Promise<void> | undefined;

@@ -6,6 +6,7 @@ import { clientClosedRecord, refusedRecord } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import { ClientGoneError } from '../pipeline/body-reader';
 import type { ForwardCall } from '../proxy/forward';
+import { familyOf } from '../upstreams/kinds';
 import { callerOf, groupIdOf, targetFor, type ProxyOptions } from '../proxy/routes';
 
 /**
@@ -44,7 +45,8 @@ export function surfaceCall(
     createdAt: new Date(),
   };
   try {
-    call.target = targetFor(call.principal, opts);
+    // Files and batches of an account with upstreams are routed by viaUpstreams, after admission.
+    if (!routed(call, opts)) call.target = targetFor(call.principal, opts);
     call.groupId = groupIdOf(req.headers);
   } catch (err) {
     if (err instanceof GatewayError) opts.record(refusedRecord(call, err));
@@ -78,6 +80,20 @@ export function decoded(path: string): string {
     return path;
   }
 }
+
+/**
+ * Files and batches go to the first of the account's upstreams that serves them (upstreams/kinds.ts),
+ * failing over as messages do; an account without upstreams keeps its provider key.
+ */
+export async function viaUpstreams(call: ForwardCall, opts: ProxyOptions): Promise<void> {
+  const family = routed(call, opts);
+  if (!family) return;
+  const via = await opts.accountUpstreams!.chainFor(call.principal, family);
+  call.target = via ? { baseUrl: '', apiKey: '', via } : targetFor(call.principal, opts);
+}
+
+const routed = (call: ForwardCall, opts: ProxyOptions) =>
+  opts.accountUpstreams && call.principal.key.kind !== 'test' ? familyOf(call.endpoint) : null;
 
 /** Admission on the headers (billing standing, rate limits, budgets): throws the refusal. */
 export async function admitOrThrow(

@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { answeredRecord, type CallResult } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
-import type { ForwardCall } from '../proxy/forward';
+import { unreachable } from '../proxy/call-result';
+import type { ForwardCall, UpstreamAttempt } from '../proxy/forward';
 import { clientHeaders } from '../proxy/headers';
 import { upstreamRequest } from '../proxy/upstream-request';
 import type { ProxyOptions } from '../proxy/routes';
@@ -38,8 +39,13 @@ export async function exchange(
       credential: call.target.apiKey,
     },
   );
+  const via = call.target.via;
+  // An account's upstreams build their own request; the options above are the provider key's.
+  const request = via
+    ? () => viaChain(call, opts, via, body)
+    : (o: Dispatcher.RequestOptions) => opts.dispatcher.request(o);
   try {
-    res = await opts.dispatcher.request({
+    res = await request({
       origin: call.target.baseUrl,
       path: out.path,
       method: call.req.method as Dispatcher.HttpMethod,
@@ -123,5 +129,40 @@ export function jsonOf(answer: Answer): Record<string, any> | null {
     return value && typeof value === 'object' ? value : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The account's upstreams in order, as forward.ts tries them: the next one on a refused
+ * connection or a 5xx, while the body can be sent again (an upload streams once: no failover).
+ */
+async function viaChain(
+  call: ForwardCall,
+  opts: Pick<ProxyOptions, 'timeoutMs'>,
+  first: UpstreamAttempt,
+  body: Buffer | Readable | null,
+): Promise<Dispatcher.ResponseData> {
+  const resendable = body === null || Buffer.isBuffer(body);
+  let attempt = first;
+  for (;;) {
+    const next = attempt.next;
+    const last = !resendable || next === null;
+    const out = await attempt.request({ ...call, body: Buffer.isBuffer(body) ? body : call.body });
+    try {
+      const res = await attempt.dispatcher.request({
+        origin: attempt.origin,
+        path: out.path,
+        method: call.req.method as Dispatcher.HttpMethod,
+        headers: out.headers,
+        body: Buffer.isBuffer(body) ? out.body : body,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+      });
+      if (res.statusCode < 500 || last) return res;
+      await res.body.dump();
+    } catch (err) {
+      if (last || !unreachable(err)) throw err;
+    }
+    attempt = next!;
   }
 }

@@ -9,7 +9,7 @@ import { forward, type ForwardCall } from '../proxy/forward';
 import { sendError } from '../proxy/in-flight';
 import type { ProxyOptions } from '../proxy/routes';
 import { refusedRecord } from '../lib/call-record';
-import { admitOrThrow, recordGone, surfaceCall } from './call';
+import { admitOrThrow, viaUpstreams, recordGone, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { assertVisible, ownerOf, type Objects } from './ownership';
 import { ownedList, providerReader } from './owned-list';
@@ -58,6 +58,7 @@ export async function run<D extends Pick<SurfaceDeps, 'proxy'>>(
   const call = surfaceCall(c, deps.proxy, endpoint, path);
   try {
     await admitOrThrow(deps.proxy, call.principal, call.endpoint);
+    await viaUpstreams(call, deps.proxy);
     await step(call, deps, c);
   } catch (err) {
     if (recordGone(call, deps.proxy, err)) return RESPONSE_ALREADY_SENT;

@@ -23,11 +23,24 @@
 export const KINDS = ['anthropic', 'aws', 'bedrock', 'google', 'foundry'] as const;
 export type UpstreamKind = (typeof KINDS)[number];
 
-export const AUTHS = ['x-api-key', 'bearer', 'sigv4'] as const;
+export const AUTHS = ['x-api-key', 'bearer', 'sigv4', 'google-service-account'] as const;
 export type UpstreamAuth = (typeof AUTHS)[number];
+
+/**
+ * The endpoint families a call may take to an upstream. Messages includes count_tokens and models.
+ * Claude Platform on AWS serves "the same models and features as the Claude API" (its pages
+ * above); Bedrock's Messages endpoint, Anthropic-operated Google Cloud and Foundry document the
+ * Messages API only, so files and batches never go to them until a source says they serve them.
+ */
+export const FAMILIES = ['messages', 'files', 'batches'] as const;
+export type EndpointFamily = (typeof FAMILIES)[number];
+const ALL = FAMILIES;
+const MESSAGES_ONLY = ['messages'] as const;
 
 interface KindRules {
   label: string;
+  /** The endpoint families this cloud serves. */
+  serves: readonly EndpointFamily[];
   /** The ways this cloud takes a credential. */
   auths: readonly UpstreamAuth[];
   /** The SigV4 service name, for the kinds that take SigV4. */
@@ -38,9 +51,10 @@ interface KindRules {
 }
 
 export const RULES: Record<UpstreamKind, KindRules> = {
-  anthropic: { label: "the provider's API", auths: ['x-api-key', 'bearer'] },
+  anthropic: { label: "the provider's API", serves: ALL, auths: ['x-api-key', 'bearer'] },
   aws: {
     label: 'Claude Platform on AWS',
+    serves: ALL,
     auths: ['sigv4', 'bearer', 'x-api-key'],
     service: 'aws-external-anthropic',
     needsWorkspace: true,
@@ -48,15 +62,30 @@ export const RULES: Record<UpstreamKind, KindRules> = {
   },
   bedrock: {
     label: "Bedrock's Messages endpoint",
+    serves: MESSAGES_ONLY,
     auths: ['bearer', 'sigv4'],
     // The SigV4 service of bedrock-mantle endpoints, after their host name (an assumption the
     // AWS pages above do not spell out; Bedrock API keys as Bearer are documented).
     service: 'bedrock-mantle',
     needsRegion: true,
   },
-  google: { label: 'Claude on Google Cloud (Anthropic-operated)', auths: ['bearer'] },
-  foundry: { label: 'Microsoft Foundry', auths: ['x-api-key', 'bearer'] },
+  // A static access token as Bearer, or a service-account JSON key the gateway mints tokens from
+  // (google-token.ts).
+  google: {
+    label: 'Claude on Google Cloud (Anthropic-operated)',
+    serves: MESSAGES_ONLY,
+    auths: ['google-service-account', 'bearer'],
+  },
+  foundry: { label: 'Microsoft Foundry', serves: MESSAGES_ONLY, auths: ['x-api-key', 'bearer'] },
 };
+
+/** The family of a surface endpoint (`POST /v1/files`, `GET /v1/messages/batches/{id}`); null for others. */
+export function familyOf(endpoint: string): EndpointFamily | null {
+  const path = endpoint.slice(endpoint.indexOf(' ') + 1);
+  if (path === '/v1/files' || path.startsWith('/v1/files/')) return 'files';
+  if (path === '/v1/messages/batches' || path.startsWith('/v1/messages/batches/')) return 'batches';
+  return null;
+}
 
 /** SigV4 credentials as `keygate upstream add` takes them: `ACCESS_KEY_ID:SECRET[:SESSION_TOKEN]`. */
 export function awsCredentials(

@@ -2,6 +2,7 @@ import aws4 from 'aws4';
 import type { Dispatcher } from 'undici';
 import type { ForwardCall, UpstreamAttempt, UpstreamRequest } from '../proxy/forward';
 import { upstreamRequest, type UpstreamRules } from '../proxy/upstream-request';
+import type { GoogleTokenSource } from './google-token';
 import { awsCredentials, RULES } from './kinds';
 import type { UpstreamRow } from './queries';
 
@@ -20,24 +21,26 @@ export function upstreamAttempt(
   u: OpenUpstream,
   dispatcher: Dispatcher,
   next: UpstreamAttempt | null,
+  tokens: GoogleTokenSource | null = null,
 ): UpstreamAttempt {
   const url = new URL(u.baseUrl);
   const prefix = url.pathname.replace(/\/+$/, '');
   const aws = u.auth === 'sigv4' ? awsCredentials(u.credential) : null;
   const rules: UpstreamRules = {
-    auth: u.auth === 'sigv4' ? 'signed' : u.auth,
+    // SigV4 signs below; a Google access token is set once minted (withToken).
+    auth: u.auth === 'sigv4' || u.auth === 'google-service-account' ? 'signed' : u.auth,
     credential: u.credential,
     pathPrefix: prefix,
     refusedBetas: new Set(u.refusedBetas),
     workspaceId: u.workspaceId,
   };
-  return {
+  const attempt: UpstreamAttempt = {
     label: u.id,
     providerKey: false,
     origin: url.origin,
     dispatcher,
     next,
-    request(call: ForwardCall): UpstreamRequest {
+    request(call: ForwardCall): UpstreamRequest | Promise<UpstreamRequest> {
       const { body, mapped } = rewriteBody(call, u);
       const out = upstreamRequest(
         call.req.headers,
@@ -59,9 +62,32 @@ export function upstreamAttempt(
           },
           aws,
         );
-      return { ...out, mapped };
+      const ready = { ...out, mapped };
+      return tokens ? withToken(ready, tokens) : ready;
     },
   };
+  if (!tokens) return attempt;
+  // A 401 to a minted token: dropped, and the call tried once more with a new one.
+  return {
+    ...attempt,
+    refused(out) {
+      if (out.token) tokens.drop(out.token);
+      return attempt;
+    },
+  };
+}
+
+function withToken(
+  out: UpstreamRequest,
+  tokens: GoogleTokenSource,
+): UpstreamRequest | Promise<UpstreamRequest> {
+  const bearer = (token: string) => {
+    out.headers.authorization = `Bearer ${token}`;
+    out.token = token;
+    return out;
+  };
+  const t = tokens.token();
+  return typeof t === 'string' ? bearer(t) : t.then(bearer);
 }
 
 /** The account's provider key as the first of its upstreams (today's one upstream). */

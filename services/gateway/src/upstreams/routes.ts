@@ -6,6 +6,7 @@ import { checkEndpointUrl } from '../alerts/endpoints';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { operation } from '../lib/operation';
+import { checkPrivateKey, parseServiceAccount } from './google-token';
 import { AUTHS, awsCredentials, credentialHint, KINDS, RULES } from './kinds';
 import { upstreamQueries, type UpstreamRow } from './queries';
 
@@ -14,7 +15,8 @@ const CreateUpstream = z.strictObject({
   kind: z.enum(KINDS),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048),
   auth: z.enum(AUTHS),
-  credential: z.string().min(1).max(4096),
+  // A Google service-account JSON key runs to about 2.4 KB.
+  credential: z.string().min(1).max(8192),
   workspace_id: token.nullable().optional(),
   region: z
     .string()
@@ -51,6 +53,16 @@ export function upstreamJson(u: UpstreamRow) {
 
 const invalid = (message: string) => new GatewayError('invalid_request_error', message);
 
+/** A service-account key that can mint (its fields, its private key, a token_uri egress allows); its hint is its client_email. */
+async function serviceAccountHint(deps: ServiceDeps, credential: string): Promise<string> {
+  const sa = parseServiceAccount(credential);
+  if (typeof sa === 'string') throw invalid(sa);
+  const bad = await checkPrivateKey(sa);
+  if (bad) throw invalid(bad);
+  await checkEndpointUrl(deps.webhooks, sa.token_uri);
+  return sa.client_email;
+}
+
 /**
  * `/v1/organizations/upstreams`: the account's upstreams after its provider key, in the order a
  * call tries them. Base URLs pass the egress policy here and at every connection.
@@ -82,6 +94,7 @@ export function upstreamRoutes(deps: ServiceDeps): Hono<AdminEnv> {
       if (rules.needsWorkspace && !b.workspace_id) throw invalid(`workspace_id: ${rules.label} needs one.`);
       if (b.auth === 'sigv4' && !b.region) throw invalid('region: SigV4 signs for a region; name it.');
       await checkEndpointUrl(deps.webhooks, b.base_url);
+      const hint = b.auth === 'google-service-account' ? await serviceAccountHint(deps, b.credential) : null;
       const id = newId('ups');
       const row = await q().add({
         id,
@@ -90,7 +103,7 @@ export function upstreamRoutes(deps: ServiceDeps): Hono<AdminEnv> {
         baseUrl: b.base_url,
         auth: b.auth,
         credentialSealed: deps.box.seal(b.credential, { purpose: 'upstream-credential', row: id }),
-        credentialHint: credentialHint(b.credential),
+        credentialHint: hint ?? credentialHint(b.credential),
         workspaceId: b.workspace_id ?? null,
         region: b.region ?? null,
         modelMap: b.model_map ?? {},

@@ -3,6 +3,7 @@
 import type { FC } from 'hono/jsx';
 import { effectiveReport } from '../../budgets/effective';
 import { periodOf } from '../../budgets/period';
+import { capStatus } from '../../budgets/spend-status';
 import { WARN_AT } from '../../budgets/spend-limits';
 import type { DashboardDeps } from '../env';
 
@@ -15,6 +16,8 @@ export interface SpendWarning {
   spentCents: number;
   percent: number;
   resetsAt: Date;
+  /** What is nearly spent, when not a spend limit of the period (a key's own cap). */
+  what?: string;
 }
 
 /**
@@ -42,7 +45,30 @@ export async function spendWarnings(deps: DashboardDeps, accountId: string, memb
       resetsAt: new Date(periodOf(r.period, now).end),
     });
   }
+  out.push(...(await capWarnings(deps, accountId, memberId)));
   return out.sort((a, b) => b.percent - a.percent);
+}
+
+/** Keys' own monthly spend caps at or past 50%: the member's keys, or every key for an admin. */
+async function capWarnings(deps: DashboardDeps, accountId: string, memberId: string | null) {
+  const keys = await deps.store.keys.list(accountId, { status: 'active', memberId }, { limit: 1000 });
+  const out: SpendWarning[] = [];
+  for (const k of keys.rows) {
+    if (k.limitMonthlySpendCents == null || k.kind === 'test') continue;
+    const s = await capStatus(deps, accountId, k.id, k.limitMonthlySpendCents);
+    if (s.percent < WARN_AT[0]!) continue;
+    out.push({
+      memberId: k.memberId ?? k.id,
+      who: k.name,
+      period: s.period,
+      limitCents: s.limitCents,
+      spentCents: s.spentCents,
+      percent: s.percent,
+      resetsAt: s.resetsAt,
+      what: `monthly spend cap of key ${k.name}`,
+    });
+  }
+  return out;
 }
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
@@ -62,7 +88,8 @@ export const SpendNotice: FC<{ warnings: SpendWarning[]; own: boolean }> = ({ wa
       {warnings.map((w) => (
         <p data-spend-warning={`${w.memberId}:${w.period}`}>
           {own ? 'You have' : `${w.who} has`} used {Math.floor(w.percent)}% of {own ? 'your' : 'their'}{' '}
-          {w.period} spend limit: {dollars(w.spentCents)} of {dollars(w.limitCents)}, resets {day(w.resetsAt)}
+          {w.what ?? `${w.period} spend limit`}: {dollars(w.spentCents)} of {dollars(w.limitCents)}, resets{' '}
+          {day(w.resetsAt)}
           {w.percent >= 100 ? '. Calls are refused until then, or until an admin raises it.' : '.'}
         </p>
       ))}
