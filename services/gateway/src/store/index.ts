@@ -92,7 +92,7 @@ export {
 export { RemovedByAdminError } from './scim';
 export type { UsageDimension, UsageFilters, UsageQuery, UsageRow } from './usage';
 export { INVALIDATION_CHANNEL, watchInvalidations, type Invalidation } from './invalidations';
-export { openDatabase, type Database, type Sql } from './database';
+export { onCommitted, openDatabase, type Database, type Sql } from './database';
 export { databaseUnavailable } from '../lib/database-unavailable';
 export { DatabaseWatch } from './database-watch';
 export { migrate } from './migrate';
