@@ -10,6 +10,7 @@ import { MemoryBuckets } from './buckets';
 import { expectedMicroUsd } from './ceiling';
 import { CallEstimates } from './estimate';
 import { RateLimits } from './rates';
+import { RateSubjects } from './subjects';
 import { MemorySpendLedger } from '../budgets/spend';
 
 function principal(limits: { rpm?: number; tpm?: number; cap?: number } = {}): Principal {
@@ -52,6 +53,7 @@ function setup(seedCents = 0, standing: Standing | null = null) {
   const admission = new Admission({
     standing,
     rates: new RateLimits(new MemoryBuckets(), clock, silentLogger),
+    subjects: new RateSubjects(new BudgetBook(async () => [], { ttlMs: 60_000, clock })),
     estimates: new CallEstimates(),
     budgets,
     clock,

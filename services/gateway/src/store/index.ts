@@ -3,6 +3,7 @@ import { alertQueries } from './alerts';
 import { sealedQueries } from './sealed';
 import { auditQueries } from './audit';
 import { budgetQueries } from './budgets';
+import { rateLimitQueries } from './rate-limits';
 import { callQueries } from './calls';
 import { claudeCodeQueries } from './claude-code';
 import { dashboardQueries } from './dashboard';
@@ -49,6 +50,7 @@ export type {
   SubscriptionState,
   TransitionRecord,
 } from './subscriptions';
+export type { RateLimitScope, RateLimitValues, ScopeRateLimitRecord } from './rate-limits';
 export type { AuditEntry, AuditFilter, AuditRecord } from './audit';
 export type { GroupCallers, GroupRetries, SessionKind, SessionRecord, TroubleRow } from './dashboard';
 export {
@@ -136,6 +138,7 @@ export function createStore(db: Database) {
     invites: inviteQueries(db.sql),
     federation: federationQueries(db.sql),
     spendLimits: spendLimitQueries(db.sql),
+    rateLimits: rateLimitQueries(db.sql),
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),
     sealed: sealedQueries(db.sql),
