@@ -54,13 +54,13 @@ const RATE_FIELDS = [
 
 /** One row per rate limit set, each removable by its flag. */
 function rateRows(
-  valueOf: (field: (typeof RATE_FIELDS)[number][0]) => number | null,
+  limitOf: (field: (typeof RATE_FIELDS)[number][0]) => number | null,
   setOn: string,
   own: boolean,
   who: { setBy: string | null; setAt: Date | null },
 ): ControlRow[] {
   return RATE_FIELDS.flatMap(([field, words, flag]) => {
-    const v = valueOf(field);
+    const v = limitOf(field);
     if (v == null) return [];
     return [
       {
