@@ -12,7 +12,7 @@ const Target = z.object({
   // Back to the page the form was on, never anywhere else.
   back: z
     .string()
-    .regex(/^\/dashboard\/(settings|(members|groups|keys)\/[A-Za-z0-9_-]{1,100})$/, 'not a page'),
+    .regex(/^\/dashboard\/(settings|(members|groups|rbac-groups|keys)\/[A-Za-z0-9_-]{1,100})$/, 'not a page'),
 });
 const optionalCount = z
   .string()
