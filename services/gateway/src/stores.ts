@@ -22,6 +22,7 @@ import { reconciliationQueries } from './billing/reconciliation-queries';
 import { scimQueries } from './identity-api/scim-queries';
 import { sealedQueries } from './accounts/sealed-queries';
 import { spendLimitQueries } from './budgets/spend-limit-queries';
+import { rateLimitQueries } from './budgets/rate-limit-queries';
 import { spendQueries } from './budgets/spend-queries';
 import { subscriptionQueries } from './billing/subscription-queries';
 import { telemetryQueries } from './reports/telemetry-queries';
@@ -43,6 +44,7 @@ declare module './store' {
     invites: ReturnType<typeof inviteQueries>;
     federation: ReturnType<typeof federationQueries>;
     spendLimits: ReturnType<typeof spendLimitQueries>;
+    rateLimits: ReturnType<typeof rateLimitQueries>;
     alerts: ReturnType<typeof alertQueries>;
     spend: ReturnType<typeof spendQueries>;
     sealed: ReturnType<typeof sealedQueries>;
@@ -82,6 +84,7 @@ export function createStore(db: Database): WholeStore {
     invites: inviteQueries(db.sql),
     federation: federationQueries(db.sql),
     spendLimits: spendLimitQueries(db.sql),
+    rateLimits: rateLimitQueries(db.sql),
     alerts: alertQueries(db.sql),
     spend: spendQueries(db.sql),
     sealed: sealedQueries(db.sql),

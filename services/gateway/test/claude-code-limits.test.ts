@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startStack, type SeededAccount, type Stack } from './harness';
+import { describe, expect, it } from 'vitest';
+import { api, useStackWithAccount } from './harness';
 import { claudeCodeBody, claudeCodeCall } from './kit/claude-code-call';
 
 /**
@@ -9,16 +9,10 @@ import { claudeCodeBody, claudeCodeCall } from './kit/claude-code-call';
  * input-token limit nor max_tokens as output, and neither does Keygate now.
  */
 describe("Claude Code's traffic on a member's default key", () => {
-  let stack: Stack;
-  let acct: SeededAccount;
-  beforeAll(async () => {
-    stack = await startStack();
-    acct = await stack.seedAccount({ plan: 'team' });
-  });
-  afterAll(() => stack?.close());
+  const env = useStackWithAccount('team');
 
   const admin = (path: string, body?: unknown) =>
-    api(stack.gateway.url, `/v1/organizations${path}`, { key: acct.adminKey, body });
+    api(env.stack.gateway.url, `/v1/organizations${path}`, { key: env.acct.adminKey, body });
 
   async function memberKey(limits?: object): Promise<{ id: string; key: string }> {
     const n = Math.random().toString(36).slice(2, 8);
@@ -29,7 +23,7 @@ describe("Claude Code's traffic on a member's default key", () => {
   it('three parallel 150 KB subagent calls are all answered, with the provider rate-limit headers', async () => {
     const k = await memberKey();
     const answers = await Promise.all(
-      [0, 1, 2].map((s) => claudeCodeCall(stack.gateway.url, k.key, claudeCodeBody(150_000, s))),
+      [0, 1, 2].map((s) => claudeCodeCall(env.stack.gateway.url, k.key, claudeCodeBody(150_000, s))),
     );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     const h = answers[0]!.headers;
@@ -45,7 +39,32 @@ describe("Claude Code's traffic on a member's default key", () => {
     const k = await memberKey();
     for (let turn = 0; turn < 2; turn++) {
       const answers = await Promise.all(
-        [0, 1, 2, 3, 4].map((s) => claudeCodeCall(stack.gateway.url, k.key, claudeCodeBody(600_000, s))),
+        [0, 1, 2, 3, 4].map((s) => claudeCodeCall(env.stack.gateway.url, k.key, claudeCodeBody(600_000, s))),
+      );
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    }
+  });
+
+  it("five parallel 600 KB subagents over a member's two keys are never refused by the member's plan default", async () => {
+    const n = Math.random().toString(36).slice(2, 8);
+    const member = (await admin('/users', { email: `two-${n}@example.com` })).body;
+    const keys = [
+      (await admin('/api_keys', { member_id: member.id })).body.key,
+      (await admin('/api_keys', { member_id: member.id })).body.key,
+    ];
+    const plan = (await admin('/rate_limits?scope_type=user')).body.data.find(
+      (e: { source: string }) => e.source === 'plan',
+    );
+    expect(plan.limits).toEqual([
+      { type: 'requests_per_minute', value: 2000 },
+      { type: 'input_tokens_per_minute', value: 2_000_000 },
+      { type: 'output_tokens_per_minute', value: 400_000 },
+    ]);
+    for (let turn = 0; turn < 2; turn++) {
+      const answers = await Promise.all(
+        [0, 1, 2, 3, 4].map((s) =>
+          claudeCodeCall(env.stack.gateway.url, keys[s % 2]!, claudeCodeBody(600_000, 10 + s)),
+        ),
       );
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     }
@@ -55,8 +74,8 @@ describe("Claude Code's traffic on a member's default key", () => {
     const k = await memberKey({ input_tokens_per_minute: 60_000 });
     const body = claudeCodeBody(150_000, 9);
     const [first, second] = await Promise.all([
-      claudeCodeCall(stack.gateway.url, k.key, body),
-      claudeCodeCall(stack.gateway.url, k.key, body),
+      claudeCodeCall(env.stack.gateway.url, k.key, body),
+      claudeCodeCall(env.stack.gateway.url, k.key, body),
     ]);
     const refused = [first!, second!].find((a) => a.status === 429);
     expect([first!.status, second!.status].sort()).toEqual([200, 429]);
@@ -70,7 +89,7 @@ describe("Claude Code's traffic on a member's default key", () => {
     expect(retryAfter).toBeLessThan(50);
     expect(refused!.headers.get('anthropic-ratelimit-input-tokens-limit')).toBe('60000');
     // The refusal is in the call log with its model and the limit that refused it.
-    await stack.gateway.writer.flush();
+    await env.stack.gateway.writer.flush();
     const log = (await admin(`/requests?api_key_id=${k.id}&status=429`)).body;
     expect(log.data).toEqual([
       expect.objectContaining({
@@ -82,7 +101,11 @@ describe("Claude Code's traffic on a member's default key", () => {
   });
 
   it('a wrong key is told not to retry: Claude Code otherwise retries a 401 for minutes', async () => {
-    const wrong = await claudeCodeCall(stack.gateway.url, `kg_live_${'x'.repeat(40)}`, claudeCodeBody(1_000));
+    const wrong = await claudeCodeCall(
+      env.stack.gateway.url,
+      `kg_live_${'x'.repeat(40)}`,
+      claudeCodeBody(1_000),
+    );
     expect(wrong.status).toBe(401);
     expect(wrong.error).toMatchObject({ type: 'authentication_error' });
     expect(wrong.headers.get('x-should-retry')).toBe('false');

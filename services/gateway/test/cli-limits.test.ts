@@ -162,6 +162,67 @@ describe('keygate limit', () => {
     expect((await call(m.key)).status).toBe(200);
   });
 
+  it("a member's, a group's and the account's rate limits: set, list (the plan's default too), the gateway holds them, remove", async () => {
+    const m = await memberWithKey();
+    const before = await json(['limit', 'list', '--account', acct.id, '--member', m.email]);
+    expect(
+      before
+        .filter((r: any) => r.rule === 'rate_limit' && !r.set_on.startsWith('key'))
+        .map((r: any) => [r.set_on, r.limit]),
+    ).toEqual([
+      ["plan's member default", '2000 rpm'],
+      ["plan's member default", '2000000 itpm'],
+      ["plan's member default", '400000 otpm'],
+    ]);
+    const set = await keygate(['limit', 'set', '--account', acct.id, '--member', m.email, '--rpm', '1']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(
+      new RegExp(`^Rate limits of member ${m.memberId}: rpm 1, itpm none, otpm none \\(rl_`),
+    );
+    expect((await call(m.key)).status).toBe(200);
+    const refused = await call(m.key);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(/^This member's rate limit of 1 requests per minute/);
+    const rows = await json(['limit', 'list', '--account', acct.id, '--member', m.memberId]);
+    expect(rows.filter((r: any) => r.set_on === `member ${m.memberId}`).map((r: any) => r.limit)).toEqual([
+      '1 rpm',
+    ]);
+
+    const g = (await admin('/rbac_groups', { name: `rates-${Date.now()}` })).body;
+    const group = await json([
+      'limit',
+      'set',
+      '--account',
+      acct.id,
+      '--group',
+      g.id,
+      '--itpm',
+      '90000',
+      '--otpm',
+      '9000',
+    ]);
+    expect(group.limits).toEqual([
+      { type: 'input_tokens_per_minute', value: 90_000 },
+      { type: 'output_tokens_per_minute', value: 9000 },
+    ]);
+    const account = await json(['limit', 'set', '--account', acct.id, '--rpm', '100000']);
+    expect(account.scope).toEqual({ type: 'organization' });
+    const groupRows = await json(['limit', 'list', '--account', acct.id, '--group', g.id]);
+    expect(groupRows.map((r: any) => [r.set_on, r.limit])).toEqual([
+      ['account', '100000 rpm'],
+      [`group ${g.id}`, '90000 itpm'],
+      [`group ${g.id}`, '9000 otpm'],
+    ]);
+
+    const lifted = await keygate(['limit', 'remove', '--account', acct.id, '--member', m.memberId, '--rpm']);
+    expect(lifted.code, lifted.stderr).toBe(0);
+    expect(lifted.stdout).toMatch(/has no rate limits of its own now/);
+    expect((await call(m.key)).status).toBe(200);
+    await json(['limit', 'remove', '--account', acct.id, '--group', g.id, '--itpm', '--otpm']);
+    await json(['limit', 'remove', '--account', acct.id, '--rpm']);
+    expect(await json(['limit', 'list', '--account', acct.id, '--group', g.id])).toEqual([]);
+  });
+
   it('a group and the account: set, list what is inherited, remove', async () => {
     const g = (await admin('/rbac_groups', { name: `g-${Date.now()}` })).body;
     await json(['limit', 'set', '--account', acct.id, '--spend', '100', '--period', 'weekly']);
@@ -195,10 +256,11 @@ describe('keygate limit', () => {
         /--period: expected one of/,
       ],
       [
-        ['limit', 'set', '--account', acct.id, '--member', m.memberId, '--rpm', '5'],
+        ['limit', 'set', '--account', acct.id, '--member', m.memberId, '--rpm', '5', '--spend', '5'],
         2,
-        /Rate limits are set per key/,
+        /not both/,
       ],
+      [['limit', 'set', '--account', acct.id, '--group', 'grp_nope', '--rpm', '5'], 4, /grp_nope/],
       [['limit', 'set', '--key', m.keyId, '--spend', '5'], 2, /monthly-cap-usd/],
       [['limit', 'set', '--key', m.keyId, '--rpm', '0'], 2, /--rpm: expected a whole number of at least 1/],
       [

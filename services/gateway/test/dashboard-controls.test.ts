@@ -103,6 +103,78 @@ describe('the Limits and policies section', { timeout: 120_000 }, () => {
     expect((await call(k.key)).status).toBe(200);
   });
 
+  it("an admin sets a member's rate limit on the member page (the plan's default shown as the plan's); the gateway holds all their keys to it", async () => {
+    const m = (await admin('/users', { email: 'member-rate@example.com' })).body;
+    const keys = [
+      (await admin('/api_keys', { member_id: m.id })).body,
+      (await admin('/api_keys', { member_id: m.id })).body,
+    ];
+    await page.goto(`${stack.gateway.url}/dashboard/members/${m.id}`);
+    const planRows = (await rows(page)).filter((r) => r[1] === 'the plan (each member)');
+    expect(planRows.map((r) => [r[0], r[2], r[7]])).toEqual([
+      ['Rate limit', '2,000 requests a minute', "the plan's default for each member"],
+      ['Rate limit', '2,000,000 input tokens a minute', "the plan's default for each member"],
+      ['Rate limit', '400,000 output tokens a minute', "the plan's default for each member"],
+    ]);
+    await page.locator('summary', { hasText: 'Set rate limits' }).click();
+    await page.getByLabel('Requests a minute').fill('1');
+    await page.getByRole('button', { name: 'Set rate limits' }).click();
+    await page.waitForURL(/\/dashboard\/members\/.*#limits$/);
+    const own = (await rows(page)).filter((r) => r[1] === 'this member');
+    expect(own.map((r) => [r[0], r[2]])).toEqual([['Rate limit', '1 requests a minute']]);
+    expect(own[0]![7]).toMatch(/@.*, \d{4}-\d\d-\d\d/);
+    // The member's own limit replaces the plan's default.
+    expect((await rows(page)).some((r) => r[1] === 'the plan (each member)')).toBe(false);
+    await screenshot(page, 'controls-member-rate');
+
+    expect((await call(keys[0].key)).status).toBe(200);
+    const second = await call(keys[1].key);
+    expect(second.status).toBe(429);
+    expect(second.body.error.message).toMatch(/^This member's rate limit of 1 requests per minute/);
+
+    await page
+      .locator('#limits tbody tr', { hasText: '1 requests a minute' })
+      .getByRole('button', { name: 'Remove' })
+      .click();
+    await page.waitForURL(/#limits$/);
+    expect((await rows(page)).some((r) => r[1] === 'this member')).toBe(false);
+  });
+
+  it("the group page: its members, spend limit, rate limits and model policy; the form sets the group's rate limit and the gateway holds its members to it", async () => {
+    const m = (await admin('/users', { email: 'group-dev@example.com' })).body;
+    const k = (await admin('/api_keys', { member_id: m.id })).body;
+    const g = (await admin('/rbac_groups', { name: 'Contractors' })).body;
+    await admin(`/rbac_groups/${g.id}/members`, { user_id: m.id });
+    await admin('/spend_limits', { scope: { type: 'rbac_group', rbac_group_id: g.id }, amount: '5000' });
+    await admin('/model_policies', {
+      scope: { type: 'rbac_group', rbac_group_id: g.id },
+      allowed_models: ['claude-sonnet-*'],
+      max_tokens: null,
+    });
+    await page.goto(`${stack.gateway.url}/dashboard/rbac-groups/${g.id}`);
+    expect(await page.locator('h1').textContent()).toContain('Group: Contractors');
+    expect(await page.locator('.group-members li').allTextContents()).toEqual(['group-dev@example.com']);
+    await page.locator('summary', { hasText: 'Set rate limits' }).click();
+    await page.getByLabel('Requests a minute').fill('1');
+    await page.getByRole('button', { name: 'Set rate limits' }).click();
+    await page.waitForURL(/\/dashboard\/rbac-groups\/.*#limits$/);
+    const own = (await rows(page)).filter((r) => r[1] === 'this group').map((r) => [r[0], r[2]]);
+    expect(own).toEqual(
+      expect.arrayContaining([
+        ['Spend limit', '$50.00'],
+        ['Rate limit', '1 requests a minute'],
+        ['Model policy', 'claude-sonnet-*'],
+      ]),
+    );
+    await screenshot(page, 'controls-group');
+    expect((await call(k.key)).status).toBe(200);
+    const second = await call(k.key);
+    expect(second.status).toBe(429);
+    expect(second.body.error.message).toMatch(
+      new RegExp(`^The rate limit of group ${g.id} of 1 requests per minute`),
+    );
+  });
+
   it("an admin sets a key's rate limit; the page lists it; the gateway holds the key to it", async () => {
     const m = (await admin('/users', { email: 'rate-dev@example.com' })).body;
     const k = (await admin('/api_keys', { member_id: m.id })).body;
@@ -160,7 +232,7 @@ describe('the Limits and policies section', { timeout: 120_000 }, () => {
     const bad: [Record<string, string>, string, RegExp][] = [
       [{ subject: 'account', models: 'gpt 4' }, 'policy', /a model id/],
       [{ subject: 'account', amount_usd: '-1', period: 'monthly' }, 'spend-limit', /amount_usd/],
-      [{ subject: 'account', rpm: '5' }, 'rate-limits', /Rate limits are set per key/],
+      [{ subject: 'account' }, 'rate-limits', /Give at least one of the three rate limits/],
       [
         { subject: 'member:user_nope', amount_usd: '5', period: 'monthly' },
         'spend-limit',

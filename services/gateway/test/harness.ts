@@ -200,6 +200,20 @@ export async function startStack(
   };
 }
 
+/** A stack of the file's own with one seeded account, started before its tests and closed after them. */
+export function useStackWithAccount(plan: 'solo' | 'team' | 'scale' = 'team'): {
+  readonly stack: Stack;
+  readonly acct: SeededAccount;
+} {
+  const held = {} as { stack: Stack; acct: SeededAccount };
+  beforeAll(async () => {
+    held.stack = await startStack();
+    held.acct = await held.stack.seedAccount({ plan });
+  });
+  afterAll(() => held.stack?.close());
+  return held;
+}
+
 /**
  * A store of its own, not migrated: a fresh schema of TEST_DATABASE_URL or, without it, a
  * fresh embedded database. `close` drops it.

@@ -338,6 +338,55 @@ describe('the organization API through the official SDK, unchanged', () => {
     expect(await all(client.organization.rateLimits.list({ group_type: 'batch' }))).toEqual([]);
   });
 
+  it("rate limits of a member, a group and the account: written, read and removed through the SDK's client", async () => {
+    const dev = await newMember('rates@org-sdk.test');
+    const group = await client.organization.rbacGroups.create({ name: 'Rated' });
+    type Entry = Anthropic.Organization.OrganizationRateLimit & {
+      scope: Record<string, unknown>;
+      source: string;
+    };
+    const set = (scope: object, limits: object[]) =>
+      client.post<Entry>('/v1/organizations/rate_limits', { body: { scope, limits } });
+    const member = await set({ type: 'user', user_id: dev.id }, [
+      { type: 'requests_per_minute', value: 30 },
+      { type: 'output_tokens_per_minute', value: 20_000 },
+    ]);
+    const grp = await set({ type: 'rbac_group', rbac_group_id: group.id }, [
+      { type: 'input_tokens_per_minute', value: 500_000 },
+    ]);
+    const org = await set({ type: 'organization' }, [{ type: 'requests_per_minute', value: 100_000 }]);
+    for (const e of [member, grp, org])
+      expectShape(e as never, RATE_LIMIT, {
+        type: 'rate_limit',
+        group: { type: 'model_group' },
+        models: null,
+      });
+    const listed = await all(client.organization.rateLimits.list());
+    const byId = new Map(listed.map((l) => [l.id, l as Entry]));
+    expect(byId.get(member.id)).toMatchObject({
+      scope: { type: 'user', user_id: dev.id },
+      limits: [
+        { type: 'requests_per_minute', value: 30 },
+        { type: 'output_tokens_per_minute', value: 20_000 },
+      ],
+    });
+    expect(byId.get(grp.id)!.scope).toEqual({ type: 'rbac_group', rbac_group_id: group.id });
+    expect(byId.get(org.id)!.scope).toEqual({ type: 'organization' });
+    expect([...byId.values()].filter((e) => e.source === 'plan')).toHaveLength(1);
+    expect(await client.get(`/v1/organizations/rate_limits/${grp.id}`)).toEqual(byId.get(grp.id));
+    for (const e of [member, grp, org])
+      expect(await client.delete(`/v1/organizations/rate_limits/${e.id}`)).toEqual({
+        id: e.id,
+        type: 'rate_limit_deleted',
+      });
+    await expect(client.get(`/v1/organizations/rate_limits/${org.id}`)).rejects.toBeInstanceOf(
+      Anthropic.NotFoundError,
+    );
+    await expect(
+      set({ type: 'user', user_id: dev.id }, [{ type: 'requests_per_minute', value: -1 }]),
+    ).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
   it('spend limits: set (an upsert on scope and period), retrieve, list, effective, delete', async () => {
     const dev = await newMember('spender@org-sdk.test');
     const group = await client.organization.rbacGroups.create({ name: 'Tight' });

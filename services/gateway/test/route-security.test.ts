@@ -163,6 +163,12 @@ beforeAll(async () => {
   acmeIds.spend_limits = (
     await as('/spend_limits', { scope: { type: 'organization' }, amount: '100000', period: 'monthly' })
   ).body.id;
+  acmeIds.rate_limits = (
+    await as('/rate_limits', {
+      scope: { type: 'organization' },
+      limits: [{ type: 'requests_per_minute', value: 100_000 }],
+    })
+  ).body.id;
   acmeIds.spend_limit_increase_requests = (
     await stack.gateway.store.spendLimits.request({
       accountId: acme.id,

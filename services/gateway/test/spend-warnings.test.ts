@@ -6,7 +6,6 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { launchBrowser, screenshot, signIn } from './dashboard-browser';
 import { api, startStack, type SeededAccount, type Stack } from './harness';
-import { waitFor } from './kit/wait';
 import { ALLOW_LOOPBACK_RECEIVERS, startReceiver, type Receiver } from './webhook-receiver';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
@@ -161,25 +160,13 @@ describe('warnings before the wall', () => {
         })
       ).status,
     ).toBe(200);
-    await waitFor(async () => (await spend(400)).status === 429, {
-      timeout: 5_000,
-      what: 'the lowered limit',
-    });
+    // The write applied on this instance before it answered: the very next call is refused.
     expect((await spend(400)).status).toBe(429);
-    await receiver.waitFor((r) =>
-      r.some((e) => e.event.data.threshold_percent === 100 && e.event.data.amount === '80'),
-    );
-    // A call the old limit admitted while the new one was on its way (a loaded machine) may have
-    // crossed the old limit's 100% too: the lowered limit's own warning goes once.
-    const hundred = receiver.received.filter(
-      (r) => r.event.data.threshold_percent === 100 && r.event.data.amount === '80',
-    );
-    expect(hundred.map((r) => r.verified)).toEqual([true]);
+    await receiver.waitFor((r) => r.some((e) => e.event.data.threshold_percent === 100));
+    const hundred = receiver.received.filter((r) => r.event.data.threshold_percent === 100);
+    expect(hundred.map((r) => [r.event.data.amount, r.verified])).toEqual([['80', true]]);
     const out = await statusline({ ANTHROPIC_BASE_URL: stack.gateway.url, KEYGATE_KEY: key });
-    const shown = out.stdout.match(/^\$(\d+\.\d\d) of \$0\.80 monthly \((\d+)%\) · resets /);
-    expect(shown, out.stdout).not.toBeNull();
-    expect(Number(shown![1])).toBeGreaterThanOrEqual(0.81);
-    expect(Number(shown![2])).toBeGreaterThanOrEqual(100);
+    expect(out.stdout).toMatch(/^\$0\.81 of \$0\.80 monthly \(101%\) · resets /);
   });
 });
 

@@ -4,10 +4,8 @@ import type { AdminEnv } from '../accounts/scope';
 import { GatewayError } from '../lib/errors';
 import { MODEL_PATTERN } from '../lib/model-policy';
 import { operation } from '../lib/operation';
-import type { KeyRecord } from '../tenancy/key-queries';
 import type { ModelPolicyRecord } from '../accounts/rbac-group-queries';
 import type { Store } from '../store';
-import { cursorJson, cursorParams, pageOf } from './cursor';
 
 const Subject = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('organization') }),
@@ -27,12 +25,6 @@ const SetPolicy = z.strictObject({
     .nullable(),
   max_tokens: z.number().int().min(1).max(10_000_000).nullable(),
 });
-const ListRateLimits = z.object({
-  ...cursorParams,
-  group_type: z.enum(['batch', 'files', 'model_group', 'skills', 'token_count', 'web_search']).optional(),
-  model: z.string().min(1).optional(),
-});
-
 function policyJson(p: ModelPolicyRecord) {
   const idField = {
     rbac_group: 'rbac_group_id',
@@ -53,27 +45,7 @@ function policyJson(p: ModelPolicyRecord) {
   };
 }
 
-/**
- * Keygate's per-key limits in the shape of the provider's `rate_limits` list (the SDK 1.11's
- * `OrganizationRateLimit`): one entry per key that has limits, its group naming the key. The
- * provider's entries are per model family; Keygate's apply to every model the key may call.
- */
-function rateLimitJson(k: KeyRecord) {
-  const limits: { type: string; value: number }[] = [];
-  if (k.limitRpm != null) limits.push({ type: 'requests_per_minute', value: k.limitRpm });
-  if (k.limitTpm != null) limits.push({ type: 'tokens_per_minute', value: k.limitTpm });
-  if (k.limitItpm != null) limits.push({ type: 'input_tokens_per_minute', value: k.limitItpm });
-  if (k.limitOtpm != null) limits.push({ type: 'output_tokens_per_minute', value: k.limitOtpm });
-  return {
-    id: `rl_${k.id}`,
-    type: 'rate_limit' as const,
-    group: { id: k.id, type: 'model_group' as const, display_name: `All models, key '${k.name}'` },
-    limits,
-    models: null,
-  };
-}
-
-/** Model policy (Keygate's own resource) and rate limits (the provider's shape). */
+/** Model policy (Keygate's own resource). */
 export function policyRoutes(deps: { store: Store }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const { store } = deps;
@@ -126,31 +98,6 @@ export function policyRoutes(deps: { store: Store }): Hono<AdminEnv> {
     },
   );
 
-  app.get(
-    '/rate_limits',
-    operation({
-      tag: 'Rate limits',
-      summary: "Keys' rate limits, in the provider's rate_limits shape",
-      query: ListRateLimits,
-    }),
-    async (c) => {
-      const q = c.req.valid('query');
-      if (q.group_type && q.group_type !== 'model_group') return c.json({ data: [], next_page: null });
-      const keys = await store.keys.list(c.var.scope.accountId, { status: 'active' }, { limit: 1000 });
-      const limited = keys.rows.filter(
-        (k) =>
-          k.kind !== 'admin' &&
-          (k.limitRpm != null || k.limitTpm != null || k.limitItpm != null || k.limitOtpm != null),
-      );
-      return c.json(
-        cursorJson(
-          pageOf(limited, q, (k) => k.id),
-          rateLimitJson,
-          (k) => k.id,
-        ),
-      );
-    },
-  );
   return app;
 }
 

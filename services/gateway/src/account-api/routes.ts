@@ -16,6 +16,7 @@ import type { MemberTokens } from '../identity/tokens';
 import { orgRoutes } from './org-routes';
 import { serviceAccountRoutes } from './service-account-routes';
 import { policyRoutes } from './policy-routes';
+import { rateLimitRoutes } from './rate-limit-routes';
 import { spendLimitRoutes } from './spend-limit-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { refuseNulInUrl } from '../lib/validation';
@@ -51,6 +52,7 @@ export function organizationRoutes(
   app.route('/', serviceAccountRoutes(deps));
   app.route('/', spendLimitRoutes(deps));
   app.route('/', policyRoutes(deps));
+  app.route('/', rateLimitRoutes(deps));
   for (const routes of deps.capabilityRoutes ?? []) app.route('/', routes);
   app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
   return app;

@@ -10,6 +10,7 @@ import { MemoryBuckets } from './buckets';
 import { expectedMicroUsd } from './ceiling';
 import { CallEstimates } from './estimate';
 import { RateLimits } from './rates';
+import { RateSubjects } from './subjects';
 import { MemorySpendLedger } from '../budgets/spend';
 import { BUNDLED_CATALOG } from '../pricing/catalog/catalog';
 import { Prices } from '../pricing/prices';
@@ -56,6 +57,7 @@ function setup(seedCents = 0, standing: Standing | null = null) {
   const admission = new Admission({
     standing,
     rates: new RateLimits(new MemoryBuckets(), clock, silentLogger),
+    subjects: new RateSubjects(new BudgetBook(async () => [], { ttlMs: 60_000, clock })),
     estimates: new CallEstimates(),
     budgets,
     prices,

@@ -7,7 +7,8 @@ import type { Prices } from '../pricing/prices';
 import type { HeldCounter } from '../budgets/spend';
 import { batchCeilingMicroUsd, ceilingMicroUsd, expectedMicroUsd, type CallSize } from './ceiling';
 import type { CallEstimates } from './estimate';
-import { tokenLimited, type RateLimits } from './rates';
+import type { RateLimits } from './rates';
+import type { LimitSubject, RateSubjects } from './subjects';
 
 /**
  * What admission decides: null to let the call through, else the refusal to answer with
@@ -23,6 +24,8 @@ export interface Standing {
 export interface AdmissionDeps {
   standing: Standing | null;
   rates: RateLimits;
+  /** The rate limits each call is under: its key's, its member's, its groups' and its account's. */
+  subjects: RateSubjects;
   /** What a call is expected to use, from the key's recent calls on the model. */
   estimates: CallEstimates;
   /** Budgets and the key's monthly spend cap. */
@@ -36,7 +39,8 @@ export interface AdmissionDeps {
 }
 
 /**
- * Who may call a model, in order: the account's billing standing, the key's rate limits, then
+ * Who may call a model, in order: the account's billing standing, the rate limits of the key, its
+ * member, the member's groups and the account (all must have room), then
  * the budgets (the key's monthly spend cap among them). `admit` runs on the headers, before
  * the body is read: a paused account or an exhausted limit costs no body. `reserve` runs once
  * the body is validated: a key under token limits or a hard-capped budget holds what the call
@@ -62,14 +66,17 @@ export class Admission {
       return verdictOf(refused);
     }
     if (endpoint !== 'messages') return null;
-    if (principal.key.limitRpm == null && !tokenLimited(principal.key)) return this.#budgets(principal);
-    return this.#limited(principal);
+    const subjects = this.#deps.subjects.of(principal);
+    return subjects instanceof Promise
+      ? subjects.then((s) => this.#limited(principal, s), verdictOf)
+      : this.#limited(principal, subjects);
   }
 
-  #limited(principal: Principal): Verdict | Promise<Verdict> {
+  #limited(principal: Principal, subjects: readonly LimitSubject[]): Verdict | Promise<Verdict> {
+    if (subjects.length === 0) return this.#budgets(principal);
     let checked: void | Promise<void>;
     try {
-      checked = this.#deps.rates.check(principal.key);
+      checked = this.#deps.rates.check(principal.key.id, subjects);
     } catch (refused) {
       return verdictOf(refused);
     }
@@ -108,20 +115,24 @@ export class Admission {
     size: CallSize,
     headers?: Record<string, string>,
   ): Verdict | Promise<Verdict> {
-    const k = principal.key;
     const capped = this.#deps.budgets.capped(principal);
-    if (k.limitRpm == null && !tokenLimited(k) && !capped) return null;
-    try {
-      const out = this.#reserve(principal, callId, size, capped, headers);
-      return out instanceof Promise ? out.catch(verdictOf) : out;
-    } catch (refused) {
-      return verdictOf(refused);
-    }
+    const subjects = this.#deps.subjects.of(principal);
+    const go = (s: readonly LimitSubject[]): Verdict | Promise<Verdict> => {
+      if (s.length === 0 && !capped) return null;
+      try {
+        const out = this.#reserve(principal, s, callId, size, capped, headers);
+        return out instanceof Promise ? out.catch(verdictOf) : out;
+      } catch (refused) {
+        return verdictOf(refused);
+      }
+    };
+    return subjects instanceof Promise ? subjects.then(go, verdictOf) : go(subjects);
   }
 
   /** Synchronous while the buckets are (in memory) and no budget needs a hold. */
   #reserve(
     principal: Principal,
+    subjects: readonly LimitSubject[],
     callId: string,
     size: CallSize,
     capped: boolean,
@@ -146,7 +157,7 @@ export class Admission {
         what,
       );
     };
-    const limits = this.#deps.rates.reserve(callId, principal.key, estimate);
+    const limits = this.#deps.rates.reserve(callId, subjects, estimate);
     return limits instanceof Promise ? limits.then(held) : held(limits);
   }
 

@@ -3,12 +3,14 @@ import { BudgetGuard, type Crossing } from '../budgets/guard';
 import type { Logger } from '../lib/logger';
 import type { Prices } from '../pricing/prices';
 import type { SpendLimitRecord } from '../budgets/spend-limit-queries';
+import type { ScopeRateLimitRecord } from '../budgets/rate-limit-queries';
 import type { Store } from '../store';
 import { Admission, type Standing } from './admission';
 import { MemoryBuckets, type Buckets } from './buckets';
 import { CallEstimates } from './estimate';
 import { PostgresSpendLedger } from './postgres';
 import { RateLimits } from './rates';
+import { RateSubjects } from './subjects';
 import type { OnRedisDown } from './redis';
 import type { SpendLedger } from '../budgets/spend';
 
@@ -24,7 +26,7 @@ export interface LimitsStatus {
 
 export interface Limits {
   admission: Admission;
-  /** Each account's budgets and spend limits in memory; `budgets:<account>` invalidations go to its `apply`. */
+  /** Each account's budgets, spend limits and rate limits in memory; `budgets:<account>` invalidations go to its `apply`. */
   budgets: { apply(payload: string): void };
   /** `redis` when instances share counters, `memory` when rate limits are counted per instance. */
   shared: 'redis' | 'memory';
@@ -36,7 +38,7 @@ export interface LimitsOptions {
   redisUrl: string | null;
   /** While Redis is unreachable: count in this process (`open`, the default) or refuse (`closed`). */
   onRedisDown?: OnRedisDown;
-  store: Pick<Store, 'budgets' | 'spend' | 'spendLimits'>;
+  store: Pick<Store, 'budgets' | 'spend' | 'spendLimits' | 'rateLimits'>;
   /** The account's billing standing, checked first (null: not checked, as in the CLI). */
   standing?: Standing | null;
   /** The gateway's prices, which reservations and budgets cost calls with. */
@@ -69,10 +71,20 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
       clock,
     },
   );
+  // Members', groups' and the account's rate limits: one read per account, again after a change.
+  const rateLimits = new BudgetBook<ScopeRateLimitRecord>(
+    (accountId) => store.rateLimits.ofAccount(accountId),
+    {
+      ttlMs: opts.budgetTtlMs ?? 30_000,
+      clock,
+    },
+  );
+  const subjects = new RateSubjects(rateLimits);
   const books = {
     apply(payload: string) {
       book.apply(payload);
       spendLimits.apply(payload);
+      rateLimits.apply(payload);
     },
   };
   const guard = (ledger: SpendLedger) =>
@@ -90,6 +102,7 @@ export async function createLimits(opts: LimitsOptions): Promise<Limits> {
     new Admission({
       standing: opts.standing ?? null,
       rates: new RateLimits(buckets, clock, logger),
+      subjects,
       estimates: new CallEstimates(),
       budgets: guard(ledger),
       prices: opts.prices,

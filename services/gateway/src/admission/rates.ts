@@ -1,10 +1,10 @@
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import type { CallRecord } from '../lib/call-record';
-import type { KeyRecord } from '../tenancy/key-queries';
 import { usageFigures } from '../usage/usage';
 import type { BucketSpec, Buckets, TakeResult } from './buckets';
 import type { Estimate } from './estimate';
+import type { LimitSubject } from './subjects';
 
 const MINUTE = 60_000;
 
@@ -18,31 +18,15 @@ const MINUTE = 60_000;
  * older combined limit, counts both, the same way.
  */
 export type TokenLimit = 'input' | 'output' | 'total';
+type Kind = TokenLimit | 'requests';
 
 type Held = Record<TokenLimit, number>;
 
+/** What a call took from each of its subjects' token buckets (same order as `subjects`). */
 interface TokenHold {
-  keyId: string;
-  key: KeyLimits;
-  held: Held;
+  subjects: readonly LimitSubject[];
+  held: Held[];
 }
-
-interface KeyLimits {
-  rpm: number | null;
-  itpm: number | null;
-  otpm: number | null;
-  tpm: number | null;
-}
-
-export const limitsOf = (k: KeyRecord): KeyLimits => ({
-  rpm: k.limitRpm,
-  itpm: k.limitItpm,
-  otpm: k.limitOtpm,
-  tpm: k.limitTpm,
-});
-
-export const tokenLimited = (k: KeyRecord): boolean =>
-  k.limitItpm != null || k.limitOtpm != null || k.limitTpm != null;
 
 const LIMIT = { input: 'itpm', output: 'otpm', total: 'tpm' } as const;
 const TOKEN_LIMITS = ['input', 'output', 'total'] as const;
@@ -54,16 +38,28 @@ const NAMES = {
   total: ['tokens', 'tokens'],
 } as const;
 
+const tokenLimited = (s: LimitSubject): boolean =>
+  s.limits.itpm != null || s.limits.otpm != null || s.limits.tpm != null;
+
+/** One bucket's answer, with whose limit it is. */
+interface Look {
+  subject: LimitSubject;
+  kind: Kind;
+  limit: number;
+  r: TakeResult;
+}
+
 /**
- * The buckets shared through `buckets`: a call takes what it is expected to use when admitted
- * (at most a whole bucket) and settles at what it used, so the limits hold as the provider's do.
+ * The buckets shared through `buckets`, one per subject (key, member, group, account) and kind:
+ * a call takes what it is expected to use from every limit that applies when admitted (at most
+ * a whole bucket; all or none) and settles at what it used, so the limits hold as the provider's do.
  */
 export class RateLimits {
   readonly #buckets: Buckets;
   readonly #clock: () => number;
   readonly #logger: Logger;
-  /** Keys with a token limit, as last admitted: calls without a hold are charged to them. */
-  readonly #limited = new Map<string, KeyLimits>();
+  /** The token-limited subjects of each key's calls, as last admitted: calls without a hold are charged to them. */
+  readonly #limited = new Map<string, readonly LimitSubject[]>();
   readonly #holds = new Map<string, TokenHold>();
 
   constructor(buckets: Buckets, clock: () => number, logger: Logger) {
@@ -73,45 +69,43 @@ export class RateLimits {
   }
 
   /**
-   * Before the body: is a request left, and a token of each token limit? Throws the 429. With
-   * in-memory buckets it answers at once, with no promise (one per call was most of this path's
-   * cost); with Redis, after one round trip's wait.
+   * Before the body: is a request left under every limit, and a token of each token limit?
+   * Throws the 429 of the limit that frees last. With in-memory buckets it answers at once, with
+   * no promise (one per call was most of this path's cost); with Redis, after one round trip's wait.
    */
-  check(k: KeyRecord): void | Promise<void> {
-    const limits = limitsOf(k);
+  check(keyId: string, subjects: readonly LimitSubject[]): void | Promise<void> {
     // Limits can be removed while the key is in use: stop charging it as soon as they are.
-    if (tokenLimited(k)) this.#limited.set(k.id, limits);
-    else if (this.#limited.size > 0) this.#limited.delete(k.id);
+    const limited = subjects.filter(tokenLimited);
+    if (limited.length > 0) this.#limited.set(keyId, limited);
+    else if (this.#limited.size > 0) this.#limited.delete(keyId);
     const now = this.#clock();
     // The token limits are looked at together, before a request is taken.
-    const looks = TOKEN_LIMITS.map((kind) => {
-      const limit = limits[LIMIT[kind]];
-      return limit == null ? null : this.#buckets.take(bucket(kind, k.id, limit), 0, 1, now);
-    });
-    return then(all(looks), (rs) => {
-      rs.forEach((r, i) => {
-        const kind = TOKEN_LIMITS[i]!;
-        if (r && !r.ok) throw limited(kind, limits[LIMIT[kind]]!, r, now, 1);
-      });
-      if (limits.rpm == null) return;
-      const rpm = limits.rpm;
-      return then(this.#buckets.take(bucket('requests', k.id, rpm), 1, 1, now), (r) => {
-        if (!r.ok) throw limited('requests', rpm, r, now, 1);
+    const tokens = this.#takeAll(subjects, TOKEN_LIMITS, () => [0, 1], now);
+    return then(all(tokens.map((t) => t.r)), (rs) => {
+      const refused = worst(tokens, rs);
+      if (refused) throw limited_(refused, now, 1);
+      const requests = this.#takeAll(subjects, ['requests'], () => [1, 1], now);
+      return then(all(requests.map((t) => t.r)), (rs2) => {
+        const no = worst(requests, rs2);
+        if (!no) return;
+        requests.forEach((t, i) => {
+          if (rs2[i]!.ok) this.#take(t.subject, 'requests', t.limit, -1, now);
+        });
+        throw limited_(no, now, 1);
       });
     });
   }
 
   /**
-   * Takes the call's expected tokens from each token limit (all or none; a call larger than a
-   * limit waits for the whole bucket) or throws the 429. Answers the `anthropic-ratelimit-*`
-   * headers of the limits that apply, as they stand with this call admitted.
+   * Takes the call's expected tokens from each token limit of each subject (all or none; a call
+   * larger than a limit waits for the whole bucket) or throws the 429. Answers the
+   * `anthropic-ratelimit-*` headers of the tightest limit of each kind, with this call admitted.
    */
   reserve(
     callId: string,
-    k: KeyRecord,
+    subjects: readonly LimitSubject[],
     e: Estimate,
   ): Record<string, string> | Promise<Record<string, string>> {
-    const limits = limitsOf(k);
     const now = this.#clock();
     const want: Held = {
       input: e.inputTokens,
@@ -119,37 +113,42 @@ export class RateLimits {
       total: e.inputTokens + e.outputTokens,
     };
     // All takes at once (one round trip's wait with Redis); what was taken goes back if one refuses.
-    const takes = [
-      limits.rpm == null ? null : this.#buckets.take(bucket('requests', k.id, limits.rpm), 0, -Infinity, now),
-      ...TOKEN_LIMITS.map((kind) => {
-        const limit = limits[LIMIT[kind]];
-        if (limit == null) return null;
-        const tokens = Math.min(want[kind], limit);
-        return this.#buckets.take(bucket(kind, k.id, limit), tokens, tokens, now);
-      }),
-    ];
-    return then(all(takes), ([requests, ...taken]) => {
-      const held: Held = { input: 0, output: 0, total: 0 };
-      const results: [TokenLimit | 'requests', number, TakeResult][] = [];
-      let refused: GatewayError | null = null;
-      taken.forEach((r, i) => {
-        const kind = TOKEN_LIMITS[i]!;
-        const limit = limits[LIMIT[kind]];
-        if (!r || limit == null) return;
-        const tokens = Math.min(want[kind], limit);
-        if (!r.ok) refused ??= limited(kind, limit, r, now, tokens, want[kind]);
-        else {
-          held[kind] = tokens;
-          results.push([kind, limit, r]);
-        }
+    const requests = this.#takeAll(subjects, ['requests'], () => [0, -Infinity], now);
+    const tokens = this.#takeAll(
+      subjects,
+      TOKEN_LIMITS,
+      (kind, limit) => {
+        const n = Math.min(want[kind as TokenLimit], limit);
+        return [n, n];
+      },
+      now,
+    );
+    return then(all([...requests, ...tokens].map((t) => t.r)), (rs) => {
+      const rr = rs.slice(0, requests.length);
+      const tr = rs.slice(requests.length);
+      const held = subjects.map((): Held => ({ input: 0, output: 0, total: 0 }));
+      tokens.forEach((t, i) => {
+        if (tr[i]!.ok)
+          held[subjects.indexOf(t.subject)]![t.kind as TokenLimit] = Math.min(
+            want[t.kind as TokenLimit],
+            t.limit,
+          );
       });
+      const refused = worst(tokens, tr);
       if (refused) {
-        this.#giveBack(k.id, limits, held);
-        throw refused;
+        subjects.forEach((s, i) => this.#charge(s, negate(held[i]!)));
+        throw limited_(
+          refused,
+          now,
+          Math.min(want[refused.kind as TokenLimit], refused.limit),
+          want[refused.kind as TokenLimit],
+        );
       }
-      if (requests && limits.rpm != null) results.push(['requests', limits.rpm, requests]);
-      if (tokenLimited(k)) this.#holds.set(callId, { keyId: k.id, key: limits, held });
-      return rateHeaders(results, now);
+      if (subjects.some(tokenLimited)) this.#holds.set(callId, { subjects, held });
+      return rateHeaders(
+        [...requests.map((t, i) => ({ ...t, r: rr[i]! })), ...tokens.map((t, i) => ({ ...t, r: tr[i]! }))],
+        now,
+      );
     });
   }
 
@@ -157,35 +156,61 @@ export class RateLimits {
   settle(record: CallRecord): void {
     const hold = this.#holds.size > 0 ? this.#holds.get(record.id) : undefined;
     if (hold) this.#holds.delete(record.id);
-    const limits =
-      hold?.key ?? (record.keyId && this.#limited.size > 0 ? this.#limited.get(record.keyId) : undefined);
-    if (!limits || !record.keyId) return;
+    const subjects =
+      hold?.subjects ??
+      (record.keyId && this.#limited.size > 0 ? this.#limited.get(record.keyId) : undefined);
+    if (!subjects || !record.keyId) return;
     const u = usageFigures(record.usage);
     const input = u.inputTokens + u.cacheCreationInputTokens;
     const used: Held = { input, output: u.outputTokens, total: input + u.outputTokens };
-    const held = hold?.held ?? { input: 0, output: 0, total: 0 };
-    this.#charge(record.keyId, limits, {
-      input: used.input - held.input,
-      output: used.output - held.output,
-      total: used.total - held.total,
+    subjects.forEach((s, i) => {
+      const held = hold?.held[i] ?? { input: 0, output: 0, total: 0 };
+      this.#charge(s, {
+        input: used.input - held.input,
+        output: used.output - held.output,
+        total: used.total - held.total,
+      });
     });
   }
 
-  #giveBack(keyId: string, limits: KeyLimits, held: Held): void {
-    this.#charge(keyId, limits, { input: -held.input, output: -held.output, total: -held.total });
+  /** One take per subject and kind that has a limit; `how` gives the cost and minimum. */
+  #takeAll(
+    subjects: readonly LimitSubject[],
+    kinds: readonly Kind[],
+    how: (kind: Kind, limit: number) => [number, number],
+    now: number,
+  ): { subject: LimitSubject; kind: Kind; limit: number; r: Maybe<TakeResult> }[] {
+    const out: { subject: LimitSubject; kind: Kind; limit: number; r: Maybe<TakeResult> }[] = [];
+    for (const subject of subjects)
+      for (const kind of kinds) {
+        const limit = subject.limits[kind === 'requests' ? 'rpm' : LIMIT[kind]];
+        if (limit == null) continue;
+        const [cost, minimum] = how(kind, limit);
+        out.push({
+          subject,
+          kind,
+          limit,
+          r: this.#buckets.take(bucket(kind, subject, limit), cost, minimum, now),
+        });
+      }
+    return out;
   }
 
-  #charge(keyId: string, limits: KeyLimits, charge: Held): void {
+  #take(subject: LimitSubject, kind: Kind, limit: number, cost: number, now: number): void {
+    try {
+      const taken = this.#buckets.take(bucket(kind, subject, limit), cost, -Infinity, now);
+      if (taken instanceof Promise) taken.catch(this.#chargeFailed);
+    } catch (error) {
+      this.#chargeFailed(error);
+    }
+  }
+
+  #charge(subject: LimitSubject, charge: Held): void {
     const now = this.#clock();
     for (const kind of TOKEN_LIMITS) {
-      const limit = limits[LIMIT[kind]];
+      const limit = subject.limits[LIMIT[kind]];
       if (limit == null || charge[kind] === 0) continue;
-      try {
-        const taken = this.#buckets.take(bucket(kind, keyId, limit), charge[kind], -Infinity, now);
-        if (taken instanceof Promise) taken.catch(this.#chargeFailed);
-      } catch (error) {
-        this.#chargeFailed(error);
-      }
+      this.#take(subject, kind, limit, charge[kind], now);
     }
   }
 
@@ -194,10 +219,23 @@ export class RateLimits {
     this.#logger.warn('charging a call to its rate limits failed', { error });
 }
 
+const negate = (h: Held): Held => ({ input: -h.input, output: -h.output, total: -h.total });
+
+/** Of the refused looks, the one that frees last: retrying before it would be refused again. */
+function worst(looks: readonly Omit<Look, 'r'>[], rs: readonly TakeResult[]): Look | null {
+  let out: Look | null = null;
+  looks.forEach((l, i) => {
+    const r = rs[i]!;
+    if (!r.ok && (!out || r.retryAfterMs > out.r.retryAfterMs)) out = { ...l, r };
+  });
+  return out;
+}
+
 const PREFIX = { requests: 'rpm', input: 'itpm', output: 'otpm', total: 'tpm' } as const;
 
-const bucket = (kind: TokenLimit | 'requests', keyId: string, capacity: number): BucketSpec => ({
-  key: `${PREFIX[kind]}:${keyId}`,
+/** A key's buckets keep their names of before; other subjects' names carry their scope. */
+const bucket = (kind: Kind, s: LimitSubject, capacity: number): BucketSpec => ({
+  key: s.scope === 'api_key' ? `${PREFIX[kind]}:${s.id}` : `${PREFIX[kind]}:${s.scope}:${s.id}`,
   capacity,
   periodMs: MINUTE,
 });
@@ -207,7 +245,7 @@ const rfc3339 = (t: number) => `${new Date(t).toISOString().slice(0, 19)}Z`;
 
 /** The provider's three headers of one limit, written into `out`. */
 function headerSet(
-  kind: TokenLimit | 'requests',
+  kind: Kind,
   limit: number,
   r: TakeResult,
   now: number,
@@ -228,49 +266,60 @@ const then = <T, U>(x: Maybe<T>, f: (t: T) => Maybe<U>): Maybe<U> =>
   x instanceof Promise ? x.then(f) : f(x);
 
 /**
- * The provider's headers for the limits that apply; `tokens-*` is the most restrictive token
- * limit in effect (the provider's definition), the combined one if the key has it.
+ * The provider's headers for the tightest limit of each kind that applies (the least left, of
+ * the key's, the member's, the groups' and the account's); `tokens-*` is the most restrictive
+ * token limit in effect (the provider's definition), the key's combined one if it has it.
  */
-function rateHeaders(
-  results: [TokenLimit | 'requests', number, TakeResult][],
-  now: number,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  let tightest: [number, TakeResult] | null = null;
-  for (const [kind, limit, r] of results) {
-    headerSet(kind, limit, r, now, out);
-    if (kind !== 'requests' && kind !== 'total' && (!tightest || r.remaining < tightest[1].remaining))
-      tightest = [limit, r];
+function rateHeaders(looks: readonly Look[], now: number): Record<string, string> {
+  const tightest = new Map<Kind, Look>();
+  for (const l of looks) {
+    const t = tightest.get(l.kind);
+    if (!t || l.r.remaining < t.r.remaining) tightest.set(l.kind, l);
   }
-  if (tightest && !('anthropic-ratelimit-tokens-limit' in out))
-    headerSet('total', tightest[0], tightest[1], now, out);
+  const out: Record<string, string> = {};
+  let tokens: Look | null = null;
+  for (const l of tightest.values()) {
+    headerSet(l.kind, l.limit, l.r, now, out);
+    if ((l.kind === 'input' || l.kind === 'output') && (!tokens || l.r.remaining < tokens.r.remaining))
+      tokens = l;
+  }
+  if (tokens && !tightest.has('total')) headerSet('total', tokens.limit, tokens.r, now, out);
   return out;
 }
 
+/** Whose limit it is, in a refusal's words. */
+function whose(s: LimitSubject): string {
+  const plan = s.source === 'plan' ? " (the plan's default for members)" : '';
+  if (s.scope === 'api_key') return "This key's rate limit";
+  if (s.scope === 'user') return `This member's rate limit${plan}`;
+  if (s.scope === 'rbac_group') return `The rate limit of group ${s.id}`;
+  return "This account's rate limit";
+}
+
 /**
- * 429 naming the limit, what the call needs and what is left, with `retry-after` set to when the
- * bucket has refilled enough for it (at least 1 s), and the provider's headers for the limit.
+ * 429 naming the limit and whose it is (key, member, group, account), what the call needs and
+ * what is left, with `retry-after` set to when the bucket has refilled enough for it (at least
+ * 1 s), and the provider's headers for the limit.
  */
-function limited(
-  kind: TokenLimit | 'requests',
-  limit: number,
-  r: TakeResult,
-  now: number,
-  needed: number,
-  expected = needed,
-): GatewayError {
+function limited_(look: Look, now: number, needed: number, expected = needed): GatewayError {
+  const { kind, limit, r, subject } = look;
   const retryAfter = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
   const words = NAMES[kind][1];
   const left = Math.max(0, Math.floor(r.remaining));
   const what =
     kind === 'requests'
-      ? `This key's rate limit of ${limit} requests per minute is reached.`
-      : `This key's rate limit of ${limit} ${words} per minute cannot take this call now: it is expected to use about ${expected} ${words}${kind === 'output' ? '' : ' (cache reads are not counted)'}, and ${left} are left with the calls in flight.`;
+      ? `${whose(subject)} of ${limit} requests per minute is reached.`
+      : `${whose(subject)} of ${limit} ${words} per minute cannot take this call now: it is expected to use about ${expected} ${words}${kind === 'output' ? '' : ' (cache reads are not counted)'}, and ${left} are left with the calls in flight.`;
+  const rule = kind === 'total' ? 'tokens' : kind === 'requests' ? 'requests' : `${kind}_tokens`;
   return new GatewayError(
     'rate_limit_error',
     `${what} Capacity frees in ${retryAfter} s (retry then). An admin of this account can raise the limit.`,
     {
-      reason: `rate_limit:${kind === 'total' ? 'tokens' : kind === 'requests' ? 'requests' : `${kind}_tokens`}`,
+      // The key's own rule keeps its name of before; others name their scope and id.
+      reason:
+        subject.scope === 'api_key'
+          ? `rate_limit:${rule}`
+          : `rate_limit:${rule}:${subject.scope}:${subject.id}`,
       headers: {
         'retry-after': String(retryAfter),
         ...headerSet(kind, limit, r, now),

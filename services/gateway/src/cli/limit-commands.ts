@@ -1,8 +1,8 @@
-import { CliError, EXIT, type Json } from './backend';
+import { CliError, EXIT, type Backend, type Json } from './backend';
 import { enc, positiveInt, str, type Command, type Values } from './command';
 import { controlsOf, keyPath } from './limit-list';
 import { listAll } from './lookup';
-import { details, table } from './output';
+import { table } from './output';
 import { centsOf, SUBJECT_OPTIONS, scopeOf, subjectOf, subjectText, usd, type Subject } from './subject';
 
 const PERIODS = ['daily', 'weekly', 'monthly'];
@@ -19,13 +19,19 @@ function periodFrom(values: Values): string {
   return p;
 }
 
-/** Rate limits live on keys (a member's, a group's and the account's come from the plan's key defaults). */
-function keyOnly(s: Subject, what: string): asserts s is Subject & { kind: 'key' } {
-  if (s.kind !== 'key')
-    throw new CliError(
-      `${what} are set per key: give --key KEY_ID (new keys take the plan's defaults; see keygate limit list --member for a member's keys).`,
-      EXIT.usage,
-    );
+/** A member's, group's or the account's rate limits, through the API's rate-limit entries. */
+async function setScopeRates(
+  backend: Backend,
+  s: Subject,
+  limits: { type: string; value: number | null }[],
+): Promise<{ json: Json; text: string }> {
+  const e = await backend.request('POST', `${s.path}/rate_limits`, { body: { scope: scopeOf(s), limits } });
+  if (e.type === 'rate_limit_deleted')
+    return { json: e, text: `${subjectText(s)} has no rate limits of its own now.` };
+  const text = RATES.map(
+    ([flag, field]) => `${flag} ${e.limits.find((l: Json) => l.type === field)?.value ?? 'none'}`,
+  );
+  return { json: e, text: `Rate limits of ${subjectText(s)}: ${text.join(', ')} (${e.id})` };
 }
 
 const spendText = (l: Json) =>
@@ -54,15 +60,17 @@ Without --member, --group or --key: everything set in the account.`,
   },
 
   'limit set': {
-    summary: 'Set a spend limit (member, group, account) or a key rate limit (rpm, itpm, otpm)',
+    summary: 'Set a spend limit (member, group, account) or rate limits (rpm, itpm, otpm; also per key)',
     usage: `Usage: keygate limit set --account ID [--member USER_ID|EMAIL | --group GROUP_ID] --spend USD
                          [--period daily|weekly|monthly] [--strict] [--json]
-       keygate limit set --key KEY_ID [--rpm N] [--itpm N] [--otpm N] [--json]
+       keygate limit set --account ID [--member USER_ID|EMAIL | --group GROUP_ID | --key KEY_ID]
+                         [--rpm N] [--itpm N] [--otpm N] [--json]
 
   --spend    the spend limit in US dollars (20 or 20.50); replaces the subject's limit for the period
   --strict   a running call holds its ceiling (every max_token at the output price) rather than
              its expected cost: refuses early rather than ever passing the limit
-  --rpm, --itpm, --otpm   requests, input tokens and output tokens per minute of one key`,
+  --rpm, --itpm, --otpm   requests, input tokens (cache reads not counted) and output tokens per
+             minute of the key, member, group or (no subject) the whole account`,
     options: {
       ...SUBJECT_OPTIONS,
       spend: { type: 'string' },
@@ -95,7 +103,6 @@ Without --member, --group or --key: everything set in the account.`,
         const l = await backend.request('POST', `${s.path}/spend_limits`, { body });
         return { json: l, text: `Spend limit of ${subjectText(s)}: ${spendText(l)}` };
       }
-      keyOnly(s, 'Rate limits');
       if (values.strict) throw new CliError('--strict applies to spend limits (--spend).', EXIT.usage);
       const limits: Json = {};
       for (const [flag, field] of rates) {
@@ -103,20 +110,28 @@ Without --member, --group or --key: everything set in the account.`,
         if (!n) throw new CliError(`--${flag}: expected a whole number of at least 1.`, EXIT.usage);
         limits[field] = n;
       }
+      if (s.kind !== 'key')
+        return setScopeRates(
+          backend,
+          s,
+          Object.entries(limits).map(([type, value]) => ({ type, value: value as number })),
+        );
       const k = await backend.request('POST', keyPath(s), { body: { limits } });
       return { json: k, text: `Rate limits of key ${k.id}: ${rateText(k)}` };
     },
   },
 
   'limit remove': {
-    summary: 'Remove a spend limit (member, group, account) or key rate limits',
+    summary: 'Remove a spend limit or rate limits (member, group, account, key)',
     usage: `Usage: keygate limit remove --account ID [--member USER_ID|EMAIL | --group GROUP_ID] --spend
                             [--period daily|weekly|monthly] [--json]
-       keygate limit remove --key KEY_ID [--rpm] [--itpm] [--otpm] [--json]
+       keygate limit remove --account ID [--member USER_ID|EMAIL | --group GROUP_ID | --key KEY_ID]
+                            [--rpm] [--itpm] [--otpm] [--json]
 
   --spend   removes the subject's own spend limit for the period (monthly unless --period);
             the subject then falls back to its group's or the account's
-  --rpm, --itpm, --otpm   lift those rate limits of the key`,
+  --rpm, --itpm, --otpm   lift those rate limits of the subject (a member then falls back to the
+             plan's member default)`,
     options: {
       ...SUBJECT_OPTIONS,
       spend: { type: 'boolean' },
@@ -146,7 +161,12 @@ Without --member, --group or --key: everything set in the account.`,
         const res = await backend.request('DELETE', `${s.path}/spend_limits/${enc(mine.id)}`);
         return { json: res, text: `Removed the ${period} spend limit of ${subjectText(s)} (${mine.id}).` };
       }
-      keyOnly(s, 'Rate limits');
+      if (s.kind !== 'key')
+        return setScopeRates(
+          backend,
+          s,
+          rates.map(([, type]) => ({ type, value: null })),
+        );
       const limits = Object.fromEntries(rates.map(([, field]) => [field, null]));
       const k = await backend.request('POST', keyPath(s), { body: { limits } });
       return { json: k, text: `Rate limits of key ${k.id}: ${rateText(k)}` };

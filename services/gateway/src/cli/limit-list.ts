@@ -59,6 +59,39 @@ function keyRows(k: Json): ControlRow[] {
   return rows;
 }
 
+const WORD = Object.fromEntries(RATE_FIELDS) as Record<string, string>;
+
+/** A member's, group's or the account's rate-limit entry (or the plan's member default), one row per kind. */
+function scopeRateRows(e: Json): ControlRow[] {
+  const setOn = e.source === 'plan' ? "plan's member default" : scopeText(e.scope);
+  return e.limits.map((l: Json) => ({
+    rule: 'rate_limit',
+    set_on: setOn,
+    period: 'minute',
+    limit: `${l.value} ${WORD[l.type] ?? l.type}`,
+    spent: null,
+    left: null,
+    resets: null,
+    hold: null,
+    id: e.id,
+  }));
+}
+
+/** The rate-limit entries of members, groups and the account that apply to the subject. */
+async function scopeRates(backend: Backend, s: Subject): Promise<ControlRow[]> {
+  const entries = (await listAll(backend, `${s.path}/rate_limits`)).filter((e) => e.scope.type !== 'api_key');
+  const memberId = s.kind === 'member' ? s.id : s.kind === 'key' ? s.key.member_id : null;
+  const own = memberId
+    ? entries.find((e) => e.scope.type === 'user' && e.scope.user_id === memberId)
+    : undefined;
+  const applies = (e: Json) =>
+    s.kind === 'account' ||
+    e.scope.type === 'organization' ||
+    (s.kind === 'group' && e.scope.type === 'rbac_group' && e.scope.rbac_group_id === s.id) ||
+    (memberId != null && e === (own ?? entries.find((x) => x.source === 'plan')));
+  return entries.filter(applies).flatMap(scopeRateRows);
+}
+
 const resetsOf = (period: string) =>
   shortDate(new Date(periodOf(period as 'monthly', Date.now()).end).toISOString());
 
@@ -152,6 +185,7 @@ export async function controlsOf(backend: Backend, s: Subject): Promise<ControlR
       }
     }
   }
+  rows.push(...(await scopeRates(backend, s)));
   rows.push(...budgets.map(budgetRow));
   return rows;
 }

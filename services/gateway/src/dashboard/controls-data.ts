@@ -53,25 +53,38 @@ const RATE_FIELDS = [
   ['limitTpm', 'tokens a minute', 'tpm'],
 ] as const;
 
+/** One row per rate limit set, each removable by its flag. */
+function rateRows(
+  limitOf: (field: (typeof RATE_FIELDS)[number][0]) => number | null,
+  setOn: string,
+  own: boolean,
+  who: { setBy: string | null; setAt: Date | null },
+): ControlRow[] {
+  return RATE_FIELDS.flatMap(([field, words, flag]) => {
+    const v = limitOf(field);
+    if (v == null) return [];
+    return [
+      {
+        rule: 'Rate limit' as const,
+        setOn,
+        own,
+        limit: `${v.toLocaleString('en-US')} ${words}`,
+        period: 'minute',
+        spentCents: null,
+        leftCents: null,
+        resets: null,
+        ...who,
+        removeId: flag,
+      },
+    ];
+  });
+}
+
 async function keyRows(deps: DashboardDeps, k: KeyRecord, own: boolean): Promise<ControlRow[]> {
   const who = await setBy(deps.store, k.accountId, k.id, ['api_key.update', 'api_key.create']);
   const rows: ControlRow[] = [];
-  for (const [field, words, flag] of RATE_FIELDS) {
-    const v = k[field];
-    if (v == null) continue;
-    rows.push({
-      rule: 'Rate limit',
-      setOn: own ? 'this key' : `key ${k.name} (${k.hint})`,
-      own,
-      limit: `${v.toLocaleString('en-US')} ${words}`,
-      period: 'minute',
-      spentCents: null,
-      leftCents: null,
-      resets: null,
-      ...who,
-      removeId: flag,
-    });
-  }
+  const setOn = own ? 'this key' : `key ${k.name} (${k.hint})`;
+  rows.push(...rateRows((field) => k[field], setOn, own, who));
   if (k.limitMonthlySpendCents != null)
     rows.push({
       rule: 'Key spend cap',
@@ -85,6 +98,45 @@ async function keyRows(deps: DashboardDeps, k: KeyRecord, own: boolean): Promise
       ...who,
       removeId: null,
     });
+  return rows;
+}
+
+/** The member's, groups' and account's rate limits that apply (a member's own, else the plan's default). */
+async function scopeRateRows(
+  deps: DashboardDeps,
+  accountId: string,
+  s: ControlSubject,
+  ctx: { memberId: string | null; myGroups: string[]; where: (scopeId: string, type: string) => string },
+): Promise<ControlRow[]> {
+  const all = await deps.store.rateLimits.ofAccount(accountId);
+  const own = ctx.memberId
+    ? all.find((r) => r.scopeType === 'user' && r.scopeId === ctx.memberId)
+    : undefined;
+  const rows: ControlRow[] = [];
+  for (const r of all) {
+    const applies =
+      s.kind === 'account' ||
+      r.scopeType === 'organization' ||
+      (r.scopeType === 'rbac_group' && ctx.myGroups.includes(r.scopeId)) ||
+      (ctx.memberId != null && r === (own ?? all.find((x) => x.source === 'plan')));
+    if (!applies) continue;
+    const plan = r.source === 'plan';
+    const mine =
+      !plan &&
+      (s.kind === 'account'
+        ? r.scopeType === 'organization'
+        : r.scopeId === ctx.memberId || (s.kind === 'group' && r.scopeId === s.id));
+    const who = plan
+      ? { setBy: "the plan's default for each member", setAt: null }
+      : await setBy(deps.store, accountId, r.id, ['rate_limit.set']);
+    const setOn = plan
+      ? 'the plan (each member)'
+      : s.kind === 'account' && r.scopeType !== 'organization'
+        ? `${r.scopeType} ${r.scopeId}`
+        : ctx.where(r.scopeId, r.scopeType);
+    const values = { limitRpm: r.rpm, limitItpm: r.itpm, limitOtpm: r.otpm, limitTpm: null };
+    rows.push(...rateRows((field) => values[field], setOn, mine, who));
+  }
   return rows;
 }
 
@@ -174,6 +226,7 @@ export async function controlsFor(deps: DashboardDeps, accountId: string, s: Con
       removeId: null,
     });
   }
+  rows.push(...(await scopeRateRows(deps, accountId, s, { memberId, myGroups, where })));
   if (s.kind === 'key') rows.push(...(await keyRows(deps, s.key, true)));
   else if (s.kind === 'member') {
     const keys = await store.keys.list(accountId, { status: 'active', memberId: s.id }, { limit: 100 });

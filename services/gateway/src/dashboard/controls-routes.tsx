@@ -12,7 +12,7 @@ const Target = z.object({
   // Back to the page the form was on, never anywhere else.
   back: z
     .string()
-    .regex(/^\/dashboard\/(settings|(members|groups|keys)\/[A-Za-z0-9_-]{1,100})$/, 'not a page'),
+    .regex(/^\/dashboard\/(settings|(members|groups|rbac-groups|keys)\/[A-Za-z0-9_-]{1,100})$/, 'not a page'),
 });
 const optionalCount = z
   .string()
@@ -59,7 +59,7 @@ const Policy = Target.extend({
 });
 const Remove = Target.extend({ rule: z.string().regex(/^(spl_[A-Za-z0-9]{1,60}|rpm|itpm|otpm|policy)$/) });
 
-type Subject = { type: 'organization' | 'user' | 'rbac_group' | 'api_key'; id: string };
+type Subject = { type: 'organization' | 'user' | 'rbac_group'; id: string } | { type: 'api_key'; id: string };
 
 /** The forms of the "Limits and policies" section on the member, group, key and account pages. */
 export function controlsPages(app: Hono<DashboardEnv>, deps: DashboardDeps): void {
@@ -118,9 +118,17 @@ export function controlsPages(app: Hono<DashboardEnv>, deps: DashboardDeps): voi
     const who = admin(c);
     const b = parseOr400(RateLimits, await readForm(c));
     const s = await subjectOf(who.accountId, b.subject);
-    if (s.type !== 'api_key') throw new GatewayError('invalid_request_error', 'Rate limits are set per key.');
     if (b.rpm === undefined && b.itpm === undefined && b.otpm === undefined)
       throw new GatewayError('invalid_request_error', 'Give at least one of the three rate limits.');
+    if (s.type !== 'api_key') {
+      const values = {
+        ...(b.rpm !== undefined && { rpm: b.rpm }),
+        ...(b.itpm !== undefined && { itpm: b.itpm }),
+        ...(b.otpm !== undefined && { otpm: b.otpm }),
+      };
+      await deps.store.rateLimits.set(who.accountId, s, values, who.actor);
+      return done(c, b.back);
+    }
     await updateKey(deps, who, s.id, {
       ...(b.rpm !== undefined && { limitRpm: b.rpm }),
       ...(b.itpm !== undefined && { limitItpm: b.itpm }),
@@ -162,9 +170,9 @@ export function controlsPages(app: Hono<DashboardEnv>, deps: DashboardDeps): voi
         action: 'spend_limit.delete',
         targetId: l.id,
       });
+    } else if (s.type !== 'api_key') {
+      await deps.store.rateLimits.set(who.accountId, s, { [b.rule]: null }, who.actor);
     } else {
-      if (s.type !== 'api_key')
-        throw new GatewayError('invalid_request_error', 'Rate limits are set per key.');
       const field = { rpm: 'limitRpm', itpm: 'limitItpm', otpm: 'limitOtpm' }[b.rule as 'rpm'];
       await updateKey(deps, who, s.id, { [field]: null });
     }

@@ -27,6 +27,7 @@ import { callsPage } from './pages/calls';
 import { guidePage, guidesPage } from './pages/guides';
 import { claudeCodePage } from './pages/claude-code';
 import { groupPage, groupsPage } from './pages/groups';
+import { rbacGroupPage } from './pages/rbac-group';
 import { keyPage, keysPage } from './pages/keys';
 import { memberPage, membersPage } from './pages/members';
 import { modelsPage } from './pages/models';
@@ -286,6 +287,10 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   app.get(
     '/groups/:id',
     page((p, c) => groupPage(p, idOf(c))),
+  );
+  app.get(
+    '/rbac-groups/:id',
+    page((p, c) => rbacGroupPage(p, idOf(c))),
   );
   app.get(
     '/claude-code',

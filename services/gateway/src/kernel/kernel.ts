@@ -12,6 +12,7 @@ import { AccessLog } from '../metrics/access-log';
 import { metricsFor, type GatewayMetrics } from '../metrics/metrics';
 import { PriceBook, readPriceFile } from '../pricing/catalog/price-book';
 import { watchInvalidations, type Store } from '../store';
+import { onCommitted } from '../store/database';
 import type { Closer } from './closer';
 
 /** Billing's standing as the kernel holds it: admission asks it, invalidations refresh it. */
@@ -146,16 +147,22 @@ export async function openKernel(
 
   // LISTEN/NOTIFY delivers key changes at once; the poll of the invalidations table is the
   // safety net for notifications lost while the LISTEN connection was down.
+  const applyInvalidation = (payload: string) => {
+    if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
+    else if (payload.startsWith('prices:'))
+      prices.reload().catch((error) => logger.warn('price catalog reload failed', { error }));
+    else {
+      keys.apply(payload);
+      standing.apply(payload);
+    }
+  };
+  // This process's own changes apply on commit, before its API answers (NOTIFY comes a moment later).
+  const stopLocal = onCommitted(store.db.sql, applyInvalidation);
+  closer.add(async () => stopLocal());
   const stopWatching = await watchInvalidations(
     store.db,
     (payload) => {
-      if (payload.startsWith('budgets:')) limits.budgets.apply(payload);
-      else if (payload.startsWith('prices:'))
-        prices.reload().catch((error) => logger.warn('price catalog reload failed', { error }));
-      else {
-        keys.apply(payload);
-        standing.apply(payload);
-      }
+      applyInvalidation(payload);
       meter.invalidationApplied();
     },
     {

@@ -44,6 +44,7 @@ export type IdPrefix =
   | 'grp'
   | 'audit'
   | 'bdg'
+  | 'rl'
   | 'whk'
   | 'evt'
   | 'inv'

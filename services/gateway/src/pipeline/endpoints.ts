@@ -42,6 +42,11 @@ const ACCOUNT_BODY_REFS: Record<string, Endpoint['bodyRefs']> = {
     { at: 'scope.user_id', kind: 'user' },
     { at: 'scope.rbac_group_id', kind: 'rbac_group' },
   ],
+  'POST /rate_limits': [
+    { at: 'scope.user_id', kind: 'user' },
+    { at: 'scope.rbac_group_id', kind: 'rbac_group' },
+    { at: 'scope.api_key_id', kind: 'api_key' },
+  ],
   'POST /model_policies': [
     { at: 'scope.user_id', kind: 'user' },
     { at: 'scope.rbac_group_id', kind: 'rbac_group' },

@@ -11,9 +11,39 @@ import { startCluster, type EmbeddedCluster } from './embedded-postgres';
 
 export type Sql = postgres.Sql<{}>;
 
+/** Per pool: who in this process hears an invalidation as soon as its transaction commits. */
+const committedListeners = new WeakMap<Sql, (payload: string) => void>();
+/** Per open transaction: the invalidations it sent, delivered to its pool's listener on commit. */
+const sentInTransaction = new WeakMap<Sql, string[]>();
+
+/**
+ * Delivers the invalidations a transaction of `sql` sends to `listener` in this process as soon as
+ * it commits, before its caller answers: NOTIFY reaches this process's LISTEN connection a moment
+ * later, and a call in between would still find the old limit. Returns the way to stop.
+ */
+export function onCommitted(sql: Sql, listener: (payload: string) => void): () => void {
+  committedListeners.set(sql, listener);
+  return () => {
+    if (committedListeners.get(sql) === listener) committedListeners.delete(sql);
+  };
+}
+
+/** Notes an invalidation sent in `tx`, for the local listener (see `onCommitted`). */
+export function sentIn(tx: Sql, payload: string): void {
+  sentInTransaction.get(tx)?.push(payload);
+}
+
 /** Runs `work` in a transaction; the transaction takes the same queries as the pool (postgres.js only types them apart). */
-export function inTransaction<T>(sql: Sql, work: (t: Sql) => Promise<T>): Promise<T> {
-  return sql.begin((tx) => work(tx as unknown as Sql)) as Promise<T>;
+export async function inTransaction<T>(sql: Sql, work: (t: Sql) => Promise<T>): Promise<T> {
+  const listener = committedListeners.get(sql);
+  if (!listener) return sql.begin((tx) => work(tx as unknown as Sql)) as Promise<T>;
+  const sent: string[] = [];
+  const out = (await sql.begin((tx) => {
+    sentInTransaction.set(tx as unknown as Sql, sent);
+    return work(tx as unknown as Sql);
+  })) as T;
+  for (const payload of sent) listener(payload);
+  return out;
 }
 
 export interface Database {

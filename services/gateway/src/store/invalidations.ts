@@ -1,4 +1,4 @@
-import type { Database, Sql } from './database';
+import { sentIn, type Database, type Sql } from './database';
 
 export const INVALIDATION_CHANNEL = 'keygate_invalidate';
 
@@ -17,6 +17,7 @@ export type Invalidation =
 export async function invalidate(tx: Sql, payload: Invalidation): Promise<void> {
   await tx`insert into invalidations (payload) values (${payload})`;
   await tx`select pg_notify(${INVALIDATION_CHANNEL}, ${payload})`;
+  sentIn(tx, payload);
 }
 
 export interface WatchOptions {

@@ -47,6 +47,10 @@ export async function seedEveryTable(stack: Stack): Promise<EveryTableFixture> {
   await as(`/rbac_groups/${group.id}/members`, { user_id: dash.alice.id });
   await as('/service_accounts', { name: 'ci-bot' });
   await as('/spend_limits', { scope: { type: 'organization' }, amount: '100000', period: 'monthly' });
+  await as('/rate_limits', {
+    scope: { type: 'user', user_id: dash.alice.id },
+    limits: [{ type: 'requests_per_minute', value: 100_000 }],
+  });
   await as('/model_policies', {
     scope: { type: 'organization' },
     allowed_models: ['claude-*'],

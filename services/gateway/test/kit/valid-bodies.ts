@@ -23,6 +23,7 @@ const VALID_WRITE: Record<string, object> = {
   '/invites': { email: 'invitee@example.com', role: 'developer' },
   '/model_policies': { scope: { type: 'user' }, allowed_models: ['claude-haiku-*'], max_tokens: null },
   '/spend_limits': { scope: { type: 'user' }, amount: '10' },
+  '/rate_limits': { scope: { type: 'user' }, limits: [{ type: 'requests_per_minute', value: 100 }] },
   '/v1/messages': { model: 'claude-haiku-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
   '/v1/messages/count_tokens': { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] },
   '/v1/messages/batches': {

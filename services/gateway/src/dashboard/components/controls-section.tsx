@@ -1,6 +1,6 @@
 /** @jsxRuntime automatic @jsxImportSource hono/jsx */
 // (for tsx run from this package, which reads no tsconfig above it)
-import type { FC } from 'hono/jsx';
+import type { Child, FC } from 'hono/jsx';
 import { type ControlRow, type ControlSubject, controlsFor } from '../controls-data';
 import type { AccountViewer, DashboardDeps } from '../env';
 import { PeriodSelect, PostForm } from './controls';
@@ -21,6 +21,33 @@ export interface ControlTarget {
   back: string;
 }
 
+/** The subject as hidden fields, and the page to come back to. */
+const Hidden: FC<{ target: ControlTarget }> = ({ target }) => (
+  <>
+    <input type="hidden" name="subject" value={target.subject} />
+    <input type="hidden" name="back" value={target.back} />
+  </>
+);
+
+/** One folded form of the section: its fields, posted to `/dashboard/controls/<action>` for the subject. */
+const FormBlock: FC<{
+  title: string;
+  button: string;
+  action: string;
+  csrf: string;
+  target: ControlTarget;
+  children?: Child;
+}> = ({ title, button, action, csrf, target, children }) => (
+  <details class="form-block" data-form={action}>
+    <summary>{title}</summary>
+    <PostForm action={`/dashboard/controls/${action}`} csrf={csrf} class="stack">
+      <Hidden target={target} />
+      {children}
+      <button type="submit">{button}</button>
+    </PostForm>
+  </details>
+);
+
 /**
  * "Limits and policies" on a member's, a group's, a key's or the account's page: every rule that
  * applies there (its own and inherited), with spend, what is left, the reset and who set it;
@@ -32,12 +59,6 @@ export const ControlsSection: FC<{ rows: ControlRow[]; target: ControlTarget; cs
   csrf,
 }) => {
   const isKey = target.subject.startsWith('key:');
-  const Hidden = () => (
-    <>
-      <input type="hidden" name="subject" value={target.subject} />
-      <input type="hidden" name="back" value={target.back} />
-    </>
-  );
   return (
     <section class="controls" id="limits">
       <h2>Limits and policies</h2>
@@ -69,12 +90,12 @@ export const ControlsSection: FC<{ rows: ControlRow[]; target: ControlTarget; cs
                   <td class="num">{usd(r.spentCents)}</td>
                   <td class="num">{usd(r.leftCents)}</td>
                   <td>{at(r.resets)}</td>
-                  <td class="wrap">{r.setBy ? `${r.setBy}, ${at(r.setAt)}` : '–'}</td>
+                  <td class="wrap">{r.setBy ? (r.setAt ? `${r.setBy}, ${at(r.setAt)}` : r.setBy) : '–'}</td>
                   {csrf && (
                     <td>
                       {r.own && r.removeId && (
                         <PostForm action="/dashboard/controls/remove" csrf={csrf} class="inline">
-                          <Hidden />
+                          <Hidden target={target} />
                           <input type="hidden" name="rule" value={r.removeId} />
                           <button type="submit" class="secondary">
                             Remove
@@ -91,56 +112,58 @@ export const ControlsSection: FC<{ rows: ControlRow[]; target: ControlTarget; cs
       )}
       {csrf && (
         <div class="form-row">
-          {isKey ? (
-            <details class="form-block">
-              <summary>Set rate limits</summary>
-              <PostForm action="/dashboard/controls/rate-limits" csrf={csrf} class="stack">
-                <Hidden />
-                <label>
-                  Requests a minute <input name="rpm" type="number" min="1" step="1" />
-                </label>
-                <label>
-                  Input tokens a minute <input name="itpm" type="number" min="1" step="1" />
-                </label>
-                <label>
-                  Output tokens a minute <input name="otpm" type="number" min="1" step="1" />
-                </label>
-                <button type="submit">Set rate limits</button>
-              </PostForm>
-            </details>
-          ) : (
-            <details class="form-block">
-              <summary>Set a spend limit</summary>
-              <PostForm action="/dashboard/controls/spend-limit" csrf={csrf} class="stack">
-                <Hidden />
-                <label>
-                  Limit (USD) <input name="amount_usd" type="number" min="0" step="0.01" required />
-                </label>
-                <PeriodSelect label="Resets" />
-                <label class="check">
-                  <span>
-                    <input type="checkbox" name="strict" value="on" /> Strict: each call holds its ceiling
-                    (refuses early, never passes the limit)
-                  </span>
-                </label>
-                <button type="submit">Set spend limit</button>
-              </PostForm>
-            </details>
+          <FormBlock
+            title="Set rate limits"
+            button="Set rate limits"
+            action="rate-limits"
+            csrf={csrf}
+            target={target}
+          >
+            <label>
+              Requests a minute <input name="rpm" type="number" min="1" step="1" />
+            </label>
+            <label>
+              Input tokens a minute (cache reads free) <input name="itpm" type="number" min="1" step="1" />
+            </label>
+            <label>
+              Output tokens a minute <input name="otpm" type="number" min="1" step="1" />
+            </label>
+          </FormBlock>
+          {!isKey && (
+            <FormBlock
+              title="Set a spend limit"
+              button="Set spend limit"
+              action="spend-limit"
+              csrf={csrf}
+              target={target}
+            >
+              <label>
+                Limit (USD) <input name="amount_usd" type="number" min="0" step="0.01" required />
+              </label>
+              <PeriodSelect label="Resets" />
+              <label class="check">
+                <span>
+                  <input type="checkbox" name="strict" value="on" /> Strict: each call holds its ceiling
+                  (refuses early, never passes the limit)
+                </span>
+              </label>
+            </FormBlock>
           )}
-          <details class="form-block">
-            <summary>Set the allowed models</summary>
-            <PostForm action="/dashboard/controls/policy" csrf={csrf} class="stack">
-              <Hidden />
-              <label>
-                Models (comma-separated; family patterns end in *, empty allows any){' '}
-                <input name="models" maxlength={2000} placeholder="claude-sonnet-*, claude-haiku-*" />
-              </label>
-              <label>
-                Largest max_tokens (empty: any) <input name="max_tokens" type="number" min="1" step="1" />
-              </label>
-              <button type="submit">Set model policy</button>
-            </PostForm>
-          </details>
+          <FormBlock
+            title="Set the allowed models"
+            button="Set model policy"
+            action="policy"
+            csrf={csrf}
+            target={target}
+          >
+            <label>
+              Models (comma-separated; family patterns end in *, empty allows any){' '}
+              <input name="models" maxlength={2000} placeholder="claude-sonnet-*, claude-haiku-*" />
+            </label>
+            <label>
+              Largest max_tokens (empty: any) <input name="max_tokens" type="number" min="1" step="1" />
+            </label>
+          </FormBlock>
         </div>
       )}
     </section>
