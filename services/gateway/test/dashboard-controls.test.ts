@@ -173,6 +173,14 @@ describe('the Limits and policies section', { timeout: 120_000 }, () => {
     expect(second.body.error.message).toMatch(
       new RegExp(`^The rate limit of group ${g.id} of 1 requests per minute`),
     );
+    // The group's spend limit holds each member to it: the page shows the most a member has
+    // spent against it and what is left, not a dash.
+    await page.reload();
+    const spendRow = (await rows(page)).find((r) => r[0] === 'Spend limit' && r[1] === 'this group');
+    expect(spendRow?.slice(4, 6)).toEqual([
+      expect.stringMatching(/^\$0\.\d\d$/),
+      expect.stringMatching(/^\$(49|50)\.\d\d$/),
+    ]);
   });
 
   it("an admin sets a key's rate limit; the page lists it; the gateway holds the key to it", async () => {

@@ -175,11 +175,19 @@ export async function controlsFor(deps: DashboardDeps, accountId: string, s: Con
             ? 'its member'
             : `key ${scopeId}`;
 
-  // The member's spend per period, from the same report the account API answers.
+  // Spend per limit, from the same report the account API answers: the member's own on a member's
+  // or key's page; on the account's and a group's, where a limit holds each member to it, the
+  // most any one of them has spent against it (the one closest to it).
   const spent = new Map<string, number>();
-  if (memberId)
-    for (const r of await effectiveReport(deps, accountId, { memberIds: [memberId], periods: null }))
-      spent.set(r.source.id, r.spentCents);
+  const measured = memberId
+    ? [memberId]
+    : s.kind === 'group'
+      ? await groupMembers(store, accountId, s.id)
+      : s.kind === 'account'
+        ? null
+        : [];
+  const report = await effectiveReport(deps, accountId, { memberIds: measured, periods: null });
+  for (const r of report) spent.set(r.source.id, Math.max(spent.get(r.source.id) ?? 0, r.spentCents));
 
   const rows: ControlRow[] = [];
   for (const l of limits) {
@@ -254,4 +262,10 @@ export async function controlsFor(deps: DashboardDeps, accountId: string, s: Con
     });
   }
   return rows;
+}
+
+/** The ids of a group's members (a group's page measures its limits against them). */
+async function groupMembers(store: Store, accountId: string, groupId: string): Promise<string[]> {
+  const all = await store.rbacGroups.memberGroups(accountId, null);
+  return all.filter((m) => m.groupIds.includes(groupId)).map((m) => m.memberId);
 }
