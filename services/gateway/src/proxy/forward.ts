@@ -126,28 +126,21 @@ function send(
     );
     return;
   }
-  {
-    const exchange = new Exchange(call, deps, resolve, reject, null, null);
-    const out = upstreamRequest(
-      call.req.headers,
-      call.path,
-      call.body,
-      call.body?.length ?? call.upload?.length ?? null,
-      { auth: 'x-api-key', credential: call.target.apiKey },
-    );
-    deps.dispatcher.dispatch(
-      {
-        origin: call.target.baseUrl,
-        path: out.path,
-        method: call.req.method as Dispatcher.HttpMethod,
-        headers: out.headers,
-        body: call.upload?.stream ?? out.body,
-        headersTimeout: deps.timeoutMs,
-        bodyTimeout: deps.timeoutMs,
-      },
-      exchange,
-    );
-  }
+  const out = upstreamRequest(
+    call.req.headers,
+    call.path,
+    call.body,
+    call.body?.length ?? call.upload?.length ?? null,
+    { auth: 'x-api-key', credential: call.target.apiKey },
+  );
+  dispatch(
+    call,
+    deps,
+    deps.dispatcher,
+    call.target.baseUrl,
+    out,
+    new Exchange(call, deps, resolve, reject, null, null),
+  );
 }
 
 function dispatchTo(
@@ -158,10 +151,28 @@ function dispatchTo(
   resolve: () => void,
   reject: (err: Error) => void,
 ): void {
-  const exchange = new Exchange(call, deps, resolve, reject, attempt, out);
-  attempt.dispatcher.dispatch(
+  dispatch(
+    call,
+    deps,
+    attempt.dispatcher,
+    attempt.origin,
+    out,
+    new Exchange(call, deps, resolve, reject, attempt, out),
+  );
+}
+
+/** The one request every upstream call is sent as, the provider key's or an account upstream's. */
+function dispatch(
+  call: ForwardCall,
+  deps: ForwardDeps,
+  dispatcher: Dispatcher,
+  origin: string,
+  out: BuiltRequest,
+  exchange: Exchange,
+): void {
+  dispatcher.dispatch(
     {
-      origin: attempt.origin,
+      origin,
       path: out.path,
       method: call.req.method as Dispatcher.HttpMethod,
       headers: out.headers,
