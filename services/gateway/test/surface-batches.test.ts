@@ -187,6 +187,7 @@ describe('Message Batches through the gateway', () => {
       requestCount: 1,
       reservedCents: 0,
       hold: null,
+      upstreamId: null,
     });
     // Stopped before its check runs: it takes the due batches (pushing them past the lease),
     // then must give them back untouched. It takes this batch alone (the stack's own follower

@@ -193,6 +193,8 @@ export interface AccruedCall {
   latencyMs: number;
   createdAt: Date;
   batch?: boolean;
+  /** The account upstream that served it (a batch made there); absent for the provider key. */
+  upstream?: string | null;
 }
 
 export function accruedRecord(a: AccruedCall): CallRecord {
@@ -220,5 +222,6 @@ export function accruedRecord(a: AccruedCall): CallRecord {
     partial: false,
     estimated: false,
     createdAt: a.createdAt,
+    ...(a.upstream ? { upstream: a.upstream } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
@@ -30,6 +30,18 @@ export interface UpstreamRequest extends BuiltRequest {
   token?: string;
 }
 
+/**
+ * What an upstream's request is built from: a call's headers, method, path and body (a
+ * ForwardCall is one; so is a request Keygate makes on its own, as the batch follower's).
+ */
+export interface OutgoingCall {
+  req: { headers: IncomingHttpHeaders; method?: string | undefined };
+  path: string;
+  body: Buffer | null;
+  upload?: ForwardCall['upload'];
+  model: string | null;
+}
+
 /** One upstream of a call, and the next to try if it fails before its first byte reaches the client. */
 export interface UpstreamAttempt {
   /** Recorded as the call's upstream. */
@@ -38,7 +50,7 @@ export interface UpstreamAttempt {
   providerKey: boolean;
   origin: string;
   dispatcher: Dispatcher;
-  request(call: ForwardCall): UpstreamRequest | Promise<UpstreamRequest>;
+  request(call: OutgoingCall): UpstreamRequest | Promise<UpstreamRequest>;
   next: UpstreamAttempt | null;
   /**
    * The upstream answered 401 to this request: the same upstream to try once more with a fresh

@@ -31,14 +31,19 @@ export interface ProxyOptions extends ForwardDeps {
   /** Who may call (admission/): on the headers, then a reservation once the body is validated. */
   admission?: CallAdmission;
   /** An account's own upstreams after its provider key, tried in order (upstreams/directory.ts); none without it. */
-  accountUpstreams?: {
-    chainFor(
-      p: Principal,
-      family?: 'messages' | 'files' | 'batches',
-    ): UpstreamAttempt | null | Promise<UpstreamAttempt | null>;
-  } | null;
+  accountUpstreams?: AccountUpstreams | null;
   /** Refuses a messages body that names a file or skill the caller may not use (surface/body-check.ts). */
   checkFileRefs?(principal: Principal, body: JsonBody): Promise<void> | undefined;
+}
+
+/** An account's own upstreams as the proxy and the provider surface reach them (upstreams/directory.ts). */
+export interface AccountUpstreams {
+  chainFor(
+    p: Principal,
+    family?: 'messages' | 'files' | 'batches',
+  ): UpstreamAttempt | null | Promise<UpstreamAttempt | null>;
+  /** One upstream of the account alone, by id (where a batch made there lives); null once removed. */
+  one(accountId: string, id: string): Promise<UpstreamAttempt | null>;
 }
 
 /** What the proxy asks admission; a GatewayError refuses the call, null lets it through. */

@@ -4,15 +4,20 @@ import { BATCH_ENDPOINT } from '../pricing/prices';
 import { accruedRecord, type CallRecord } from '../lib/call-record';
 import type { Logger } from '../lib/logger';
 import type { SecretBox } from '../lib/secret-box';
-import type { UpstreamTarget } from '../proxy/forward';
+import type { UpstreamAttempt, UpstreamTarget } from '../proxy/forward';
+import type { AccountUpstreams } from '../proxy/routes';
+import { providerKeyAttempt } from '../upstreams/request';
 import type { BatchHold, OpenBatch } from './object-queries';
 import type { Store } from '../store';
+import { requestVia } from './exchange';
 import type { Objects } from './ownership';
 
 export interface FollowerDeps {
   store: Pick<Store, 'accounts'> & { objects: Objects };
   box: SecretBox;
   upstreams: { live: string; test: UpstreamTarget };
+  /** The account's own upstreams: a batch one of them created is read there, with its credential. */
+  accountUpstreams: Pick<AccountUpstreams, 'one'>;
   dispatcher: Dispatcher;
   timeoutMs: number;
   record(r: CallRecord): void;
@@ -28,7 +33,10 @@ export interface FollowerDeps {
 }
 
 const LEASE_MS = 120_000;
+const MAX_BACKOFF_MS = 60_000;
 const VERSION = '2023-06-01';
+/** The account upstream that created a batch is no longer the account's. */
+const REMOVED = Symbol('upstream removed');
 
 /**
  * Follows Keygate's open message batches to their end and records every result as a call at the
@@ -36,6 +44,13 @@ const VERSION = '2023-06-01';
  * The open batches live in PostgreSQL (`batches`), so a restart picks them up where it left;
  * record ids are derived from batch and custom_id, so a result recorded twice counts once.
  * Each check backs off (doubling up to `maxBackoffMs`, or the provider's retry-after).
+ *
+ * A batch is read where it was made: the account upstream that created it (its own credential,
+ * signature and workspace), else the provider key. If that upstream has been removed since, the
+ * batch stays open, checked at the longest backoff with a warning each time, and is sent nowhere
+ * else (another host with another key would not know it, and must not be sent its id): it is
+ * recorded if the upstream comes back (a restore of its row), and its routes answer a 502 that
+ * names the upstream (batch-routes.ts).
  */
 export class BatchFollower {
   readonly #deps: FollowerDeps;
@@ -94,14 +109,21 @@ export class BatchFollower {
   }
 
   async #follow(batch: OpenBatch): Promise<void> {
-    const target = await this.#target(batch);
-    if (!target) return this.#recorded(batch, 0);
+    const home = await this.#home(batch);
+    if (home === REMOVED) return this.#homeRemoved(batch);
+    if (!home) {
+      this.#deps.logger.warn('batch follower: the account has no provider key to read this batch with', {
+        batchId: batch.id,
+      });
+      return this.#recorded(batch, 0);
+    }
     const path = `/v1/messages/batches/${encodeURIComponent(batch.id)}`;
-    const res = await this.#get(target, path);
+    const res = await this.#get(home, path);
     const text = await res.body.text();
     if (res.statusCode === 404) {
       this.#deps.logger.warn('batch follower: the provider no longer knows this batch', {
         batchId: batch.id,
+        upstream: batch.upstreamId,
       });
       return this.#recorded(batch, 0);
     }
@@ -109,10 +131,19 @@ export class BatchFollower {
     const state = JSON.parse(text) as { processing_status?: string; ended_at?: string | null };
     if (state.processing_status !== 'ended') return this.#later(batch, null);
     const endedAt = state.ended_at ? new Date(state.ended_at) : new Date();
-    const count = await this.#recordResults(batch, target, `${path}/results`, endedAt);
+    const count = await this.#recordResults(batch, home, `${path}/results`, endedAt);
     await this.#deps.flush();
     await this.#recorded(batch, count);
     this.#deps.logger.info('batch follower: batch recorded', { batchId: batch.id, results: count });
+  }
+
+  /** Its upstream is gone: kept open and checked at the longest backoff, never read elsewhere. */
+  #homeRemoved(batch: OpenBatch): Promise<void> {
+    this.#deps.logger.warn(
+      'batch follower: the account upstream that created this batch was removed; the batch stays open, unread, until that upstream is restored',
+      { batchId: batch.id, accountId: batch.accountId, upstream: batch.upstreamId },
+    );
+    return this.#deps.store.objects.rescheduleBatch(batch.id, this.#deps.maxBackoffMs ?? MAX_BACKOFF_MS);
   }
 
   /** The batch is done with: its hold goes (its results, charged as recorded, count instead). */
@@ -124,11 +155,11 @@ export class BatchFollower {
   /** Reads the results as JSON lines, one record per line, never the whole file at once. */
   async #recordResults(
     batch: OpenBatch,
-    target: UpstreamTarget,
+    home: UpstreamAttempt,
     path: string,
     endedAt: Date,
   ): Promise<number> {
-    const res = await this.#get(target, path);
+    const res = await this.#get(home, path);
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw new Error(`results answered ${res.statusCode}`);
@@ -150,29 +181,30 @@ export class BatchFollower {
     return count;
   }
 
-  async #target(batch: OpenBatch): Promise<UpstreamTarget | null> {
-    if (!batch.live) return this.#deps.upstreams.test;
+  /** Where the batch lives: its upstream alone, or the provider key (the emulator for a test key). */
+  async #home(batch: OpenBatch): Promise<UpstreamAttempt | typeof REMOVED | null> {
+    const { dispatcher, upstreams } = this.#deps;
+    if (!batch.live)
+      return providerKeyAttempt(upstreams.test.baseUrl, upstreams.test.apiKey, dispatcher, null);
+    if (batch.upstreamId)
+      return (await this.#deps.accountUpstreams.one(batch.accountId, batch.upstreamId)) ?? REMOVED;
     const account = await this.#deps.store.accounts.get(batch.accountId);
     if (!account?.providerKeySealed) return null;
-    return {
-      baseUrl: this.#deps.upstreams.live,
-      apiKey: this.#deps.box.open(account.providerKeySealed, { purpose: 'provider-key', row: account.id }),
-    };
+    const key = this.#deps.box.open(account.providerKeySealed, { purpose: 'provider-key', row: account.id });
+    return providerKeyAttempt(upstreams.live, key, dispatcher, null);
   }
 
-  #get(target: UpstreamTarget, path: string) {
-    return this.#deps.dispatcher.request({
-      origin: target.baseUrl,
-      path,
-      method: 'GET',
-      headers: { 'x-api-key': target.apiKey, 'anthropic-version': VERSION, accept: 'application/json' },
-      headersTimeout: this.#deps.timeoutMs,
-      bodyTimeout: this.#deps.timeoutMs,
-    });
+  #get(home: UpstreamAttempt, path: string) {
+    const headers = { 'anthropic-version': VERSION, accept: 'application/json' };
+    return requestVia(
+      home,
+      { req: { headers, method: 'GET' }, path, body: null, model: null },
+      this.#deps.timeoutMs,
+    );
   }
 
   #later(batch: OpenBatch, retryAfter: number | null): Promise<void> {
-    const backoff = retryAfter ?? Math.min(batch.backoffMs * 2, this.#deps.maxBackoffMs ?? 60_000);
+    const backoff = retryAfter ?? Math.min(batch.backoffMs * 2, this.#deps.maxBackoffMs ?? MAX_BACKOFF_MS);
     return this.#deps.store.objects.rescheduleBatch(batch.id, backoff);
   }
 }
@@ -213,5 +245,6 @@ export function resultRecord(batch: OpenBatch, line: Result, endedAt: Date): Cal
     upstreamMessageId: typeof message?.id === 'string' ? message.id : null,
     latencyMs: endedAt.getTime() - batch.createdAt.getTime(),
     createdAt: endedAt,
+    upstream: batch.upstreamId,
   });
 }

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { answeredRecord, type CallResult } from '../lib/call-record';
 import { GatewayError } from '../lib/errors';
 import { unreachable } from '../proxy/call-result';
-import type { ForwardCall, UpstreamAttempt } from '../proxy/forward';
+import type { ForwardCall, OutgoingCall, UpstreamAttempt, UpstreamRequest } from '../proxy/forward';
 import { clientHeaders } from '../proxy/headers';
 import { upstreamRequest } from '../proxy/upstream-request';
 import type { ProxyOptions } from '../proxy/routes';
@@ -14,6 +14,8 @@ export interface Answer {
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
   upstreamRequestId: string | null;
+  /** The account upstream that answered (its label is the call's upstream); none for the provider key alone. */
+  via?: UpstreamAttempt | null;
 }
 
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -29,6 +31,7 @@ export async function exchange(
   length: number | null,
 ): Promise<Answer> {
   let res: Dispatcher.ResponseData;
+  let answered: UpstreamAttempt | null = null;
   const out = upstreamRequest(
     call.req.headers,
     call.path,
@@ -42,7 +45,11 @@ export async function exchange(
   const via = call.target.via;
   // An account's upstreams build their own request; the options above are the provider key's.
   const request = via
-    ? () => viaChain(call, opts, via, body)
+    ? () =>
+        viaChain(call, opts, via, body).then((r) => {
+          answered = r.attempt;
+          return r.res;
+        })
     : (o: Dispatcher.RequestOptions) => opts.dispatcher.request(o);
   try {
     res = await request({
@@ -87,6 +94,7 @@ export async function exchange(
     headers: res.headers,
     body: Buffer.concat(chunks, size),
     upstreamRequestId: (Array.isArray(rid) ? rid[0] : rid) ?? null,
+    via: answered,
   };
 }
 
@@ -108,6 +116,7 @@ export function relay(
     answeredRecord(call, answer.status, answer.status >= 400 ? errorTypeOf(body) : null, {
       upstreamRequestId: answer.upstreamRequestId,
       responseBytes: body.length,
+      upstream: answer.via?.label ?? null,
       ...extra,
     }),
   );
@@ -141,7 +150,7 @@ async function viaChain(
   opts: Pick<ProxyOptions, 'timeoutMs'>,
   first: UpstreamAttempt,
   body: Buffer | Readable | null,
-): Promise<Dispatcher.ResponseData> {
+): Promise<{ res: Dispatcher.ResponseData; attempt: UpstreamAttempt }> {
   const resendable = body === null || Buffer.isBuffer(body);
   let attempt = first;
   for (;;) {
@@ -149,20 +158,46 @@ async function viaChain(
     const last = !resendable || next === null;
     const out = await attempt.request({ ...call, body: Buffer.isBuffer(body) ? body : call.body });
     try {
-      const res = await attempt.dispatcher.request({
-        origin: attempt.origin,
-        path: out.path,
-        method: call.req.method as Dispatcher.HttpMethod,
-        headers: out.headers,
-        body: Buffer.isBuffer(body) ? out.body : body,
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
-      });
-      if (res.statusCode < 500 || last) return res;
+      const res = await sendTo(
+        attempt,
+        out,
+        call.req.method,
+        opts.timeoutMs,
+        Buffer.isBuffer(body) ? out.body : body,
+      );
+      if (res.statusCode < 500 || last) return { res, attempt };
       await res.body.dump();
     } catch (err) {
       if (last || !unreachable(err)) throw err;
     }
     attempt = next!;
   }
+}
+
+/** One request to one upstream, built and signed by it (upstreams/request.ts), sent on its own dispatcher. */
+export async function requestVia(
+  attempt: UpstreamAttempt,
+  call: OutgoingCall,
+  timeoutMs: number,
+): Promise<Dispatcher.ResponseData> {
+  const out = await attempt.request(call);
+  return sendTo(attempt, out, call.req.method, timeoutMs, out.body);
+}
+
+function sendTo(
+  attempt: UpstreamAttempt,
+  out: UpstreamRequest,
+  method: string | undefined,
+  timeoutMs: number,
+  body: Buffer | Readable | null,
+): Promise<Dispatcher.ResponseData> {
+  return attempt.dispatcher.request({
+    origin: attempt.origin,
+    path: out.path,
+    method: (method ?? 'GET') as Dispatcher.HttpMethod,
+    headers: out.headers,
+    body,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
 }

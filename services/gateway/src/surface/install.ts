@@ -42,10 +42,12 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
   const upstreams = { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } };
 
   const objects = objectQueries(store.db.sql);
+  const directory = accountUpstreams({ sql: store.db.sql, box, egress: kernel.egress, config, dispatcher });
   const follower = new BatchFollower({
     store: { objects, accounts: store.accounts },
     box,
     upstreams,
+    accountUpstreams: directory,
     dispatcher,
     timeoutMs: config.upstreamTimeoutMs,
     record: kernel.record,
@@ -75,7 +77,7 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
     admission: limits.admission,
     keepAlive,
     streamEvents,
-    accountUpstreams: accountUpstreams({ sql: store.db.sql, box, egress: kernel.egress, config, dispatcher }),
+    accountUpstreams: directory,
     onUpstreamStatus: providerKeyCheck({
       logger,
       clock,

@@ -23,6 +23,8 @@ export interface OpenBatch
   createdAt: Date;
   /** What the batch holds on hard-capped spend counters until its results are recorded (admission/). */
   hold: BatchHold | null;
+  /** The account upstream that created it, where it is read (`ups_…`); null for the provider key. */
+  upstreamId: string | null;
 }
 
 /** A batch's hold on spend counters: its id and the counters held, as admission answered them. */
@@ -30,6 +32,12 @@ export interface BatchHold {
   id: string;
   counters: { scopeId: string; label: string }[];
 }
+
+const OPEN_BATCH = `id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
+  group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
+  created_at as "createdAt", upstream_id as "upstreamId",
+  case when hold_id is null then null
+       else jsonb_build_object('id', hold_id, 'counters', hold_counters) end as hold`;
 
 /** Provider objects (files, batches, …) and who owns them; the batches Keygate follows. */
 export function objectQueries(sql: Sql) {
@@ -89,10 +97,10 @@ export function objectQueries(sql: Sql) {
     ): Promise<void> {
       await sql`
         insert into batches (id, account_id, key_id, member_id, app, environment, group_id, live, request_count,
-                             reserved_cents, hold_id, hold_counters)
+                             reserved_cents, hold_id, hold_counters, upstream_id)
         values (${b.id}, ${b.accountId}, ${b.keyId}, ${b.memberId}, ${b.app}, ${b.environment}, ${b.groupId},
                 ${b.live}, ${b.requestCount}, ${b.reservedCents}, ${b.hold?.id ?? null},
-                ${b.hold ? sql.json(b.hold.counters) : null})
+                ${b.hold ? sql.json(b.hold.counters) : null}, ${b.upstreamId})
         on conflict (id) do nothing`;
     },
     /**
@@ -105,22 +113,14 @@ export function objectQueries(sql: Sql) {
         where id in (
           select id from batches where status <> 'recorded' and next_check_at <= now()
           order by next_check_at limit ${limit} for update skip locked)
-        returning id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
-                  group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
-                  created_at as "createdAt",
-                  case when hold_id is null then null
-                       else jsonb_build_object('id', hold_id, 'counters', hold_counters) end as hold`;
+        returning ${sql.unsafe(OPEN_BATCH)}`;
     },
     /** One batch not yet recorded, taken for a check now (its lease pushed like `dueBatches`). */
     async takeBatch(id: string, leaseMs: number): Promise<OpenBatch | null> {
       const [row] = await sql<OpenBatch[]>`
         update batches set next_check_at = now() + make_interval(secs => ${leaseMs / 1000})
         where id = ${id} and status <> 'recorded'
-        returning id, account_id as "accountId", key_id as "keyId", member_id as "memberId", app, environment,
-                  group_id as "groupId", live, request_count as "requestCount", backoff_ms as "backoffMs",
-                  created_at as "createdAt",
-                  case when hold_id is null then null
-                       else jsonb_build_object('id', hold_id, 'counters', hold_counters) end as hold`;
+        returning ${sql.unsafe(OPEN_BATCH)}`;
       return row ?? null;
     },
     /** Gives back the lease of batches taken but not checked (a follower that stops): due now again. */
@@ -162,6 +162,15 @@ export function objectQueries(sql: Sql) {
             insert into session_usage (account_id, session_id, totals) values (${accountId}, ${sessionId}, ${sql.json(to)})
             on conflict do nothing returning 1`;
       return rows.length === 1;
+    },
+    /**
+     * Where a batch Keygate follows lives: the account upstream that created it (`ups_…`), null
+     * for the provider key; undefined for a batch Keygate does not follow (made elsewhere).
+     */
+    async batchUpstream(accountId: string, id: string): Promise<string | null | undefined> {
+      const [row] = await sql<{ upstreamId: string | null }[]>`
+        select upstream_id as "upstreamId" from batches where account_id = ${accountId} and id = ${id}`;
+      return row ? row.upstreamId : undefined;
     },
     async batchStatus(id: string): Promise<{ status: string; resultsRecorded: number } | null> {
       const [row] = await sql<{ status: string; resultsRecorded: number }[]>`

@@ -1,14 +1,23 @@
-import { upstreamRequest } from '../proxy/upstream-request';
 import { FILES_BETA, namesBeta, SKILLS_BETA } from '@keygate/protocol';
 import { GatewayError } from '../lib/errors';
-import type { ForwardCall } from '../proxy/forward';
+import type { ForwardCall, UpstreamAttempt } from '../proxy/forward';
+import { providerKeyAttempt } from '../upstreams/request';
 import type { ObjectKind } from './object-queries';
-import { relay } from './exchange';
+import { relay, requestVia } from './exchange';
 import { isObjectId } from './ownership';
 import type { SurfaceDeps } from './files-routes';
 
-/** Reads one object of the page from the provider: its JSON, or null when the provider no longer has it. */
-type Fetch = (id: string) => Promise<Record<string, unknown> | null>;
+/**
+ * Reads one object of the page from the provider: its JSON, null when the provider no longer has
+ * it (then it is forgotten), undefined when it cannot be read now (left out, kept).
+ */
+type Fetch = (id: string) => Promise<Record<string, unknown> | null | undefined>;
+
+/**
+ * Where one object of a list is read: an upstream alone, `'unreadable'` to leave it out (a batch
+ * whose upstream was removed), or null for where the call itself goes.
+ */
+export type ObjectHome = (id: string) => Promise<UpstreamAttempt | 'unreadable' | null>;
 
 const MAX_LIMIT = 1000;
 
@@ -69,7 +78,7 @@ export async function ownedList(
     const kept: Record<string, unknown>[] = [];
     for (const [i, o] of objects.entries()) {
       if (o) kept.push(shown(o));
-      else await d.objects.forget(key.accountId, ids[i]!);
+      else if (o === null) await d.objects.forget(key.accountId, ids[i]!);
     }
     if (beforeId) {
       // Newer objects come nearest first from the table's point of view: they go in front.
@@ -114,31 +123,31 @@ export async function ownedList(
   });
 }
 
-/** Reads `path` from the provider with the call's key and version headers (an object of a list). */
-export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string): Fetch {
+/**
+ * Reads `path` from where the call goes (the first of the account's upstreams for it, else the
+ * provider key), or from where `homeOf` says the object lives, with the call's version headers.
+ */
+export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string, homeOf?: ObjectHome): Fetch {
   const version = String(call.req.headers['anthropic-version'] ?? '2023-06-01');
   const beta = call.req.headers['anthropic-beta'];
+  const headers = {
+    'anthropic-version': version,
+    ...(beta ? { 'anthropic-beta': String(beta) } : {}),
+    accept: 'application/json',
+  };
+  const { target } = call;
+  const own = target.via ?? providerKeyAttempt(target.baseUrl, target.apiKey, d.proxy.dispatcher, null);
   return async (id) => {
-    let res: Awaited<ReturnType<typeof d.proxy.dispatcher.request>>;
+    const home = (await homeOf?.(id)) ?? own;
+    if (home === 'unreadable') return undefined;
+    const path = `${base}/${encodeURIComponent(id)}`;
+    let res: Awaited<ReturnType<typeof requestVia>>;
     try {
-      res = await d.proxy.dispatcher.request({
-        origin: call.target.baseUrl,
-        path: `${base}/${encodeURIComponent(id)}`,
-        method: 'GET',
-        headers: upstreamRequest(
-          {
-            'anthropic-version': version,
-            ...(beta ? { 'anthropic-beta': String(beta) } : {}),
-            accept: 'application/json',
-          },
-          '',
-          null,
-          null,
-          { auth: 'x-api-key', credential: call.target.apiKey },
-        ).headers,
-        headersTimeout: d.proxy.timeoutMs,
-        bodyTimeout: d.proxy.timeoutMs,
-      });
+      res = await requestVia(
+        home,
+        { req: { headers, method: 'GET' }, path, body: null, model: null },
+        d.proxy.timeoutMs,
+      );
     } catch {
       throw new GatewayError(
         'api_error',

@@ -99,7 +99,7 @@ export function sessionNow(
   call: ForwardCall,
   id: string,
 ): Promise<Record<string, any> | null> {
-  return providerReader(call, d, '/v1/sessions')(id);
+  return providerReader(call, d, '/v1/sessions')(id).then((o) => o ?? null);
 }
 
 /** Budgets before a session works (is created, or is sent events): the refusal a call over them gets. */

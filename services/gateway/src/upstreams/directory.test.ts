@@ -33,10 +33,13 @@ function bedrock(accountId: string): UpstreamRow {
 const principalOf = (accountId: string) =>
   ({ account: { id: accountId }, providerKey: 'sk-provider-key-for-test' }) as unknown as Principal;
 
-function directory(list: (accountId: string) => Promise<UpstreamRow[]>) {
+function directory(
+  list: (accountId: string) => Promise<UpstreamRow[]>,
+  get: (accountId: string, id: string) => Promise<UpstreamRow | null> = async () => null,
+) {
   const dispatcher = new Agent();
   return new UpstreamDirectory({
-    queries: { list },
+    queries: { list, get },
     box,
     providerUrl: 'https://provider.example.test',
     providerDispatcher: dispatcher,
@@ -79,5 +82,29 @@ describe('the upstream directory while the database is away', () => {
     await dir.chainFor(principalOf('acct_c'));
     fail = true;
     await expect(dir.chainFor(principalOf('acct_c'))).rejects.toMatchObject({ code: '42703' });
+  });
+});
+
+describe('one upstream by id (where a message batch made there is read)', () => {
+  it('is that upstream alone, with its own credential and no other after it, even with a provider key', async () => {
+    const dir = directory(
+      async () => [],
+      async (accountId, id) => (id === 'ups_1' ? bedrock(accountId) : null),
+    );
+    const one = await dir.one('acct_d', 'ups_1');
+    expect(one).toMatchObject({ label: 'ups_1', providerKey: false, next: null });
+    expect(one?.origin).toBe('https://bedrock.example.test');
+    const out = await one!.request({
+      req: { headers: { 'anthropic-version': '2023-06-01' }, method: 'GET' },
+      path: '/v1/messages/batches/msgbatch_1',
+      body: null,
+      model: null,
+    });
+    expect(out.headers.authorization).toBe('Bearer bedrock-api-key-for-test');
+  });
+
+  it('is null once the account no longer has it: nothing stands in for it', async () => {
+    const dir = directory(async (id) => [bedrock(id)]);
+    expect(await dir.one('acct_e', 'ups_gone')).toBeNull();
   });
 });

@@ -10,7 +10,7 @@ import { GatewayError } from '../lib/errors';
 import type { UpstreamQueries, UpstreamRow } from './queries';
 
 export interface DirectoryDeps {
-  queries: Pick<UpstreamQueries, 'list'>;
+  queries: Pick<UpstreamQueries, 'list' | 'get'>;
   box: SecretBox;
   /** Where the provider key's calls go, and how (the proxy's own dispatcher). */
   providerUrl: string;
@@ -105,21 +105,29 @@ export class UpstreamDirectory {
     return chains;
   }
 
+  /**
+   * One upstream of the account alone, with no other after it: where an object made there (a
+   * message batch) is read, whatever the account's order is now. Null when the account no longer
+   * has it; never another upstream or the provider key in its place.
+   */
+  async one(accountId: string, id: string): Promise<UpstreamAttempt | null> {
+    const row = await this.#deps.queries.get(accountId, id);
+    return row ? this.#attempt(row, null) : null;
+  }
+
   #build(p: Principal, rows: UpstreamRow[]): UpstreamAttempt | null {
     let next: UpstreamAttempt | null = null;
-    for (let i = rows.length - 1; i >= 0; i--) {
-      const { credentialSealed, ...row } = rows[i]!;
-      const credential = this.#deps.box.open(credentialSealed, {
-        purpose: 'upstream-credential',
-        row: row.id,
-      });
-      const tokens = row.auth === 'google-service-account' ? this.#tokenSource(row.id, credential) : null;
-      next = upstreamAttempt({ ...row, credential }, this.#deps.egressDispatcher, next, tokens);
-    }
+    for (let i = rows.length - 1; i >= 0; i--) next = this.#attempt(rows[i]!, next);
     // The provider key, when the account has one, stays the first upstream.
     return p.providerKey
       ? providerKeyAttempt(this.#deps.providerUrl, p.providerKey, this.#deps.providerDispatcher, next)
       : next;
+  }
+
+  #attempt({ credentialSealed, ...row }: UpstreamRow, next: UpstreamAttempt | null): UpstreamAttempt {
+    const credential = this.#deps.box.open(credentialSealed, { purpose: 'upstream-credential', row: row.id });
+    const tokens = row.auth === 'google-service-account' ? this.#tokenSource(row.id, credential) : null;
+    return upstreamAttempt({ ...row, credential }, this.#deps.egressDispatcher, next, tokens);
   }
 
   #tokenSource(id: string, credential: string): GoogleTokenSource {

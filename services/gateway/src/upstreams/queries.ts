@@ -39,6 +39,13 @@ export function upstreamQueries(sql: Sql) {
         where account_id = ${accountId} order by position`;
     },
 
+    /** One of the account's upstreams, or null when it has none of that id (never had, or removed). */
+    async get(accountId: string, id: string): Promise<UpstreamRow | null> {
+      const [row] = await sql<UpstreamRow[]>`
+        select ${sql.unsafe(COLUMNS)} from account_upstreams where account_id = ${accountId} and id = ${id}`;
+      return row ?? null;
+    },
+
     /** Appends an upstream after the account's others. */
     async add(u: NewUpstream): Promise<UpstreamRow> {
       return inTransaction(sql, async (tx) => {

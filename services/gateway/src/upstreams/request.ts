@@ -1,6 +1,6 @@
 import aws4 from 'aws4';
 import type { Dispatcher } from 'undici';
-import type { ForwardCall, UpstreamAttempt, UpstreamRequest } from '../proxy/forward';
+import type { OutgoingCall, UpstreamAttempt, UpstreamRequest } from '../proxy/forward';
 import { upstreamRequest, type UpstreamRules } from '../proxy/upstream-request';
 import type { GoogleTokenSource } from './google-token';
 import { awsCredentials, RULES } from './kinds';
@@ -40,7 +40,7 @@ export function upstreamAttempt(
     origin: url.origin,
     dispatcher,
     next,
-    request(call: ForwardCall): UpstreamRequest | Promise<UpstreamRequest> {
+    request(call: OutgoingCall): UpstreamRequest | Promise<UpstreamRequest> {
       const { body, mapped } = rewriteBody(call, u);
       const out = upstreamRequest(
         call.req.headers,
@@ -122,7 +122,7 @@ export function providerKeyAttempt(
  * call's model by another id or refuses one of its top-level fields; then the body, already read
  * and bounded by validate.ts, is parsed and written again with only those changed.
  */
-function rewriteBody(call: ForwardCall, u: OpenUpstream): { body: Buffer | null; mapped: boolean } {
+function rewriteBody(call: OutgoingCall, u: OpenUpstream): { body: Buffer | null; mapped: boolean } {
   const body = call.body;
   if (body === null || body.length === 0) return { body, mapped: false };
   const target = call.model ? u.modelMap[call.model] : undefined;
