@@ -32,6 +32,8 @@ export interface CloudOptions {
   auth: CloudAuth;
   /** Claude Platform on AWS: the workspace every request must name. */
   workspaceId?: string;
+  /** How long a message batch stays in progress (default 2,000 ms, as the provider's emulator). */
+  batchMs?: number;
 }
 
 /** A request as it reached the cloud, before any check: what the gateway sent. */
@@ -69,7 +71,7 @@ const PREFIX: Record<CloudKind, string> = {
 };
 
 export async function startCloudEmulator(opts: CloudOptions): Promise<CloudEmulator> {
-  const handler = createEmulatorHandler({ apiKey: null });
+  const handler = createEmulatorHandler({ apiKey: null, ...(opts.batchMs ? { batchMs: opts.batchMs } : {}) });
   const sockets = new Set<Socket>();
   const prefix = PREFIX[opts.kind];
   const cloud = { received: [] as CloudReceived[], fault: null as CloudFault };
@@ -193,7 +195,9 @@ function verifySigV4(
     service: a.service,
     region: a.region,
     headers,
-    body,
+    // No body (a GET): aws4 would add a Content-Type and Content-Length to an empty Buffer and sign
+    // them too, headers the request never had, and no empty-bodied request would verify.
+    body: body.length > 0 ? body : undefined,
   };
   aws4.sign(again, { accessKeyId: a.accessKeyId, secretAccessKey: a.secretAccessKey });
   const resigned = /Signature=([0-9a-f]{64})$/.exec(String(again.headers.Authorization ?? ''));

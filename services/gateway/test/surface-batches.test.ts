@@ -6,19 +6,12 @@ import { callCost, figureCounts } from '../src/pricing/prices';
 import type { Sql } from '../src/store';
 import { BatchFollower, type FollowerDeps } from '../src/surface/batch-follower';
 import { usageFigures } from '../src/usage/usage';
+import { batchRequests } from './kit/batch-requests';
 import { handCentsOfUsage, type ProviderUsage } from './kit/published-rates';
 import { waitFor } from './kit/wait';
 import { failure, startSurfaceStack, type SurfaceStack } from './surface-kit';
 
-const requests = (n: number, tag: string) =>
-  Array.from({ length: n }, (_, i) => ({
-    custom_id: `${tag}-${i}`,
-    params: {
-      model: 'claude-haiku-4-5',
-      max_tokens: 64,
-      messages: [{ role: 'user' as const, content: `Summarise part ${i} of the ${tag} report.` }],
-    },
-  }));
+const requests = batchRequests;
 
 /** Polls the batch (a signal: its processing_status) until it has ended. */
 async function ended(client: Anthropic, id: string) {
