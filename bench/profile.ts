@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
+import { claudeCodeBody } from './lib/claude-code-body';
 import { ROOT, spawnArm, type Arm } from './lib/arms';
 import { partsOf, type CpuProfile } from './lib/parts';
 import { toSources } from './lib/source-maps';
@@ -9,7 +10,8 @@ import { ensureWrk, runWrk } from './lib/wrk';
 /**
  * Profiles one arm under saturation: `tsx bench/profile.ts [gateway|floor] [connections] [seconds]`.
  * Writes the .cpuprofile (open it in Chrome DevTools or speedscope for the flame graph) and
- * prints the top self-time frames and the time per package.
+ * prints the top self-time frames and the time per package. PROFILE_BODY_KB=600 sends Claude
+ * Code-shaped bodies of that size in place of the 1 KB call.
  */
 const [armName = 'gateway', connections = '64', seconds = '10'] = process.argv.slice(2);
 const DATABASE_URL =
@@ -47,7 +49,9 @@ try {
     ...(arm.info.appKey ? { authorization: `Bearer ${arm.info.appKey}` } : { 'x-api-key': PROVIDER_KEY }),
   };
   const bodyFile = join(dir, 'body.json');
-  writeFileSync(bodyFile, BODY_1K);
+  // PROFILE_BODY_KB=600: a Claude Code-shaped streaming call of that size (bench/lib/claude-code-body.ts).
+  const sizeKb = Number(process.env.PROFILE_BODY_KB ?? 0);
+  writeFileSync(bodyFile, sizeKb > 0 ? claudeCodeBody(sizeKb * 1024) : BODY_1K);
   const run = await runWrk({
     url: `${arm.url}/v1/messages`,
     headers,

@@ -77,11 +77,10 @@ describe('JsonBody', () => {
     expect(same(json.base64(dataOf(json)), decodeBase64Strict(data))).toBe(true);
   });
 
-  it('throws what JSON.parse throws for bad JSON around the long strings, or a raw control character in one once it is read or verified', () => {
+  it('throws what JSON.parse throws for bad JSON around the long strings, or a raw control character in one once it is read', () => {
     const cases: [Buffer, (json: JsonBody) => unknown][] = [
       [big(base64(LARGE_BODY), ',}'), () => {}],
       [big(base64(LARGE_BODY), '}'), () => {}],
-      [big(`${'A'.repeat(LARGE_BODY)}\n`), (json) => json.verify()],
       [big(`${'A'.repeat(LARGE_BODY)}\n`), (json) => json.base64(dataOf(json))],
       [big(`${'A'.repeat(LARGE_BODY)}\n`), (json) => json.text(dataOf(json))],
     ];

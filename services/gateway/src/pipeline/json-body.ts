@@ -42,8 +42,9 @@ interface LongString {
  * indexOf and stand in the parsed value as unguessable tokens that `text()` and `base64()`
  * resolve; a PDF's base64 is checked and decoded in one pass over 64 KB slices.
  *
- * JSON validity of the long strings is checked when they are read, and `verify()` checks
- * the rest; both throw what JSON.parse throws for the whole body.
+ * JSON validity of a long string is checked when it is read, and throws what JSON.parse
+ * throws for the whole body. One nothing reads is left unchecked: the scan found its quotes,
+ * so what lies between them cannot change the structure; the provider judges it.
  */
 export class JsonBody {
   /** The parsed body. Its strings may be read as Latin-1: compare them with ASCII text only, and read them with `text()`. */
@@ -137,11 +138,6 @@ export class JsonBody {
   /** The body's length in bytes. */
   get bytes(): number {
     return this.#body.length;
-  }
-
-  /** Checks the long strings nothing has read. */
-  verify(): void {
-    for (const s of this.#long.values()) this.#check(s);
   }
 
   #check(s: LongString): void {

@@ -10,7 +10,6 @@ import { answeredRecord, clientClosedRecord, refusedRecord } from '../lib/call-r
 import { ClientGoneError, readBody } from '../pipeline/proxied-body';
 import {
   forward,
-  type ForwardCall,
   type ForwardDeps,
   type UpstreamAttempt,
   type UpstreamTarget,
@@ -19,6 +18,7 @@ import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
 import type { JsonBody } from '../pipeline/json-body';
 import { readMessagesBody, type ValidatedBody } from './validate';
+import { groupIdOf, newForwardCall } from './forward-call';
 
 export interface ProxyOptions extends ForwardDeps {
   resolver: KeyResolver;
@@ -62,7 +62,6 @@ export interface CallAdmission {
   permit(principal: Principal, body: ValidatedBody): GatewayError | null;
 }
 
-const GROUP_ID = /^[\x21-\x7e]{1,128}$/;
 const MODEL_ID = /^[\x21-\x7e]{1,256}$/;
 const CANONICAL_PATH = {
   messages: '/v1/messages',
@@ -111,23 +110,16 @@ export async function proxyCall(
   id: string | undefined,
   opts: ProxyOptions,
 ): Promise<Response> {
-  const call: ForwardCall = {
+  const call = newForwardCall({
     req,
     res,
     principal,
-    target: { baseUrl: '', apiKey: '' },
     endpoint,
     path: upstreamPath(endpoint, id, req.url),
-    body: null,
-    model: null,
-    stream: false,
-    resumable: endpoint === 'messages' && wantsResume(req.headers['keygate-resumable'], principal),
     requestId,
-    groupId: null,
-    ...callerOf(req.headers),
     startedAt,
-    createdAt: new Date(),
-  };
+    resumable: endpoint === 'messages' && wantsResume(req.headers['keygate-resumable'], principal),
+  });
   // Until it goes upstream, a call ended by a shutdown is answered and recorded here.
   let ended = false;
   const leave = opts.inFlight?.add({
@@ -231,58 +223,6 @@ export function targetFor(p: Principal, opts: ProxyOptions): UpstreamTarget {
     );
   }
   return { baseUrl: opts.upstreams.live, apiKey: p.providerKey };
-}
-
-export function groupIdOf(headers: Record<string, string | string[] | undefined>): string | null {
-  const raw = headers['keygate-group-id'] ?? headers['x-claude-code-session-id'];
-  if (raw === undefined) return null;
-  const id = Array.isArray(raw) ? raw[0] : raw;
-  if (!id || !GROUP_ID.test(id)) {
-    throw new GatewayError(
-      'invalid_request_error',
-      'keygate-group-id: must be 1 to 128 visible ASCII characters.',
-    );
-  }
-  return id;
-}
-
-/**
- * Claude Code names the agent of each call and its parent (a subagent's tree under the session):
- * https://code.claude.com/docs/en/llm-gateway-protocol, read 2026-11-25. Ids that are not short
- * visible ASCII are dropped, not refused: they only label the call.
- */
-export function agentIdsOf(headers: Record<string, string | string[] | undefined>): {
-  agentId: string | null;
-  parentAgentId: string | null;
-} {
-  const one = (v: string | string[] | undefined) => {
-    const id = Array.isArray(v) ? v[0] : v;
-    return id && GROUP_ID.test(id) ? id : null;
-  };
-  return {
-    agentId: one(headers['x-claude-code-agent-id']),
-    parentAgentId: one(headers['x-claude-code-parent-agent-id']),
-  };
-}
-
-/** What the headers say about the caller: its client, Claude Code's agent ids, the SDK's retry count. */
-export function callerOf(headers: Record<string, string | string[] | undefined>) {
-  return {
-    client: clientOf(headers),
-    ...agentIdsOf(headers),
-    retryCount: Math.min(
-      Math.max(Number.parseInt(String(headers['x-stainless-retry-count'] ?? '0'), 10) || 0, 0),
-      1000,
-    ),
-  };
-}
-
-/** Claude Code names itself in its session header, its beta flag or its user agent (`claude-cli/…`). */
-export function clientOf(headers: Record<string, string | string[] | undefined>): string | null {
-  if (headers['x-claude-code-session-id'] !== undefined) return 'claude_code';
-  const beta = headers['anthropic-beta'];
-  if ((Array.isArray(beta) ? beta.join(',') : (beta ?? '')).includes('claude-code-')) return 'claude_code';
-  return String(headers['user-agent'] ?? '').startsWith('claude-cli/') ? 'claude_code' : null;
 }
 
 /**

@@ -230,6 +230,20 @@ describe('validateMessagesBody', () => {
     });
   });
 
+  it('leaves a long string nothing reads to the provider, and refuses one it reads that is not valid JSON', async () => {
+    // A raw newline inside a string: invalid JSON, but it cannot change where the body's values are.
+    const text = `${'x'.repeat(LARGE_BODY)}\n`;
+    const unread = Buffer.from(
+      `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"${text}"}]}`,
+    );
+    await expect(validateMessagesBody(unread, opts)).resolves.toMatchObject({ model: 'claude-x' });
+    const read = Buffer.from(`{"model":"${text}","max_tokens":5,"messages":[]}`);
+    expect(await refusal(read)).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/^Request body is not valid JSON/),
+    });
+  });
+
   it('answers invalid JSON first, whatever else is wrong, as a whole-body parse would', async () => {
     const err = await refusal(Buffer.from('{"model": 1,'));
     expect(err).toMatchObject({

@@ -7,7 +7,8 @@ import { GatewayError } from '../lib/errors';
 import { ClientGoneError } from '../pipeline/body-reader';
 import type { ForwardCall } from '../proxy/forward';
 import { familyOf } from '../upstreams/kinds';
-import { callerOf, groupIdOf, targetFor, type ProxyOptions } from '../proxy/routes';
+import { groupIdOf, newForwardCall } from '../proxy/forward-call';
+import { targetFor, type ProxyOptions } from '../proxy/routes';
 
 /**
  * A call to one of the provider's other endpoints (files, batches, skills, sessions, the open
@@ -24,26 +25,18 @@ export function surfaceCall(
   if (!req || !res) throw new Error('the provider surface routes need @hono/node-server bindings');
   const q = req.url?.indexOf('?') ?? -1;
   const length = Number.parseInt(String(req.headers['content-length'] ?? ''), 10);
-  const call: ForwardCall = {
+  const call = newForwardCall({
     req,
     res,
     principal: c.var.principal,
-    target: { baseUrl: '', apiKey: '' },
     endpoint,
     path: q === -1 ? path : path + req.url!.slice(q),
-    body: null,
+    requestId: c.var.requestId,
+    startedAt: performance.now(),
     upload: hasBody(req.method, req.headers)
       ? { stream: req, length: Number.isNaN(length) ? null : length }
       : null,
-    model: null,
-    stream: false,
-    resumable: false,
-    requestId: c.var.requestId,
-    groupId: null,
-    ...callerOf(req.headers),
-    startedAt: performance.now(),
-    createdAt: new Date(),
-  };
+  });
   try {
     // Files and batches of an account with upstreams are routed by viaUpstreams, after admission.
     if (!routed(call, opts)) call.target = targetFor(call.principal, opts);
