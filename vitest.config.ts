@@ -37,6 +37,8 @@ const COMPILED_SUITES = [
   // for each call's charge to reach the in-process ledger (limits.admission.settled()), which
   // the compiled gateway does not show from outside.
   'upstreams',
+  // Batches made on an account upstream: followed, read and recorded there by the built follower.
+  'upstream-batches',
   'cache-figures',
   'files-skills-ga',
   'org-api-versions',
