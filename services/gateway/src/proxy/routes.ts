@@ -8,12 +8,7 @@ import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError, knownError } from '../lib/errors';
 import { answeredRecord, clientClosedRecord, refusedRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from '../pipeline/proxied-body';
-import {
-  forward,
-  type ForwardDeps,
-  type UpstreamAttempt,
-  type UpstreamTarget,
-} from './forward';
+import { forward, type ForwardDeps, type UpstreamAttempt, type UpstreamTarget } from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
 import type { JsonBody } from '../pipeline/json-body';
