@@ -36,7 +36,6 @@ beforeAll(async () => {
     port: await freePort(),
     env: childEnv({
       KEYGATE_LOG_LEVEL: 'warn',
-      NODE_OPTIONS: process.env.FLOODS_NODE_OPTIONS ?? '',
       KEYGATE_DATA_DIR: dataDir,
       KEYGATE_SECRET: randomBase62(43),
       KEYGATE_OPERATOR_TOKEN: OPERATOR,
