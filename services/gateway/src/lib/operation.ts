@@ -143,6 +143,10 @@ export function operation<
         'json',
         parseOr400(spec.body, value === undefined ? {} : renamed(value, names)) as object,
       );
+    } else if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.get('body')) {
+      // No body taken, yet one may be sent: read within the bounds first, so a chunked body past
+      // them is refused (413) rather than ignored while the operation acts (billing/cancel did).
+      await requestBody(c).consume();
     }
     await next();
   };

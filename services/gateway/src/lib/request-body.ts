@@ -16,6 +16,11 @@ export interface RequestBody {
   json(opts?: { optional?: boolean }): Promise<unknown>;
   /** A urlencoded or multipart form; `all`: repeated fields as arrays. */
   form(opts?: { all?: boolean }): Promise<FormFields>;
+  /**
+   * Reads whatever was sent, within the bounds, and drops it: a route that takes no body acts
+   * only once the request is whole, so an oversized one is refused (413), never acted on.
+   */
+  consume(): Promise<void>;
 }
 
 export interface RequestBodyVariables {

@@ -52,6 +52,9 @@ function declaredBody(c: Context, spec: BodySpec): RequestBody {
   const bytes = () => (read ??= readDeclared(c, spec));
   return {
     bytes,
+    async consume() {
+      if (spec.kind !== 'none') await bytes();
+    },
     async json(opts = {}) {
       const body = await bytes();
       if (opts.optional && body.toString('utf8').trim() === '') return undefined;
