@@ -360,10 +360,18 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     out['keygate-overhead-ms'] = this.#overheadMs.toFixed(3);
     call.res.writeHead(statusCode, out);
     if (sse) {
-      call.res.flushHeaders();
+      // The head goes out with the first event, in one write: an upstream that sends its head and
+      // first events together (most do) costs one syscall, not two. One that keeps the first
+      // event back gets its head flushed on the next turn, so the client knows the stream is open.
+      setImmediate(this.#flushIfSilent);
       this.#deps.keepAlive?.watch(this);
     }
   }
+
+  readonly #flushIfSilent = (): void => {
+    const res = this.#call.res;
+    if (!this.wrote && !res.destroyed && !res.writableEnded) res.flushHeaders();
+  };
 
   /** Another upstream follows, the client has seen nothing, and the body can be sent again. */
   #canFailOver(): boolean {
