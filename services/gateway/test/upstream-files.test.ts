@@ -51,28 +51,30 @@ const file = (id: string, opts: { method?: string; suffix?: string; key?: string
     headers: { authorization: `Bearer ${opts.key ?? suite.stack.appKey}`, 'anthropic-beta': FILES_BETA },
   });
 
-/** A message whose document is the uploaded file. */
+/** A message whose documents are these files. */
+const params = (...ids: string[]) => ({
+  model: 'claude-haiku-4-5',
+  max_tokens: 32,
+  messages: [
+    {
+      role: 'user',
+      content: [
+        ...ids.map((id) => ({ type: 'document', source: { type: 'file', file_id: id } })),
+        { type: 'text', text: 'Summarise.' },
+      ],
+    },
+  ],
+});
 const naming = (...ids: string[]) =>
   api(gateway(), '/v1/messages', {
     bearer: suite.stack.appKey,
     headers: { 'anthropic-beta': FILES_BETA },
-    body: {
-      model: 'claude-haiku-4-5',
-      max_tokens: 32,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            ...ids.map((id) => ({ type: 'document', source: { type: 'file', file_id: id } })),
-            { type: 'text', text: 'Summarise.' },
-          ],
-        },
-      ],
-    },
+    body: params(...ids),
   });
 
 const filePaths = (c: CloudEmulator) => c.received.filter((r) => r.path.startsWith('/v1/files'));
-const messagePaths = (c: CloudEmulator) => c.received.filter((r) => r.path.startsWith('/v1/messages'));
+const messagePaths = (c: CloudEmulator) => c.received.filter((r) => r.path === '/v1/messages');
+const batchPaths = (c: CloudEmulator) => c.received.filter((r) => r.path.startsWith('/v1/messages/batches'));
 const reorder = async (...first: AddedUpstream[]) => {
   const order = await op('/upstreams/order', { ids: first.map((u) => u.id) });
   expect(order.status, JSON.stringify(order.body)).toBe(200);
@@ -105,6 +107,18 @@ describe('a file uploaded through an account upstream', () => {
     });
     expect(plain.status).toBe(200);
     expect(messagePaths(other.cloud)).toHaveLength(1);
+    // So does a batch whose requests name it, and it is then followed there.
+    const batch = await api(gateway(), '/v1/messages/batches', {
+      bearer: suite.stack.appKey,
+      headers: { 'anthropic-beta': FILES_BETA },
+      body: { requests: [{ custom_id: 'doc', params: params(id) }] },
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    expect(await sql()`select upstream_id from batches where id = ${batch.body.id}`).toEqual([
+      { upstream_id: home.id },
+    ]);
+    expect(batchPaths(home.cloud).map((r) => r.method)).toContain('POST');
+    expect(batchPaths(other.cloud)).toHaveLength(0);
 
     const [row] = await sql()`select upstream_id from provider_objects where id = ${id}`;
     expect(row).toEqual({ upstream_id: home.id });
@@ -113,7 +127,8 @@ describe('a file uploaded through an account upstream', () => {
     expect(home.cloud.handler.surface.files.files.has(id)).toBe(false);
 
     expect(filePaths(other.cloud)).toHaveLength(0);
-    const seen = home.cloud.received;
+    // The follower's reads of the batch come when they come: the rest, in order.
+    const seen = home.cloud.received.filter((r) => !r.path.startsWith('/v1/messages/batches'));
     expect(seen.map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /v1/files',
       `GET /v1/files/${id}`,
