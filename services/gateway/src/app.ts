@@ -34,6 +34,8 @@ import { filesRoutes } from './surface/files-routes';
 import { modelsRoutes } from './surface/models-routes';
 import { ownedRoutes } from './surface/owned-routes';
 import { passthroughRoutes } from './surface/passthrough-routes';
+import type { Organization } from './account-api/install';
+import type { Dashboard } from './dashboard/install';
 import type { Messages } from './surface/install';
 import type { Identity } from './federation/install';
 import type { Telemetry } from './otlp/install';
@@ -51,6 +53,8 @@ export interface AppDeps {
   identity: Identity;
   telemetry: Telemetry;
   billing: BillingDeps;
+  organization: Organization;
+  dashboard: Dashboard;
   readiness: () => Promise<Readiness>;
   /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN); null when not served here. */
   metrics: { registry: GatewayMetrics; token: string } | null;
@@ -62,7 +66,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { kernel, messages, identity } = deps;
   const { config, logger, access } = kernel;
   const base = {
-    store: kernel.store,
+    store: deps.organization.store,
     box: kernel.box,
     clock: kernel.clock,
     logger,
@@ -74,17 +78,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     billing: deps.billing,
     prices: kernel.prices,
     identity: identity.tokens,
+    scimTokens: identity.store.scim,
     flushLastUsed: kernel.flushLastUsed,
     otlpRelay: deps.telemetry.relay,
     upstreamUrl: config.upstreamUrl,
   };
-  const claudeGateway = { claudeGateway: identity.claudeGateway };
   const admin = {
     ...base,
     capabilityRoutes: [
-      federationAdminRoutes(base),
+      federationAdminRoutes({ store: identity.store, evict: kernel.keys }),
       upstreamRoutes(base),
-      claudeCodeEnvRoutes({ store: claudeGateway }),
+      claudeCodeEnvRoutes({ store: identity.store }),
     ],
   };
 
@@ -173,7 +177,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const proxy = proxyRoutes(proxyDeps);
   const otlp = {
     resolver: kernel.keys,
-    store: kernel.store,
+    store: deps.telemetry.store,
     clock: kernel.clock,
     relay: deps.telemetry.relay,
   };
@@ -182,7 +186,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', tokenRoutes(identity.exchange));
   app.route('/', proxy);
   const spendStatus = spendStatusRoutes({
-    store: kernel.store,
+    store: deps.organization.store,
     clock: kernel.clock,
     prices: kernel.prices,
     resolver: kernel.keys,
@@ -194,7 +198,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     CLAUDE_BASE,
     claudeGatewayRoutes({
       resolver: kernel.keys,
-      store: claudeGateway,
+      store: identity.store,
       identity: identity.tokens,
       clock: kernel.clock,
       publicUrl: kernel.publicUrl,
@@ -226,8 +230,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/organizations', accountApi(admin));
   app.route('/operator/v1', operatorRoutes(admin));
   app.route('/idp/v1', deviceRoutes(identity.tokens));
-  app.route('/scim/v2', scimRoutes(kernel.store));
-  app.route('/dashboard', dashboardRoutes(admin));
+  app.route('/scim/v2', scimRoutes(identity.store));
+  app.route('/dashboard', dashboardRoutes({ ...admin, store: deps.dashboard.store }));
   app.route('/', apiDocsRoutes(app));
   // Last: it takes what no route above serves.
   if (messages.openPassthrough)

@@ -53,7 +53,22 @@ async function listen(handler: RequestListener): Promise<string> {
 async function gateway(upstream: string, timeoutMs = 5_000) {
   const records: CallRecord[] = [];
   const errors: unknown[] = [];
+  /** What each write to a client's socket carried, in order (a writev is one write). */
+  const writes: string[] = [];
   const url = await listen((req, res) => {
+    const socket = req.socket as unknown as SocketWrites;
+    if (!writes.length) {
+      const write = socket._write.bind(socket);
+      const writev = socket._writev.bind(socket);
+      socket._write = (chunk, encoding, cb) => {
+        writes.push(String(chunk));
+        write(chunk, encoding, cb);
+      };
+      socket._writev = (chunks, cb) => {
+        writes.push(chunks.map((c) => String(c.chunk)).join(''));
+        writev(chunks, cb);
+      };
+    }
     const call = {
       req,
       res,
@@ -79,7 +94,12 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
       },
     );
   });
-  return { url, records, errors };
+  return { url, records, errors, writes };
+}
+
+interface SocketWrites {
+  _write(chunk: unknown, encoding: string, cb: (err?: Error | null) => void): void;
+  _writev(chunks: { chunk: unknown }[], cb: (err?: Error | null) => void): void;
 }
 
 function get(url: string): Promise<IncomingMessage> {
@@ -118,6 +138,34 @@ describe('forward', () => {
         usage: { input_tokens: 7, output_tokens: 9 },
       },
     ]);
+  });
+
+  it('answers a stream head at once when the first event is held back, and with the first event when both come together', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const upstream = await listen(async (req, res) => {
+      sse(res);
+      if (req.url === '/held') {
+        // The head alone: the first event waits until the client has seen the head.
+        res.flushHeaders();
+        await held;
+      }
+      res.end(START + REST);
+    });
+    const gw = await gateway(upstream);
+    const res = await get(`${gw.url}/held`);
+    expect(res.headers['content-type']).toBe('text/event-stream');
+    release();
+    let text = '';
+    for await (const chunk of res) text += chunk;
+    expect(text).toBe(START + REST);
+    // Together: the head and the first events leave the gateway in one write (the head was
+    // flushed on its own before the first event, a syscall more per call).
+    const together = await gateway(upstream);
+    const res2 = await get(`${together.url}/together`);
+    res2.resume();
+    await once(res2, 'end');
+    expect(together.writes[0]).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\n\r\n[\s\S]*message_start/);
   });
 
   it('a client that leaves mid-stream aborts the upstream request, and the call is recorded as client_closed', async () => {
