@@ -39,6 +39,8 @@ const COMPILED_SUITES = [
   'upstreams',
   // Batches made on an account upstream: followed, read and recorded there by the built follower.
   'upstream-batches',
+  // Files made on an account upstream: read, named and listed there by the built gateway.
+  'upstream-files',
   'cache-figures',
   'files-skills-ga',
   'org-api-versions',

@@ -59,15 +59,24 @@ export class FileStore {
   }
 }
 
-/** Routes `/v1/files…`; false when the path is not a files path. */
-export function handleFiles(ex: Exchange, store: FileStore, path: string, query: URLSearchParams): boolean {
+/**
+ * Routes `/v1/files…`; false when the path is not a files path. `preread`: the body, when the host
+ * server read it already (the cloud emulator checks a signature over it first).
+ */
+export function handleFiles(
+  ex: Exchange,
+  store: FileStore,
+  path: string,
+  query: URLSearchParams,
+  preread?: Buffer,
+): boolean {
   const method = ex.req.method;
   const m = /^\/v1\/files(?:\/([^/]+)(\/content)?)?$/.exec(path);
   if (!m) return false;
   const [, id, content] = m;
   const beta = betaForm(ex.req, FILES_BETA);
   if (!id && method === 'POST') {
-    upload(ex.req, store).then(
+    upload(ex.req, store, preread).then(
       (file) => sendJson(ex, 200, JSON.stringify(shown(file.meta, beta)), jsonHeaders(ex.requestId, false)),
       (err: EmulatorError) => fail(ex, err),
     );
@@ -115,14 +124,14 @@ function fail(ex: Exchange, err: unknown): void {
   sendError(ex, e);
 }
 
-async function upload(req: IncomingMessage, store: FileStore): Promise<StoredFile> {
+async function upload(req: IncomingMessage, store: FileStore, preread?: Buffer): Promise<StoredFile> {
   const type = String(req.headers['content-type'] ?? '');
   if (!type.startsWith('multipart/form-data'))
     throw invalid('Expected a multipart/form-data body with a `file` field.');
   let size = 0;
   const limited = Readable.from(
     (async function* () {
-      for await (const chunk of req as AsyncIterable<Buffer>) {
+      for await (const chunk of (preread ? [preread] : req) as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (size > MAX_FILE_BYTES + 64 * 1024)
           throw new EmulatorError(

@@ -36,7 +36,7 @@ export class Surface {
     const params = new URLSearchParams(query);
     try {
       if (path.startsWith('/v1/files')) {
-        if (!handleFiles(ex, this.files, path, params)) notFound(ex, path);
+        if (!handleFiles(ex, this.files, path, params, preread)) notFound(ex, path);
         return;
       }
       if (path.startsWith('/v1/skills')) {

@@ -1,12 +1,7 @@
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, type Store } from '../src/store';
-import { openTestStore } from './harness';
+import { MIGRATIONS, storeMigratedBefore } from './kit/migrated-before';
 
-const MIGRATIONS = fileURLToPath(new URL('../migrations/', import.meta.url));
 let store: Store;
 let close: () => Promise<void>;
 
@@ -25,13 +20,8 @@ type Limits = {
  * plan's defaults (a service account's, an identity provider's sign-in key) take them.
  */
 beforeAll(async () => {
-  const before = mkdtempSync(join(tmpdir(), 'keygate-migrations-'));
-  for (const f of readdirSync(MIGRATIONS).filter((f) => f < '070_'))
-    copyFileSync(join(MIGRATIONS, f), join(before, f));
-  ({ store, close } = await openTestStore());
+  ({ store, close } = await storeMigratedBefore('070_'));
   const sql = store.db.sql;
-  await migrate(sql, before);
-  rmSync(before, { recursive: true, force: true });
   await sql`insert into accounts (id, name, plan_id) values ('acct_t', 'Team', 'team')`;
   await sql`insert into service_accounts (id, account_id, name) values ('sa_1', 'acct_t', 'ci')`;
   const key = (

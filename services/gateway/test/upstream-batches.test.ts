@@ -1,9 +1,10 @@
-import { startCloudEmulator, type CloudEmulator } from '@keygate/emulator';
+import type { CloudEmulator } from '@keygate/emulator';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOG } from '../src/pricing/catalog/catalog';
 import { callCost, figureCounts, formatCents } from '../src/pricing/prices';
 import { usageFigures } from '../src/usage/usage';
 import { api } from './harness';
+import { awsUpstreams, WORKSPACE } from './kit/aws-upstreams';
 import { batchRequests } from './kit/batch-requests';
 import { handCentsOfUsage, type ProviderUsage } from './kit/published-rates';
 import { upstreamSuite } from './kit/upstream-suite';
@@ -17,58 +18,11 @@ import { waitFor } from './kit/wait';
  * and a batch whose upstream was removed stays open, is sent to no other host, and is recorded
  * once the upstream is restored.
  */
-const AWS = {
-  accessKeyId: 'AKIDKEYGATEBATCH001',
-  secretAccessKey: 'aws-batch-secret-0123456789abcdefgh',
-  region: 'us-west-2',
-};
-const WORKSPACE = 'wrkspc_batches01';
-const OTHER_KEY = 'aws-other-workspace-key-0123456789';
-
-const { suite, op } = upstreamSuite();
-const { clouds } = suite;
+const upstreams = upstreamSuite();
+const { suite, op } = upstreams;
+const aws = awsUpstreams(upstreams);
 const gateway = () => suite.stack.gateway.url;
 const sql = () => suite.stack.gateway.store.db.sql;
-
-/** Claude Platform on AWS signing with SigV4, added after the account's other upstreams. */
-async function awsSigV4(batchMs: number): Promise<{ cloud: CloudEmulator; id: string }> {
-  const cloud = await startCloudEmulator({
-    kind: 'aws',
-    auth: { type: 'sigv4', ...AWS, service: 'aws-external-anthropic' },
-    workspaceId: WORKSPACE,
-    batchMs,
-  });
-  clouds.push(cloud);
-  const added = await op('/upstreams', {
-    kind: 'aws',
-    base_url: cloud.baseUrl,
-    auth: 'sigv4',
-    credential: `${AWS.accessKeyId}:${AWS.secretAccessKey}`,
-    region: AWS.region,
-    workspace_id: WORKSPACE,
-  });
-  expect(added.status, JSON.stringify(added.body)).toBe(200);
-  return { cloud, id: added.body.id };
-}
-
-/** Another upstream that serves batches, with a key of its own: where nothing of the batch may go. */
-async function awsBearer(): Promise<{ cloud: CloudEmulator; id: string }> {
-  const cloud = await startCloudEmulator({
-    kind: 'aws',
-    auth: { type: 'bearer', token: OTHER_KEY },
-    workspaceId: 'wrkspc_other01',
-  });
-  clouds.push(cloud);
-  const added = await op('/upstreams', {
-    kind: 'aws',
-    base_url: cloud.baseUrl,
-    auth: 'bearer',
-    credential: OTHER_KEY,
-    workspace_id: 'wrkspc_other01',
-  });
-  expect(added.status, JSON.stringify(added.body)).toBe(200);
-  return { cloud, id: added.body.id };
-}
 
 async function createBatch(n: number, tag: string): Promise<string> {
   const created = await api(gateway(), '/v1/messages/batches', {
@@ -94,7 +48,7 @@ const results = (id: string) =>
 
 describe('a batch made on an account upstream', () => {
   it('is followed on that upstream, signed with its own SigV4 credential, and each result recorded at the batch price with the upstream named', async () => {
-    const home = await awsSigV4(300);
+    const home = await aws.sigv4(300);
     const batchesBefore = suite.stack.emulator.surface.batches.batches.size;
     const id = await createBatch(3, 'sigv4');
     expect(await batchRow(id)).toMatchObject({ status: 'in_progress', upstream_id: home.id });
@@ -142,9 +96,9 @@ describe('a batch made on an account upstream', () => {
   });
 
   it('is retrieved, listed and its results read on that upstream after another takes the first place', async () => {
-    const home = await awsSigV4(300);
+    const home = await aws.sigv4(300);
     const id = await createBatch(2, 'moved');
-    const other = await awsBearer();
+    const other = await aws.bearer();
     const order = await op('/upstreams/order', { ids: [other.id, home.id] });
     expect(order.status, JSON.stringify(order.body)).toBe(200);
 
@@ -185,8 +139,8 @@ describe('a batch made on an account upstream', () => {
   });
 
   it('whose upstream was removed stays open and is sent nowhere else; restored, it is read there and recorded', async () => {
-    const home = await awsSigV4(600_000);
-    const other = await awsBearer();
+    const home = await aws.sigv4(600_000);
+    const other = await aws.bearer();
     const id = await createBatch(2, 'removed');
     const [row] = await sql()`select * from account_upstreams where id = ${home.id}`;
     expect((await op(`/upstreams/${home.id}`, undefined, 'DELETE')).status).toBe(200);

@@ -33,8 +33,11 @@ export interface ProxyOptions extends ForwardDeps {
   admission?: CallAdmission;
   /** An account's own upstreams after its provider key, tried in order (upstreams/directory.ts); none without it. */
   accountUpstreams?: AccountUpstreams | null;
-  /** Refuses a messages body that names a file or skill the caller may not use (surface/body-check.ts). */
-  checkFileRefs?(principal: Principal, body: JsonBody): Promise<void> | undefined;
+  /**
+   * Refuses a messages body that names a file or skill the caller may not use, and sends a call
+   * naming files to the upstream they live on (surface/body-check.ts, surface/object-home.ts).
+   */
+  checkFileRefs?(call: ForwardCall, body: JsonBody, opts: ProxyOptions): Promise<void> | undefined;
 }
 
 /** An account's own upstreams as the proxy and the provider surface reach them (upstreams/directory.ts). */
@@ -43,7 +46,7 @@ export interface AccountUpstreams {
     p: Principal,
     family?: 'messages' | 'files' | 'batches',
   ): UpstreamAttempt | null | Promise<UpstreamAttempt | null>;
-  /** One upstream of the account alone, by id (where a batch made there lives); null once removed. */
+  /** One upstream of the account alone, by id (where a file or batch made there lives); null once removed. */
   one(accountId: string, id: string): Promise<UpstreamAttempt | null>;
 }
 
@@ -195,7 +198,7 @@ async function readAndAdmit(call: ForwardCall, opts: ProxyOptions): Promise<void
     const refused = opts.admission.permit(principal, body);
     if (refused) throw refused;
   }
-  const refs = opts.checkFileRefs?.(principal, json);
+  const refs = opts.checkFileRefs?.(call, json, opts);
   if (refs) await refs;
   if (endpoint === 'messages' && opts.admission) {
     const limits: Record<string, string> = {};

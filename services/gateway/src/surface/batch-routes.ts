@@ -11,14 +11,14 @@ import type { ModelPolicy } from '../lib/model-policy';
 import { requestBody } from '../lib/request-body';
 import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
-import type { ForwardCall, UpstreamAttempt } from '../proxy/forward';
+import type { ForwardCall } from '../proxy/forward';
 import { validateMessagesBody, type ValidatedBody } from '../proxy/validate';
 import { answeredRecord } from '../lib/call-record';
 import { exchange, jsonOf, relay, type Answer } from './exchange';
 import { checkBody } from './body-check';
-import { run, streamed, type SurfaceDeps } from './files-routes';
+import { listOf, run, streamed, type SurfaceDeps } from './files-routes';
+import { atHome, madeOn } from './object-home';
 import { assertVisible, ownerOf } from './ownership';
-import { ownedList, providerReader, type ObjectHome } from './owned-list';
 
 /** Admission's hold for a batch (admission/): a refusal, or the spend counters held until its results are recorded. */
 export interface BatchHolds {
@@ -55,8 +55,7 @@ const TURN_MS = 5;
  * owned by its creator and followed to its end (batch-follower.ts), `results_url` pointing at
  * Keygate so the SDKs never send a Keygate key to the provider's host. A batch lives where it was
  * made: one an account upstream created is retrieved, canceled, deleted, listed and its results
- * read there alone, whatever the account's order is now (the admin's list is the provider's page
- * of the first upstream that serves batches).
+ * read there alone, whatever the account's order is now (files-routes.ts' listOf for lists).
  */
 export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -68,7 +67,8 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     idleMs: deps.proxy.bodyIdleMs ?? 30_000,
   });
   app.post(BATCHES, body, auth, (c) => run(c, deps, `POST ${BATCHES}`, BATCHES, create));
-  app.get(BATCHES, auth, (c) => run(c, deps, `GET ${BATCHES}`, BATCHES, list));
+  const shown = (b: Record<string, unknown>) => withResultsUrl(b, deps.publicUrl());
+  app.get(BATCHES, auth, (c) => run(c, deps, `GET ${BATCHES}`, BATCHES, listOf('batch', BATCHES, shown)));
   app.get(`${BATCHES}/:id`, auth, (c) => run(c, deps, `GET ${BATCHES}/{id}`, one(c), owned));
   app.delete(`${BATCHES}/:id`, auth, (c) => run(c, deps, `DELETE ${BATCHES}/{id}`, one(c), owned));
   app.post(`${BATCHES}/:id/cancel`, auth, (c) =>
@@ -78,7 +78,7 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     run(c, deps, `GET ${BATCHES}/{id}/results`, one(c, '/results'), async (call, d) => {
       const id = c.req.param('id')!;
       await assertVisible(d.objects, call.principal, 'batch', id);
-      await atHome(call, d, id);
+      await atHome(call, d.proxy, d.objects, 'batch', id);
       await streamed(call, d);
     }),
   );
@@ -87,16 +87,19 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     const body = await requestBody(c).bytes();
     const parsed = await requestBody(c).json();
     const sizes = await checkBatch(parsed, d.proxy.maxPdfPages, call.principal.policy);
-    await checkBody(d.objects, call.principal, call.endpoint, parsed);
+    await checkBody(call, d.proxy, d.objects, parsed);
     const hold = await holdFor(call, sizes);
     let created = false;
     try {
       const answer = await exchange(call, d.proxy, body, null);
       const batch = jsonOf(answer);
-      const madeBy = answer.via && !answer.via.providerKey ? answer.via.label : null;
+      const madeBy = madeOn(answer);
       if (typeof batch?.id === 'string') {
         const { key } = call.principal;
-        await d.objects.claim(key.accountId, ownerOf(call.principal, 'batch', batch.id, call.groupId));
+        await d.objects.claim(
+          key.accountId,
+          ownerOf(call.principal, 'batch', batch.id, call.groupId, madeBy),
+        );
         const { accountId, keyId, memberId, app, environment, groupId } = answeredRecord(call, 200, null);
         await d.objects.followBatch({
           id: batch.id,
@@ -126,26 +129,11 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
     return { id, cents, counters: held };
   }
 
-  async function list(call: ForwardCall, d: SurfaceDeps): Promise<void> {
-    const shown = (b: Record<string, unknown>) => withResultsUrl(b, deps.publicUrl());
-    if (call.principal.memberRole !== 'admin') {
-      const home: ObjectHome = async (id) => {
-        const h = await homeOf(call, d, id);
-        return h && 'removed' in h ? 'unreadable' : (h?.via ?? null);
-      };
-      return ownedList(call, d, 'batch', providerReader(call, d, BATCHES, home), shown);
-    }
-    const answer = await exchange(call, d.proxy, null, null);
-    const page = jsonOf(answer);
-    if (!page || !Array.isArray(page.data)) return relay(call, d.proxy, answer);
-    relay(call, d.proxy, answer, Buffer.from(JSON.stringify({ ...page, data: page.data.map(shown) })));
-  }
-
   async function owned(call: ForwardCall, d: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
     const id = c.req.param('id')!;
     await assertVisible(d.objects, call.principal, 'batch', id);
     if (call.req.method === 'DELETE') await deps.settle?.(id);
-    await atHome(call, d, id);
+    await atHome(call, d.proxy, d.objects, 'batch', id);
     const answer = await exchange(call, d.proxy, null, null);
     if (call.req.method === 'DELETE' && answer.status === 200)
       await d.objects.forget(call.principal.key.accountId, id);
@@ -153,37 +141,6 @@ export function batchRoutes(deps: BatchDeps): Hono<AppEnv> {
   }
 
   return app;
-}
-
-/**
- * Where a batch Keygate follows lives: the account upstream that created it, alone (`removed`
- * once the account no longer has it); null for the provider key's batches, a test key's, and
- * those made outside Keygate, which go where the call goes.
- */
-async function homeOf(
-  call: ForwardCall,
-  d: SurfaceDeps,
-  id: string,
-): Promise<{ via: UpstreamAttempt } | { removed: string } | null> {
-  const { key } = call.principal;
-  if (key.kind === 'test' || !d.proxy.accountUpstreams) return null;
-  const upstreamId = await d.objects.batchUpstream(key.accountId, id);
-  if (!upstreamId) return null;
-  const via = await d.proxy.accountUpstreams.one(key.accountId, upstreamId);
-  return via ? { via } : { removed: upstreamId };
-}
-
-/** Sends the call to the batch's own upstream; a removed one is a clear 502, never another upstream. */
-async function atHome(call: ForwardCall, d: SurfaceDeps, id: string): Promise<void> {
-  const home = await homeOf(call, d, id);
-  if (!home) return;
-  if ('removed' in home)
-    throw new GatewayError(
-      'api_error',
-      `Message batch ${id} was created through the account's upstream ${home.removed}, which has since been removed; Keygate reads it from no other upstream. It stays open, and is recorded if that upstream is restored.`,
-      { status: 502, headers: { 'x-should-retry': 'false' } },
-    );
-  call.target = { baseUrl: '', apiKey: '', via: home.via };
 }
 
 function rewritten(answer: Answer, origin: string): Buffer {

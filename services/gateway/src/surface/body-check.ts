@@ -8,7 +8,8 @@ import type { JsonBody } from '../pipeline/json-body';
 import type { ProxyOptions } from '../proxy/routes';
 import { BODY_RULES, rulesFor, valuesAt, type BodyRules } from '../pipeline/body-rules';
 import { fileRefs } from './file-refs';
-import { isObjectId, notFound, visibleIds, type Objects, type RefKind } from './ownership';
+import { homesApply, placeByFiles } from './object-home';
+import { canSee, isObjectId, notFound, type Objects, type RefKind } from './ownership';
 
 /**
  * Every model a body names is held to the caller's model policy, as `/v1/messages`' `model` is
@@ -25,22 +26,6 @@ export function checkModels(p: Principal, rules: BodyRules, body: unknown): void
     }
 }
 
-/**
- * Every object a body names (each `file_id`, and the endpoint's reference fields) must be one
- * the caller could read directly: otherwise the same 404 a GET of it answers, before the
- * provider sees the body.
- */
-export async function checkReferences(
-  objects: Objects,
-  p: Principal,
-  rules: BodyRules,
-  body: unknown,
-): Promise<void> {
-  if (p.memberRole === 'admin') return;
-  const named = namedRefs(rules, body);
-  if (named.length > 0) await assertVisibleRefs(objects, p, named);
-}
-
 /** The objects a body names, by the endpoint's rules; `text` reads a parsed string as its value. */
 function namedRefs(
   rules: BodyRules,
@@ -55,23 +40,44 @@ function namedRefs(
   return named;
 }
 
-async function assertVisibleRefs(objects: Objects, p: Principal, named: [RefKind, string][]): Promise<void> {
-  for (const [kind, id] of named) if (!isObjectId(id)) throw notFound(kind, id.replace(/[^\x21-\x7e]/g, '?'));
-  const visible = await visibleIds(objects, p, [...new Set(named.map(([, id]) => id))]);
-  const hidden = named.find(([, id]) => !visible.has(id));
+/**
+ * Every object a body names (each `file_id`, and the endpoint's reference fields) must be one
+ * the caller could read directly: otherwise the same 404 a GET of it answers, before the
+ * provider sees the body (admins may name any). Then the call goes where the files it names
+ * live (object-home.ts), read from the same rows.
+ */
+async function checkRefs(
+  call: ForwardCall,
+  proxy: ProxyOptions,
+  objects: Objects,
+  named: [RefKind, string][],
+): Promise<void> {
+  const p = call.principal;
+  const admin = p.memberRole === 'admin';
+  const placing = homesApply(p, proxy);
+  if (admin && !placing) return;
+  if (!admin)
+    for (const [kind, id] of named)
+      if (!isObjectId(id)) throw notFound(kind, id.replace(/[^\x21-\x7e]/g, '?'));
+  const ids = [...new Set(named.map(([, id]) => id))].filter(isObjectId);
+  const owners = await objects.owners(p.key.accountId, ids);
+  const hidden = admin ? undefined : named.find(([, id]) => !canSee(p, owners.get(id)));
   if (hidden) throw notFound(...hidden);
+  const files = named.filter(([kind]) => kind === 'file').map(([, id]) => id);
+  if (placing) await placeByFiles(call, proxy, files, owners);
 }
 
-/** Both checks on a parsed body, by the endpoint's rules (body-rules.ts). */
+/** Both checks on a parsed body, by the endpoint's rules (body-rules.ts); then the call is placed. */
 export async function checkBody(
+  call: ForwardCall,
+  proxy: ProxyOptions,
   objects: Objects,
-  p: Principal,
-  endpoint: string,
   body: unknown,
 ): Promise<void> {
-  const rules = rulesFor(endpoint);
-  checkModels(p, rules, body);
-  await checkReferences(objects, p, rules, body);
+  const rules = rulesFor(call.endpoint);
+  checkModels(call.principal, rules, body);
+  const named = namedRefs(rules, body);
+  if (named.length > 0) await checkRefs(call, proxy, objects, named);
 }
 
 /** Uploads stream through unread: they carry files, not fields. */
@@ -89,22 +95,28 @@ export async function readChecked(call: ForwardCall, proxy: ProxyOptions, object
   });
   call.upload = null;
   call.body = bytes;
-  if (bytes.length > 0) await checkBody(objects, call.principal, call.endpoint, await parseJson(bytes));
+  if (bytes.length > 0) await checkBody(call, proxy, objects, await parseJson(bytes));
 }
 
 /**
- * The hook `/v1/messages` and count_tokens call (proxy/routes.ts) with the body they parsed. The
- * walk reads the parsed keys, so a key written with escapes (`"file\u005fid"`, which the provider
- * reads as `file_id`) is found too. Their `model` is checked there, with `max_tokens`.
+ * The hook `/v1/messages` and count_tokens call (proxy/routes.ts) with the body they parsed: the
+ * references checked and the call placed as above. The walk reads the parsed keys, so a key
+ * written with escapes (`"file\u005fid"`, which the provider reads as `file_id`) is found too.
+ * Their `model` is checked there, with `max_tokens`.
  */
 export function messageRefCheck(objects: Objects) {
   const rules = BODY_RULES['POST /v1/messages']!;
-  return function checkRefs(p: Principal, body: JsonBody): Promise<void> | undefined {
-    if (p.memberRole === 'admin') return undefined;
+  return function checkFileRefs(
+    call: ForwardCall,
+    body: JsonBody,
+    opts: ProxyOptions,
+  ): Promise<void> | undefined {
+    const p = call.principal;
+    if (p.memberRole === 'admin' && !homesApply(p, opts)) return undefined;
     // Most calls name nothing: no promise, no turn of the event loop for them.
     const named = namedRefs(rules, body.value, (s) => body.text(s));
     if (named.length === 0) return undefined;
-    return assertVisibleRefs(objects, p, named).catch((error) => {
+    return checkRefs(call, opts, objects, named).catch((error) => {
       // Whose objects they are is read from PostgreSQL: while it is unreachable, a 503 to retry.
       throw databaseUnavailable(error) ? databaseUnreachable('The objects this call refers to') : error;
     });

@@ -12,6 +12,7 @@ import { refusedRecord } from '../lib/call-record';
 import { admitOrThrow, viaUpstreams, recordGone, surfaceCall } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { assertVisible, ownerOf, type Objects } from './ownership';
+import { atHome, madeOn } from './object-home';
 import { ownedList, providerReader } from './owned-list';
 import type { ObjectKind } from './object-queries';
 
@@ -109,27 +110,38 @@ async function upload(call: ForwardCall, deps: SurfaceDeps): Promise<void> {
   if (typeof file?.id === 'string')
     await deps.objects.claim(
       call.principal.key.accountId,
-      ownerOf(call.principal, 'file', file.id, call.groupId),
+      ownerOf(call.principal, 'file', file.id, call.groupId, madeOn(answer)),
     );
   relay(call, deps.proxy, answer, answer.body, { requestBytes: seen });
 }
 
-/** The provider's page, less the files the caller may not see (a page may come back short). */
 /**
- * A list of one kind of object: an admin gets the provider's page (the account's objects, those
- * made outside Keygate among them); anyone else full pages of their own (owned-list.ts).
+ * A list of one kind of object. Anyone but an admin gets full pages of their own (owned-list.ts).
+ * An admin gets the provider's page (the account's objects, those made outside Keygate among
+ * them), unless the account has upstreams: its objects may then live on several, whose pages
+ * cannot be merged under one cursor, so the list is Keygate's own record of the account's
+ * objects, each read where it lives (objects made outside Keygate are not in it).
  */
-export function listOf(kind: ObjectKind, base: string) {
+export function listOf(
+  kind: ObjectKind,
+  base: string,
+  shown?: (o: Record<string, unknown>) => Record<string, unknown>,
+) {
   return async (call: ForwardCall, deps: SurfaceDeps): Promise<void> => {
-    if (call.principal.memberRole === 'admin')
-      return relay(call, deps.proxy, await exchange(call, deps.proxy, null, null));
-    await ownedList(call, deps, kind, providerReader(call, deps, base));
+    const admin = call.principal.memberRole === 'admin';
+    if (!admin || call.target.via)
+      return ownedList(call, deps, kind, providerReader(call, deps, base), shown, admin);
+    const answer = await exchange(call, deps.proxy, null, null);
+    const page = shown ? jsonOf(answer) : null;
+    if (!shown || !page || !Array.isArray(page.data)) return relay(call, deps.proxy, answer);
+    relay(call, deps.proxy, answer, Buffer.from(JSON.stringify({ ...page, data: page.data.map(shown) })));
   };
 }
 
 async function ownedJson(call: ForwardCall, deps: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
   const id = c.req.param('id')!;
   await assertVisible(deps.objects, call.principal, 'file', id);
+  await atHome(call, deps.proxy, deps.objects, 'file', id);
   const answer = await exchange(call, deps.proxy, null, null);
   if (call.req.method === 'DELETE' && answer.status === 200)
     await deps.objects.forget(call.principal.key.accountId, id);
@@ -137,7 +149,9 @@ async function ownedJson(call: ForwardCall, deps: SurfaceDeps, c: Context<AppEnv
 }
 
 async function download(call: ForwardCall, deps: SurfaceDeps, c: Context<AppEnv>): Promise<void> {
-  await assertVisible(deps.objects, call.principal, 'file', c.req.param('id')!);
+  const id = c.req.param('id')!;
+  await assertVisible(deps.objects, call.principal, 'file', id);
+  await atHome(call, deps.proxy, deps.objects, 'file', id);
   await streamed(call, deps);
 }
 

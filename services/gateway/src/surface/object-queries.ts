@@ -11,6 +11,14 @@ export interface ObjectOwner {
   keyId: string | null;
   memberId: string | null;
   groupId: string | null;
+  /** The account upstream it was made on (`ups_…`); null for the provider key (or a test key's emulator). */
+  upstreamId?: string | null;
+}
+
+/** An object of a list: its id and where it lives (as ObjectOwner's `upstreamId`). */
+export interface ListedObject {
+  id: string;
+  upstreamId: string | null;
 }
 
 /** A batch Keygate follows, attributed like the calls its results become. */
@@ -44,49 +52,52 @@ export function objectQueries(sql: Sql) {
   return {
     async claim(accountId: string, o: ObjectOwner): Promise<void> {
       await sql`
-        insert into provider_objects (account_id, id, kind, key_id, member_id, group_id)
-        values (${accountId}, ${o.id}, ${o.kind}, ${o.keyId}, ${o.memberId}, ${o.groupId})
+        insert into provider_objects (account_id, id, kind, key_id, member_id, group_id, upstream_id)
+        values (${accountId}, ${o.id}, ${o.kind}, ${o.keyId}, ${o.memberId}, ${o.groupId}, ${o.upstreamId ?? null})
         on conflict (account_id, id) do nothing`;
     },
     /** The owners of these ids in the account (ids Keygate never saw are absent). */
     async owners(accountId: string, ids: string[]): Promise<Map<string, ObjectOwner>> {
       if (ids.length === 0) return new Map();
       const rows = await sql<ObjectOwner[]>`
-        select id, kind, key_id as "keyId", member_id as "memberId", group_id as "groupId"
+        select id, kind, key_id as "keyId", member_id as "memberId", group_id as "groupId",
+               upstream_id as "upstreamId"
         from provider_objects
         where account_id = ${accountId} and id = any(${ids}::text[]) and deleted_at is null`;
       return new Map(rows.map((r) => [r.id, r]));
     },
     /**
-     * One page of ids of an owner's objects of a kind, newest first, as the provider pages its
-     * lists: `afterId` takes the older ones after it, `beforeId` the newer ones just before it.
-     * A member owns what their keys made; a key of no member what it made itself.
+     * One page of an owner's objects of a kind, newest first, as the provider pages its lists:
+     * `afterId` takes the older ones after it, `beforeId` the newer ones just before it. A member
+     * owns what their keys made; a key of no member what it made itself; no owner: the account's.
      */
     async ownedPage(
       accountId: string,
       kind: ObjectKind,
-      owner: { memberId: string | null; keyId: string },
+      owner: { memberId: string | null; keyId: string } | null,
       page: { afterId: string | null; beforeId: string | null; limit: number },
-    ): Promise<string[]> {
-      const mine = owner.memberId
-        ? sql`member_id = ${owner.memberId}`
-        : sql`member_id is null and key_id = ${owner.keyId}`;
+    ): Promise<ListedObject[]> {
+      const mine = !owner
+        ? sql`true`
+        : owner.memberId
+          ? sql`member_id = ${owner.memberId}`
+          : sql`member_id is null and key_id = ${owner.keyId}`;
       const at = (id: string) =>
         sql`(select created_at, id from provider_objects where account_id = ${accountId} and id = ${id})`;
       const rows = page.beforeId
-        ? await sql<{ id: string }[]>`
-            select id from (
-              select id, created_at from provider_objects
+        ? await sql<ListedObject[]>`
+            select id, upstream_id as "upstreamId" from (
+              select id, upstream_id, created_at from provider_objects
               where account_id = ${accountId} and kind = ${kind} and deleted_at is null and ${mine}
                 and (created_at, id) > ${at(page.beforeId)}
               order by created_at, id limit ${page.limit}) newer
             order by created_at desc, id desc`
-        : await sql<{ id: string }[]>`
-            select id from provider_objects
+        : await sql<ListedObject[]>`
+            select id, upstream_id as "upstreamId" from provider_objects
             where account_id = ${accountId} and kind = ${kind} and deleted_at is null and ${mine}
               ${page.afterId ? sql`and (created_at, id) < ${at(page.afterId)}` : sql``}
             order by created_at desc, id desc limit ${page.limit}`;
-      return rows.map((r) => r.id);
+      return rows;
     },
     async forget(accountId: string, id: string): Promise<void> {
       await sql`update provider_objects set deleted_at = now() where account_id = ${accountId} and id = ${id}`;
@@ -164,12 +175,12 @@ export function objectQueries(sql: Sql) {
       return rows.length === 1;
     },
     /**
-     * Where a batch Keygate follows lives: the account upstream that created it (`ups_…`), null
-     * for the provider key; undefined for a batch Keygate does not follow (made elsewhere).
+     * Where an object Keygate made lives: the account upstream that made it (`ups_…`), null for
+     * the provider key; undefined for an object Keygate did not make (made elsewhere).
      */
-    async batchUpstream(accountId: string, id: string): Promise<string | null | undefined> {
+    async upstreamOf(accountId: string, id: string): Promise<string | null | undefined> {
       const [row] = await sql<{ upstreamId: string | null }[]>`
-        select upstream_id as "upstreamId" from batches where account_id = ${accountId} and id = ${id}`;
+        select upstream_id as "upstreamId" from provider_objects where account_id = ${accountId} and id = ${id}`;
       return row ? row.upstreamId : undefined;
     },
     async batchStatus(id: string): Promise<{ status: string; resultsRecorded: number } | null> {

@@ -1,23 +1,17 @@
 import { FILES_BETA, namesBeta, SKILLS_BETA } from '@keygate/protocol';
 import { GatewayError } from '../lib/errors';
 import type { ForwardCall, UpstreamAttempt } from '../proxy/forward';
-import { providerKeyAttempt } from '../upstreams/request';
-import type { ObjectKind } from './object-queries';
+import type { ListedObject, ObjectKind } from './object-queries';
 import { relay, requestVia } from './exchange';
+import { attemptOf, homeAt } from './object-home';
 import { isObjectId } from './ownership';
 import type { SurfaceDeps } from './files-routes';
 
 /**
- * Reads one object of the page from the provider: its JSON, null when the provider no longer has
- * it (then it is forgotten), undefined when it cannot be read now (left out, kept).
+ * Reads one object of the page where it lives: its JSON, null when it is no longer there (then
+ * it is forgotten), undefined when it cannot be read now (its upstream removed: left out, kept).
  */
-type Fetch = (id: string) => Promise<Record<string, unknown> | null | undefined>;
-
-/**
- * Where one object of a list is read: an upstream alone, `'unreadable'` to leave it out (a batch
- * whose upstream was removed), or null for where the call itself goes.
- */
-export type ObjectHome = (id: string) => Promise<UpstreamAttempt | 'unreadable' | null>;
+type Fetch = (o: ListedObject) => Promise<Record<string, unknown> | null | undefined>;
 
 const MAX_LIMIT = 1000;
 
@@ -37,8 +31,8 @@ function cursor(query: URLSearchParams, name: string): string | null {
 
 /**
  * A member's list (files, batches, skills, sessions, agents, environments) from Keygate's own
- * table of who made what, not the provider's page filtered: full pages of the caller's objects,
- * newest first, each read from the provider as it is now. Paged as the provider pages its
+ * table of who made what, not the provider's page filtered: full pages of the caller's objects
+ * (`everyone`: the account's, for an admin), newest first, each read where it lives as it is now. Paged as the provider pages its
  * lists (`limit` 1 to 1,000, default 20; `after_id` for older, `before_id` for newer; `has_more`,
  * `first_id`, `last_id`), with `next_page` and `page` too, the cursor the official SDKs' newer
  * list methods follow (TypeScript SDK 1.11's `PageCursor`, read 2026-11-25). Files and skills
@@ -52,6 +46,7 @@ export async function ownedList(
   kind: ObjectKind,
   fetchOne: Fetch,
   shown: (o: Record<string, unknown>) => Record<string, unknown> = (o) => o,
+  everyone = false,
 ): Promise<void> {
   const query = new URL(call.req.url ?? '/', 'http://keygate.invalid').searchParams;
   const limit = Number(query.get('limit') ?? 20);
@@ -62,31 +57,31 @@ export async function ownedList(
   if (beforeId && afterId)
     throw new GatewayError('invalid_request_error', 'Pass either after_id or before_id, not both.');
   const { key } = call.principal;
-  const owner = { memberId: key.memberId, keyId: key.id };
+  const owner = everyone ? null : { memberId: key.memberId, keyId: key.id };
   const data: Record<string, unknown>[] = [];
   let more = false;
   let cursorBefore = beforeId;
   // One more id than asked tells whether there are more; ids the provider lost are skipped.
   for (;;) {
     const want = limit - data.length + 1;
-    const ids = await d.objects.ownedPage(key.accountId, kind, owner, {
+    const rows = await d.objects.ownedPage(key.accountId, kind, owner, {
       afterId: beforeId ? null : afterId,
       beforeId: cursorBefore,
       limit: want,
     });
-    const objects = await Promise.all(ids.map((id) => fetchOne(id)));
+    const objects = await Promise.all(rows.map((row) => fetchOne(row)));
     const kept: Record<string, unknown>[] = [];
     for (const [i, o] of objects.entries()) {
       if (o) kept.push(shown(o));
-      else if (o === null) await d.objects.forget(key.accountId, ids[i]!);
+      else if (o === null) await d.objects.forget(key.accountId, rows[i]!.id);
     }
     if (beforeId) {
       // Newer objects come nearest first from the table's point of view: they go in front.
       data.unshift(...kept);
-      cursorBefore = ids[0] ?? cursorBefore;
+      cursorBefore = rows[0]?.id ?? cursorBefore;
     } else {
       data.push(...kept);
-      afterId = ids[ids.length - 1] ?? afterId;
+      afterId = rows[rows.length - 1]?.id ?? afterId;
     }
     if (data.length > limit) {
       more = true;
@@ -94,7 +89,7 @@ export async function ownedList(
       else data.length = limit;
       break;
     }
-    if (ids.length < want) break;
+    if (rows.length < want) break;
   }
   const first = (data[0]?.id as string | undefined) ?? null;
   const last = (data[data.length - 1]?.id as string | undefined) ?? null;
@@ -124,10 +119,10 @@ export async function ownedList(
 }
 
 /**
- * Reads `path` from where the call goes (the first of the account's upstreams for it, else the
- * provider key), or from where `homeOf` says the object lives, with the call's version headers.
+ * Reads `base/{id}` where each object lives (object-home.ts: the upstream that made it alone,
+ * else where the call goes), with the call's version headers.
  */
-export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string, homeOf?: ObjectHome): Fetch {
+export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string): Fetch {
   const version = String(call.req.headers['anthropic-version'] ?? '2023-06-01');
   const beta = call.req.headers['anthropic-beta'];
   const headers = {
@@ -135,11 +130,22 @@ export function providerReader(call: ForwardCall, d: SurfaceDeps, base: string, 
     ...(beta ? { 'anthropic-beta': String(beta) } : {}),
     accept: 'application/json',
   };
-  const { target } = call;
-  const own = target.via ?? providerKeyAttempt(target.baseUrl, target.apiKey, d.proxy.dispatcher, null);
-  return async (id) => {
-    const home = (await homeOf?.(id)) ?? own;
-    if (home === 'unreadable') return undefined;
+  const own = attemptOf(call.target, d.proxy.dispatcher);
+  // One look-up per upstream a page names, not per object.
+  const homes = new Map<string | null, Promise<UpstreamAttempt | undefined>>();
+  const homeOf = (upstreamId: string | null) => {
+    let home = homes.get(upstreamId);
+    if (!home) {
+      home = homeAt(call.principal, d.proxy, upstreamId).then((h) =>
+        h === null ? own : 'gone' in h ? undefined : attemptOf(h.target, d.proxy.dispatcher),
+      );
+      homes.set(upstreamId, home);
+    }
+    return home;
+  };
+  return async ({ id, upstreamId }) => {
+    const home = await homeOf(upstreamId);
+    if (!home) return undefined;
     const path = `${base}/${encodeURIComponent(id)}`;
     let res: Awaited<ReturnType<typeof requestVia>>;
     try {

@@ -8,6 +8,7 @@ import { decoded, pathTemplate } from './call';
 import { exchange, jsonOf, relay } from './exchange';
 import { listOf, run, streamed, type SurfaceDeps } from './files-routes';
 import { readChecked } from './body-check';
+import { madeOn } from './object-home';
 import { assertVisible, ownerOf } from './ownership';
 import { admitSpend, observeSession, sessionNow } from './session-usage';
 
@@ -45,7 +46,7 @@ export function ownedRoutes(deps: SurfaceDeps): Hono<AppEnv> {
       if (typeof made?.id === 'string')
         await d.objects.claim(
           call.principal.key.accountId,
-          ownerOf(call.principal, kind, made.id, call.groupId),
+          ownerOf(call.principal, kind, made.id, call.groupId, madeOn(answer)),
         );
       relay(call, d.proxy, answer, answer.body, {
         requestBytes: call.body?.length ?? call.upload?.length ?? null,

@@ -52,13 +52,13 @@ export async function assertVisible(
   if (!canSee(p, owners.get(id))) throw notFound(kind, id);
 }
 
-/** The ids among `ids` the caller may see. */
-export async function visibleIds(objects: Objects, p: Principal, ids: string[]): Promise<Set<string>> {
-  if (p.memberRole === 'admin') return new Set(ids);
-  const owners = await objects.owners(p.key.accountId, ids);
-  return new Set(ids.filter((id) => canSee(p, owners.get(id))));
-}
-
-export function ownerOf(p: Principal, kind: ObjectKind, id: string, groupId: string | null): ObjectOwner {
-  return { id, kind, keyId: p.key.id, memberId: p.key.memberId, groupId };
+/** Who made an object, and the account upstream it was made on (`upstreamId`, null for the provider key). */
+export function ownerOf(
+  p: Principal,
+  kind: ObjectKind,
+  id: string,
+  groupId: string | null,
+  upstreamId: string | null = null,
+): ObjectOwner {
+  return { id, kind, keyId: p.key.id, memberId: p.key.memberId, groupId, upstreamId };
 }

@@ -99,7 +99,8 @@ export function sessionNow(
   call: ForwardCall,
   id: string,
 ): Promise<Record<string, any> | null> {
-  return providerReader(call, d, '/v1/sessions')(id).then((o) => o ?? null);
+  // Sessions live with the provider key, where their calls go.
+  return providerReader(call, d, '/v1/sessions')({ id, upstreamId: null }).then((o) => o ?? null);
 }
 
 /** Budgets before a session works (is created, or is sent events): the refusal a call over them gets. */
