@@ -80,6 +80,15 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
 
 export type Endpoint = keyof typeof CANONICAL_PATH;
 
+/**
+ * A call that reaches the messages pipeline through another API's shape (cloud-fronts/): its body
+ * as a Messages body, made once read and before it is validated; a refusal it throws is
+ * answered and recorded like any other.
+ */
+export interface CallFront {
+  body(raw: Buffer): Promise<Buffer>;
+}
+
 /** `keygate-resumable: true | false` decides for the request; without it, the key's setting does. */
 function wantsResume(header: string | string[] | undefined, principal: Principal): boolean {
   if (header === 'true') return true;
@@ -104,6 +113,7 @@ export async function proxyCall(
   endpoint: Endpoint,
   id: string | undefined,
   opts: ProxyOptions,
+  front?: CallFront,
 ): Promise<Response> {
   const call = newForwardCall({
     req,
@@ -113,7 +123,7 @@ export async function proxyCall(
     path: upstreamPath(endpoint, id, req.url),
     requestId,
     startedAt,
-    resumable: endpoint === 'messages' && wantsResume(req.headers['keygate-resumable'], principal),
+    resumable: endpoint === 'messages' && !front && wantsResume(req.headers['keygate-resumable'], principal),
   });
   // Until it goes upstream, a call ended by a shutdown is answered and recorded here.
   let ended = false;
@@ -139,6 +149,7 @@ export async function proxyCall(
     if (verdict) throw verdict;
     if (req.method === 'POST') {
       call.body = await readBody(req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
+      if (front) call.body = await front.body(call.body);
       const { size: body, json } = await readMessagesBody(
         call.body,
         opts,
