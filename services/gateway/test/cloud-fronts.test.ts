@@ -30,6 +30,17 @@ const bedrock = (key: string) =>
     maxRetries: 0,
   });
 
+/** As `CLAUDE_CODE_SKIP_BEDROCK_AUTH=1` with the key in `ANTHROPIC_CUSTOM_HEADERS` configures it. */
+const bedrockSkipAuth = (key: string) =>
+  new AnthropicBedrock({
+    baseURL: `${s.stack.gateway.url}/bedrock`,
+    skipAuth: true,
+    apiKey: null,
+    awsRegion: 'us-east-1',
+    defaultHeaders: { 'x-api-key': key },
+    maxRetries: 0,
+  });
+
 /** As `CLAUDE_CODE_SKIP_VERTEX_AUTH=1` with the key in `ANTHROPIC_CUSTOM_HEADERS` configures it. */
 const vertex = (key: string) =>
   new AnthropicVertex({
@@ -95,7 +106,7 @@ describe('Bedrock InvokeModel in front', () => {
   });
 
   it('happy: a stream through the official Bedrock SDK, event-stream framed, recorded once', async () => {
-    const stream = bedrock(s.alice.key).messages.stream({ model: BEDROCK_MODEL, ...ask });
+    const stream = bedrockSkipAuth(s.alice.key).messages.stream({ model: BEDROCK_MODEL, ...ask });
     const types: string[] = [];
     stream.on('streamEvent', (e) => types.push(e.type));
     const message = await stream.finalMessage();
