@@ -118,6 +118,29 @@ describe('Bedrock InvokeModel in front', () => {
     expect(entry.stream).toBe(true);
   });
 
+  it("error: the provider's 429 in Bedrock's shape, and an error mid-stream as the SDK's stream error", async () => {
+    const limited = await fetch(`${s.stack.gateway.url}/bedrock/model/${BEDROCK_MODEL}/invoke`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${s.alice.key}`,
+        'content-type': 'application/json',
+        'x-emulator-scenario': 'rate_limit',
+      },
+      body: JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', ...ask }),
+    });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('x-amzn-errortype')).toBe('ThrottlingException');
+    expect(Object.keys((await limited.json()) as object)).toEqual(['message']);
+    const stream = bedrock(s.alice.key).messages.stream(
+      { model: BEDROCK_MODEL, ...ask },
+      { headers: { 'x-emulator-scenario': 'stream_error' } },
+    );
+    // The provider's `error` event, carried in a chunk frame, is what the SDK raises.
+    const err = (await stream.finalMessage().catch((e: unknown) => e)) as { error?: unknown };
+    expect(err).toBeInstanceOf(Error);
+    expect(err.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+  });
+
   it('error: a model id that is not a Claude Bedrock id is a ValidationException in Bedrock shape', async () => {
     const res = await fetch(`${s.stack.gateway.url}/bedrock/model/amazon.titan-text-v1/invoke`, {
       method: 'POST',
@@ -166,6 +189,14 @@ describe('Vertex AI rawPredict in front', () => {
     const entry = await loggedOnce(callId((await stream.withResponse()).response));
     expectRecorded(entry, message.usage);
     expect(entry.stream).toBe(true);
+  });
+
+  it('happy: count-tokens:rawPredict, the model named in the body', async () => {
+    const counted = await vertex(s.alice.key).messages.countTokens({
+      model: VERTEX_MODEL,
+      messages: ask.messages,
+    });
+    expect(counted.input_tokens).toBeGreaterThan(0);
   });
 
   it('error: a bad model id is a 400 in the provider shape the Vertex SDK reads', async () => {
