@@ -14,7 +14,7 @@ import { createApp } from '../services/gateway/src/app';
 import { appDepsFrom } from '../services/gateway/test/kit/route-table';
 import { createLogger } from '../services/gateway/src/lib/logger';
 import { SecretBox } from '../services/gateway/src/lib/secret-box';
-import { createStore } from '../services/gateway/src/stores';
+import { createStore, type WholeStore } from '../services/gateway/src/stores';
 import { migrate, openDatabase, type Store } from '../services/gateway/src/store/index';
 import { accountId, checkRollups, seedAccounts, seedCalls, SHAPE } from './lib/reports-seed';
 import { median, percentile } from './lib/stats';
@@ -30,7 +30,7 @@ const iso = (t: number) => new Date(t).toISOString();
 
 type Scenario = { name: string; run: (a: number) => Promise<void> };
 
-function appFor(store: Store) {
+function appFor(store: WholeStore) {
   const deps = appDepsFrom({
     store,
     box: new SecretBox(randomBytes(32).toString('base64url')),

@@ -35,6 +35,8 @@ import { filesRoutes } from './surface/files-routes';
 import { modelsRoutes } from './surface/models-routes';
 import { ownedRoutes } from './surface/owned-routes';
 import { passthroughRoutes } from './surface/passthrough-routes';
+import type { Organization } from './account-api/install';
+import type { Dashboard } from './dashboard/install';
 import type { Messages } from './surface/install';
 import type { Identity } from './federation/install';
 import type { Telemetry } from './otlp/install';
@@ -52,6 +54,8 @@ export interface AppDeps {
   identity: Identity;
   telemetry: Telemetry;
   billing: BillingDeps;
+  organization: Organization;
+  dashboard: Dashboard;
   readiness: () => Promise<Readiness>;
   /** `/metrics` on this app, behind its own bearer token (KEYGATE_METRICS_TOKEN); null when not served here. */
   metrics: { registry: GatewayMetrics; token: string } | null;
@@ -63,7 +67,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { kernel, messages, identity } = deps;
   const { config, logger, access } = kernel;
   const base = {
-    store: kernel.store,
+    store: deps.organization.store,
     box: kernel.box,
     clock: kernel.clock,
     logger,
@@ -75,17 +79,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     billing: deps.billing,
     prices: kernel.prices,
     identity: identity.tokens,
+    scimTokens: identity.store.scim,
     flushLastUsed: kernel.flushLastUsed,
     otlpRelay: deps.telemetry.relay,
     upstreamUrl: config.upstreamUrl,
   };
-  const claudeGateway = { claudeGateway: identity.claudeGateway };
   const admin = {
     ...base,
     capabilityRoutes: [
-      federationAdminRoutes(base),
+      federationAdminRoutes({ store: identity.store, evict: kernel.keys }),
       upstreamRoutes(base),
-      claudeCodeEnvRoutes({ store: claudeGateway }),
+      claudeCodeEnvRoutes({ store: identity.store }),
     ],
   };
 
@@ -174,7 +178,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const proxy = proxyRoutes(proxyDeps);
   const otlp = {
     resolver: kernel.keys,
-    store: kernel.store,
+    store: deps.telemetry.store,
     clock: kernel.clock,
     relay: deps.telemetry.relay,
   };
@@ -185,7 +189,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Bedrock InvokeModel and Vertex rawPredict, as Messages calls through the same pipeline.
   app.route('/', cloudFrontRoutes(proxyDeps));
   const spendStatus = spendStatusRoutes({
-    store: kernel.store,
+    store: deps.organization.store,
     clock: kernel.clock,
     prices: kernel.prices,
     resolver: kernel.keys,
@@ -197,7 +201,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     CLAUDE_BASE,
     claudeGatewayRoutes({
       resolver: kernel.keys,
-      store: claudeGateway,
+      store: identity.store,
       identity: identity.tokens,
       clock: kernel.clock,
       publicUrl: kernel.publicUrl,
@@ -229,8 +233,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/v1/organizations', accountApi(admin));
   app.route('/operator/v1', operatorRoutes(admin));
   app.route('/idp/v1', deviceRoutes(identity.tokens));
-  app.route('/scim/v2', scimRoutes(kernel.store));
-  app.route('/dashboard', dashboardRoutes(admin));
+  app.route('/scim/v2', scimRoutes(identity.store));
+  app.route('/dashboard', dashboardRoutes({ ...admin, store: deps.dashboard.store }));
   app.route('/', apiDocsRoutes(app));
   // Last: it takes what no route above serves.
   if (messages.openPassthrough)

@@ -311,3 +311,108 @@ describe('where SQL lives', () => {
     expect(readdirSync(join(SRC, 'store')).sort()).toEqual(STORE_FILES);
   });
 });
+
+/**
+ * Where the kernel's store may be read: the kernel itself, the composition root's store and
+ * health wiring, and the installs listed here, which read it field by field until they move to
+ * `kernel.db` and `kernel.tenancy`. Every other capability gets its queries from its own install,
+ * and its routes get that object, never the kernel's store. The list may only shrink.
+ */
+const STORE_READERS = ['kernel/', 'stores.ts', 'server.ts'];
+const STORE_READERS_TO_UNDO: string[] = [];
+
+/** The kernel's store in a source: `kernel.store` (`deps.kernel.store`), or a `store` destructured from a kernel; `whole` when handed on as it is. */
+export function kernelStoreUses(file: string, text: string): { at: string; whole: boolean }[] {
+  if (!/\bstore\b/.test(text) || !/\bkernel\b|\bKernel\b/.test(text)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX);
+  const isKernel = (node: ts.Node) =>
+    (ts.isIdentifier(node) && node.text === 'kernel') ||
+    (ts.isPropertyAccessExpression(node) && node.name.text === 'kernel');
+  // Names bound to the kernel's store: `const { store } = kernel`, `({ store }: Kernel) => …`.
+  const names = new Set<string>();
+  const bindings = new Set<ts.Node>();
+  const found: { at: string; whole: boolean }[] = [];
+  const note = (node: ts.Expression) => {
+    const parent = node.parent;
+    const fieldRead = ts.isPropertyAccessExpression(parent) && parent.expression === node;
+    const destructured =
+      ts.isVariableDeclaration(parent) &&
+      parent.initializer === node &&
+      ts.isObjectBindingPattern(parent.name);
+    const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+    found.push({
+      at: `${file}:${line + 1}: ${parent.getText(source).split('\n')[0]}`,
+      whole: !fieldRead && !destructured,
+    });
+  };
+  const collect = (node: ts.Node) => {
+    if (ts.isObjectBindingPattern(node)) {
+      const holder = node.parent;
+      const fromKernel =
+        (ts.isVariableDeclaration(holder) &&
+          holder.initializer !== undefined &&
+          isKernel(holder.initializer)) ||
+        (ts.isParameter(holder) &&
+          holder.type !== undefined &&
+          /\bKernel\b/.test(holder.type.getText(source)));
+      for (const element of node.elements)
+        if (fromKernel && (element.propertyName ?? element.name).getText(source) === 'store') {
+          names.add(element.name.getText(source));
+          bindings.add(element.name);
+        }
+    }
+    ts.forEachChild(node, collect);
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isPropertyAccessExpression(node) && node.name.text === 'store' && isKernel(node.expression))
+      note(node);
+    else if (ts.isIdentifier(node) && names.has(node.text) && !bindings.has(node)) {
+      const parent = node.parent;
+      const named =
+        (ts.isPropertyAccessExpression(parent) && parent.name === node) ||
+        (ts.isPropertyAssignment(parent) && parent.name === node) ||
+        ts.isBindingElement(parent) ||
+        ts.isPropertySignature(parent);
+      if (!named) note(node);
+    }
+    ts.forEachChild(node, visit);
+  };
+  collect(source);
+  visit(source);
+  return found;
+}
+
+describe("the kernel's store", () => {
+  const files = sources(SRC).map((file) => ({ file, rel: relative(SRC, file) }));
+  const uses = files
+    .filter(({ rel }) => !STORE_READERS.some((reader) => rel === reader || rel.startsWith(reader)))
+    .flatMap(({ file, rel }) => kernelStoreUses(rel, readFileSync(file, 'utf8')));
+
+  it('is found where it is read', () => {
+    // A detector that found nothing would pass the checks below.
+    const planted = [
+      'routes(kernel.store);',
+      'const r = deps.kernel.store.accounts;',
+      'const { box, store: s } = kernel; s.db.sql; other(s);',
+      'function f({ store }: Kernel) { return { store }; }',
+      'const { keys } = kernel.store;',
+    ].join('\n');
+    expect(kernelStoreUses('plant.ts', planted)).toEqual([
+      { at: 'plant.ts:1: routes(kernel.store)', whole: true },
+      { at: 'plant.ts:2: deps.kernel.store.accounts', whole: false },
+      { at: 'plant.ts:3: s.db', whole: false },
+      { at: 'plant.ts:3: other(s)', whole: true },
+      { at: 'plant.ts:4: store', whole: true },
+      { at: 'plant.ts:5: { keys } = kernel.store', whole: false },
+    ]);
+  });
+
+  it('is read only by the kernel, the root and the installs listed', () => {
+    const readers = new Set(uses.map((u) => u.at.split(':')[0]));
+    expect([...readers].sort()).toEqual([...STORE_READERS_TO_UNDO].sort());
+  });
+
+  it('is never handed on whole: a capability gets its queries from its own install', () => {
+    expect(uses.filter((u) => u.whole).map((u) => u.at)).toEqual([]);
+  });
+});

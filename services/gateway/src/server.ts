@@ -3,8 +3,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DeliveryWorker } from './alerts/delivery';
 import type { watchErrorRates } from './alerts/monitors';
-import { installAlerts } from './account-api/install';
+import { installOrganization } from './account-api/install';
 import { createApp, createFastPath } from './app';
+import { installDashboard } from './dashboard/install';
 import type { RouteTable } from './api-docs/openapi';
 import type { KeyResolver } from './auth/resolver';
 import { installBilling } from './billing/install';
@@ -107,7 +108,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     });
     if (!billing) throw new Error('billing was not opened');
     const reconciliation = installBilling(kernel, billing);
-    const alerts = await installAlerts(kernel);
+    const organization = await installOrganization(kernel);
     const messages = await installMessages(kernel);
     const deps = {
       kernel,
@@ -116,6 +117,8 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       identity: installIdentity(kernel),
       telemetry: installTelemetry(kernel),
       billing,
+      organization,
+      dashboard: installDashboard(kernel),
       metrics: metrics && config.metricsToken ? { registry: metrics, token: config.metricsToken } : null,
       readiness: readiness({
         database: kernel.store.health,
@@ -163,7 +166,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       limits: kernel.limits,
       follower: messages.follower,
       billing,
-      alerts,
+      alerts: organization.alerts,
       metrics,
       metricsPort: metricsServer?.port ?? null,
       flushLastUsed: kernel.flushLastUsed,

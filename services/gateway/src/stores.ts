@@ -42,22 +42,14 @@ declare module './store' {
     budgets: ReturnType<typeof budgetQueries>;
     rbacGroups: ReturnType<typeof rbacGroupQueries>;
     invites: ReturnType<typeof inviteQueries>;
-    federation: ReturnType<typeof federationQueries>;
     spendLimits: ReturnType<typeof spendLimitQueries>;
     rateLimits: ReturnType<typeof rateLimitQueries>;
     alerts: ReturnType<typeof alertQueries>;
     spend: ReturnType<typeof spendQueries>;
     sealed: ReturnType<typeof sealedQueries>;
-    dashboard: ReturnType<typeof dashboardQueries>;
-    catalog: ReturnType<typeof catalogQueries>;
     prices: ReturnType<typeof priceQueries>;
     agentTree: ReturnType<typeof agentTreeQueries>;
     telemetry: ReturnType<typeof telemetryQueries>;
-    identity: ReturnType<typeof identityQueries>;
-    scim: ReturnType<typeof scimQueries>;
-    reconciliations: ReturnType<typeof reconciliationQueries>;
-    subscriptions: ReturnType<typeof subscriptionQueries>;
-    invoices: ReturnType<typeof invoiceQueries>;
   }
 }
 
@@ -65,6 +57,14 @@ declare module './store' {
 export type WholeStore = Store & {
   objects: ReturnType<typeof objectQueries>;
   claudeGateway: ReturnType<typeof claudeGatewayQueries>;
+  identity: ReturnType<typeof identityQueries>;
+  scim: ReturnType<typeof scimQueries>;
+  federation: ReturnType<typeof federationQueries>;
+  dashboard: ReturnType<typeof dashboardQueries>;
+  catalog: ReturnType<typeof catalogQueries>;
+  subscriptions: ReturnType<typeof subscriptionQueries>;
+  invoices: ReturnType<typeof invoiceQueries>;
+  reconciliations: ReturnType<typeof reconciliationQueries>;
 };
 
 /** The gateway's only door to PostgreSQL: every room's queries on one database (runtime and test kit alike). */

@@ -8,8 +8,8 @@ import { randomBase62 } from '../src/lib/ids';
 import { createLogger } from '../src/lib/logger';
 import { startGateway, type Gateway } from '../src/server';
 import { afterAll, beforeAll } from 'vitest';
-import { createStore } from '../src/stores';
-import { migrate, openDatabase, type Store } from '../src/store';
+import { createStore, type WholeStore } from '../src/stores';
+import { migrate, openDatabase } from '../src/store';
 import { callAt } from './kit/call-records';
 
 export { callAt };
@@ -41,7 +41,7 @@ export interface Stack {
   /** The PostgreSQL schema this stack's tables live in. */
   schema: string;
   dataDir: string;
-  deps: ServiceDeps & { prices: PriceBook };
+  deps: ServiceDeps & { store: WholeStore; prices: PriceBook };
   /** Another account with an admin member and an admin key. */
   seedAccount(opts?: {
     plan?: 'solo' | 'team' | 'scale';
@@ -219,8 +219,8 @@ export function useStackWithAccount(plan: 'solo' | 'team' | 'scale' = 'team'): {
  * fresh embedded database. `close` drops it.
  */
 /** A migrated store of the file's own, opened before its tests and dropped after them. */
-export function useTestStore(): { readonly store: Store } {
-  const held: { store: Store; close?: () => Promise<void> } = {} as never;
+export function useTestStore(): { readonly store: WholeStore } {
+  const held: { store: WholeStore; close?: () => Promise<void> } = {} as never;
   beforeAll(async () => {
     const { store, close } = await openTestStore();
     held.close = close;
@@ -231,7 +231,7 @@ export function useTestStore(): { readonly store: Store } {
   return held;
 }
 
-export async function openTestStore(): Promise<{ store: Store; close(): Promise<void> }> {
+export async function openTestStore(): Promise<{ store: WholeStore; close(): Promise<void> }> {
   const dataDir = newDataDir('keygate-store-');
   const schema = `kg_t_${randomBase62(10).toLowerCase()}`;
   const store = createStore(await openDatabase({ url: TEST_DATABASE_URL, dataDir, schema }));

@@ -268,6 +268,7 @@ describe('rotation, whatever the clocks say', () => {
       ...stack.deps,
       clock: () => Date.now() + 3_600_000,
       operatorToken: OPERATOR,
+      scimTokens: stack.deps.store.scim,
     });
     const res = await skewed.request(`/accounts/${acme.id}/api_keys/${k.id}/rotate`, {
       method: 'POST',

@@ -7,11 +7,12 @@ import { createAccount } from '../src/accounts/service';
 import { hashKey } from '../src/auth/keys';
 import { newId, randomBase62 } from '../src/lib/ids';
 import { SecretBox } from '../src/lib/secret-box';
-import { migrate, type Store } from '../src/store';
+import { migrate } from '../src/store';
+import type { WholeStore } from '../src/stores';
 import { openTestStore } from './harness';
 
 const MIGRATIONS = fileURLToPath(new URL('../migrations/', import.meta.url));
-let store: Store;
+let store: WholeStore;
 let close: () => Promise<void>;
 
 beforeAll(async () => ({ store, close } = await openTestStore()));

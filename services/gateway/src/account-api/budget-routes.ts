@@ -13,7 +13,7 @@ import {
 } from '../budgets/service';
 import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
-import type { Store } from '../store';
+import type { AccountStore } from '../accounts/service';
 
 const scope = z.enum(['account', 'user', 'api_key']);
 const period = z.enum(['daily', 'weekly', 'monthly']);
@@ -86,7 +86,11 @@ export function budgetJson(b: BudgetWithProgress) {
 }
 
 /** Budgets of the account, its members and its keys, each with its progress this period. */
-export function budgetRoutes(deps: { store: Store; clock: () => number; prices: Prices }): Hono<AdminEnv> {
+export function budgetRoutes(deps: {
+  store: AccountStore;
+  clock: () => number;
+  prices: Prices;
+}): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Budgets';
 

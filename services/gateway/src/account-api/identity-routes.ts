@@ -6,8 +6,7 @@ import type { MemberTokens } from '../identity/tokens';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import type { IdentityProviderRecord } from '../identity/identity-queries';
-import type { ScimTokenRecord } from '../identity-api/scim-queries';
-import type { Store } from '../store';
+import type { ScimQueries, ScimTokenRecord } from '../identity-api/scim-queries';
 import { scimTokenHash } from '../identity-api/scim-routes';
 import { newId, randomBase62 } from '../lib/ids';
 import { name } from './schemas';
@@ -73,7 +72,10 @@ const notConnected = () =>
   new GatewayError('not_found_error', 'This account has not connected an identity provider.');
 
 /** The account's identity provider: connect, read, change, disconnect. The client secret is never shown. */
-export function identityRoutes(deps: { store: Store; identity?: MemberTokens }): Hono<AdminEnv> {
+/** The SCIM tokens of an account (identity's queries): the account API issues and revokes them. */
+export type ScimTokens = Pick<ScimQueries, 'createToken' | 'tokens' | 'revokeToken'>;
+
+export function identityRoutes(deps: { identity?: MemberTokens; scimTokens: ScimTokens }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Identity provider';
   const tokens = () => {
@@ -146,7 +148,7 @@ export function identityRoutes(deps: { store: Store; identity?: MemberTokens }):
     async (c) => {
       const { accountId, actor } = c.var.scope;
       const token = `kgscim_${randomBase62(40)}`;
-      const row = await deps.store.scim.createToken(
+      const row = await deps.scimTokens.createToken(
         { id: newId('scimtok'), accountId, hint: `kgscim_…${token.slice(-4)}` },
         scimTokenHash(token),
         { actor, action: 'scim_token.created', targetId: null },
@@ -155,7 +157,7 @@ export function identityRoutes(deps: { store: Store; identity?: MemberTokens }):
     },
   );
   app.get('/scim_tokens', operation({ tag: scimTag, summary: "The account's live SCIM tokens" }), async (c) =>
-    c.json({ data: (await deps.store.scim.tokens(c.var.scope.accountId)).map(tokenJson) }),
+    c.json({ data: (await deps.scimTokens.tokens(c.var.scope.accountId)).map(tokenJson) }),
   );
   app.delete(
     '/scim_tokens/:token_id',
@@ -164,7 +166,7 @@ export function identityRoutes(deps: { store: Store; identity?: MemberTokens }):
       const { accountId, actor } = c.var.scope;
       const id = c.req.param('token_id');
       if (
-        !(await deps.store.scim.revokeToken(accountId, id, {
+        !(await deps.scimTokens.revokeToken(accountId, id, {
           actor,
           action: 'scim_token.revoked',
           targetId: id,

@@ -1,11 +1,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
-import type { WebhookRules } from '../accounts/service';
+import type { AccountStore, WebhookRules } from '../accounts/service';
 import { checkEndpointUrl } from '../alerts/endpoints';
 import { operation } from '../lib/operation';
 import type { OtlpRelay } from '../otlp/relay';
-import type { Store } from '../store';
 import { endpointUrl } from './webhook-routes';
 
 const SetRelay = z.strictObject({ url: endpointUrl });
@@ -16,7 +15,7 @@ const SetRelay = z.strictObject({ url: endpointUrl });
  * same egress policy as webhooks, when set and again at every connection.
  */
 export interface RelayRouteDeps {
-  store: Store;
+  store: AccountStore;
   webhooks?: WebhookRules;
   /** This instance's relay, told at once; others read the change within their cache's 30 s. */
   otlpRelay?: Pick<OtlpRelay, 'forget'> | null;

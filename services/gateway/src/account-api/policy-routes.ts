@@ -5,7 +5,7 @@ import { GatewayError } from '../lib/errors';
 import { MODEL_PATTERN } from '../lib/model-policy';
 import { operation } from '../lib/operation';
 import type { ModelPolicyRecord } from '../accounts/rbac-group-queries';
-import type { Store } from '../store';
+import type { AccountStore } from '../accounts/service';
 
 const Subject = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('organization') }),
@@ -46,7 +46,7 @@ function policyJson(p: ModelPolicyRecord) {
 }
 
 /** Model policy (Keygate's own resource). */
-export function policyRoutes(deps: { store: Store }): Hono<AdminEnv> {
+export function policyRoutes(deps: { store: AccountStore }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const { store } = deps;
   const tag = 'Model policy';
@@ -101,7 +101,11 @@ export function policyRoutes(deps: { store: Store }): Hono<AdminEnv> {
   return app;
 }
 
-async function subjectOf(store: Store, accountId: string, s: z.output<typeof Subject>): Promise<string> {
+async function subjectOf(
+  store: AccountStore,
+  accountId: string,
+  s: z.output<typeof Subject>,
+): Promise<string> {
   if (s.type === 'organization') return accountId;
   if (s.type === 'rbac_group') {
     if (!(await store.rbacGroups.get(accountId, s.rbac_group_id)))

@@ -2,11 +2,10 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { updateKey } from '../accounts/keys';
 import type { AdminEnv } from '../accounts/scope';
-import type { ServiceDeps } from '../accounts/service';
+import type { AccountStore, ServiceDeps } from '../accounts/service';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import type { RateLimitValues } from '../budgets/rate-limit-queries';
-import type { Store } from '../store';
 import type { KeyPatch } from '../tenancy/key-queries';
 import { cursorJson, cursorParams, pageOf } from './cursor';
 import { keyLimited, keyRateLimitJson, LIMIT_TYPES, scopeRateLimitJson } from './rate-limit-json';
@@ -36,7 +35,7 @@ const ListRateLimits = z.object({
 type Entry = ReturnType<typeof keyRateLimitJson> | ReturnType<typeof scopeRateLimitJson>;
 
 /** Every rate limit of the account: its keys', its members', groups' and its own, and the plan's member default. */
-async function entries(store: Store, accountId: string): Promise<Entry[]> {
+async function entries(store: AccountStore, accountId: string): Promise<Entry[]> {
   const keys = await store.keys.list(accountId, { status: 'active' }, { limit: 1000 });
   const scopes = await store.rateLimits.ofAccount(accountId);
   return [...scopes.map(scopeRateLimitJson), ...keys.rows.filter(keyLimited).map(keyRateLimitJson)];
@@ -145,7 +144,7 @@ function keyPatch(v: Partial<RateLimitValues> & { tpm?: number | null }): KeyPat
 }
 
 async function scopeIdOf(
-  store: Store,
+  store: AccountStore,
   accountId: string,
   s: Exclude<z.output<typeof Scope>, { type: 'api_key' }>,
 ): Promise<string> {

@@ -1,9 +1,7 @@
-import type { Prices } from '../pricing/prices';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { ServiceDeps } from '../accounts/service';
 import type { AdminEnv } from '../accounts/scope';
-import { ADMIN_KEY_PATTERN, reconcileOnDemand, saveAdminKey } from '../billing/reconcile';
+import { ADMIN_KEY_PATTERN, reconcileOnDemand, saveAdminKey, type ReconcileDeps } from '../billing/reconcile';
 import { GatewayError } from '../lib/errors';
 import { operation } from '../lib/operation';
 import { timestamp } from '../reports/query';
@@ -29,7 +27,7 @@ export const reconciliationJson = (r: ReconciliationRecord) => ({
  * provider key), a run on demand (the dashboard's button), and the latest result.
  */
 export function reconcileRoutes(
-  deps: ServiceDeps & { prices: Prices; upstreamUrl?: string },
+  deps: Omit<ReconcileDeps, 'upstreamUrl'> & { upstreamUrl?: string | undefined; clock: () => number },
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const tag = 'Reconciliation';

@@ -11,7 +11,7 @@ import { keyRoutes, type KeyRouteDeps } from './key-routes';
 import { analyticsRoutes } from './analytics-routes';
 import { reconcileRoutes } from './reconcile-routes';
 import { reportRoutes } from './report-routes';
-import { identityRoutes } from './identity-routes';
+import { identityRoutes, type ScimTokens } from './identity-routes';
 import type { MemberTokens } from '../identity/tokens';
 import { orgRoutes } from './org-routes';
 import { serviceAccountRoutes } from './service-account-routes';
@@ -34,18 +34,21 @@ export function organizationRoutes(
     billing?: BillingDeps;
     upstreamUrl?: string;
     identity?: MemberTokens;
+    /** Identity's SCIM tokens, issued and revoked here. */
+    scimTokens: ScimTokens;
     /** Routes of capabilities above this room (workload identity federation), mounted alike. */
     capabilityRoutes?: readonly Hono<AdminEnv>[];
   } & Pick<RelayRouteDeps, 'otlpRelay'>,
 ): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
+  const billing = deps.billing ?? plainBilling(deps.store, deps.clock);
   app.use('*', refuseNulInUrl());
   app.use('*', versionedShapes());
   app.route('/', accountRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', reportRoutes(deps));
   app.route('/', alertRoutes(deps));
-  app.route('/', reconcileRoutes(deps));
+  app.route('/', reconcileRoutes({ ...deps, store: billing.store }));
   app.route('/', analyticsRoutes(deps));
   app.route('/', identityRoutes(deps));
   app.route('/', orgRoutes(deps));
@@ -54,7 +57,7 @@ export function organizationRoutes(
   app.route('/', policyRoutes(deps));
   app.route('/', rateLimitRoutes(deps));
   for (const routes of deps.capabilityRoutes ?? []) app.route('/', routes);
-  app.route('/', billingRoutes(deps.billing ?? plainBilling(deps.store, deps.clock)));
+  app.route('/', billingRoutes(billing));
   return app;
 }
 

@@ -3,14 +3,14 @@ import type { EffectiveRow } from '../budgets/effective';
 import { effectiveReport } from '../budgets/effective';
 import { GatewayError } from '../lib/errors';
 import type { IncreaseRequestRecord, SpendLimitRecord } from '../budgets/spend-limit-queries';
-import type { Store } from '../store';
+import type { AccountStore } from '../accounts/service';
 
 // The provider's spend-limit shapes, as the official TypeScript SDK 1.11 types them
 // (resources/beta/organization/spend-limits/*.d.ts) and documents them at
 // https://platform.claude.com/docs/en/api/beta/organization/spend_limits (read 2026-11-25):
 // amounts are integer strings of USD cents; spend to date may carry three decimals.
 
-export type Deps = { store: Store; clock: () => number; prices: Prices };
+export type Deps = { store: AccountStore; clock: () => number; prices: Prices };
 
 const amountOf = (c: number | null) => (c === null ? null : String(c));
 

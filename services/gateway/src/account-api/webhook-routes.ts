@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AdminEnv } from '../accounts/scope';
-import type { WebhookRules } from '../accounts/service';
+import type { AccountStore, WebhookRules } from '../accounts/service';
 import { checkEndpointUrl, createEndpoint } from '../alerts/endpoints';
 import { ALERT_EVENT_TYPES } from '../alerts/events';
 import { GatewayError } from '../lib/errors';
@@ -9,7 +9,6 @@ import type { SecretBox } from '../lib/secret-box';
 import { operation } from '../lib/operation';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import type { DeliveryRecord, WebhookEndpointPatch, WebhookEndpointRecord } from '../budgets/alert-queries';
-import type { Store } from '../store';
 
 export const endpointUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
@@ -97,7 +96,7 @@ function errorRatePatch(e: z.infer<typeof errorRate> | undefined): WebhookEndpoi
 
 /** Webhook endpoints that receive the account's alerts, signed with a secret shown once at creation. */
 export function webhookRoutes(deps: {
-  store: Store;
+  store: AccountStore;
   box: SecretBox;
   webhooks?: WebhookRules;
 }): Hono<AdminEnv> {

@@ -17,8 +17,33 @@ export { createKey, type NewKey } from './keys';
 const PROVIDER_KEY = /^sk-ant-[A-Za-z0-9_-]{8,}$/;
 const DAY = 86_400_000;
 
+/**
+ * The kernel's rows the account rules, and the APIs and pages over them, read and write: accounts,
+ * members and keys with their audit, groups and invites, budgets and limits, alerts, and the call
+ * log's figures the reports show.
+ */
+export type AccountStore = Pick<
+  Store,
+  | 'db'
+  | 'accounts'
+  | 'members'
+  | 'keys'
+  | 'audit'
+  | 'invites'
+  | 'rbacGroups'
+  | 'budgets'
+  | 'spendLimits'
+  | 'rateLimits'
+  | 'alerts'
+  | 'calls'
+  | 'usage'
+  | 'claudeCode'
+  | 'agentTree'
+  | 'telemetry'
+>;
+
 export interface ServiceDeps {
-  store: Store;
+  store: AccountStore;
   box: SecretBox;
   clock: () => number;
   /** Drops this instance's cached keys at once; other instances hear it through the database. */

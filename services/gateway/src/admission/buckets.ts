@@ -42,21 +42,27 @@ export function step(
   minimum: number,
   now: number,
 ): { state: State; result: TakeResult } {
+  const next = { tokens: state?.tokens ?? spec.capacity, at: state?.at ?? now };
+  return { state: next, result: advance(spec, next, cost, minimum, now) };
+}
+
+/** `step` on a state of this process's own, changed where it is (no allocation but the result). */
+function advance(spec: BucketSpec, state: State, cost: number, minimum: number, now: number): TakeResult {
   const rate = spec.capacity / spec.periodMs;
-  let tokens = state?.tokens ?? spec.capacity;
-  const at = state?.at ?? now;
+  let tokens = state.tokens;
   // A clock that went backwards (another instance's) refills nothing.
-  if (now > at) tokens = Math.min(spec.capacity, tokens + (now - at) * rate);
+  if (now > state.at) {
+    tokens = Math.min(spec.capacity, tokens + (now - state.at) * rate);
+    state.at = now;
+  }
   const ok = tokens >= minimum;
   if (ok) tokens = Math.min(spec.capacity, Math.max(tokens - cost, -spec.capacity));
+  state.tokens = tokens;
   return {
-    state: { tokens, at: Math.max(now, at) },
-    result: {
-      ok,
-      remaining: tokens,
-      retryAfterMs: ok ? 0 : (minimum - tokens) / rate,
-      resetMs: (spec.capacity - tokens) / rate,
-    },
+    ok,
+    remaining: tokens,
+    retryAfterMs: ok ? 0 : (minimum - tokens) / rate,
+    resetMs: (spec.capacity - tokens) / rate,
   };
 }
 
@@ -66,8 +72,13 @@ export class MemoryBuckets implements Buckets {
   #lastSweep = 0;
 
   take(spec: BucketSpec, cost: number, minimum: number, now: number): TakeResult {
-    const { state, result } = step(spec, this.#states.get(spec.key), cost, minimum, now);
-    this.#states.set(spec.key, { ...state, periodMs: spec.periodMs });
+    let state = this.#states.get(spec.key);
+    if (state === undefined) {
+      state = { tokens: spec.capacity, at: now, periodMs: spec.periodMs };
+      this.#states.set(spec.key, state);
+    }
+    state.periodMs = spec.periodMs;
+    const result = advance(spec, state, cost, minimum, now);
     this.#sweep(now);
     return result;
   }

@@ -1,10 +1,9 @@
-import type { WebhookRules } from '../accounts/service';
+import type { AccountStore, WebhookRules } from '../accounts/service';
 import { EGRESS_BLOCKED, EgressBlockedError, EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import { newId, randomBase62 } from '../lib/ids';
 import type { SecretBox } from '../lib/secret-box';
 import { EndpointLimitError, type WebhookEndpointRecord } from '../budgets/alert-queries';
-import type { Store } from '../store';
 
 export interface NewEndpointInput {
   url: string;
@@ -28,7 +27,7 @@ export async function checkEndpointUrl(rules: WebhookRules | undefined, url: str
 
 /** Registers a webhook endpoint with a fresh signing secret, returned this once (stored sealed). */
 export async function createEndpoint(
-  deps: { store: Store; box: SecretBox; webhooks?: WebhookRules },
+  deps: { store: AccountStore; box: SecretBox; webhooks?: WebhookRules },
   who: { accountId: string; actor: string },
   input: NewEndpointInput,
 ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {

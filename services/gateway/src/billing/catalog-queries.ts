@@ -79,3 +79,5 @@ export function catalogQueries(sql: Sql) {
     },
   };
 }
+
+export type CatalogQueries = ReturnType<typeof catalogQueries>;

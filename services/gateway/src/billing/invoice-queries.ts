@@ -165,3 +165,5 @@ export function invoiceQueries(sql: Sql) {
     },
   };
 }
+
+export type InvoiceQueries = ReturnType<typeof invoiceQueries>;

@@ -3,7 +3,6 @@ import type { Logger } from '../lib/logger';
 import { billingNotice } from '../alerts/events';
 import { insertAlertEvent } from '../budgets/alert-queries';
 import { PlanTooSmallError } from '../tenancy/member-queries';
-import type { Store } from '../store';
 import { offeredTo, type CatalogPlan } from './catalog-queries';
 import type {
   Cause,
@@ -14,10 +13,11 @@ import type {
 } from './subscription-queries';
 import { addMonths } from './proration';
 import { effectiveState, standingMessage, type SubscriptionBook } from './standing';
+import type { BillingStore } from './install';
 import type { StripeBilling } from './stripe';
 
 export interface BillingDeps {
-  store: Store;
+  store: BillingStore;
   clock: () => number;
   graceDays: number;
   /** This instance's in-memory subscriptions: refreshed at once after a change made here. */

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
 import { insertAlertEvent } from '../budgets/alert-queries';
-import type { Store } from '../store';
+import type { BillingStore } from './install';
 import type { ReconciliationRecord } from './reconciliation-queries';
 import { rowCounts, type Prices } from '../pricing/prices';
 
@@ -13,7 +13,7 @@ export const DRIFT_THRESHOLD_PERCENT = 0.5;
 const DAY = 86_400_000;
 
 export interface ReconcileDeps {
-  store: Store;
+  store: Pick<BillingStore, 'db' | 'accounts' | 'usage' | 'reconciliations'>;
   box: SecretBox;
   /** The gateway's prices: Keygate's side of the comparison. */
   prices: Prices;

@@ -68,3 +68,5 @@ export function reconciliationQueries(sql: Sql) {
     },
   };
 }
+
+export type ReconciliationQueries = ReturnType<typeof reconciliationQueries>;

@@ -1,6 +1,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import type { Store } from '../store';
+import { billingStore } from './install';
 import { runBillingClock } from './clock';
 import type { BillingDeps } from './lifecycle';
 import { SubscriptionBook } from './standing';
@@ -10,12 +11,12 @@ export const DEFAULT_GRACE_DAYS = 7;
 
 /** Billing without an in-memory book or Stripe: what the CLI's in-process operator API needs. */
 export function plainBilling(
-  store: Store,
+  kernelRows: Parameters<typeof billingStore>[0],
   clock: () => number,
   graceDays = DEFAULT_GRACE_DAYS,
   enforced = true,
 ): BillingDeps {
-  return { store, clock, graceDays, stripe: null, book: null, enforced };
+  return { store: billingStore(kernelRows), clock, graceDays, stripe: null, book: null, enforced };
 }
 
 export interface GatewayBilling extends BillingDeps {
@@ -30,7 +31,7 @@ export interface GatewayBilling extends BillingDeps {
  */
 export async function openBilling(
   config: Config,
-  store: Store,
+  kernelStore: Store,
   clock: () => number,
   logger: Logger,
   url: () => string,
@@ -39,6 +40,7 @@ export async function openBilling(
     ? await connectStripe({ ...config.stripe, publicUrl: () => config.publicUrl ?? url() })
     : null;
   const enforced = config.billingEnforced;
+  const store = billingStore(kernelStore);
   const book = new SubscriptionBook(store, {
     clock,
     graceDays: config.paymentGraceDays,

@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/resolver';
 import { GatewayError } from '../lib/errors';
 import type { Logger } from '../lib/logger';
-import type { Store } from '../store';
+import type { BillingStore } from './install';
 import type { SubscriptionRecord, SubscriptionState } from './subscription-queries';
 import { DAY } from './proration';
 
@@ -151,7 +151,7 @@ export function trialEndingMessage(end: Date, checkout: boolean): string {
  */
 export class SubscriptionBook {
   readonly #rows = new Map<string, Standing>();
-  readonly #store: Pick<Store, 'subscriptions'>;
+  readonly #store: Pick<BillingStore, 'subscriptions'>;
   readonly #clock: () => number;
   readonly #graceDays: number;
   readonly #enforced: boolean;
@@ -160,7 +160,7 @@ export class SubscriptionBook {
   #generation = 0;
 
   constructor(
-    store: Pick<Store, 'subscriptions'>,
+    store: Pick<BillingStore, 'subscriptions'>,
     opts: { clock: () => number; graceDays: number; enforced?: boolean; checkout?: boolean; logger?: Logger },
   ) {
     this.#store = store;

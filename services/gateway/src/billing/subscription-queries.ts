@@ -232,3 +232,5 @@ async function guardPlanSeats(t: Sql, accountId: string, planId: string): Promis
   if (plan?.maxSeats != null && seats > plan.maxSeats)
     throw new PlanTooSmallError(plan.name, plan.maxSeats, seats);
 }
+
+export type SubscriptionQueries = ReturnType<typeof subscriptionQueries>;

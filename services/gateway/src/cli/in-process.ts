@@ -57,8 +57,9 @@ export async function inProcessApi(config: Config) {
     billing: plainBilling(rt.store, Date.now, config.paymentGraceDays, config.billingEnforced),
     // `keygate idp set` discovers the issuer, through the same egress policy as the gateway.
     identity,
+    scimTokens: rt.store.scim,
     capabilityRoutes: [
-      federationAdminRoutes({ store: rt.store, box: rt.box, clock: Date.now }),
+      federationAdminRoutes({ store: rt.store }),
       // `keygate upstream add` checks the base URL against the same egress policy as the gateway.
       upstreamRoutes({
         store: rt.store,

@@ -47,7 +47,7 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
     const v = c.var.viewer;
     if (v.kind === 'operator') {
       const [marked, trial] = [c.req.query('marked'), c.req.query('trial')];
-      const s = marked || trial ? await deps.store.subscriptions.get((marked ?? trial)!) : null;
+      const s = marked || trial ? await deps.billing.store.subscriptions.get((marked ?? trial)!) : null;
       // Both dates are the midnight after the day chosen: the notice names that day.
       const through = (d: Date) => new Date(d.getTime() - 1).toISOString().slice(0, 10);
       const notice =
@@ -97,7 +97,7 @@ export function billingPages(app: Hono<DashboardEnv>, deps: DashboardDeps, rende
   app.get('/billing/invoices/:id', async (c) => {
     const { accountId } = admin(c);
     const [invoice, account] = await Promise.all([
-      deps.store.invoices.get(accountId, c.req.param('id')),
+      deps.billing.store.invoices.get(accountId, c.req.param('id')),
       deps.store.accounts.get(accountId),
     ]);
     if (!invoice || !account)

@@ -2,7 +2,7 @@ import { effectiveReport } from '../budgets/effective';
 import { periodOf } from '../budgets/period';
 import { listBudgets } from '../budgets/service';
 import type { KeyRecord } from '../tenancy/key-queries';
-import type { Store } from '../store';
+import type { AccountStore } from '../accounts/service';
 import type { DashboardDeps } from './env';
 
 /** Whose page the section is on. */
@@ -33,7 +33,7 @@ export interface ControlRow {
 const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 /** Who made the last change to a rule, from the audit log: an admin's email, else the actor. */
-async function setBy(store: Store, accountId: string, targetId: string, actions: string[]) {
+async function setBy(store: AccountStore, accountId: string, targetId: string, actions: string[]) {
   const page = await store.audit.list(accountId, { targetId }, { limit: 20 });
   const last = page.rows.find((r) => actions.includes(r.action));
   if (!last) return { setBy: null, setAt: null };
@@ -265,7 +265,7 @@ export async function controlsFor(deps: DashboardDeps, accountId: string, s: Con
 }
 
 /** The ids of a group's members (a group's page measures its limits against them). */
-async function groupMembers(store: Store, accountId: string, groupId: string): Promise<string[]> {
+async function groupMembers(store: AccountStore, accountId: string, groupId: string): Promise<string[]> {
   const all = await store.rbacGroups.memberGroups(accountId, null);
   return all.filter((m) => m.groupIds.includes(groupId)).map((m) => m.memberId);
 }

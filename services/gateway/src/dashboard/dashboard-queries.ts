@@ -150,3 +150,5 @@ export function dashboardQueries(sql: Sql) {
     },
   };
 }
+
+export type DashboardQueries = ReturnType<typeof dashboardQueries>;

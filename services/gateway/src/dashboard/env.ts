@@ -6,6 +6,7 @@ import type { AccountRecord } from '../tenancy/account-queries';
 import type { BillingDeps } from '../billing/lifecycle';
 import type { ViewState } from './view-state';
 import type { MemberTokens } from '../identity/tokens';
+import type { DashboardStore } from './install';
 
 /** Who is signed in, and so whose rows they may see. */
 export type Viewer =
@@ -24,6 +25,7 @@ export type Viewer =
 export type AccountViewer = Exclude<Viewer, { kind: 'operator' }>;
 
 export interface DashboardDeps extends ServiceDeps {
+  store: DashboardStore;
   /** The gateway's prices: every cost a page shows. */
   prices: Prices;
   resolver: KeyResolver;

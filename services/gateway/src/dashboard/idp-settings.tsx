@@ -146,7 +146,7 @@ export function idpSettingsPages(app: Hono<DashboardEnv>, deps: DashboardDeps, r
   const view = async (c: Context<DashboardEnv>, note?: { ok?: string; error?: string }, status?: 400) => {
     const v = c.var.viewer;
     if (v.kind === 'operator') throw new GatewayError('not_found_error', 'Open an account first.');
-    const idp = await deps.store.identity.provider(v.accountId);
+    const idp = (await deps.identity?.store.identity.provider(v.accountId)) ?? null;
     const canEdit = v.kind === 'admin' && !v.readOnly && !!deps.identity;
     const result = page(idp, canEdit, v.csrf, note);
     return render(c, status ? { ...result, status } : result);

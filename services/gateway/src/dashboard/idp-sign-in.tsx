@@ -12,7 +12,7 @@ import type { MemberTokens } from '../identity/tokens';
 import { GatewayError } from '../lib/errors';
 import type { DashboardEnv } from './env';
 import { overTls, SESSION_HOURS, startSession } from './session';
-import type { Store } from '../store';
+import type { DashboardStore } from './install';
 
 const PENDING_COOKIE = 'kg_idp';
 const PENDING_PATH = '/dashboard/sign-in/idp';
@@ -40,7 +40,10 @@ function readPending(c: Context): PendingSignIn | null {
  * openid-client. The pending sign-in rides in an HttpOnly cookie scoped to these two paths,
  * SameSite=Lax so it comes back on the provider's redirect (a top-level cross-site GET).
  */
-export function idpSignInRoutes(deps: { store: Store; clock: () => number }, tokens: MemberTokens) {
+export function idpSignInRoutes(
+  deps: { store: Pick<DashboardStore, 'dashboard'>; clock: () => number },
+  tokens: MemberTokens,
+) {
   const app = new Hono<DashboardEnv>();
 
   app.get('/sign-in/idp', async (c) => {

@@ -35,24 +35,26 @@ export function reconcilePages(
       throw new GatewayError('permission_error', 'Only an account admin can reconcile with the provider.');
     return v.accountId;
   };
+  // Reconciliation is billing's: its queries are billing's.
+  const billed = { ...deps, store: deps.billing.store };
 
   app.get('/reconciliation', async (c) => render(c, await reconciliationPage(pageCtx(c, deps))));
 
   app.post('/reconciliation', async (c) => {
     const accountId = admin(c);
     const { from, through } = parseOr400(Run, await readForm(c));
-    await reconcileOnDemand(deps, accountId, { from, to: new Date(through.getTime() + DAY) });
+    await reconcileOnDemand(billed, accountId, { from, to: new Date(through.getTime() + DAY) });
     return render(c, await reconciliationPage(pageCtx(c, deps), { kind: 'ran' }));
   });
 
   app.post('/reconciliation/admin-key', async (c) => {
     const accountId = admin(c);
-    await saveAdminKey(deps, accountId, parseOr400(AdminKey, await readForm(c)).admin_key);
+    await saveAdminKey(billed, accountId, parseOr400(AdminKey, await readForm(c)).admin_key);
     return render(c, await reconciliationPage(pageCtx(c, deps), { kind: 'saved' }));
   });
 
   app.post('/reconciliation/admin-key/delete', async (c) => {
-    await saveAdminKey(deps, admin(c), null);
+    await saveAdminKey(billed, admin(c), null);
     return render(c, await reconciliationPage(pageCtx(c, deps), { kind: 'forgotten' }));
   });
 }

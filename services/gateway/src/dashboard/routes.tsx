@@ -142,7 +142,7 @@ export function dashboardRoutes(deps: DashboardDeps & { upstreamUrl?: string }):
   /** The account named by `?account=` and its provider's name, for the "Sign in with <provider>" button. */
   const companySignIn = async (c: Context) => {
     const account = c.req.query('account');
-    const idp = account && deps.identity ? await deps.store.identity.provider(account) : null;
+    const idp = account && deps.identity ? await deps.identity.store.identity.provider(account) : null;
     return idp ? { accountId: idp.accountId, name: idp.name } : null;
   };
   if (deps.identity) app.route('/', idpSignInRoutes(deps, deps.identity));

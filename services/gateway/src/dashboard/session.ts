@@ -4,7 +4,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { GatewayError } from '../lib/errors';
 import { randomBase62 } from '../lib/ids';
 import type { SessionKind } from './dashboard-queries';
-import type { Store } from '../store';
+import type { DashboardStore } from './install';
 import type { DashboardEnv, Viewer } from './env';
 import { readForm } from './form';
 
@@ -45,7 +45,7 @@ export function cookieOptions(c: Context, maxAgeSeconds: number) {
 /** Starts a server-side session and hands its token to the browser as an HttpOnly cookie. */
 export async function startSession(
   c: Context,
-  store: Pick<Store, 'dashboard'>,
+  store: Pick<DashboardStore, 'dashboard'>,
   who: { kind: SessionKind; accountId: string | null; memberId: string | null; keyId: string | null },
   now: number,
   credential: { secretHash: Buffer } | { operatorToken: string },
@@ -62,7 +62,10 @@ export async function startSession(
   setCookie(c, SESSION_COOKIE, token, cookieOptions(c, SESSION_HOURS * 3600));
 }
 
-export async function endSession(c: Context<DashboardEnv>, store: Pick<Store, 'dashboard'>): Promise<void> {
+export async function endSession(
+  c: Context<DashboardEnv>,
+  store: Pick<DashboardStore, 'dashboard'>,
+): Promise<void> {
   await store.dashboard.endSession(c.var.sessionHash);
   deleteCookie(c, SESSION_COOKIE, { path: '/dashboard', secure: overTls(c) });
 }
@@ -72,7 +75,7 @@ export async function endSession(c: Context<DashboardEnv>, store: Pick<Store, 'd
  * session's CSRF token on every form post.
  */
 export function sessionAuth(
-  store: Pick<Store, 'dashboard'>,
+  store: Pick<DashboardStore, 'dashboard'>,
   operatorToken: string | null,
 ): MiddlewareHandler<DashboardEnv> {
   const currentOperator = operatorToken ? operatorTag(operatorToken) : null;

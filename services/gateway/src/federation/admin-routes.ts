@@ -2,10 +2,12 @@ import { Hono } from 'hono';
 import { cursorJson, cursorQuery } from '../account-api/cursor';
 import type { AdminEnv } from '../accounts/scope';
 import type { ServiceDeps } from '../accounts/service';
+import type { Store } from '../store';
 import { GatewayError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { operation } from '../lib/operation';
 import { DuplicateNameError } from '../accounts/invite-queries';
+import type { FederationQueries } from './federation-queries';
 import {
   CreateIssuer,
   CreateRule,
@@ -34,7 +36,9 @@ async function named<T>(what: string, name: string | null | undefined, work: () 
 }
 
 /** Federation issuers and rules of the account API (`/v1/organizations/federation_…`). */
-export function federationAdminRoutes(deps: ServiceDeps): Hono<AdminEnv> {
+export function federationAdminRoutes(
+  deps: Pick<ServiceDeps, 'evict'> & { store: Pick<Store, 'invites'> & { federation: FederationQueries } },
+): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const fed = deps.store.federation;
   const tag = 'Workload identity federation';

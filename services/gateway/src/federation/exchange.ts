@@ -2,7 +2,7 @@ import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jo
 import { generateKey, hashKey, keyHint } from '../auth/keys';
 import { newId } from '../lib/ids';
 import type { FederationIssuerRecord, LiveRule, RuleMatch } from './federation-record-queries';
-import type { Store } from '../store';
+import type { FederationQueries } from './federation-queries';
 import { type IssuerKeys, JwksUnavailable } from './jwks';
 import { OAuthError } from '../lib/oauth-error';
 
@@ -54,11 +54,11 @@ export function matches(match: RuleMatch, claims: JWTPayload): boolean {
  * short-lived Keygate token of the service account the first matching rule names.
  */
 export class WorkloadExchange {
-  readonly #store: Pick<Store, 'federation'>;
+  readonly #store: { federation: FederationQueries };
   readonly #keys: IssuerKeys;
   readonly #now: () => number;
 
-  constructor(store: Pick<Store, 'federation'>, keys: IssuerKeys, clock: () => number) {
+  constructor(store: { federation: FederationQueries }, keys: IssuerKeys, clock: () => number) {
     this.#store = store;
     this.#keys = keys;
     this.#now = clock;

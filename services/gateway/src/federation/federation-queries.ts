@@ -233,3 +233,5 @@ export function federationQueries(sql: Sql) {
     ...federationTokenQueries(sql),
   };
 }
+
+export type FederationQueries = ReturnType<typeof federationQueries>;

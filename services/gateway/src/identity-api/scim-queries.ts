@@ -231,3 +231,5 @@ export function scimQueries(sql: Sql) {
     },
   };
 }
+
+export type ScimQueries = ReturnType<typeof scimQueries>;

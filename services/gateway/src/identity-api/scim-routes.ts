@@ -9,7 +9,8 @@ import { bodyReader } from '../pipeline/body-reader';
 import { BODIES } from '../pipeline/endpoint-row';
 import { DuplicateMemberError, LastAdminError, SeatLimitError } from '../tenancy/member-queries';
 import type { Store } from '../store';
-import { RemovedByAdminError } from './scim-queries';
+import type { IdentityQueries } from '../identity/identity-queries';
+import { RemovedByAdminError, type ScimQueries } from './scim-queries';
 import { eqFilter, groupJson, listJson, refusedValue, ScimError, userJson } from './scim-json';
 
 type ScimEnv = AppEnv & { Variables: AppEnv['Variables'] & { scimAccount: string } };
@@ -75,7 +76,10 @@ const memberValues = (v: unknown): string[] =>
  * `active: false` or DELETE deprovisions at once: keys and member tokens refused everywhere
  * within a second, device and dashboard sessions ended.
  */
-export function scimRoutes(store: Store): Hono<ScimEnv> {
+/** SCIM's queries: its users and groups, the deprovisioning of a member, and the invites it accepts. */
+export type ScimStore = Pick<Store, 'invites'> & { scim: ScimQueries; identity: IdentityQueries };
+
+export function scimRoutes(store: ScimStore): Hono<ScimEnv> {
   const app = new Hono<ScimEnv>();
   app.onError((err, c) => {
     // The gateway's own refusals (a body over the limit, a database out of reach) keep their

@@ -172,3 +172,5 @@ export function identityQueries(sql: Sql) {
     },
   };
 }
+
+export type IdentityQueries = ReturnType<typeof identityQueries>;

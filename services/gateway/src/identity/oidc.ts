@@ -3,12 +3,15 @@ import { fetch, type Dispatcher } from 'undici';
 import { EgressBlockedError, type EgressPolicy } from '../lib/egress';
 import { GatewayError } from '../lib/errors';
 import type { SecretBox } from '../lib/secret-box';
-import type { IdentityProviderRecord, IdpPerson } from './identity-queries';
+import type { IdentityProviderRecord, IdentityQueries, IdpPerson } from './identity-queries';
 import type { Store } from '../store';
+
+/** Sign-in's queries: the account's provider and its sessions, and the kernel's rows a sign-in makes. */
+export type MemberTokenStore = Pick<Store, 'accounts' | 'keys' | 'invites'> & { identity: IdentityQueries };
 
 /** What sign-in through an account's identity provider needs. */
 export interface IdentityDeps {
-  store: Store;
+  store: MemberTokenStore;
   box: SecretBox;
   /** Every request to an issuer passes it: an account aims these, as it aims webhooks. */
   egress: EgressPolicy;

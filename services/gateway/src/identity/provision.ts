@@ -3,7 +3,7 @@ import { newId } from '../lib/ids';
 import { IdentityLinkError, type IdentityProviderRecord, type IdpPerson } from './identity-queries';
 import { SeatLimitError } from '../tenancy/member-queries';
 import type { MemberRecord } from '../tenancy/account-queries';
-import type { Store } from '../store';
+import type { MemberTokenStore } from './oidc';
 
 /** Whether the account's domain rule lets this address sign in at all. */
 export function domainAllowed(idp: IdentityProviderRecord, email: string): boolean {
@@ -33,7 +33,7 @@ const LINK_REFUSALS: Record<
  * An invite for the address is accepted only for a verified email.
  */
 export async function provisionMember(
-  store: Store,
+  store: Pick<MemberTokenStore, 'identity' | 'invites'>,
   idp: IdentityProviderRecord,
   person: IdpPerson,
 ): Promise<MemberRecord> {

@@ -1,4 +1,5 @@
 import { onBudgetCrossing, onRetiredSecret } from '../alerts/monitors';
+import type { AccountStore } from '../accounts/service';
 import { createLimits, type Limits, type Standing } from '../admission';
 import { KeyResolver, type LookupResult } from '../auth/resolver';
 import { openCallLog, type CallLog } from '../call-log/open';
@@ -11,7 +12,7 @@ import type { SecretBox } from '../lib/secret-box';
 import { AccessLog } from '../metrics/access-log';
 import { metricsFor, type GatewayMetrics } from '../metrics/metrics';
 import { PriceBook, readPriceFile } from '../pricing/catalog/price-book';
-import { watchInvalidations, type Store } from '../store';
+import { watchInvalidations, type Database, type Store } from '../store';
 import { onCommitted } from '../store/database';
 import type { Closer } from './closer';
 
@@ -29,6 +30,24 @@ export interface KernelMeter {
 
 const NO_METER: KernelMeter = { keyLookup() {}, invalidationApplied() {} };
 
+/** The queries of the kernel's own services: key lookup, the call log, limits and budgets, prices, health. */
+export type KernelStore = Pick<
+  Store,
+  | 'db'
+  | 'health'
+  | 'accounts'
+  | 'keys'
+  | 'calls'
+  | 'partitions'
+  | 'telemetry'
+  | 'budgets'
+  | 'spend'
+  | 'spendLimits'
+  | 'rateLimits'
+  | 'alerts'
+  | 'prices'
+>;
+
 /**
  * The shared services every capability stands on, built once per gateway. No field is
  * optional: where a feature is off, a no-op stands in (the meter without metrics, a call log
@@ -36,8 +55,15 @@ const NO_METER: KernelMeter = { keyLookup() {}, invalidationApplied() {} };
  */
 export interface Kernel {
   config: Config;
-  /** The database: the store's queries, its health probe. */
-  store: Store;
+  /** The kernel's own services' queries and the database's health probe. */
+  store: KernelStore;
+  /** The database: each capability's install builds its own queries on it. */
+  db: Database;
+  /**
+   * The rows capabilities share, each owned by a kernel room (tenancy's accounts, members, keys
+   * and audit; groups and invites; budgets, limits and alerts; the call log's figures).
+   */
+  tenancy: AccountStore;
   /** Seals provider keys and upstream credentials at rest. */
   box: SecretBox;
   clock: () => number;
@@ -197,6 +223,25 @@ export async function openKernel(
   const kernel: Kernel = {
     config,
     store,
+    db: store.db,
+    tenancy: {
+      db: store.db,
+      accounts: store.accounts,
+      members: store.members,
+      keys: store.keys,
+      audit: store.audit,
+      invites: store.invites,
+      rbacGroups: store.rbacGroups,
+      budgets: store.budgets,
+      spendLimits: store.spendLimits,
+      rateLimits: store.rateLimits,
+      alerts: store.alerts,
+      calls: store.calls,
+      usage: store.usage,
+      claudeCode: store.claudeCode,
+      agentTree: store.agentTree,
+      telemetry: store.telemetry,
+    },
     box,
     clock,
     logger,

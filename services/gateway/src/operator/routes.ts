@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { listJson, listParams, pageQuery } from '../reports/query';
 import { organizationRoutes } from '../account-api/routes';
 import { name } from '../account-api/schemas';
+import type { ScimTokens } from '../account-api/identity-routes';
 import type { KeyRouteDeps } from '../account-api/key-routes';
 import type { AdminEnv } from '../accounts/scope';
 import { accountJson, keyJson, memberJson } from '../account-api/serialize';
@@ -57,6 +58,8 @@ export interface OperatorDeps extends KeyRouteDeps {
   prices: PriceBook;
   /** Sign-in through the account's identity provider (its settings are part of the account API). */
   identity?: MemberTokens;
+  /** Identity's SCIM tokens, issued and revoked on the account API's routes. */
+  scimTokens: ScimTokens;
   /** Capabilities' account-API routes (workload identity federation), served for any account here too. */
   capabilityRoutes?: readonly Hono<AdminEnv>[];
 }

@@ -50,11 +50,12 @@ async function listen(handler: RequestListener): Promise<string> {
 }
 
 /** A gateway reduced to forward(): every call goes to `upstream`; records and errors are collected. */
-async function gateway(upstream: string, timeoutMs = 5_000) {
+async function gateway(upstream: string, timeoutMs = 5_000, body: Buffer | null = null) {
   const records: CallRecord[] = [];
   const errors: unknown[] = [];
   /** What each write to a client's socket carried, in order (a writev is one write). */
   const writes: string[] = [];
+  const calls: { body: Buffer | null }[] = [];
   const url = await listen((req, res) => {
     const socket = req.socket as unknown as SocketWrites;
     if (!writes.length) {
@@ -76,7 +77,7 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
       target: { baseUrl: upstream, apiKey: 'sk-ant-test' },
       endpoint: 'messages' as const,
       path: req.url!,
-      body: null,
+      body,
       model: null,
       stream: true,
       resumable: false,
@@ -87,6 +88,7 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
       startedAt: performance.now(),
       createdAt: new Date(),
     };
+    calls.push(call);
     forward(call, { dispatcher, timeoutMs, record: (r) => records.push(r), logger: silentLogger }).catch(
       (err) => {
         errors.push(err);
@@ -94,7 +96,7 @@ async function gateway(upstream: string, timeoutMs = 5_000) {
       },
     );
   });
-  return { url, records, errors, writes };
+  return { url, records, errors, writes, calls };
 }
 
 interface SocketWrites {
@@ -166,6 +168,31 @@ describe('forward', () => {
     res2.resume();
     await once(res2, 'end');
     expect(together.writes[0]).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\n\r\n[\s\S]*message_start/);
+  });
+
+  it('lets go of the request bytes once the answer is taken, and records their size', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const upstream = await listen(async (req, res) => {
+      req.resume();
+      await once(req, 'end');
+      sse(res);
+      res.write(START);
+      await held;
+      res.end(REST);
+    });
+    const body = Buffer.alloc(300 * 1024, 'a');
+    const gw = await gateway(upstream, 5_000, body);
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(`${gw.url}/v1/messages`, { method: 'POST' }, resolve).on('error', reject).end(),
+    );
+    await once(res, 'data');
+    // Mid-stream: the call no longer holds its body.
+    expect(gw.calls[0]!.body).toBeNull();
+    release();
+    res.resume();
+    await expect.poll(() => gw.records.length).toBe(1);
+    expect(gw.records[0]).toMatchObject({ status: 200, requestBytes: body.length });
   });
 
   it('a client that leaves mid-stream aborts the upstream request, and the call is recorded as client_closed', async () => {
@@ -269,12 +296,13 @@ describe('forward', () => {
     const res = await get(`${gw.url}/v1/messages`);
     res.pause();
     // The upstream's socket fills and it waits for 'drain': the gateway stopped reading it.
-    await waitFor(() => heldBack, { timeout: 5_000, what: 'the upstream to be held back' });
+    await waitFor(() => heldBack, { timeout: 20_000, what: 'the upstream to be held back' });
     expect(written).toBeLessThan(total);
     let received = 0;
     for await (const c of res) received += (c as Buffer).length;
     expect(received).toBe(total);
-  });
+    // 64 MB through two sockets: under a second on a quiet machine, over five on a busy one.
+  }, 30_000);
 
   it('an upstream that cannot be reached is a 502 api_error, safe to retry, and is recorded', async () => {
     const dead = await listen(() => {});

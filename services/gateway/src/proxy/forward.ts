@@ -232,7 +232,9 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
   #shutdown = false;
   readonly #leave: (() => void) | undefined;
   readonly #attempt: UpstreamAttempt | null;
-  readonly #out: UpstreamRequest | null;
+  #out: UpstreamRequest | null;
+  /** Set once the answer is taken (the request's bytes are let go then): what the record reads of them. */
+  #sent: { bytes: number | null; mapped: boolean } | null = null;
   /** This upstream failed before its first byte and the next one has the call. */
   #handedOff = false;
   wrote = false;
@@ -336,6 +338,14 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
         ? this.#deps.onUpstreamStatus?.(call, statusCode)
         : null;
     if (replacement) return this.#replace(replacement);
+    // This answer is the call's: nothing is sent again, so the request's bytes (up to the body
+    // limit) are not kept for the minutes a stream can last.
+    this.#sent = {
+      bytes: call.body?.length ?? call.upload?.length ?? null,
+      mapped: this.#out?.mapped ?? false,
+    };
+    this.#out = null;
+    call.body = null;
     const sse = statusCode === 200 && String(headers['content-type'] ?? '').startsWith('text/event-stream');
     const out = clientHeaders(headers, call.requestId);
     if (call.limitHeaders) {
@@ -533,7 +543,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
     // A stream that ended before the provider's final count gets the estimate from its content.
     const { usage, estimated } = tap ? settleUsage(tap) : { usage: null, estimated: false };
     const record = callRecord(call, {
-      model: this.#out?.mapped ? call.model : (tap?.model ?? call.model),
+      model: (this.#sent?.mapped ?? this.#out?.mapped) ? call.model : (tap?.model ?? call.model),
       status: this.#status,
       errorType: this.#errorType,
       usage,
@@ -542,7 +552,7 @@ class Exchange implements Dispatcher.DispatchHandler, Endable, QuietStream {
       upstreamRequestId: this.#upstreamRequestId,
       ttfbMs: this.#ttfbMs,
       partial: this.#partial,
-      requestBytes: call.body?.length ?? call.upload?.length ?? null,
+      requestBytes: this.#sent ? this.#sent.bytes : (call.body?.length ?? call.upload?.length ?? null),
       responseBytes: this.#bytes,
       overheadMs: this.#overheadMs,
       upstream: this.#attempt?.label ?? null,

@@ -8,7 +8,13 @@ import type { KeyResolver, Principal } from '../auth/resolver';
 import { GatewayError, knownError } from '../lib/errors';
 import { answeredRecord, clientClosedRecord, refusedRecord } from '../lib/call-record';
 import { ClientGoneError, readBody } from '../pipeline/proxied-body';
-import { forward, type ForwardDeps, type UpstreamAttempt, type UpstreamTarget } from './forward';
+import {
+  forward,
+  type ForwardCall,
+  type ForwardDeps,
+  type UpstreamAttempt,
+  type UpstreamTarget,
+} from './forward';
 import { resumeStream } from './resume';
 import { sendError, shutdownError } from './in-flight';
 import type { JsonBody } from '../pipeline/json-body';
@@ -148,28 +154,7 @@ export async function proxyCall(
     if (verdict instanceof Promise) verdict = await verdict;
     if (verdict) throw verdict;
     if (req.method === 'POST') {
-      call.body = await readBody(req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
-      if (front) call.body = await front.body(call.body);
-      const { size: body, json } = await readMessagesBody(
-        call.body,
-        opts,
-        endpoint === 'messages' ? 'messages' : 'count_tokens',
-      );
-      call.model = body.model;
-      call.stream = body.stream;
-      if (principal.policy !== null && opts.admission) {
-        const refused = opts.admission.permit(principal, body);
-        if (refused) throw refused;
-      }
-      const refs = opts.checkFileRefs?.(principal, json);
-      if (refs) await refs;
-      if (endpoint === 'messages' && opts.admission) {
-        const limits: Record<string, string> = {};
-        verdict = opts.admission.reserve(principal, call.requestId, body, limits);
-        if (verdict instanceof Promise) verdict = await verdict;
-        if (verdict) throw verdict;
-        if (Object.keys(limits).length > 0) call.limitHeaders = limits;
-      }
+      await readAndAdmit(call, opts, front);
     } else if (endpoint === 'models') {
       call.model = id && MODEL_ID.test(id) ? id : null;
       // Model discovery shows a caller only the models its policy allows.
@@ -199,6 +184,37 @@ export async function proxyCall(
   if (ended) return RESPONSE_ALREADY_SENT;
   await forward(call, opts);
   return RESPONSE_ALREADY_SENT;
+}
+
+/**
+ * Reads a messages (or count_tokens) body and admits the call on it: the model policy, the file
+ * references, the holds. The parsed body ends with this function: a stream can last minutes,
+ * and what the call keeps while it runs is its bytes (until the answer starts), never the parse.
+ */
+async function readAndAdmit(call: ForwardCall, opts: ProxyOptions, front?: CallFront): Promise<void> {
+  const { principal, endpoint } = call;
+  call.body = await readBody(call.req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
+  if (front) call.body = await front.body(call.body);
+  const { size: body, json } = await readMessagesBody(
+    call.body,
+    opts,
+    endpoint === 'messages' ? 'messages' : 'count_tokens',
+  );
+  call.model = body.model;
+  call.stream = body.stream;
+  if (principal.policy !== null && opts.admission) {
+    const refused = opts.admission.permit(principal, body);
+    if (refused) throw refused;
+  }
+  const refs = opts.checkFileRefs?.(principal, json);
+  if (refs) await refs;
+  if (endpoint === 'messages' && opts.admission) {
+    const limits: Record<string, string> = {};
+    let verdict = opts.admission.reserve(principal, call.requestId, body, limits);
+    if (verdict instanceof Promise) verdict = await verdict;
+    if (verdict) throw verdict;
+    if (Object.keys(limits).length > 0) call.limitHeaders = limits;
+  }
 }
 
 /**

@@ -33,7 +33,7 @@ export interface Messages {
 
 /** Starts what the provider surface needs: the emulator, the upstream connections, the batch follower, stream events. */
 export async function installMessages(kernel: Kernel): Promise<Messages> {
-  const { config, store, box, clock, logger, closer, limits } = kernel;
+  const { config, db, tenancy, box, clock, logger, closer, limits } = kernel;
   const emulatorKey = `sk-ant-emulator-${randomBase62(24)}`;
   const emulator = await startEmulator({ port: 0, apiKey: emulatorKey });
   closer.add(() => emulator.close());
@@ -41,10 +41,10 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
   closer.add(() => dispatcher.close());
   const upstreams = { live: config.upstreamUrl, test: { baseUrl: emulator.url, apiKey: emulatorKey } };
 
-  const objects = objectQueries(store.db.sql);
-  const directory = accountUpstreams({ sql: store.db.sql, box, egress: kernel.egress, config, dispatcher });
+  const objects = objectQueries(db.sql);
+  const directory = accountUpstreams({ sql: db.sql, box, egress: kernel.egress, config, dispatcher });
   const follower = new BatchFollower({
-    store: { objects, accounts: store.accounts },
+    store: { objects, accounts: tenancy.accounts },
     box,
     upstreams,
     accountUpstreams: directory,
@@ -82,7 +82,7 @@ export async function installMessages(kernel: Kernel): Promise<Messages> {
       logger,
       clock,
       report: (account, status) => {
-        store.accounts
+        tenancy.accounts
           .setProviderKeyStatus(account.id, account.providerKeySealed!, status)
           .catch((error) =>
             logger.warn('provider key status update failed', { accountId: account.id, error }),

@@ -1,7 +1,7 @@
-import type { Store } from '../../src/store';
+import type { InvoiceQueries } from '../../src/billing/invoice-queries';
 
 /** One issued invoice of a team seat for `accountId`, from now for a day (what the billing clock would issue). */
-export function issueSeatInvoice(store: Pick<Store, 'invoices'>, accountId: string) {
+export function issueSeatInvoice(store: { invoices: InvoiceQueries }, accountId: string) {
   const now = new Date();
   return store.invoices.issue(
     {

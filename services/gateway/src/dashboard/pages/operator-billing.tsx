@@ -13,7 +13,7 @@ export async function operatorBillingPage(deps: DashboardDeps, csrf: string, not
   const now = deps.clock();
   const [accounts, subscriptions] = await Promise.all([
     deps.store.accounts.list({}, { limit: 1000 }),
-    deps.store.subscriptions.all(),
+    deps.billing.store.subscriptions.all(),
   ]);
   const byAccount = new Map(subscriptions.map((s) => [s.accountId, s]));
   const tables: Table[] = [

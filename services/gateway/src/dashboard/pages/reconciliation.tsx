@@ -68,8 +68,8 @@ export async function reconciliationPage(p: PageCtx, flash?: ReconcileFlash): Pr
       'Only an account admin sees the reconciliation with the provider.',
     );
   const [key, latest] = await Promise.all([
-    deps.store.reconciliations.adminKey(viewer.accountId),
-    deps.store.reconciliations.latest(viewer.accountId),
+    deps.billing.store.reconciliations.adminKey(viewer.accountId),
+    deps.billing.store.reconciliations.latest(viewer.accountId),
   ]);
   const result = latest?.result as Result | undefined;
   const tables: Table[] = [
