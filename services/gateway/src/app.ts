@@ -7,6 +7,7 @@ import type { AppEnv } from './app-env';
 import type { Readiness } from './health/readiness';
 import { healthRoutes } from './health/routes';
 import { spendStatusRoutes } from './budgets/spend-status';
+import { cloudFrontRoutes } from './cloud-fronts/routes';
 import { claudeCodeEnvRoutes } from './claude-gateway/env-routes';
 import { CLAUDE_BASE, claudeGatewayRoutes } from './claude-gateway/routes';
 import type { GatewayMetrics } from './metrics/metrics';
@@ -185,6 +186,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.all('/v1/v1/*', doubledV1);
   app.route('/', tokenRoutes(identity.exchange));
   app.route('/', proxy);
+  // Bedrock InvokeModel and Vertex rawPredict, as Messages calls through the same pipeline.
+  app.route('/', cloudFrontRoutes(proxyDeps));
   const spendStatus = spendStatusRoutes({
     store: deps.organization.store,
     clock: kernel.clock,

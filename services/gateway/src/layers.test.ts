@@ -11,6 +11,7 @@
  *   account-api, identity-api, api-docs, health
  *   claude-gateway             Claude Code's `/login` to a gateway: discovery, OAuth, managed settings
  *   otlp                       Claude Code's OpenTelemetry export, received and relayed
+ *   cloud-fronts               Bedrock InvokeModel and Vertex rawPredict in front of the messages pipeline
  *   surface                    the provider's other endpoints: passthrough, files, batches
  *   billing                    plans, subscriptions, invoices, Stripe, reconciliation
  *   kernel                     the typed service object every capability is installed on
@@ -55,6 +56,7 @@ export const LAYERS = [
   'health',
   'claude-gateway',
   'otlp',
+  'cloud-fronts',
   'surface',
   'upstreams',
   'billing',
@@ -125,7 +127,7 @@ function edges(): Edge[] {
  * root. Every room is a capability's, the kernel's, or the root's.
  */
 export const CAPABILITIES = {
-  messages: ['surface', 'upstreams', 'proxy', 'streams'],
+  messages: ['cloud-fronts', 'surface', 'upstreams', 'proxy', 'streams'],
   identity: ['identity', 'identity-api', 'federation', 'claude-gateway'],
   organization: ['account-api', 'operator'],
   telemetry: ['otlp'],

@@ -43,6 +43,8 @@ const OTHERWISE_GUARDED: Record<string, string> = {
   '/keygate/v1/spend':
     "the caller's own key, as the proxy resolves it; its own limits only (spend-warnings.test.ts)",
 };
+/** Bedrock InvokeModel and Vertex rawPredict in front of the proxy (cloud-fronts/): app keys, each in its cloud's error shape. */
+const isCloudFront = (p: string) => p.startsWith('/bedrock/') || p.startsWith('/vertex/');
 const isDashboard = (p: string) => p === '/dashboard' || p.startsWith('/dashboard/');
 /**
  * Sign-in through an account's identity provider: `/idp/v1` is guarded by the provider itself
@@ -63,6 +65,7 @@ const claudeRoutes = routes.filter(([, p]) => isClaudeGateway(p) && !isClaudeOAu
 const accountRoutes = routes.filter(([, p]) => isAccount(p));
 const operatorRoutes = routes.filter(([, p]) => isOperator(p));
 const proxyRoutes = routes.filter(([, p]) => isProxy(p));
+const frontRoutes = routes.filter(([, p]) => isCloudFront(p));
 
 const OPERATOR_TOKEN = 'operator-token-0123456789';
 let stack: Stack;
@@ -220,6 +223,7 @@ describe('the route table (security)', () => {
           !isDashboard(p) &&
           !isIdentity(p) &&
           !isClaudeGateway(p) &&
+          !isCloudFront(p) &&
           !(p in OTHERWISE_GUARDED),
       );
     expect(elsewhere).toEqual([]);
@@ -277,6 +281,28 @@ describe.each(operatorRoutes.map((r, i) => [...r, `127.0.0.${10 + i}`] as const)
     });
   },
 );
+
+describe.each(frontRoutes)('cloud front %s %s (security)', (method, path) => {
+  it('refuses no key, an admin key and a key of no account (401), a suspended account (403), in its shape', async () => {
+    const at = path
+      .replace(':model_id', 'anthropic.claude-haiku-4-5-20251001-v1:0')
+      .replace(':model', 'claude-haiku-4-5@20251001:rawPredict');
+    const bedrock = path.startsWith('/bedrock/');
+    const refused = (res: ApiResponse, status: number, type: string, message?: RegExp) => {
+      if (!bedrock) return expectRefused(res, status, type, message);
+      expect(res.status).toBe(status);
+      expect(Object.keys(res.body)).toEqual(['message']);
+      expect(res.headers.get('x-amzn-errortype')).toMatch(/Exception$/);
+      if (message) expect(res.body.message).toMatch(message);
+    };
+    const post = (auth: { bearer?: string }) =>
+      api(stack.gateway.url, at, { method, body: { max_tokens: 8, messages: [] }, ...auth });
+    refused(await post({}), 401, 'authentication_error');
+    refused(await post({ bearer: acme.adminKey }), 401, 'authentication_error', /Admin keys/);
+    refused(await post({ bearer: generateKey('live') }), 401, 'authentication_error');
+    refused(await post({ bearer: suspendedAppKey }), 403, 'permission_error');
+  });
+});
 
 describe.each(proxyRoutes)('proxy %s %s (security)', (method, path) => {
   it('refuses no key, an admin key and a key of no account (401), a suspended account (403)', async () => {

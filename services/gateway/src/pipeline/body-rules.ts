@@ -36,6 +36,7 @@ const ref = (at: string, kind: RefKind): RefField[] => [
 const skills = (at: string): RefField => ({ at: `${at}[].skill_id`, kind: 'skill', unlessType: 'anthropic' });
 
 const MESSAGE: BodyRules = { models: ['model'], refs: [skills('container.skills')] };
+const FRONT: BodyRules = { models: [], refs: MESSAGE.refs };
 
 // Managed Agents, beta `managed-agents-2026-04-01`: fields as the official TypeScript SDK 1.11's
 // AgentCreateParams, AgentUpdateParams, SessionCreateParams and SessionUpdateParams name them (read 2026-11-29).
@@ -66,6 +67,10 @@ const DEPLOYMENT: BodyRules = { models: [], refs: RUNS_ON };
 export const BODY_RULES: Readonly<Record<string, BodyRules>> = {
   'POST /v1/messages': MESSAGE,
   'POST /v1/messages/count_tokens': MESSAGE,
+  // The cloud fronts (cloud-fronts/): a Messages body whose model is in the path, not the body.
+  'POST /bedrock/model/{model_id}/invoke': FRONT,
+  'POST /bedrock/model/{model_id}/invoke-with-response-stream': FRONT,
+  'POST /vertex/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{model}': FRONT,
   'POST /v1/messages/batches': {
     models: ['requests[].params.model'],
     refs: [skills('requests[].params.container.skills')],

@@ -8,6 +8,8 @@ const NO_RULES: BodyRules = { models: [], refs: [] };
 export type Face =
   /** The provider's JSON and its error object (`{type: 'error', error: {type, message}}`). */
   | 'provider'
+  /** Bedrock's runtime API: `{"message"}` errors named by `x-amzn-ErrorType` (cloud-fronts/bedrock-answer.ts). */
+  | 'bedrock'
   /** SCIM 2.0 resources and `urn:ietf:params:scim:api:messages:2.0:Error`. */
   | 'scim'
   /** OTLP/HTTP: the provider's error object, as Claude Code's exporter reads any JSON. */

@@ -116,6 +116,18 @@ export const ENDPOINTS: readonly Endpoint[] = [
     'GET /v1/models/:id',
     ...OWNED,
   ]),
+  // Bedrock InvokeModel and Vertex rawPredict in front of the messages pipeline (cloud-fronts/):
+  // Bedrock's answers and errors in Bedrock's shape, Vertex's in the provider's (as Vertex answers for Claude).
+  ...family(
+    { ...PROVIDER, face: 'bedrock' },
+    ['POST /model/:model_id/invoke', 'POST /model/:model_id/invoke-with-response-stream'],
+    '/bedrock',
+  ),
+  ...family(
+    PROVIDER,
+    ['POST /projects/:project/locations/:location/publishers/anthropic/models/:model'],
+    '/vertex/v1',
+  ),
   // The caller's own spend limits and spend (`keygate statusline`): read, never recorded.
   ...family({ ...PROVIDER, writes: none, limits: 'none', recording: 'none' }, ['GET /keygate/v1/spend']),
   ...family(

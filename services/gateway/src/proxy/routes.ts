@@ -89,6 +89,15 @@ export function proxyRoutes(opts: ProxyOptions): Hono<AppEnv> {
 
 export type Endpoint = keyof typeof CANONICAL_PATH;
 
+/**
+ * A call that reaches the messages pipeline through another API's shape (cloud-fronts/): its body
+ * as a Messages body, made once read and before it is validated; a refusal it throws is
+ * answered and recorded like any other.
+ */
+export interface CallFront {
+  body(raw: Buffer): Promise<Buffer>;
+}
+
 /** `keygate-resumable: true | false` decides for the request; without it, the key's setting does. */
 function wantsResume(header: string | string[] | undefined, principal: Principal): boolean {
   if (header === 'true') return true;
@@ -113,6 +122,7 @@ export async function proxyCall(
   endpoint: Endpoint,
   id: string | undefined,
   opts: ProxyOptions,
+  front?: CallFront,
 ): Promise<Response> {
   const call = newForwardCall({
     req,
@@ -122,7 +132,7 @@ export async function proxyCall(
     path: upstreamPath(endpoint, id, req.url),
     requestId,
     startedAt,
-    resumable: endpoint === 'messages' && wantsResume(req.headers['keygate-resumable'], principal),
+    resumable: endpoint === 'messages' && !front && wantsResume(req.headers['keygate-resumable'], principal),
   });
   // Until it goes upstream, a call ended by a shutdown is answered and recorded here.
   let ended = false;
@@ -147,7 +157,7 @@ export async function proxyCall(
     if (verdict instanceof Promise) verdict = await verdict;
     if (verdict) throw verdict;
     if (req.method === 'POST') {
-      await readAndAdmit(call, opts);
+      await readAndAdmit(call, opts, front);
     } else if (endpoint === 'models') {
       call.model = id && MODEL_ID.test(id) ? id : null;
       // Model discovery shows a caller only the models its policy allows.
@@ -184,9 +194,10 @@ export async function proxyCall(
  * references, the holds. The parsed body ends with this function: a stream can last minutes,
  * and what the call keeps while it runs is its bytes (until the answer starts), never the parse.
  */
-async function readAndAdmit(call: ForwardCall, opts: ProxyOptions): Promise<void> {
+async function readAndAdmit(call: ForwardCall, opts: ProxyOptions, front?: CallFront): Promise<void> {
   const { principal, endpoint } = call;
   call.body = await readBody(call.req, { limit: opts.maxBodyBytes, idleMs: opts.bodyIdleMs ?? 30_000 });
+  if (front) call.body = await front.body(call.body);
   const { size: body, json } = await readMessagesBody(
     call.body,
     opts,

@@ -66,6 +66,10 @@ export function faceProblem(face: Face, status: number, contentType: string, tex
   }
   if (face === 'oauth')
     return typeof body.error === 'string' ? null : `not an OAuth error: ${text.slice(0, 160)}`;
+  if (face === 'bedrock')
+    return typeof body.message === 'string' && Object.keys(body).length === 1
+      ? null
+      : `not a Bedrock error: ${text.slice(0, 160)}`;
   if (face === 'scim')
     return body.schemas?.includes(SCIM_ERROR) && String(body.status) === String(status)
       ? null

@@ -40,6 +40,9 @@ export function concrete(row: Endpoint, caller: Caller, ids: Ids, nul = false): 
     if (param === 'account')
       return row.credentials.includes('app-key') ? caller.appAccountId : caller.accountId;
     if (nul) return encodeURIComponent(NUL);
+    // The cloud fronts name a model in the path, as their clouds spell it.
+    if (param === 'model_id') return encodeURIComponent('anthropic.claude-haiku-4-5-20251001-v1:0');
+    if (param === 'model') return `${encodeURIComponent('claude-haiku-4-5@20251001')}:rawPredict`;
     if (param === 'account_id') return caller.accountId;
     if (param === 'plan_id') return 'team';
     if (param === 'file') return 'inv_0000000000.html';

@@ -26,6 +26,21 @@ const VALID_WRITE: Record<string, object> = {
   '/rate_limits': { scope: { type: 'user' }, limits: [{ type: 'requests_per_minute', value: 100 }] },
   '/v1/messages': { model: 'claude-haiku-4-5', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
   '/v1/messages/count_tokens': { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] },
+  '/invoke': {
+    anthropic_version: 'bedrock-2023-05-31',
+    max_tokens: 8,
+    messages: [{ role: 'user', content: 'hi' }],
+  },
+  '/invoke-with-response-stream': {
+    anthropic_version: 'bedrock-2023-05-31',
+    max_tokens: 8,
+    messages: [{ role: 'user', content: 'hi' }],
+  },
+  '/models/:model': {
+    anthropic_version: 'vertex-2023-10-16',
+    max_tokens: 8,
+    messages: [{ role: 'user', content: 'hi' }],
+  },
   '/v1/messages/batches': {
     requests: [
       {
