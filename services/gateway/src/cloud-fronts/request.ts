@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../lib/errors';
-import { boundJson } from '../pipeline/json-bounds';
+import { parseJson } from '../pipeline/body-reader';
 
 /**
  * How a front's body differs from a Messages body, read 2026-11-29:
@@ -33,13 +33,8 @@ export async function messagesBody(
   headers: IncomingHttpHeaders,
   call: FrontCall,
 ): Promise<Buffer> {
-  await boundJson(raw);
-  let json: unknown;
-  try {
-    json = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new GatewayError('invalid_request_error', 'The request body is not valid JSON.');
-  }
+  // The one reader's parse: bounded (depth, values) before JSON.parse sees it.
+  const json = await parseJson(raw);
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new GatewayError('invalid_request_error', 'The request body must be a JSON object.');
   const body = json as Record<string, unknown>;
