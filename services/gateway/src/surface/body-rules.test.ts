@@ -4,8 +4,9 @@ import { forwardable } from './passthrough-routes';
 
 describe('the table of model and reference fields', () => {
   it('keys every entry by method and path template, as call.ts names endpoints', () => {
+    // The provider's paths, and the cloud fronts' (cloud-fronts/: Bedrock's and Vertex's own).
     for (const endpoint of Object.keys(BODY_RULES))
-      expect(endpoint).toMatch(/^(POST|PATCH|PUT) \/v1\/[a-z_/{}]+$/);
+      expect(endpoint).toMatch(/^(POST|PATCH|PUT) \/(v1|bedrock|vertex\/v1)\/[a-z_/{}-]+$/);
   });
 
   it('finds each string at a field, with its place and holder; other types name nothing', () => {
