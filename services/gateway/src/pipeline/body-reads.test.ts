@@ -23,7 +23,8 @@ const READERS: Record<string, string> = {
 const JSON_PARSERS: Record<string, string> = {
   'pipeline/body-reader.ts': 'the one reader, after boundJson',
   'pipeline/json-body.ts': "/v1/messages' body, after validate.ts ran boundJson on it",
-  'cloud-fronts/bedrock-answer.ts': "an error answer's body (the gateway's or the provider's), rewritten in Bedrock's shape",
+  'cloud-fronts/bedrock-answer.ts':
+    "an error answer's body (the gateway's or the provider's), rewritten in Bedrock's shape",
   'account-api/analytics-routes.ts': 'a page cursor from the query string',
   'billing/reconcile.ts': 'a row id the gateway built itself',
   'call-log/segment.ts': 'call records from the spool on local disk',
