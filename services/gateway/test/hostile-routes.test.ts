@@ -287,6 +287,13 @@ function checkShape(raw: string, res: Response, text: string, what: string): voi
     expect(json, what).toMatchObject({ error: expect.any(String), error_description: expect.any(String) });
     return;
   }
+  // Bedrock's InvokeModel front answers in Bedrock's shape (cloud-fronts/bedrock-answer.ts).
+  if (/^\/bedrock\/model\/[^/]+\/invoke(-with-response-stream)?$/.test(path)) {
+    expect(Object.keys(json), what).toEqual(['message']);
+    expect(json.message, what).toEqual(expect.any(String));
+    expect(res.headers.get('x-amzn-errortype'), what).toEqual(expect.any(String));
+    return;
+  }
   // The provider's error shape (upstream errors from the emulator are its own, passed through).
   expect(json, what).toMatchObject({
     type: 'error',
