@@ -231,7 +231,7 @@ export const EnvSchema = z.object({
     ),
   KEYGATE_SPOOL_SYNC_MS: ms(50).meta(
     doc(
-      'group commit: the spool is fsynced at most this long after a call ends (a kill -9 can lose calls that ended within it)',
+      "group commit: what the spool has written (at once, on the call log thread's next turn, so a killed process keeps it) is fdatasynced at most this long after a call ends; a power cut can lose calls that ended within it",
     ),
   ),
   KEYGATE_LOG_LEVEL: z

@@ -58,6 +58,35 @@ describe('Spool', () => {
       expect(Buffer.byteLength(encodeLine(r))).toBe(Buffer.byteLength(copyLine(r)) + SPOOL_LINE_EXTRA);
   });
 
+  it('writes a line to its file on the next turn, long before the group commit: a killed process keeps it', async () => {
+    // The page cache outlives a kill -9; only a power cut needs the fdatasync, a minute away here.
+    const spool = await Spool.open(spoolOpts({ syncMs: 60_000 }));
+    const entries = [0, 1].map((i) => ({
+      line: copyLine(record(i)),
+      share: null as never,
+      at: 0,
+      seg: null,
+      done: false,
+      inMemory: true,
+    }));
+    for (const e of entries) expect(spool.append(e)).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    await until(
+      () => segments().length === 1 && readFileSync(join(dir, segments()[0]!), 'utf8').length > 0,
+      1000,
+    );
+    expect(readFileSync(join(dir, segments()[0]!), 'utf8')).toBe(
+      [0, 1].map((i) => encodeLine(record(i))).join(''),
+    );
+    // Done with before its group commit: still closed and deleted only after it.
+    spool.release(entries[0]!.seg!, 2);
+    spool.seal(entries[0]!.seg!);
+    expect(segments()).toHaveLength(1);
+    await spool.flush();
+    expect(segments()).toHaveLength(0);
+    await spool.close();
+  });
+
   it('puts each record on disk within the sync interval, before PostgreSQL takes it', async () => {
     const sink = new Sink();
     sink.down = true;

@@ -65,13 +65,15 @@ export interface SpoolStatus {
 // Segments hold COPY lines (`.tsv`); an earlier version's hold JSON lines (`.jsonl`), read the same way.
 const NAME = /^calls-(\d{12})\.(?:tsv|jsonl)$/;
 const RETRY_AFTER_ERROR_MS = 1_000;
-const WRITE_NOW_BYTES = 1 << 20;
 
 /**
- * The call log's local, append-only spool. `append` only buffers (the request path never
- * waits for the disk); every `syncMs` the buffer is written and fdatasync'ed in one go, so a
- * record is durable at most `syncMs` plus one write and fdatasync after it was appended.
- * A segment is deleted once every record in it is committed by PostgreSQL.
+ * The call log's local, append-only spool, run on the call log's thread (the request path never
+ * waits for the disk). `append` buffers a line and the thread's next turn writes what is
+ * buffered in one write: from then on the line is in the kernel's page cache, which a killed
+ * process (kill -9, a crash, the OOM killer) does not take with it. Every `syncMs` what was
+ * written is fdatasync'ed in one go (group commit), so a power cut or a kernel crash loses at
+ * most the last `syncMs` plus one fdatasync. A segment is deleted once every record in it is
+ * committed by PostgreSQL.
  */
 export class Spool {
   readonly #opts: Required<Omit<SpoolOptions, 'onUnspooled'>> & Pick<SpoolOptions, 'onUnspooled'>;
@@ -80,8 +82,12 @@ export class Spool {
   #nextSeq: number;
   #bytes = 0;
   #buffer: Array<{ entry: SpoolEntry; size: number; seg: Segment }> = [];
-  #bufferedBytes = 0;
+  /** The next group commit (fdatasync of what was written since the last). */
   #timer: NodeJS.Timeout | null = null;
+  #writeScheduled = false;
+  /** Segments written to since their last fdatasync, and whether a new file awaits its directory's. */
+  readonly #unsynced = new Set<Segment>();
+  #dirUnsynced = false;
   #writing: Promise<void> | null = null;
   #settleLater = new Set<Segment>();
   #full = false;
@@ -173,11 +179,18 @@ export class Spool {
     seg.buffered++;
     this.#bytes += size;
     this.#buffer.push({ entry, size, seg });
-    this.#bufferedBytes += size;
-    if (this.#bufferedBytes >= WRITE_NOW_BYTES) void this.flush();
-    else this.#timer ??= setTimeout(() => void this.flush(), this.#opts.syncMs);
+    if (!this.#writeScheduled) {
+      this.#writeScheduled = true;
+      setImmediate(this.#writeSoon);
+    }
     return true;
   }
+
+  /** What was appended during this turn goes to the file in one write. */
+  readonly #writeSoon = (): void => {
+    this.#writeScheduled = false;
+    void this.#run(false);
+  };
 
   #refuse(): false {
     this.unspooled++;
@@ -231,21 +244,32 @@ export class Spool {
   }
 
   /** Writes and fdatasyncs what is buffered now. */
-  async flush(): Promise<void> {
+  flush(): Promise<void> {
+    return this.#run(true);
+  }
+
+  /** One round at a time: the buffered lines written, then (`sync`) everything written fdatasync'ed. */
+  async #run(sync: boolean): Promise<void> {
     while (this.#writing) await this.#writing;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    if (this.#buffer.length === 0 && this.#settleLater.size === 0) return;
-    this.#writing = this.#writeRound().finally(() => (this.#writing = null));
+    if (sync && this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    const idle = sync
+      ? this.#buffer.length === 0 && this.#unsynced.size === 0 && this.#settleLater.size === 0
+      : this.#buffer.length === 0;
+    if (idle) return;
+    const round = async () => {
+      await this.#writeRound();
+      if (sync) await this.#syncRound();
+    };
+    this.#writing = round().finally(() => (this.#writing = null));
     await this.#writing;
   }
 
   async #writeRound(): Promise<void> {
     const batch = this.#buffer;
     this.#buffer = [];
-    this.#bufferedBytes = 0;
-    const touched = new Set<Segment>();
-    let created = false;
     for (let i = 0; i < batch.length; ) {
       const seg = batch[i]!.seg;
       let j = i;
@@ -255,20 +279,30 @@ export class Spool {
       try {
         if (!seg.handle) {
           seg.handle = await open(seg.path, 'a', 0o600);
-          created = true;
+          this.#dirUnsynced = true;
         }
         const data = group.map((g) => spoolLine(g.entry.line)).join('');
         await seg.handle.appendFile(data);
         seg.written += Buffer.byteLength(data);
         seg.buffered -= group.length;
-        touched.add(seg);
+        this.#unsynced.add(seg);
       } catch (err) {
         await this.#failed(seg, group, err);
       }
     }
+    if (this.#unsynced.size > 0) this.#timer ??= setTimeout(() => void this.flush(), this.#opts.syncMs);
+  }
+
+  /** Group commit: what was written since the last one is fdatasync'ed; segments done with are then closed. */
+  async #syncRound(): Promise<void> {
+    const touched = [...this.#unsynced];
+    this.#unsynced.clear();
     try {
-      if (created) await syncDir(this.#opts.dir);
-      await Promise.all([...touched].map((seg) => seg.handle?.datasync()));
+      if (this.#dirUnsynced) {
+        this.#dirUnsynced = false;
+        await syncDir(this.#opts.dir);
+      }
+      await Promise.all(touched.map((seg) => seg.handle?.datasync()));
     } catch (err) {
       this.#opts.logger.error('call spool fdatasync failed', { error: err });
     }
@@ -319,7 +353,8 @@ export class Spool {
   }
 
   async #settleNow(seg: Segment): Promise<void> {
-    if (seg.buffered > 0 || seg.spilled || !this.#segments.has(seg.seq)) return;
+    // A segment written since the last group commit is closed after it, not before.
+    if (seg.buffered > 0 || seg.spilled || this.#unsynced.has(seg) || !this.#segments.has(seg.seq)) return;
     if (seg.outstanding <= 0 && this.#active === seg && !this.#closed) {
       seg.sealed = true;
       this.#active = null;
