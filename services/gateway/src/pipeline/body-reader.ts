@@ -124,7 +124,11 @@ async function readStream(c: Context, spec: Bounds): Promise<Buffer> {
       size += value.length;
       if (!into && size >= PREALLOCATE && Number.isSafeInteger(declared) && declared >= size) {
         into = Buffer.allocUnsafe(declared);
-        Buffer.concat(chunks, size).copy(into);
+        let at = 0;
+        for (const c of chunks) {
+          into.set(c, at);
+          at += c.length;
+        }
         chunks = [];
       }
     }

@@ -71,21 +71,29 @@ export class JsonBody {
       const text = body.toString('latin1');
       return JsonBody.#whole(body, readsAsLatin1(body, text) ? text : null);
     }
-    // The skeleton is cut from the bytes: the long strings are not copied.
+    // The skeleton is cut from the bytes into one buffer: the long strings are not copied, and
+    // each stands as its token, a JSON string of ASCII (`"\u0000kg<nonce>:<n>"`).
     const nonce = `\u0000kg${randomBase62(16)}:`;
+    const quoted = `"\\u0000${nonce.slice(1)}`;
     const long = new Map<string, LongString>();
-    const pieces: Buffer[] = [];
+    let size = body.length;
+    for (let i = 0; i < extents.length; i += 2) size -= extents[i + 1]! - extents[i]! + 2;
+    const tokens = extents.length / 2;
+    size += tokens * (quoted.length + 1) + digitsUpTo(tokens);
+    const skeleton = Buffer.allocUnsafe(size);
     let copied = 0;
+    let at = 0;
     for (let i = 0; i < extents.length; i += 2) {
       const start = extents[i]!;
       const end = extents[i + 1]!;
-      const token = nonce + long.size;
-      long.set(token, { start, end, checked: false, escaped: false });
-      pieces.push(body.subarray(copied, start - 1), Buffer.from(JSON.stringify(token)));
+      const n = long.size;
+      long.set(nonce + n, { start, end, checked: false, escaped: false });
+      at += body.copy(skeleton, at, copied, start - 1);
+      at += skeleton.write(`${quoted}${n}"`, at, 'latin1');
       copied = end + 1;
     }
-    pieces.push(body.subarray(copied));
-    const skeleton = Buffer.concat(pieces);
+    at += body.copy(skeleton, at, copied);
+    if (at !== size) throw new Error(`skeleton of ${at} bytes, ${size} expected`);
     // Only the skeleton's strings are read from the parse (the long ones from the bytes, as UTF-8),
     // so only the skeleton needs to read as Latin-1 as it does as UTF-8. The cuts fall on quotes,
     // never inside a UTF-8 sequence.
@@ -205,6 +213,14 @@ const HEX_8_TO_F = new Set([...'abcdefABCDEF'].map((c) => c.charCodeAt(0)));
 const LATIN1_HIGH = /[\x80-\xff]/;
 const LATIN1_RUNS = /[\x80-\xff]+/g;
 const utf8Of = (run: string) => Buffer.from(run, 'latin1').toString('utf8');
+
+/** The decimal digits of 0, 1, … n-1 written one after another. */
+function digitsUpTo(n: number): number {
+  let digits = 0;
+  for (let width = 1, from = 0, to = 10; from < n; width++, from = to, to *= 10)
+    digits += width * (Math.min(n, to) - from);
+  return digits;
+}
 
 /** Start and end offsets (between the quotes) of the strings of at least LONG_STRING bytes. */
 function longStringsOf(body: Buffer): number[] {

@@ -52,7 +52,9 @@ export function readBody(req: IncomingMessage, opts: ReadBodyOptions): Promise<B
       size += chunk.length;
       if (!into && size >= PREALLOCATE && Number.isSafeInteger(declared) && declared >= size) {
         into = Buffer.allocUnsafe(declared);
-        Buffer.concat(chunks, size).copy(into);
+        // Chunk by chunk: a concatenation first would allocate and copy the first megabyte twice.
+        let at = 0;
+        for (const c of chunks) at += c.copy(into, at);
         chunks = [];
       }
     };
