@@ -151,6 +151,20 @@ describe('a batch made on an account upstream', () => {
       what: "the follower's warning about the removed upstream",
     });
     expect(await batchRow(id)).toMatchObject({ status: 'in_progress', results_recorded: 0 });
+    // Checked again: put back at the longest backoff (a minute; a check's lease is two), and not
+    // warned about a second time.
+    await sql()`update batches set next_check_at = now() where id = ${id}`;
+    await waitFor(
+      async () => {
+        const [b] =
+          await sql()`select next_check_at between now() + interval '30 seconds' and now() + interval '90 seconds' as later from batches where id = ${id}`;
+        return b?.later === true;
+      },
+      { timeout: 15_000, what: 'the second check putting the batch back at the longest backoff' },
+    );
+    const said = suite.stack.logs.filter((l) => l.includes('was removed') && l.includes(id));
+    expect(said.filter((l) => l.includes('"level":"warn"'))).toHaveLength(1);
+    expect(said.filter((l) => l.includes('"level":"debug"'))).toHaveLength(1);
     const got = await api(gateway(), `/v1/messages/batches/${id}`, { bearer: suite.stack.appKey });
     expect(got.status).toBe(502);
     expect(got.body.error.type).toBe('api_error');

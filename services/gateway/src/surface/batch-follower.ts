@@ -57,6 +57,8 @@ export class BatchFollower {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #stopped = false;
+  /** Batches whose removed upstream was already reported. */
+  readonly #saidRemoved = new Set<string>();
 
   constructor(deps: FollowerDeps) {
     this.#deps = deps;
@@ -137,9 +139,15 @@ export class BatchFollower {
     this.#deps.logger.info('batch follower: batch recorded', { batchId: batch.id, results: count });
   }
 
-  /** Its upstream is gone: kept open and checked at the longest backoff, never read elsewhere. */
+  /**
+   * Its upstream is gone: kept open and checked at the longest backoff, never read elsewhere.
+   * Said once per batch (a warning every check would repeat until an operator acts); later
+   * checks say it at debug level.
+   */
   #homeRemoved(batch: OpenBatch): Promise<void> {
-    this.#deps.logger.warn(
+    const said = this.#saidRemoved.has(batch.id);
+    this.#saidRemoved.add(batch.id);
+    this.#deps.logger[said ? 'debug' : 'warn'](
       'batch follower: the account upstream that created this batch was removed; the batch stays open, unread, until that upstream is restored',
       { batchId: batch.id, accountId: batch.accountId, upstream: batch.upstreamId },
     );
