@@ -1,4 +1,4 @@
-import { toFile } from '@anthropic-ai/sdk';
+import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failure, startSurfaceStack, type Seat, type SurfaceStack } from './surface-kit';
 
@@ -91,6 +91,34 @@ describe("lists of a member's own objects", () => {
 
   // Found by the property test of hostile-routes (seed 1369394513): a cursor with a NUL reached
   // PostgreSQL, which refused the byte, and the list answered 500.
+  it("a member's test key lists what test keys made, and leaves their live files alone", async () => {
+    const test = await s.stack.newKey({ kind: 'test', memberId: s.alice.memberId });
+    const testSeat = { ...s.alice, key: test.secret, keyId: test.id };
+    const upload = async (client: Anthropic, name: string) =>
+      (
+        await client.beta.files.upload({
+          file: await toFile(Buffer.from(name), `${name}.txt`, { type: 'text/plain' }),
+          betas: [FILES_BETA],
+        })
+      ).id;
+    const live = await upload(s.alice.client, 'alice-live');
+    const made = await upload(
+      new Anthropic({ baseURL: s.stack.gateway.url, apiKey: test.secret, maxRetries: 0 }),
+      'alice-test',
+    );
+    // The test key's list: its own file only. Before, it looked the live one up in the emulator,
+    // did not find it there, and forgot it, so the live list lost it too.
+    const listed = await page(testSeat, '/v1/files?limit=100');
+    expect(listed.data.map((f) => f.id)).toContain(made);
+    expect(listed.data.map((f) => f.id)).not.toContain(live);
+    const liveList = await page(s.alice, '/v1/files?limit=100');
+    expect(liveList.data.map((f) => f.id)).toContain(live);
+    expect(liveList.data.map((f) => f.id)).not.toContain(made);
+    const [row] = await s.stack.gateway.store.db
+      .sql`select deleted_at from provider_objects where id = ${live}`;
+    expect(row).toEqual({ deleted_at: null });
+  });
+
   it('a cursor that is no object id (NUL, non-ASCII, too long) is a 400 naming it, on every list', async () => {
     const lists = [
       '/v1/files',

@@ -13,6 +13,8 @@ export interface ObjectOwner {
   groupId: string | null;
   /** The account upstream it was made on (`ups_…`); null for the provider key (or a test key's emulator). */
   upstreamId?: string | null;
+  /** Made with a live key (false: a test key, in Keygate's emulator); true when absent. */
+  live?: boolean;
 }
 
 /** An object of a list: its id and where it lives (as ObjectOwner's `upstreamId`). */
@@ -52,8 +54,9 @@ export function objectQueries(sql: Sql) {
   return {
     async claim(accountId: string, o: ObjectOwner): Promise<void> {
       await sql`
-        insert into provider_objects (account_id, id, kind, key_id, member_id, group_id, upstream_id)
-        values (${accountId}, ${o.id}, ${o.kind}, ${o.keyId}, ${o.memberId}, ${o.groupId}, ${o.upstreamId ?? null})
+        insert into provider_objects (account_id, id, kind, key_id, member_id, group_id, upstream_id, live)
+        values (${accountId}, ${o.id}, ${o.kind}, ${o.keyId}, ${o.memberId}, ${o.groupId}, ${o.upstreamId ?? null},
+                ${o.live ?? true})
         on conflict (account_id, id) do nothing`;
     },
     /** The owners of these ids in the account (ids Keygate never saw are absent). */
@@ -70,18 +73,21 @@ export function objectQueries(sql: Sql) {
      * One page of an owner's objects of a kind, newest first, as the provider pages its lists:
      * `afterId` takes the older ones after it, `beforeId` the newer ones just before it. A member
      * owns what their keys made; a key of no member what it made itself; no owner: the account's.
+     * `live`: the objects live keys made, or (false) those test keys made in the emulator.
      */
     async ownedPage(
       accountId: string,
       kind: ObjectKind,
       owner: { memberId: string | null; keyId: string } | null,
       page: { afterId: string | null; beforeId: string | null; limit: number },
+      live = true,
     ): Promise<ListedObject[]> {
-      const mine = !owner
+      const whose = !owner
         ? sql`true`
         : owner.memberId
           ? sql`member_id = ${owner.memberId}`
           : sql`member_id is null and key_id = ${owner.keyId}`;
+      const mine = sql`live = ${live} and ${whose}`;
       const at = (id: string) =>
         sql`(select created_at, id from provider_objects where account_id = ${accountId} and id = ${id})`;
       const rows = page.beforeId

@@ -60,5 +60,13 @@ export function ownerOf(
   groupId: string | null,
   upstreamId: string | null = null,
 ): ObjectOwner {
-  return { id, kind, keyId: p.key.id, memberId: p.key.memberId, groupId, upstreamId };
+  return {
+    id,
+    kind,
+    keyId: p.key.id,
+    memberId: p.key.memberId,
+    groupId,
+    upstreamId,
+    live: p.key.kind !== 'test',
+  };
 }
