@@ -5,6 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { bodyTooLarge } from '../lib/body-limit';
 import { GatewayError } from '../lib/errors';
 import type { FormFields, RequestBody } from '../lib/request-body';
+import { BodyCollector } from './body-collector';
 import { boundJson } from './json-bounds';
 
 /**
@@ -26,10 +27,6 @@ interface GzipAble {
   kind: 'gzip-able';
   maxInflated: number;
 }
-
-// Past this much received, the rest is copied into one buffer sized from content-length rather
-// than kept as chunks and concatenated (twice the body at the peak), as proxy/body.ts does.
-const PREALLOCATE = 1024 * 1024;
 
 /**
  * The one request-body reader, as middleware a route family mounts: a declared length over the
@@ -111,32 +108,19 @@ async function readStream(c: Context, spec: Bounds): Promise<Buffer> {
   if (!stream) return Buffer.alloc(0);
   const declared = Number(c.req.header('content-length'));
   const reader = stream.getReader();
-  let chunks: Uint8Array[] = [];
-  let into: Buffer | null = null;
-  let size = 0;
+  const body = new BodyCollector(declared);
   try {
     for (;;) {
       const { done, value } = await nextChunk(reader, spec.idleMs);
       if (done) break;
-      if (size + value.length > spec.maxBytes) throw tooLarge(c, spec);
-      if (into) into.set(value, size);
-      else chunks.push(value);
-      size += value.length;
-      if (!into && size >= PREALLOCATE && Number.isSafeInteger(declared) && declared >= size) {
-        into = Buffer.allocUnsafe(declared);
-        let at = 0;
-        for (const c of chunks) {
-          into.set(c, at);
-          at += c.length;
-        }
-        chunks = [];
-      }
+      if (body.size + value.length > spec.maxBytes) throw tooLarge(c, spec);
+      body.add(value);
     }
   } finally {
     // What is left unread is discarded by the error handler (lib/body-limit.ts discardUnread).
     reader.releaseLock();
   }
-  return into ? into.subarray(0, size) : Buffer.concat(chunks, size);
+  return body.body();
 }
 
 /** The next chunk, or a 408 when none comes within `idleMs`. */

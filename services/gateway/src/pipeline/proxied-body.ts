@@ -1,10 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../lib/errors';
-
-// Past this much received, the rest of the body is copied into one buffer sized from
-// content-length, rather than kept as chunks and concatenated at the end (twice the body's
-// size at the peak). Waiting for real bytes first means a declared size reserves nothing.
-const PREALLOCATE = 1024 * 1024;
+import { BodyCollector } from './body-collector';
 
 /** The client went away before its request body arrived in full. */
 export class ClientGoneError extends Error {
@@ -26,9 +22,7 @@ export function readBody(req: IncomingMessage, opts: ReadBodyOptions): Promise<B
   if (declared > limit) return Promise.reject(tooLarge(limit));
   if (req.destroyed || req.readableAborted) return Promise.reject(new ClientGoneError());
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
-    let into: Buffer | null = null;
-    let size = 0;
+    const body = new BodyCollector(declared);
     const timer = setTimeout(onIdle, idleMs);
     function onIdle() {
       cleanup();
@@ -41,27 +35,17 @@ export function readBody(req: IncomingMessage, opts: ReadBodyOptions): Promise<B
       );
     }
     const onData = (chunk: Buffer) => {
-      if (size + chunk.length > limit) {
+      if (body.size + chunk.length > limit) {
         cleanup();
         reject(tooLarge(limit));
         return;
       }
       timer.refresh();
-      if (into) chunk.copy(into, size);
-      else chunks.push(chunk);
-      size += chunk.length;
-      if (!into && size >= PREALLOCATE && Number.isSafeInteger(declared) && declared >= size) {
-        into = Buffer.allocUnsafe(declared);
-        // Chunk by chunk: a concatenation first would allocate and copy the first megabyte twice.
-        let at = 0;
-        for (const c of chunks) at += c.copy(into, at);
-        chunks = [];
-      }
+      body.add(chunk);
     };
     const onEnd = () => {
       cleanup();
-      if (into) resolve(into.subarray(0, size));
-      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      resolve(body.body());
     };
     // A request stream errors only when its connection broke ('aborted', ECONNRESET).
     const onError = () => {
