@@ -49,12 +49,24 @@ interface LongString {
 export class JsonBody {
   /** The parsed body. Its strings may be read as Latin-1: compare them with ASCII text only, and read them with `text()`. */
   readonly value: unknown;
+  /**
+   * The bytes the parse read: the body itself, or past LARGE_BODY with its long strings cut out
+   * (each a short token). A search for a field name or a short value needs only these.
+   */
+  readonly structure: Buffer;
   readonly #body: Buffer;
   readonly #long: Map<string, LongString>;
   readonly #latin1: boolean;
 
-  private constructor(body: Buffer, value: unknown, long: Map<string, LongString>, latin1: boolean) {
+  private constructor(
+    body: Buffer,
+    value: unknown,
+    long: Map<string, LongString>,
+    latin1: boolean,
+    structure = body,
+  ) {
     this.#body = body;
+    this.structure = structure;
     this.value = value;
     this.#long = long;
     this.#latin1 = latin1;
@@ -104,7 +116,7 @@ export class JsonBody {
     } catch {
       return JsonBody.#whole(body, readsAsLatin1(body, null) ? body.toString('latin1') : null);
     }
-    return new JsonBody(body, value, long, asLatin1);
+    return new JsonBody(body, value, long, asLatin1, skeleton);
   }
 
   /** `text`: the body read as Latin-1 when that parses as its UTF-8 does (readsAsLatin1), else null. */

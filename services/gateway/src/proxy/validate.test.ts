@@ -39,6 +39,22 @@ describe('validateMessagesBody', () => {
     expect(await of({ type: 'ephemeral' })).toBe('5m');
     expect(await of({ type: 'ephemeral', ttl: '5m' })).toBe('5m');
     expect(await of({ type: 'ephemeral', ttl: '1h' })).toBe('1h');
+    // A large body is searched without its long strings: the cache_control after them still counts.
+    const long = { type: 'text', text: 'x'.repeat(200_000) };
+    const large = async (cache?: object) =>
+      (
+        await validateMessagesBody(
+          body({
+            model: 'claude-x',
+            max_tokens: 5,
+            messages: [{ role: 'user', content: [long, text(cache)] }],
+          }),
+          opts,
+        )
+      ).cacheWrite;
+    expect(await large()).toBeNull();
+    expect(await large({ type: 'ephemeral' })).toBe('5m');
+    expect(await large({ type: 'ephemeral', ttl: '1h' })).toBe('1h');
   });
 
   it('lets through roles, block types, fields and values it has never seen', async () => {

@@ -49,7 +49,8 @@ const ONE_HOUR = Buffer.from('"1h"');
 /**
  * Which cache write a body asks for, by a search of its bytes (no walk): none without a
  * `cache_control`, 1 hour when a `"1h"` follows one, else 5 minutes. Admission prices the input
- * it expects to be written at that rate; a stray "1h" elsewhere only prices it dearer.
+ * it expects to be written at that rate; a stray "1h" elsewhere only prices it dearer. Given the
+ * body's structure (JsonBody.structure), its long strings (a tool result, a PDF) are not searched.
  */
 export function cacheWriteOf(body: Buffer): CacheWrite {
   const at = body.indexOf(CACHE_CONTROL);
@@ -95,7 +96,7 @@ export async function readMessagesBody(
   // reads is the provider's to judge: its content cannot change the body's structure (its quotes
   // were found by the scan), and checking every one cost more CPU than the rest of the reading.
   try {
-    return { size: await checkBody(json, opts, endpoint, body), json };
+    return { size: await checkBody(json, opts, endpoint), json };
   } catch (err) {
     throw err instanceof SyntaxError ? notJson(err) : err;
   }
@@ -105,7 +106,6 @@ async function checkBody(
   json: JsonBody,
   opts: ValidateOptions,
   endpoint: 'messages' | 'count_tokens',
-  body: Buffer,
 ): Promise<ValidatedBody> {
   if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) {
     throw new GatewayError('invalid_request_error', 'Request body must be a JSON object.');
@@ -126,7 +126,7 @@ async function checkBody(
     maxTokens,
     inputBytes: json.bytes,
     pdfPages,
-    cacheWrite: cacheWriteOf(body),
+    cacheWrite: cacheWriteOf(json.structure),
   };
 }
 
