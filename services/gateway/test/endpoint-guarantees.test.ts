@@ -86,7 +86,7 @@ beforeAll(async () => {
       ['account', other.id, otherKey.key.id, other.adminMemberId],
     ] as const) {
       const id = `${kind}_${whose}_${randomBase62(12)}`;
-      await objects.claim(accountId, { id, kind, keyId, memberId, groupId: null });
+      await objects.claim(accountId, { id, kind, keyId, memberId, groupId: null, live: true });
       ids.set(`${whose} ${kind}`, id);
     }
   own = (ref) => ids.get(`own ${ref.kind}`) ?? `${ref.kind}_${randomBase62(16)}`;

@@ -89,8 +89,6 @@ describe("lists of a member's own objects", () => {
     });
   });
 
-  // Found by the property test of hostile-routes (seed 1369394513): a cursor with a NUL reached
-  // PostgreSQL, which refused the byte, and the list answered 500.
   it("a member's test key lists what test keys made, and leaves their live files alone", async () => {
     const test = await s.stack.newKey({ kind: 'test', memberId: s.alice.memberId });
     const testSeat = { ...s.alice, key: test.secret, keyId: test.id };
@@ -119,6 +117,55 @@ describe("lists of a member's own objects", () => {
     expect(row).toEqual({ deleted_at: null });
   });
 
+  it("a file one kind of key made is not found through the member's other kind, by id or in a body", async () => {
+    const test = await s.stack.newKey({ kind: 'test', memberId: s.alice.memberId });
+    const testClient = new Anthropic({ baseURL: s.stack.gateway.url, apiKey: test.secret, maxRetries: 0 });
+    const upload = async (client: Anthropic, name: string) =>
+      (
+        await client.beta.files.upload({
+          file: await toFile(Buffer.from(name), `${name}.txt`, { type: 'text/plain' }),
+          betas: [FILES_BETA],
+        })
+      ).id;
+    const live = await upload(s.alice.client, 'alice-live-ref');
+    const made = await upload(testClient, 'alice-test-ref');
+    const naming = (id: string) => ({
+      model: 'claude-opus-4-5',
+      max_tokens: 8,
+      messages: [
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'document' as const, source: { type: 'file' as const, file_id: id } },
+            { type: 'text' as const, text: 'summarize' },
+          ],
+        },
+      ],
+      betas: [FILES_BETA],
+    });
+    // Keygate's own 404, before anything goes upstream: the same answer as another member's file.
+    for (const [client, id] of [
+      [s.alice.client, made],
+      [testClient, live],
+    ] as const) {
+      expect(await failure(client.beta.messages.create(naming(id)))).toMatchObject({
+        status: 404,
+        type: 'not_found_error',
+        message: `File not found: ${id}`,
+      });
+      expect(await failure(client.beta.files.retrieveMetadata(id, { betas: [FILES_BETA] }))).toMatchObject({
+        status: 404,
+        type: 'not_found_error',
+        message: `File not found: ${id}`,
+      });
+    }
+    // Each kind still reaches its own.
+    expect((await s.alice.client.beta.messages.create(naming(live))).type).toBe('message');
+    expect((await testClient.beta.messages.create(naming(made))).type).toBe('message');
+  });
+
+  // Found by the property test of hostile-routes (seed 1369394513): a cursor with a NUL reached
+  // PostgreSQL, which refused the byte, and the list answered 500.
   it('a cursor that is no object id (NUL, non-ASCII, too long) is a 400 naming it, on every list', async () => {
     const lists = [
       '/v1/files',

@@ -13,8 +13,8 @@ export interface ObjectOwner {
   groupId: string | null;
   /** The account upstream it was made on (`ups_…`); null for the provider key (or a test key's emulator). */
   upstreamId?: string | null;
-  /** Made with a live key (false: a test key, in Keygate's emulator); true when absent. */
-  live?: boolean;
+  /** Made with a live key (false: a test key, in Keygate's emulator). */
+  live: boolean;
 }
 
 /** An object of a list: its id and where it lives (as ObjectOwner's `upstreamId`). */
@@ -56,7 +56,7 @@ export function objectQueries(sql: Sql) {
       await sql`
         insert into provider_objects (account_id, id, kind, key_id, member_id, group_id, upstream_id, live)
         values (${accountId}, ${o.id}, ${o.kind}, ${o.keyId}, ${o.memberId}, ${o.groupId}, ${o.upstreamId ?? null},
-                ${o.live ?? true})
+                ${o.live})
         on conflict (account_id, id) do nothing`;
     },
     /** The owners of these ids in the account (ids Keygate never saw are absent). */
@@ -64,7 +64,7 @@ export function objectQueries(sql: Sql) {
       if (ids.length === 0) return new Map();
       const rows = await sql<ObjectOwner[]>`
         select id, kind, key_id as "keyId", member_id as "memberId", group_id as "groupId",
-               upstream_id as "upstreamId"
+               upstream_id as "upstreamId", live
         from provider_objects
         where account_id = ${accountId} and id = any(${ids}::text[]) and deleted_at is null`;
       return new Map(rows.map((r) => [r.id, r]));
