@@ -33,6 +33,10 @@ async function bundle(entry: string): Promise<string> {
   const key = createHash('sha256').update(entry).digest('hex').slice(0, 8);
   const outfile = join(ROOT, 'bench/.build', `${basename(entry, '.ts')}-${key}.mjs`);
   mkdirSync(dirname(outfile), { recursive: true });
+  // The entry's checkout's gateway is built before the bundle, not from inside it: its build stops
+  // esbuild's service when done, which failed this bundle midway when a stale build ran in it.
+  const checkout = workspaceOf(entry);
+  if (checkout) await builtGateway(join(checkout, 'services/gateway'));
   await build({
     entryPoints: [entry],
     outfile,
@@ -79,6 +83,13 @@ function packagesWhereInstalled(): Plugin {
       });
     },
   };
+}
+
+/** The workspace (pnpm-workspace.yaml) a file is in, or null. */
+function workspaceOf(file: string): string | null {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir))
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
+  return null;
 }
 
 /** The gateway's compiled library entry in the checkout at `pkg`, built if stale; null when its build has none. */
