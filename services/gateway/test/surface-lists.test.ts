@@ -29,19 +29,20 @@ describe("lists of a member's own objects", () => {
     };
   };
 
+  const upload = async (client: Anthropic, name: string) =>
+    (
+      await client.beta.files.upload({
+        file: await toFile(Buffer.from(name), `${name}.txt`, { type: 'text/plain' }),
+        betas: [FILES_BETA],
+      })
+    ).id;
+
   it('files: full pages, after_id, before_id and the SDK’s own paging, with two members interleaving', async () => {
-    const upload = async (seat: Seat, name: string) =>
-      (
-        await seat.client.beta.files.upload({
-          file: await toFile(Buffer.from(name), `${name}.txt`, { type: 'text/plain' }),
-          betas: [FILES_BETA],
-        })
-      ).id;
     const alice: string[] = [];
     const bob: string[] = [];
     for (let i = 0; i < 5; i++) {
-      alice.push(await upload(s.alice, `alice-${i}`));
-      bob.push(await upload(s.bob, `bob-${i}`));
+      alice.push(await upload(s.alice.client, `alice-${i}`));
+      bob.push(await upload(s.bob.client, `bob-${i}`));
     }
     const newest = [...alice].reverse();
 
@@ -92,13 +93,6 @@ describe("lists of a member's own objects", () => {
   it("a member's test key lists what test keys made, and leaves their live files alone", async () => {
     const test = await s.stack.newKey({ kind: 'test', memberId: s.alice.memberId });
     const testSeat = { ...s.alice, key: test.secret, keyId: test.id };
-    const upload = async (client: Anthropic, name: string) =>
-      (
-        await client.beta.files.upload({
-          file: await toFile(Buffer.from(name), `${name}.txt`, { type: 'text/plain' }),
-          betas: [FILES_BETA],
-        })
-      ).id;
     const live = await upload(s.alice.client, 'alice-live');
     const made = await upload(
       new Anthropic({ baseURL: s.stack.gateway.url, apiKey: test.secret, maxRetries: 0 }),
@@ -120,13 +114,6 @@ describe("lists of a member's own objects", () => {
   it("a file one kind of key made is not found through the member's other kind, by id or in a body", async () => {
     const test = await s.stack.newKey({ kind: 'test', memberId: s.alice.memberId });
     const testClient = new Anthropic({ baseURL: s.stack.gateway.url, apiKey: test.secret, maxRetries: 0 });
-    const upload = async (client: Anthropic, name: string) =>
-      (
-        await client.beta.files.upload({
-          file: await toFile(Buffer.from(name), `${name}.txt`, { type: 'text/plain' }),
-          betas: [FILES_BETA],
-        })
-      ).id;
     const live = await upload(s.alice.client, 'alice-live-ref');
     const made = await upload(testClient, 'alice-test-ref');
     const naming = (id: string) => ({
