@@ -141,6 +141,15 @@ describe('Bedrock InvokeModel in front', () => {
     expect(err.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
   });
 
+  it("happy: a cross-region inference profile's ARN as the model, through the official Bedrock SDK", async () => {
+    const arn = `arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.${BEDROCK_MODEL}`;
+    const { data, response } = await bedrock(s.alice.key)
+      .messages.create({ model: arn, ...ask })
+      .withResponse();
+    expect(data.type).toBe('message');
+    expectRecorded(await loggedOnce(callId(response)), data.usage);
+  });
+
   it('error: a model id that is not a Claude Bedrock id is a ValidationException in Bedrock shape', async () => {
     const res = await fetch(`${s.stack.gateway.url}/bedrock/model/amazon.titan-text-v1/invoke`, {
       method: 'POST',

@@ -11,6 +11,14 @@ describe('cloud model ids', () => {
     ['us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'claude-sonnet-4-5-20250929'],
     ['global.anthropic.claude-opus-4-1-20250805-v1:0', 'claude-opus-4-1-20250805'],
     ['anthropic.claude-3-5-sonnet-20241022-v2:0', 'claude-3-5-sonnet-20241022'],
+    [
+      'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+      'claude-sonnet-4-5-20250929',
+    ],
+    [
+      'arn:aws:bedrock:us-west-2::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0',
+      'claude-haiku-4-5-20251001',
+    ],
   ])('Bedrock %s is the provider id %s', (id, model) => expect(fromBedrock(id)).toBe(model));
 
   it.each([
@@ -21,7 +29,9 @@ describe('cloud model ids', () => {
 
   it.each([
     'amazon.titan-text-v1',
-    'arn:aws:bedrock:us-east-1:123:application-inference-profile/x',
+    'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6',
+    'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-pro-v1:0',
+    'arn:aws:s3:::bucket/anthropic.claude-haiku-4-5-20251001-v1:0',
     'a\u0000b',
   ])('refuses %j with what to send', (id) => {
     expect(() => fromBedrock(id)).toThrow(GatewayError);
