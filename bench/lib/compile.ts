@@ -25,8 +25,17 @@ const compiled = new Map<string, Promise<string>>();
 export function compileArm(script: string): Promise<string> {
   const entry = resolve(ROOT, script);
   let out = compiled.get(entry);
-  if (!out) compiled.set(entry, (out = bundle(entry)));
+  if (!out) compiled.set(entry, (out = oneAtATime(() => bundle(entry))));
   return out;
+}
+
+// Bundles run one at a time: a gateway build (builtGateway) stops esbuild's service, the one
+// every bundle in this process shares, and arms are compiled concurrently.
+let queue: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const done = queue.then(work, work);
+  queue = done.catch(() => {});
+  return done;
 }
 
 async function bundle(entry: string): Promise<string> {
