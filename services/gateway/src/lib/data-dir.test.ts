@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataDirInUseError, lockDataDir, resolveDataDir } from './data-dir';
+import { DataDirInUseError, lockDataDir, resolveDataDir, runningGateway } from './data-dir';
 
 const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const outside = mkdtempSync(join(tmpdir(), 'keygate-dd-'));
@@ -45,5 +46,28 @@ describe('lockDataDir', () => {
     );
     const again = lockDataDir(dir, 'the keygate CLI');
     again();
+  });
+});
+
+describe('runningGateway', () => {
+  // A gateway killed with -9 stays a zombie until its parent reaps it; signal 0 still finds it.
+  it.runIf(existsSync('/proc/self/stat'))('takes a killed gateway not yet reaped for gone', async () => {
+    const dir = join(outside, 'zombie');
+    // sh starts a child, then becomes `sleep`, which never reaps it: killed, it stays a zombie.
+    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      const pid = Number(await new Promise<string>((r) => parent.stdout.once('data', (d) => r(String(d)))));
+      lockDataDir(dir, 'a keygate gateway')();
+      writeFileSync(join(dir, 'gateway.json'), JSON.stringify({ pid, url: 'http://127.0.0.1:1' }));
+      expect(runningGateway(dir)).toEqual({ pid, url: 'http://127.0.0.1:1' });
+      process.kill(pid, 'SIGKILL');
+      const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0];
+      await expect.poll(state, { timeout: 5_000 }).toBe('Z');
+      expect(runningGateway(dir)).toBeNull();
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });

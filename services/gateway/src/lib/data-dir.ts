@@ -50,12 +50,27 @@ export interface RunningGateway {
 const RUNTIME_FILE = 'gateway.json';
 const LOCK_FILE = 'keygate.lock';
 
+/**
+ * Whether a process is running. A killed process stays a zombie until its parent reaps it, and
+ * signal 0 still finds it: on Linux its state in /proc says so (`kill -9` then `pnpm start` at
+ * once was refused as "already serving" for a dead gateway).
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    // `pid (comm) S …`: the state follows the last ')' (comm may hold one).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false; // no /proc (macOS): signal 0 is all there is
   }
 }
 
