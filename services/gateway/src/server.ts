@@ -19,6 +19,7 @@ import { Closer } from './kernel/closer';
 import { openKernel } from './kernel/kernel';
 import { listen } from './kernel/listen';
 import { announceGateway, assertNotServed } from './lib/data-dir';
+import { tuneHeap } from './lib/heap';
 import { createLogger, type Logger } from './lib/logger';
 import { capSocketsPerAddress, type SocketCap } from './lib/server-limits';
 import { drainServer } from './lib/shutdown';
@@ -83,6 +84,8 @@ export interface Gateway {
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   const clock = opts.clock ?? Date.now;
+  // V8 sized its heap for a program that hardly allocates after quiet spells (lib/heap.ts).
+  tuneHeap();
   if (!config.databaseUrl && !opts.database && !opts.opening) assertNotServed(config.dataDir);
   const rt = await openRuntime(config, {
     logger,
