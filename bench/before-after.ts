@@ -48,6 +48,10 @@ try {
     ? await startNginx(mkdtempSync(join(tmpdir(), 'keygate-sbs-nginx-')), emu.url, NGINX_APP_KEY, KEY)
     : null;
   if (nginx) arms.push(nginx);
+  else
+    console.warn(
+      `no nginx at ${NGINX}: its arm is left out (Debian: apt-get install nginx-light; or set NGINX_BIN)`,
+    );
   const t = (name: string, arm: Arm, h: Record<string, string>): Target => ({
     name,
     arm,

@@ -216,6 +216,10 @@ async function startArms(o: { withNoLog: boolean; execArgv: string[] }) {
       ? await startNginx(join(work, 'nginx'), emulator.url, NGINX_APP_KEY, PROVIDER_KEY)
       : null;
   if (nginx) running.push(nginx);
+  else if (o.withNoLog)
+    console.warn(
+      `no nginx at ${NGINX}: its arm is left out (Debian: apt-get install nginx-light; or set NGINX_BIN)`,
+    );
   const provider = {
     'content-type': 'application/json',
     'anthropic-version': '2023-06-01',
