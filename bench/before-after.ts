@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
 import { BODY_SIZES_KB, bodySizes, renderBodySizes } from './lib/body-sizes';
 import { ROOT, spawnArm, upstreamArm, type Arm } from './lib/arms';
-import { NGINX, startNginx } from './lib/nginx';
+import { nginxIfInstalled } from './lib/nginx';
 import { serialRounds, wrkRounds, type Target } from './lib/phases';
 import { ensureWrk } from './lib/wrk';
 import { writeResultsSection } from './lib/results-section';
@@ -44,14 +44,13 @@ try {
     spawnArm('gateway-this', 'bench/servers/gateway.ts', up),
   ]);
   arms.push(floor!, base!, after!);
-  const nginx = existsSync(NGINX)
-    ? await startNginx(mkdtempSync(join(tmpdir(), 'keygate-sbs-nginx-')), emu.url, NGINX_APP_KEY, KEY)
-    : null;
+  const nginx = await nginxIfInstalled(
+    mkdtempSync(join(tmpdir(), 'keygate-sbs-nginx-')),
+    emu.url,
+    NGINX_APP_KEY,
+    KEY,
+  );
   if (nginx) arms.push(nginx);
-  else
-    console.warn(
-      `no nginx at ${NGINX}: its arm is left out (Debian: apt-get install nginx-light; or set NGINX_BIN)`,
-    );
   const t = (name: string, arm: Arm, h: Record<string, string>): Target => ({
     name,
     arm,

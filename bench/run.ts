@@ -15,7 +15,7 @@ import {
   type Target,
 } from './lib/phases';
 import { BODY_SIZES_KB, bodySizes } from './lib/body-sizes';
-import { NGINX, startNginx } from './lib/nginx';
+import { nginxIfInstalled } from './lib/nginx';
 import { renderResults, type Results } from './lib/report';
 import { closeStreamClient } from './lib/streams';
 import { ensureWrk, runWrk } from './lib/wrk';
@@ -211,15 +211,10 @@ async function startArms(o: { withNoLog: boolean; execArgv: string[] }) {
   running.push(...spawned);
   const [floor, gateway, nolog] = spawned;
   // nginx in the main run only (the held-streams run measures node processes).
-  const nginx =
-    o.withNoLog && existsSync(NGINX)
-      ? await startNginx(join(work, 'nginx'), emulator.url, NGINX_APP_KEY, PROVIDER_KEY)
-      : null;
+  const nginx = o.withNoLog
+    ? await nginxIfInstalled(join(work, 'nginx'), emulator.url, NGINX_APP_KEY, PROVIDER_KEY)
+    : null;
   if (nginx) running.push(nginx);
-  else if (o.withNoLog)
-    console.warn(
-      `no nginx at ${NGINX}: its arm is left out (Debian: apt-get install nginx-light; or set NGINX_BIN)`,
-    );
   const provider = {
     'content-type': 'application/json',
     'anthropic-version': '2023-06-01',

@@ -6,6 +6,15 @@ import { cpuMsOf, statusField, type Arm } from './arms';
 
 export const NGINX = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 
+/** startNginx where nginx is installed; else null, saying how to install it. */
+export async function nginxIfInstalled(...args: Parameters<typeof startNginx>): Promise<Arm | null> {
+  if (existsSync(NGINX)) return startNginx(...args);
+  console.warn(
+    `no nginx at ${NGINX}: its arm is left out (Debian: apt-get install nginx-light; or set NGINX_BIN)`,
+  );
+  return null;
+}
+
 /**
  * The physical limit of a proxy here: Debian's nginx, one worker, a keep-alive upstream pool,
  * answers unbuffered, and the same key swap as the gateway (the one app key in, the provider
