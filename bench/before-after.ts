@@ -9,13 +9,12 @@
  * The other checkout needs its own `pnpm install`. Both arms run built (lib/compile.ts): each
  * checkout's compiled gateway where its build has the library entry, else bundled from its sources.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
 import { BODY_SIZES_KB, bodySizes, renderBodySizes } from './lib/body-sizes';
-import { ROOT, spawnArm, upstreamArm, type Arm } from './lib/arms';
+import { revision, spawnArm, upstreamArm, type Arm } from './lib/arms';
 import { nginxIfInstalled } from './lib/nginx';
 import { serialRounds, wrkRounds, type Target } from './lib/phases';
 import { ensureWrk } from './lib/wrk';
@@ -31,7 +30,7 @@ const SIZE_ROUNDS = Number(process.env.BENCH_SIZE_ROUNDS ?? 4);
 /** The RESULTS.md section written (`<!-- name -->`…`<!-- /name -->`), so a comparison can keep its own. */
 const SECTION = process.env.BENCH_SECTION ?? 'before-after';
 const TITLE = process.env.BENCH_SECTION_TITLE ?? 'Before and after in one run (`bench/before-after.ts`)';
-const THIS_LABEL = `this tree (${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()})`;
+const THIS_LABEL = `this tree (${revision()})`;
 const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
 ensureWrk();
 const arms: Arm[] = [];

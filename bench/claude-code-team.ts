@@ -21,7 +21,7 @@ import { createStore } from '../services/gateway/src/stores';
 import { openDatabase, type Sql } from '../services/gateway/src/store/index';
 import { callAt } from '../services/gateway/test/kit/call-records';
 import { dashboardSession } from '../services/gateway/test/dashboard-http';
-import { spawnArm, upstreamArm, type Arm } from './lib/arms';
+import { DATABASE_URL, spawnArm, upstreamArm, type Arm } from './lib/arms';
 import { writeResultsSection } from './lib/results-section';
 import { cacheShare, ledgerOf, renderTeam, spendFigures, type TeamResults } from './lib/team-report';
 import type { MemberLimit } from './lib/team-ledger';
@@ -38,8 +38,6 @@ const MINUTES = Number(process.env.TEAM_MINUTES ?? 5);
 const SCALE = Number(process.env.TEAM_TIME_SCALE ?? 0.01);
 /** The share of each member's limit spent before the run, from–to (spread over the members). */
 const [SPENT_LO, SPENT_HI] = (process.env.TEAM_SPENT ?? '0.5-0.8').split('-').map(Number) as [number, number];
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const MODEL = 'claude-opus-5-5';
 const SEED = 30;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { BODY_1K } from './lib/body';
 import { claudeCodeBody } from './lib/claude-code-body';
-import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { DATABASE_URL, ROOT, spawnArm, type Arm } from './lib/arms';
 import type { ArmMessage } from './lib/child';
 import { compileArm } from './lib/compile';
 
@@ -38,8 +38,6 @@ const BASELINE = join(ROOT, 'bench', 'guard-baseline.json');
 const WARMUP = Number(process.env.GUARD_WARMUP ?? 300);
 const CALLS = Number(process.env.GUARD_CALLS ?? 200);
 const WINDOWS = Number(process.env.GUARD_WINDOWS ?? 2);
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const BODY_KB = process.env.GUARD_BODY_KB ? Number(process.env.GUARD_BODY_KB) : null;
 const SERVER = process.env.GUARD_SERVER ?? 'bench/servers/gateway.ts';

@@ -13,12 +13,10 @@ import { GatewayMetrics } from '../services/gateway/src/metrics/metrics';
 import { Prices } from '../services/gateway/src/pricing/prices';
 import type { CallRecord } from '../services/gateway/src/lib/call-record';
 import { callAt } from '../services/gateway/test/kit/call-records';
-import { spawnArm, type Arm } from './lib/arms';
+import { DATABASE_URL, spawnArm, type Arm } from './lib/arms';
 import { serialRounds } from './lib/phases';
 import { percentile } from './lib/stats';
 
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const TOKEN = 'bench-metrics-token-0123456789';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);

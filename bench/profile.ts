@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { BODY_1K } from './lib/body';
 import { claudeCodeBody } from './lib/claude-code-body';
-import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { DATABASE_URL, ROOT, spawnArm, type Arm } from './lib/arms';
 import { partsOf, type CpuProfile } from './lib/parts';
 import { toSources } from './lib/source-maps';
 import { ensureWrk, runWrk } from './lib/wrk';
@@ -14,8 +14,6 @@ import { ensureWrk, runWrk } from './lib/wrk';
  * Code-shaped bodies of that size in place of the 1 KB call.
  */
 const [armName = 'gateway', connections = '64', seconds = '10'] = process.argv.slice(2);
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 const dir = join(ROOT, 'bench', 'profiles');
 rmSync(dir, { recursive: true, force: true });

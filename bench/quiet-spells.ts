@@ -6,16 +6,13 @@
  * 600). The sizes phase of `pnpm bench` visits its arms this way (each waits while the others
  * run); this isolates it. Writes the "quiet-spells" section of bench/RESULTS.md.
  */
-import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawnArm, type Arm } from './lib/arms';
+import { DATABASE_URL, revision, spawnArm, type Arm } from './lib/arms';
 import { claudeCodeBody } from './lib/claude-code-body';
 import { writeResultsSection } from './lib/results-section';
 import { serialRun } from './lib/serial';
 
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const KB = Number(process.env.QUIET_KB ?? 600);
 const QUIET_S = Number(process.env.QUIET_S ?? 20);
 const WINDOWS = 4;
@@ -35,14 +32,6 @@ const arms: { name: string; title: string; script: string }[] = [
     : []),
   { name: 'gateway', title: `gateway, this tree (${revision()})`, script: 'bench/servers/gateway.ts' },
 ];
-
-function revision(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
 const body = Buffer.from(claudeCodeBody(KB * 1024));
 const emulator = await spawnArm('emulator', 'bench/servers/emulator.ts', {

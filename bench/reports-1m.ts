@@ -1,3 +1,4 @@
+import { DATABASE_URL } from './lib/arms';
 import { randomBytes } from 'node:crypto';
 /**
  * Report latency at a million calls (not a timed test): `tsx bench/reports-1m.ts`.
@@ -19,8 +20,6 @@ import { migrate, openDatabase, type Store } from '../services/gateway/src/store
 import { accountId, checkRollups, seedAccounts, seedCalls, SHAPE } from './lib/reports-seed';
 import { median, percentile } from './lib/stats';
 
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TOTAL = Number(process.env.CALLS ?? 1_000_000);
 const WARM_RUNS = Number(process.env.WARM_RUNS ?? 40);
 const TOKEN = 'bench-operator-token-0123456789';

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { makePaddedTestPdf } from '@keygate/pdf';
-import { ROOT, spawnArm, type Arm } from './lib/arms';
+import { DATABASE_URL, ROOT, spawnArm, type Arm } from './lib/arms';
 import {
   closePhaseClients,
   heldStreams,
@@ -34,8 +34,6 @@ const PLAN = {
   held: { streams: QUICK ? 1_000 : 2_000 },
   pdf: { rounds: QUICK ? 1 : 5, sizesMb: [10, 30] },
 };
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 /** The one app key the nginx arm swaps for the provider key. */
 const NGINX_APP_KEY = 'kg_live_nginxbench0123456789abcdefghij';

@@ -7,15 +7,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnArm, type Arm } from './lib/arms';
+import { DATABASE_URL, spawnArm, type Arm } from './lib/arms';
 import { serialRun } from './lib/serial';
 import { median, percentile, shuffled } from './lib/stats';
 import { ensureWrk, runWrk } from './lib/wrk';
 import { writeResultsSection } from './lib/results-section';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const DATABASE_URL =
-  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PROVIDER_KEY = 'sk-ant-bench-0123456789abcdefghijklmnop';
 
 const wrkVersion = ensureWrk();

@@ -6,6 +6,19 @@ import { compileArm } from './compile';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** The PostgreSQL every bench script uses: the tests' (TEST_DATABASE_URL), else DATABASE_URL, else the local one. */
+export const DATABASE_URL =
+  process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** This checkout's commit, short, for a results table's column. */
+export function revision(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 export interface Arm {
   name: string;
   pid: number;
