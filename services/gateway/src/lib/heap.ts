@@ -14,11 +14,7 @@ import { setFlagsFromString } from 'node:v8';
  */
 export const HEAP_GROWING_PERCENT = 100;
 
-let tuned = false;
-
-/** Sets the growing factor for this process (every thread's heap), once. */
+/** Sets the growing factor for this process (every thread's heap); setting it again changes nothing. */
 export function tuneHeap(): void {
-  if (tuned) return;
-  tuned = true;
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
