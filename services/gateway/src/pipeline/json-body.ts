@@ -1,8 +1,8 @@
 import { decodeBase64Strict } from '@keygate/pdf';
 import { isAscii, isUtf8 } from 'node:buffer';
 import { randomBase62 } from '../lib/ids';
+import { JsonScan } from './json-scan';
 
-const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const EQUALS = 0x3d;
 /**
@@ -236,17 +236,9 @@ function digitsUpTo(n: number): number {
 
 /** Start and end offsets (between the quotes) of the strings of at least LONG_STRING bytes. */
 function longStringsOf(body: Buffer): number[] {
-  const out: number[] = [];
-  let pos = 0;
-  for (;;) {
-    const open = body.indexOf(QUOTE, pos);
-    if (open === -1) return out;
-    let close = body.indexOf(QUOTE, open + 1);
-    while (close !== -1 && isEscaped(body, close)) close = body.indexOf(QUOTE, close + 1);
-    if (close === -1) return out;
-    if (close - open - 1 >= LONG_STRING) out.push(open + 1, close);
-    pos = close + 1;
-  }
+  const long: number[] = [];
+  new JsonScan({ long, minLength: LONG_STRING }).scan(body, 0, body.length);
+  return long;
 }
 
 /** Strict, padded base64 between `start` and `end`, checked and decoded slice by slice; null if not that. */
@@ -264,11 +256,4 @@ function decodeSlices(body: Buffer, start: number, end: number): Buffer | null {
     written += out.write(slice, written, 'base64');
   }
   return written === out.length - padding ? out.subarray(0, written) : null;
-}
-
-/** Whether the quote at `quote` is escaped (an odd run of backslashes before it). */
-export function isEscaped(body: Buffer, quote: number): boolean {
-  let backslashes = 0;
-  for (let i = quote - 1; i >= 0 && body[i] === BACKSLASH; i--) backslashes++;
-  return backslashes % 2 === 1;
 }

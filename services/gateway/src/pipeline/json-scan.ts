@@ -1,0 +1,93 @@
+import { JSON_SCAN_WASM } from './json-scan-wasm';
+
+// The layout of json-scan.wat's memory: the window, the long strings found in it, the state.
+const WINDOW = 256 * 1024;
+const OUT_PAIRS = 4096;
+const OUT = WINDOW;
+const STATE = OUT + OUT_PAIRS * 8;
+const I32_MAX = 0x7fff_ffff;
+
+interface Scanner {
+  scan(len: number, base: number, minLength: number, maxDepth: number, maxValues: number): number;
+  bytes: Uint8Array;
+  /** The long strings found in the last window, as i32 pairs. */
+  out: Int32Array;
+  /** depth, values, in a string, the escaped byte carried over, the open string's start, found. */
+  state: Int32Array;
+}
+
+let scanner: Scanner | null = null;
+
+// Node's WebAssembly, typed as far as it is used here (the project's TypeScript libs have no DOM).
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+interface WasmApi {
+  Module: new (code: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+
+/** This thread's instance (546 bytes of code, 320 KB of memory), made on first use. */
+function instance(): Scanner {
+  if (scanner) return scanner;
+  const module = new wasm.Module(Buffer.from(JSON_SCAN_WASM, 'base64'));
+  const exports = new wasm.Instance(module, {}).exports as {
+    memory: { buffer: ArrayBuffer };
+    scan: Scanner['scan'];
+  };
+  const buffer = exports.memory.buffer;
+  scanner = {
+    scan: exports.scan,
+    bytes: new Uint8Array(buffer, 0, WINDOW),
+    out: new Int32Array(buffer, OUT, OUT_PAIRS * 2),
+    state: new Int32Array(buffer, STATE, 6),
+  };
+  return scanner;
+}
+
+/** What a scan found wrong: nested past `maxDepth`, or more than `maxValues` values. */
+export type ScanFault = 'deep' | 'many' | null;
+
+/**
+ * One JSON body's bounds scan, in parts of any size and in order (json-scan.wat does the work):
+ * the depth of arrays and objects, the number of values (arrays, objects, the items and members
+ * in them), and, when `long` is given, where each string of at least `minLength` bytes lies
+ * (start and end offsets between its quotes). Malformed JSON is not judged: that is the parser's.
+ * Its state lives here between parts, so scans of several bodies can take turns.
+ */
+export class JsonScan {
+  readonly #maxDepth: number;
+  readonly #maxValues: number;
+  readonly #long: number[] | null;
+  readonly #minLength: number;
+  readonly #window: number;
+  readonly #state = new Int32Array(5);
+
+  constructor(o: { maxDepth?: number; maxValues?: number; long?: number[] | null; minLength?: number }) {
+    this.#maxDepth = o.maxDepth ?? I32_MAX;
+    this.#maxValues = o.maxValues ?? I32_MAX;
+    this.#long = o.long ?? null;
+    this.#minLength = this.#long ? Math.max(0, o.minLength ?? 0) : I32_MAX;
+    // A window holds at most one string end per minLength + 2 bytes (and the one open at its
+    // start): sized so their pairs always fit the memory's room for them.
+    this.#window = Math.min(WINDOW, (OUT_PAIRS - 1) * (Math.min(this.#minLength, WINDOW) + 2));
+  }
+
+  /** Scans `body` from `from` to `to`; answers what was found wrong, or null. */
+  scan(body: Uint8Array, from: number, to: number): ScanFault {
+    const w = instance();
+    const state = this.#state;
+    for (let at = from; at < to; ) {
+      const len = Math.min(this.#window, to - at);
+      w.bytes.set(body.subarray(at, at + len));
+      w.state.set(state);
+      const result = w.scan(len, at, this.#minLength, this.#maxDepth, this.#maxValues);
+      if (result === 1) return 'deep';
+      if (result === 2) return 'many';
+      state.set(w.state.subarray(0, 5));
+      const found = w.state[5]!;
+      const long = this.#long;
+      if (long) for (let i = 0; i < found * 2; i++) long.push(w.out[i]!);
+      at += len;
+    }
+    return null;
+  }
+}
