@@ -20,8 +20,12 @@ for (const pid of readdirSync('/proc').filter((p) => /^\\d+$/.test(p))) {
   try {
     const stat = readFileSync('/proc/' + pid + '/stat', 'utf8');
     const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // A child that has exited and waits only to be reaped (Z) is gone.
-    if (Number(ppid) === process.pid && state !== 'Z') children.push(readFileSync('/proc/' + pid + '/cmdline', 'utf8').replaceAll('\\0', ' ').trim());
+    // A child that has exited and waits only to be reaped (Z) is gone. So is one still exiting:
+    // esbuild's stop() signals its child without waiting, and a child past the point where its
+    // memory is released shows an empty command line before it turns Z (seen on a slow VM).
+    if (Number(ppid) !== process.pid || state === 'Z') continue;
+    const cmdline = readFileSync('/proc/' + pid + '/cmdline', 'utf8').replaceAll('\\0', ' ').trim();
+    if (cmdline !== '') children.push(cmdline);
   } catch {}
 }
 process.stdout.write(JSON.stringify(children));
