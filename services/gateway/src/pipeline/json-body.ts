@@ -75,9 +75,10 @@ export class JsonBody {
   /**
    * `longStrings`: where the strings of at least LONG_STRING bytes lie (start and end offsets
    * between the quotes, as boundJsonNotingLongStrings notes them), so the body is not scanned
-   * again; without it, a large body is scanned here.
+   * again; without it, a large body is scanned here. `skip`: members of the top-level object the
+   * parse may leave out (see Skip).
    */
-  static parse(body: Buffer, opts: { longStrings?: readonly number[] } = {}): JsonBody {
+  static parse(body: Buffer, opts: { longStrings?: readonly number[]; skip?: Skip | null } = {}): JsonBody {
     const extents = body.length < LARGE_BODY ? [] : (opts.longStrings ?? longStringsOf(body));
     if (extents.length === 0) {
       const text = body.toString('latin1');
@@ -93,6 +94,8 @@ export class JsonBody {
     const tokens = extents.length / 2;
     size += tokens * (quoted.length + 1) + digitsUpTo(tokens);
     const skeleton = Buffer.allocUnsafe(size);
+    // Where each token's quote sits in the skeleton, and where body and skeleton go on after it.
+    const cuts: Cuts = { tokenAt: [], bodyAfter: [], skeletonAfter: [] };
     let copied = 0;
     let at = 0;
     for (let i = 0; i < extents.length; i += 2) {
@@ -101,8 +104,11 @@ export class JsonBody {
       const n = long.size;
       long.set(nonce + n, { start, end, checked: false, escaped: false });
       at += body.copy(skeleton, at, copied, start - 1);
+      cuts.tokenAt.push(at);
       at += skeleton.write(`${quoted}${n}"`, at, 'latin1');
       copied = end + 1;
+      cuts.bodyAfter.push(copied);
+      cuts.skeletonAfter.push(at);
     }
     at += body.copy(skeleton, at, copied);
     if (at !== size) throw new Error(`skeleton of ${at} bytes, ${size} expected`);
@@ -110,9 +116,11 @@ export class JsonBody {
     // so only the skeleton needs to read as Latin-1 as it does as UTF-8. The cuts fall on quotes,
     // never inside a UTF-8 sequence.
     const asLatin1 = readsAsLatin1(skeleton, null);
+    const encoding = asLatin1 ? 'latin1' : 'utf8';
     let value: unknown;
     try {
-      value = JSON.parse(skeleton.toString(asLatin1 ? 'latin1' : 'utf8'));
+      const text = opts.skip ? withoutSkipped(body, skeleton, cuts, opts.skip, encoding) : null;
+      value = JSON.parse(text ?? skeleton.toString(encoding));
     } catch {
       return JsonBody.#whole(body, readsAsLatin1(body, null) ? body.toString('latin1') : null);
     }
@@ -194,6 +202,97 @@ export class JsonBody {
     JSON.parse(this.#body.toString('utf8'));
     throw new SyntaxError('invalid JSON string');
   }
+}
+
+/**
+ * Members of a body's top-level object that its reader never looks into except for a few words
+ * (a `file_id`, a `document`): the parse may leave such a member out, an empty array or object
+ * standing for it, when its structure (its bytes but its long strings) holds none of those words
+ * and no `\u` escape that could spell one. A messages body's history is 80% of its structure
+ * and most of its parse.
+ */
+export interface Skip {
+  /** The top-level object's array and object members, brackets included (JsonScan.topSpans). */
+  spans: readonly number[];
+  /** The members that may be left out, by name (written without escapes). */
+  keys: readonly string[];
+  /** A member holding any of these (as a JSON string's content, without escapes) is parsed. */
+  unless: readonly Buffer[];
+}
+
+interface Cuts {
+  tokenAt: number[];
+  bodyAfter: number[];
+  skeletonAfter: number[];
+}
+
+const ESCAPE_U = Buffer.from('\\u');
+const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** The skeleton as JSON.parse is to read it, the members `skip` allows left out; null when none is. */
+function withoutSkipped(
+  body: Buffer,
+  skeleton: Buffer,
+  cuts: Cuts,
+  skip: Skip,
+  encoding: 'latin1' | 'utf8',
+): string | null {
+  let text = '';
+  let from = 0;
+  let cut = 0;
+  const { spans } = skip;
+  for (let i = 0; i < spans.length; i += 2) {
+    const start = spans[i]!;
+    const end = spans[i + 1]!;
+    if (!skipsMember(body, start, skip.keys)) continue;
+    // Spans and cuts are both in order: the last cut before each bracket places it in the skeleton.
+    while (cut < cuts.bodyAfter.length && cuts.bodyAfter[cut]! <= start) cut++;
+    const s = cut === 0 ? start : cuts.skeletonAfter[cut - 1]! + (start - cuts.bodyAfter[cut - 1]!);
+    let last = cut;
+    while (last < cuts.bodyAfter.length && cuts.bodyAfter[last]! <= end) last++;
+    const e = last === 0 ? end : cuts.skeletonAfter[last - 1]! + (end - cuts.bodyAfter[last - 1]!);
+    const member = skeleton.subarray(s, e + 1);
+    if (skip.unless.some((word) => member.includes(word))) continue;
+    if (!onlyTokenEscapes(member, s, cuts.tokenAt, cut, last)) continue;
+    text += skeleton.toString(encoding, from, s) + (body[start] === 0x5b ? '[]' : '{}');
+    from = e + 1;
+  }
+  return from === 0 ? null : text + skeleton.toString(encoding, from);
+}
+
+/** Whether the bracket at `at` opens the value of a member named one of `keys`: `"key"` then `:`. */
+function skipsMember(body: Buffer, at: number, keys: readonly string[]): boolean {
+  let j = at - 1;
+  while (j >= 0 && SPACE.has(body[j]!)) j--;
+  if (body[j] !== 0x3a) return false;
+  j--;
+  while (j >= 0 && SPACE.has(body[j]!)) j--;
+  for (const key of keys) {
+    const open = j - key.length - 1;
+    if (open < 1 || body[open] !== 0x22 || body.toString('latin1', open + 1, j) !== key) continue;
+    // The key's own opening quote: a `{` or `,` before it, never a backslash.
+    let k = open - 1;
+    while (k >= 0 && SPACE.has(body[k]!)) k--;
+    return body[k] === 0x7b || body[k] === 0x2c;
+  }
+  return false;
+}
+
+/** Whether every `\u` in `member` (at `offset` in the skeleton) is a token's, tokens `from` to `to`. */
+function onlyTokenEscapes(
+  member: Buffer,
+  offset: number,
+  tokenAt: number[],
+  from: number,
+  to: number,
+): boolean {
+  let k = from;
+  for (let hit = member.indexOf(ESCAPE_U); hit !== -1; hit = member.indexOf(ESCAPE_U, hit + 1)) {
+    // A token is `"\u0000kg…"`: its escape is one byte after its quote.
+    while (k < to && tokenAt[k]! + 1 < offset + hit) k++;
+    if (k >= to || tokenAt[k]! + 1 !== offset + hit) return false;
+  }
+  return true;
 }
 
 /**

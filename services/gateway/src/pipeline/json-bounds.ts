@@ -17,22 +17,32 @@ const TURN_BYTES = 1024 * 1024;
  * each byte between them, and lets the event loop turn every MB. Malformed JSON is left to the
  * parser, whose message is the answer.
  */
-export function boundJson(body: Buffer): Promise<void> {
-  return scanJson(body, null, 0);
+export async function boundJson(body: Buffer): Promise<void> {
+  await scanJson(body, null, 0);
 }
 
 /**
  * boundJson's scan, which also notes where the strings of at least `minLength` bytes lie (in
- * `long`, as start and end offsets between the quotes), so a reader that skips them needs no
- * second pass over the body.
+ * `long`, as start and end offsets between the quotes), and the top-level object's array and
+ * object members (`top`, JsonScan.topSpans), so a reader that skips them needs no second pass.
  */
-export function boundJsonNotingLongStrings(body: Buffer, minLength: number): Promise<number[]> {
+export async function boundJsonNotingLongStrings(
+  body: Buffer,
+  minLength: number,
+): Promise<{ long: number[]; top: number[] | null }> {
   const long: number[] = [];
-  return scanJson(body, long, minLength).then(() => long);
+  const scan = await scanJson(body, long, minLength);
+  return { long, top: scan.topSpans() };
 }
 
-async function scanJson(body: Buffer, long: number[] | null, minLength: number): Promise<void> {
-  const scan = new JsonScan({ maxDepth: MAX_JSON_DEPTH, maxValues: MAX_JSON_VALUES, long, minLength });
+async function scanJson(body: Buffer, long: number[] | null, minLength: number): Promise<JsonScan> {
+  const scan = new JsonScan({
+    maxDepth: MAX_JSON_DEPTH,
+    maxValues: MAX_JSON_VALUES,
+    long,
+    minLength,
+    top: long !== null,
+  });
   for (let at = 0; at < body.length; ) {
     const to = Math.min(body.length, at + TURN_BYTES);
     const fault = scan.scan(body, at, to);
@@ -41,6 +51,7 @@ async function scanJson(body: Buffer, long: number[] | null, minLength: number):
     at = to;
     if (at < body.length) await nextTurn();
   }
+  return scan;
 }
 
 const tooDeep = () =>

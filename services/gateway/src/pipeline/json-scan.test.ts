@@ -9,8 +9,10 @@ import { JsonScan, type ScanFault } from './json-scan';
 function oracle(
   body: Uint8Array,
   o: { maxDepth: number; maxValues: number; minLength: number },
-): { fault: ScanFault; long: number[] } {
+): { fault: ScanFault; long: number[]; top: number[] } {
   const long: number[] = [];
+  // The brackets that open a depth of 2 and close back to 1, as JsonScan notes them.
+  const top: number[] = [];
   let depth = 0;
   let values = 0;
   for (let i = 0; i < body.length; i++) {
@@ -19,16 +21,18 @@ function oracle(
       const start = i + 1;
       let j = start;
       while (j < body.length && body[j] !== 0x22) j += body[j] === 0x5c ? 2 : 1;
-      if (j >= body.length) return { fault: null, long };
+      if (j >= body.length) return { fault: null, long, top };
       if (j - start >= o.minLength) long.push(start, j);
       i = j;
     } else if (b === 0x5b || b === 0x7b) {
-      if (++depth > o.maxDepth) return { fault: 'deep', long };
-      if (++values > o.maxValues) return { fault: 'many', long };
-    } else if (b === 0x5d || b === 0x7d) depth--;
-    else if (b === 0x2c && ++values > o.maxValues) return { fault: 'many', long };
+      if (++depth > o.maxDepth) return { fault: 'deep', long, top };
+      if (++values > o.maxValues) return { fault: 'many', long, top };
+      if (depth === 2) top.push(i);
+    } else if (b === 0x5d || b === 0x7d) {
+      if (--depth === 1) top.push(-1 - i);
+    } else if (b === 0x2c && ++values > o.maxValues) return { fault: 'many', long, top };
   }
-  return { fault: null, long };
+  return { fault: null, long, top };
 }
 
 /** A deterministic generator, so a failure names the seed that made it. */
@@ -63,18 +67,19 @@ function scanInParts(
   o: { maxDepth: number; maxValues: number; minLength: number },
 ) {
   const long: number[] = [];
-  const scan = new JsonScan({ ...o, long });
+  const scan = new JsonScan({ ...o, long, top: true });
   let fault: ScanFault = null;
   for (let at = 0; at < b.length && !fault; ) {
     const to = Math.min(b.length, at + 1 + Math.floor(rand() * 70_000));
     fault = scan.scan(b, at, to);
     at = to;
   }
-  return { fault, long };
+  return { fault, long, spans: scan.topSpans() };
 }
 
 describe('the WebAssembly bounds scan (json-scan.wat)', () => {
   it('finds what the byte-at-a-time reading finds, whatever the parts and windows', () => {
+    const checked = { spans: 0 };
     for (let seed = 1; seed <= 60; seed++) {
       const rand = random(seed);
       const b = body(rand, seed % 10 === 0 ? 600_000 : Math.floor(rand() * 40_000));
@@ -87,9 +92,40 @@ describe('the WebAssembly bounds scan (json-scan.wat)', () => {
       const want = oracle(b, o);
       const got = scanInParts(rand, b, o);
       // A fault refuses the body: what was noted before it is not read.
-      if (want.fault) expect({ seed, fault: got.fault }).toEqual({ seed, fault: want.fault });
-      else expect({ seed, ...got }).toEqual({ seed, ...want });
+      if (want.fault) {
+        expect({ seed, fault: got.fault }).toEqual({ seed, fault: want.fault });
+        continue;
+      }
+      expect({ seed, long: got.long }).toEqual({ seed, long: want.long });
+      // Brackets that pair up (an opening then a closing, in turn) are spans; anything else is none.
+      const paired = want.top.length % 2 === 0 && want.top.every((at, i) => (i % 2 === 0 ? at >= 0 : at < 0));
+      const spans = paired ? want.top.map((at, i) => (i % 2 === 0 ? at : -1 - at)) : null;
+      // More than 64 in one window are not noted: then none are answered.
+      if (want.top.length <= 64 || got.spans !== null)
+        expect({ seed, spans: got.spans }).toEqual({ seed, spans });
+      checked.spans += spans?.length ? 1 : 0;
     }
+    // The random bodies must also have held spans to compare.
+    expect(checked.spans).toBeGreaterThan(5);
+  });
+
+  it('notes the top-level object’s array and object members, and none when they are too many to note', () => {
+    const b = Buffer.from('{"model":"m","system":[{"a":[1]}], "tools" : {"x":{}},"n":[]}');
+    const scan = new JsonScan({ long: [], minLength: 1024, top: true });
+    expect(scan.scan(b, 0, b.length)).toBeNull();
+    const at = (s: string) => b.indexOf(s);
+    expect(scan.topSpans()).toEqual([
+      at('[{'),
+      at('}]') + 1,
+      at('{"x"'),
+      at('}}') + 1,
+      at('[]'),
+      at('[]') + 1,
+    ]);
+    const many = Buffer.from(`{${Array.from({ length: 65 }, (_, i) => `"k${i}":[]`).join(',')}}`);
+    const over = new JsonScan({ long: [], minLength: 1024, top: true });
+    expect(over.scan(many, 0, many.length)).toBeNull();
+    expect(over.topSpans()).toBeNull();
   });
 
   it('carries an escape across a part’s edge: a backslash last in one part escapes the next part’s quote', () => {

@@ -1,10 +1,15 @@
 import { JSON_SCAN_WASM } from './json-scan-wasm';
 
-// The layout of json-scan.wat's memory: the window, the long strings found in it, the state.
+// The layout of json-scan.wat's memory: the window, the long strings and the top-level
+// brackets found in it, the state.
 const WINDOW = 256 * 1024;
 const OUT_PAIRS = 4096;
 const OUT = WINDOW;
-const STATE = OUT + OUT_PAIRS * 8;
+const TOP = OUT + OUT_PAIRS * 8;
+const TOP_CAP = 64;
+const STATE = TOP + TOP_CAP * 4;
+// What carries over from one window to the next (the rest of the state is what a window found).
+const CARRIED = 6;
 const I32_MAX = 0x7fff_ffff;
 
 interface Scanner {
@@ -12,7 +17,12 @@ interface Scanner {
   bytes: Uint8Array;
   /** The long strings found in the last window, as i32 pairs. */
   out: Int32Array;
-  /** depth, values, in a string, the escaped byte carried over, the open string's start, found. */
+  /** The top-level brackets met in the last window. */
+  top: Int32Array;
+  /**
+   * depth, values, in a string, the escaped byte carried over, the open string's start, the
+   * top-level brackets overflowed; long strings and top-level brackets found in the window.
+   */
   state: Int32Array;
 }
 
@@ -38,7 +48,8 @@ function instance(): Scanner {
     scan: exports.scan,
     bytes: new Uint8Array(buffer, 0, WINDOW),
     out: new Int32Array(buffer, OUT, OUT_PAIRS * 2),
-    state: new Int32Array(buffer, STATE, 6),
+    top: new Int32Array(buffer, TOP, TOP_CAP),
+    state: new Int32Array(buffer, STATE, CARRIED + 2),
   };
   return scanner;
 }
@@ -50,8 +61,10 @@ export type ScanFault = 'deep' | 'many' | null;
  * One JSON body's bounds scan, in parts of any size and in order (json-scan.wat does the work):
  * the depth of arrays and objects, the number of values (arrays, objects, the items and members
  * in them), and, when `long` is given, where each string of at least `minLength` bytes lies
- * (start and end offsets between its quotes). Malformed JSON is not judged: that is the parser's.
- * Its state lives here between parts, so scans of several bodies can take turns.
+ * (start and end offsets between its quotes). With `top`, it also notes the arrays and objects
+ * that are the top-level object's members: start and end offsets, brackets included
+ * (`topSpans`). Malformed JSON is not judged: that is the parser's. Its state lives here between
+ * parts, so scans of several bodies can take turns.
  */
 export class JsonScan {
   readonly #maxDepth: number;
@@ -59,9 +72,18 @@ export class JsonScan {
   readonly #long: number[] | null;
   readonly #minLength: number;
   readonly #window: number;
-  readonly #state = new Int32Array(5);
+  readonly #state = new Int32Array(CARRIED);
+  /** The top-level brackets met so far, as json-scan.wat notes them; null when not asked for. */
+  readonly #top: number[] | null;
 
-  constructor(o: { maxDepth?: number; maxValues?: number; long?: number[] | null; minLength?: number }) {
+  constructor(o: {
+    maxDepth?: number;
+    maxValues?: number;
+    long?: number[] | null;
+    minLength?: number;
+    top?: boolean;
+  }) {
+    this.#top = o.top ? [] : null;
     this.#maxDepth = o.maxDepth ?? I32_MAX;
     this.#maxValues = o.maxValues ?? I32_MAX;
     this.#long = o.long ?? null;
@@ -82,12 +104,30 @@ export class JsonScan {
       const result = w.scan(len, at, this.#minLength, this.#maxDepth, this.#maxValues);
       if (result === 1) return 'deep';
       if (result === 2) return 'many';
-      state.set(w.state.subarray(0, 5));
-      const found = w.state[5]!;
+      state.set(w.state.subarray(0, CARRIED));
+      const found = w.state[CARRIED]!;
       const long = this.#long;
       if (long) for (let i = 0; i < found * 2; i++) long.push(w.out[i]!);
+      const top = this.#top;
+      if (top) for (let i = 0, n = w.state[CARRIED + 1]!; i < n; i++) top.push(w.top[i]!);
       at += len;
     }
     return null;
+  }
+
+  /**
+   * The top level's array and object members as start and end offsets (brackets included), in
+   * order; null when they were not asked for, were too many to note, or do not pair up (the
+   * brackets of malformed JSON).
+   */
+  topSpans(): number[] | null {
+    const top = this.#top;
+    if (!top || this.#state[5] !== 0 || top.length % 2 !== 0) return null;
+    const spans: number[] = [];
+    for (let i = 0; i < top.length; i += 2) {
+      if (top[i]! < 0 || top[i + 1]! >= 0) return null;
+      spans.push(top[i]!, -1 - top[i + 1]!);
+    }
+    return spans;
   }
 }

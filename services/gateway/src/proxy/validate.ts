@@ -1,5 +1,7 @@
 /**
- * The gateway refuses only what it must. It refuses: JSON that does not parse, a body that is
+ * The gateway refuses only what it must. It refuses: JSON that does not parse (in a body over
+ * LARGE_BODY, a `messages`, `system` or `tools` it has no need to read is left to the provider's
+ * parser: SKIP), nesting and values past their bounds (everywhere), a body that is
  * not an object, `model` / `max_tokens` / `messages` missing or of the wrong JSON type (a
  * string, a positive integer, an array), a model id its call log could not store, PDFs over its
  * limits, and, elsewhere, size limits, bad group ids, auth and admission. Roles, block types,
@@ -58,6 +60,16 @@ export function cacheWriteOf(body: Buffer): CacheWrite {
   return body.indexOf(ONE_HOUR, at) >= 0 ? '1h' : '5m';
 }
 
+/**
+ * What a messages body's reading looks for inside `messages`, `system` and `tools`: documents
+ * (checkDocuments) and `file_id`s (surface/body-check.ts). A member whose structure names
+ * neither is left out of the parse (JsonBody's Skip); a body naming one is parsed whole.
+ */
+const SKIP = {
+  keys: ['messages', 'system', 'tools'],
+  unless: [Buffer.from('file_id'), Buffer.from('document')],
+} as const;
+
 export interface ValidateOptions {
   maxPdfPages: number;
 }
@@ -89,9 +101,12 @@ export async function readMessagesBody(
 ): Promise<{ size: ValidatedBody; json: JsonBody }> {
   if (body.length === 0)
     throw new GatewayError('invalid_request_error', 'Request body is empty: send a JSON object.');
-  // One pass bounds the body and finds its long strings, which the parse then leaves in the bytes.
-  const longStrings = await boundJsonNotingLongStrings(body, LONG_STRING);
-  const json = asJson(() => JsonBody.parse(body, { longStrings }));
+  // One pass bounds the body and finds its long strings, which the parse then leaves in the bytes,
+  // and its top-level members, of which the parse leaves out those nothing here reads (SKIP).
+  const { long, top } = await boundJsonNotingLongStrings(body, LONG_STRING);
+  const json = asJson(() =>
+    JsonBody.parse(body, { longStrings: long, skip: top && { spans: top, ...SKIP } }),
+  );
   // A long string is checked as JSON when it is read (a model name, a PDF's base64). One nothing
   // reads is the provider's to judge: its content cannot change the body's structure (its quotes
   // were found by the scan), and checking every one cost more CPU than the rest of the reading.

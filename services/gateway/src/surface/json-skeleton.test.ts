@@ -20,7 +20,7 @@ function readBack(json: JsonBody, v: unknown): unknown {
 
 /** JsonBody as the messages route runs it: the bounds scan notes the long strings, the parse skips them. */
 async function parsed(body: Buffer): Promise<JsonBody> {
-  return JsonBody.parse(body, { longStrings: await boundJsonNotingLongStrings(body, LONG_STRING) });
+  return JsonBody.parse(body, { longStrings: (await boundJsonNotingLongStrings(body, LONG_STRING)).long });
 }
 
 const pad = (n: number) => 'x'.repeat(n);
@@ -128,5 +128,72 @@ describe('JsonBody on a large body', () => {
     expect(items.every((s) => s.length < 64)).toBe(true);
     expect(json.text(items[49]!)).toBe(long('é'));
     expect((json.value as { pad: string }).pad.length).toBeLessThan(64);
+  });
+
+  describe('leaving out what nothing reads (messages, system, tools)', () => {
+    /** A messages body over LARGE_BODY: `messages`' content raw JSON, long strings in system and the history. */
+    const call = (messages: string, extra = '') =>
+      Buffer.from(
+        `{"model":"m","max_tokens":5,"metadata":{"user_id":"u"},` +
+          `"system":[{"type":"text","text":"${long('sys ')}","cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
+          `"tools":[{"name":"Read","input_schema":{"type":"object","properties":{"p":{"type":"string"}}}}],` +
+          `"messages":${messages}${extra},"pad":"${pad(LARGE_BODY)}"}`,
+      );
+    const history = (block: string) =>
+      `[{"role":"user","content":[{"type":"text","text":"${long('ask ')}"}]},{"role":"user","content":[${block}]}]`;
+
+    it('parses them as empty and everything else as JSON.parse does; the cache write is still read', async () => {
+      const body = call(
+        history('{"type":"tool_result","tool_use_id":"t","content":"done"}'),
+        ',"container":{"skills":[{"skill_id":"s1"}]}',
+      );
+      const { json, size } = await readMessagesBody(body, { maxPdfPages: 100 });
+      const { messages, system, tools, ...rest } = readBack(json, json.value) as Record<string, unknown>;
+      expect({ messages, system, tools }).toEqual({ messages: [], system: [], tools: [] });
+      const whole = JSON.parse(body.toString());
+      delete whole.messages;
+      delete whole.system;
+      delete whole.tools;
+      expect(rest).toEqual(whole);
+      expect(size).toMatchObject({ model: 'm', maxTokens: 5, cacheWrite: '1h', pdfPages: 0 });
+    });
+
+    it.each([
+      ['a file_id', '{"type":"image","source":{"type":"file","file_id":"file_9"}}', ['file_9']],
+      [
+        'a file_id written with escapes',
+        '{"type":"image","source":{"type":"file","file\\u005fid":"file_9"}}',
+        ['file_9'],
+      ],
+      [
+        'a document',
+        '{"type":"document","source":{"type":"text","media_type":"text/plain","data":"hi"}}',
+        [],
+      ],
+    ])('parses them whole when they name %s', async (_, block, files) => {
+      const { json } = await readMessagesBody(call(history(block)), { maxPdfPages: 100 });
+      expect((json.value as { messages: unknown[] }).messages).toHaveLength(2);
+      expect(fileRefs(json.value, (v) => json.text(v))).toEqual(files);
+    });
+
+    it('parses a member whose name is written with escapes', async () => {
+      const body = call(history('{"type":"text","text":"x"}'))
+        .toString()
+        .replace('"messages":', '"m\\u0065ssages":');
+      const { json } = await readMessagesBody(Buffer.from(body), { maxPdfPages: 100 });
+      expect((json.value as { messages: unknown[] }).messages).toHaveLength(2);
+    });
+
+    it('leaves malformed JSON inside a left-out member to the provider, and refuses it anywhere else', async () => {
+      const broken = history('{"type":"text","text":"x",}');
+      await expect(readMessagesBody(call(broken), { maxPdfPages: 100 })).resolves.toMatchObject({
+        size: { model: 'm' },
+      });
+      await expect(
+        readMessagesBody(call(history('{"type":"text","text":"x"}'), ',"metadata2":{"a":1,}'), {
+          maxPdfPages: 100,
+        }),
+      ).rejects.toThrow('Request body is not valid JSON');
+    });
   });
 });
