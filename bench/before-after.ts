@@ -114,12 +114,14 @@ try {
     '',
     `${started.toISOString()}, ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} load average at the end; interleaved rounds, 1 KB body, call log on to the local PostgreSQL (fresh schema per gateway); nginx does only the key swap.`,
     '',
-    `| figure | ${names.map(label).join(' | ')} |`,
-    `|---|${names.map(() => '---:').join('|')}|`,
     ...(SIZES_ONLY
       ? []
-      : rows.map((r, i) => `| ${r} | ${names.map((n) => cells.get(n)![i] ?? '—').join(' | ')} |`)),
-    '',
+      : [
+          `| figure | ${names.map(label).join(' | ')} |`,
+          `|---|${names.map(() => '---:').join('|')}|`,
+          ...rows.map((r, i) => `| ${r} | ${names.map((n) => cells.get(n)![i] ?? '—').join(' | ')} |`),
+          '',
+        ]),
     `Claude Code-shaped streaming calls by body size at c=1 (bench/lib/claude-code-body.ts), ${SIZE_ROUNDS} interleaved rounds of 1.5 s per arm and size:`,
     '',
     ...renderBodySizes(
