@@ -51,10 +51,15 @@ describe('/healthz and /readyz on a running gateway', () => {
 
   it('a pool busy with calls leaves the instance ready: readiness asks on a connection of its own', async () => {
     const sql = stack.gateway.store.db.sql;
-    const busy = Array.from({ length: sql.options.max }, () =>
-      sql`select pg_sleep(3), 'keygate-busy-pool'`.execute(),
-    );
+    // Every pooled connection waits on a lock the watcher holds until readiness has answered (a
+    // sleep of a few seconds raced the pool's opening on a slow machine: the first sleeps ended
+    // before the last connection started one).
+    const LOCK = 74_250_029;
     const watcher = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+    await watcher`select pg_advisory_lock(${LOCK})`;
+    const busy = Array.from({ length: sql.options.max }, () =>
+      sql`select pg_advisory_xact_lock(${LOCK}), 'keygate-busy-pool'`.execute(),
+    );
     try {
       await waitFor(
         async () => {
@@ -63,13 +68,14 @@ describe('/healthz and /readyz on a running gateway', () => {
             where state = 'active' and query like '%keygate-busy-pool%' and pid <> pg_backend_pid()`;
           return row!.n >= sql.options.max;
         },
-        { timeout: 5_000, interval: 20, what: 'every pooled connection busy' },
+        { timeout: 30_000, interval: 20, what: 'every pooled connection busy' },
       );
-      // The readiness check answers within its 1 s timeout while every pooled connection sleeps 3 s.
+      // The readiness check answers within its 1 s timeout while every pooled connection waits.
       const res = await api(stack.gateway.url, '/readyz', { bearer: stack.gateway.operatorToken });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'ready', checks: { database: { ok: true } } });
     } finally {
+      await watcher`select pg_advisory_unlock(${LOCK})`;
       await Promise.all(busy);
       await watcher.end();
     }
