@@ -8,8 +8,10 @@ const OUT = WINDOW;
 const TOP = OUT + OUT_PAIRS * 8;
 const TOP_CAP = 64;
 const STATE = TOP + TOP_CAP * 4;
-// What carries over from one window to the next (the rest of the state is what a window found).
+// What carries over from one window to the next (the rest of the state is what a window found);
+// its last slot says the top-level brackets were too many to note.
 const CARRIED = 6;
+const OVERFLOWED = 5;
 const I32_MAX = 0x7fff_ffff;
 
 interface Scanner {
@@ -122,7 +124,7 @@ export class JsonScan {
    */
   topSpans(): number[] | null {
     const top = this.#top;
-    if (!top || this.#state[5] !== 0 || top.length % 2 !== 0) return null;
+    if (!top || this.#state[OVERFLOWED] !== 0 || top.length % 2 !== 0) return null;
     const spans: number[] = [];
     for (let i = 0; i < top.length; i += 2) {
       if (top[i]! < 0 || top[i + 1]! >= 0) return null;
