@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { GatewayError } from '../lib/errors';
 import { parseOr400 } from '../lib/validation';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { BODY_RULES, type BodyRules } from '../pipeline/body-rules';
 import { boundJsonNotingLongStrings } from '../pipeline/json-bounds';
 import { JsonBody, LONG_STRING } from '../pipeline/json-body';
 
@@ -63,10 +64,17 @@ export function cacheWriteOf(body: Buffer): CacheWrite {
 /**
  * What a messages body's reading looks for inside `messages`, `system` and `tools`: documents
  * (checkDocuments) and `file_id`s (surface/body-check.ts). A member whose structure names
- * neither is left out of the parse (JsonBody's Skip); a body naming one is parsed whole.
+ * neither is left out of the parse (JsonBody's Skip); a body naming one is parsed whole. A
+ * member the endpoint's rules read a field of (a model or a reference, body-rules.ts) is
+ * always parsed: a rule added there cannot be hidden by this.
  */
+export function skippableMembers(rules: BodyRules): string[] {
+  const ruled = new Set([...rules.models, ...rules.refs.map((r) => r.at)].map((at) => at.split(/[.[]/)[0]));
+  return ['messages', 'system', 'tools'].filter((key) => !ruled.has(key));
+}
+
 const SKIP = {
-  keys: ['messages', 'system', 'tools'],
+  keys: skippableMembers(BODY_RULES['POST /v1/messages']!),
   unless: [Buffer.from('file_id'), Buffer.from('document')],
 } as const;
 

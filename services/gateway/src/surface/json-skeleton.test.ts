@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fileRefs } from './file-refs';
 import { boundJsonNotingLongStrings } from '../pipeline/json-bounds';
 import { JsonBody, LARGE_BODY, LONG_STRING } from '../pipeline/json-body';
-import { readMessagesBody } from '../proxy/validate';
+import { readMessagesBody, skippableMembers } from '../proxy/validate';
 
 // A large body leaves every string of LONG_STRING bytes or more in its bytes (a token stands for
 // it in the parsed skeleton). These cases hold the skeleton to what JSON.parse of the whole body
@@ -182,6 +182,16 @@ describe('JsonBody on a large body', () => {
         .replace('"messages":', '"m\\u0065ssages":');
       const { json } = await readMessagesBody(Buffer.from(body), { maxPdfPages: 100 });
       expect((json.value as { messages: unknown[] }).messages).toHaveLength(2);
+    });
+
+    it('never leaves out a member the endpoint’s rules read a field of', () => {
+      expect(skippableMembers({ models: ['model'], refs: [] })).toEqual(['messages', 'system', 'tools']);
+      expect(
+        skippableMembers({
+          models: ['tools[].model'],
+          refs: [{ at: 'messages[].content[].skill_id', kind: 'skill' }],
+        }),
+      ).toEqual(['system']);
     });
 
     it('leaves malformed JSON inside a left-out member to the provider, and refuses it anywhere else', async () => {
